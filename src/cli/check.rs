@@ -1,0 +1,188 @@
+//! `aeplens check`: verify evidence and print a table or the JSON report.
+
+use super::{CheckArgs, Format, ProfileArg};
+use crate::load::load_paths;
+use crate::model::text::sanitize;
+use crate::verify::{Options, Profile, Report, verify_inputs};
+use std::io::{IsTerminal, Write};
+
+/// Runs `check`; returns the exit code.
+pub fn run(args: &CheckArgs) -> i32 {
+    let keys = match args.keys.keyring() {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("aeplens: {}", sanitize(&e));
+            return 2;
+        }
+    };
+    let inputs = load_paths(&args.paths);
+    let load_errors: usize = inputs.iter().map(|i| i.errors.len()).sum();
+    let options = Options {
+        profile: match args.profile {
+            ProfileArg::Forensic => Profile::Forensic,
+            ProfileArg::Current => Profile::Current,
+        },
+    };
+    let report = verify_inputs(inputs, &keys, &options);
+    let format = args.format.unwrap_or(if std::io::stdout().is_terminal() {
+        Format::Text
+    } else {
+        Format::Json
+    });
+    let text = match format {
+        Format::Json => json_report(&report, options.profile),
+        Format::Text => text_report(&report),
+    };
+    let mut out = std::io::stdout().lock();
+    if out.write_all(text.as_bytes()).and_then(|_| out.flush()).is_err() {
+        return 2;
+    }
+    if format == Format::Json {
+        // Load errors are inside the JSON; also say so on stderr for humans in CI logs.
+        for input in &report.inputs {
+            for e in &input.errors {
+                let at = e.line.map(|l| format!(":{l}")).unwrap_or_default();
+                eprintln!("aeplens: {}{at}: {}", sanitize(&input.path), sanitize(&e.message));
+            }
+        }
+    }
+    if args.strict && load_errors > 0 {
+        return 2;
+    }
+    if report.inputs.iter().all(|i| i.records == 0) && load_errors > 0 {
+        return 2;
+    }
+    report.exit_code()
+}
+
+/// The stable JSON document.
+pub fn json_report(report: &Report, profile: Profile) -> String {
+    let doc = serde_json::json!({
+        "tool": "aeplens",
+        "version": env!("CARGO_PKG_VERSION"),
+        "profile": match profile {
+            Profile::Forensic => "forensic",
+            Profile::Current => "aep-dsse-ed25519-decoded-body-v1",
+        },
+        "inputs": report.inputs,
+        "records": report.records,
+        "chains": report.chains,
+        "summary": report.summary(),
+    });
+    let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+fn auth_cell(r: &crate::verify::RecordResult) -> String {
+    let a = &r.authenticity;
+    let glyph = match a.status {
+        Some("valid") => "✓",
+        Some("unsigned") | None => "○",
+        _ => "✗",
+    };
+    let status = a.status.unwrap_or("not-checked");
+    match a.construction {
+        Some(c) if a.status.is_some() => format!("{glyph} {status} ({c})"),
+        _ => format!("{glyph} {status}"),
+    }
+}
+
+/// The human table: one line per record, the problems under it, then chains and a summary.
+pub fn text_report(report: &Report) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    for input in &report.inputs {
+        for e in &input.errors {
+            let at = e.line.map(|l| format!(":{l}")).unwrap_or_default();
+            let _ = writeln!(s, "error  {}{at}: {}", sanitize(&input.path), sanitize(&e.message));
+        }
+    }
+    let _ = writeln!(
+        s,
+        "{:<34} {:<26} {:<44} {:<11} {:<6} {:<6}",
+        "RECORD", "RUN", "AUTHENTICITY", "CHAIN", "STRUCT", "SEM"
+    );
+    for r in &report.records {
+        let name = std::path::Path::new(&r.source.path)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| r.source.path.clone());
+        let _ = writeln!(
+            s,
+            "{:<34} {:<26} {:<44} {:<11} {:<6} {:<6}",
+            truncate(&format!("{}:{}", sanitize(&name), r.source.line), 34),
+            truncate(&sanitize(r.run_id.as_deref().unwrap_or("—")), 26),
+            truncate(&auth_cell(r), 44),
+            r.chain.status.map(|c| c.name()).unwrap_or("—"),
+            r.structural.status.unwrap_or("—"),
+            r.semantic.status.unwrap_or("—"),
+        );
+        let a = &r.authenticity;
+        if a.status != Some("valid") && a.status != Some("unsigned") {
+            if let Some(reason) = &a.reason {
+                let _ = writeln!(s, "    authenticity: {}", sanitize(reason));
+            }
+        }
+        for f in a.failures.iter().skip(1) {
+            let _ = writeln!(s, "    authenticity: {}", sanitize(f));
+        }
+        for v in &r.structural.violations {
+            let _ = writeln!(s, "    structural: {}: {}", sanitize(&v.path), sanitize(&v.message));
+        }
+        for v in &r.semantic.violations {
+            let sev = match v.severity {
+                crate::verify::semantic::RuleSeverity::Error => "error",
+                crate::verify::semantic::RuleSeverity::Warning => "warning",
+            };
+            let at = v.action_id.as_deref().map(|a| format!(" [{}]", sanitize(a))).unwrap_or_default();
+            let _ = writeln!(s, "    {} {sev}{at}: {}", v.rule, sanitize(&v.message));
+        }
+        for f in &r.findings {
+            let _ = writeln!(s, "    {} ({}): {}", f.id, f.severity.name(), sanitize(&f.message));
+        }
+    }
+    for c in &report.chains {
+        let at = c.broken_at.map(|b| format!(" at record {b}")).unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "chain  {}: {}{at} ({} segment{})",
+            sanitize(&c.path),
+            c.status.name(),
+            c.segments.len(),
+            if c.segments.len() == 1 { "" } else { "s" }
+        );
+    }
+    let sum = report.summary();
+    let chains: Vec<String> = sum.chains.iter().map(|(k, v)| format!("{v} {k}")).collect();
+    let _ = writeln!(
+        s,
+        "summary: {} records in {} inputs · authenticity {} valid, {} invalid, {} binding-mismatch, {} unsupported-legacy, {} unsigned, {} not-checked · structural {} fail · semantic {} fail · chains {} · findings {} high, {} medium, {} low · load errors {} · Ed25519 strict",
+        sum.records,
+        sum.inputs,
+        sum.authenticity.valid,
+        sum.authenticity.invalid,
+        sum.authenticity.binding_mismatch,
+        sum.authenticity.unsupported_legacy,
+        sum.authenticity.unsigned,
+        sum.authenticity.not_checked,
+        sum.structural_fail,
+        sum.semantic_fail,
+        if chains.is_empty() { "none".to_string() } else { chains.join(", ") },
+        sum.findings.high,
+        sum.findings.medium,
+        sum.findings.low,
+        sum.load_errors,
+    );
+    s
+}
+
+fn truncate(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(width - 1).collect();
+        t.push('…');
+        t
+    }
+}

@@ -1,0 +1,133 @@
+//! The command line: argument definitions and the non-interactive commands.
+
+mod check;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// The bundled demo evidence, opened when no path is given.
+pub const DEMO_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/demo");
+
+/// aeplens: forensic explorer and independent verifier for AEP evidence records.
+#[derive(Parser, Debug)]
+#[command(
+    name = "aeplens",
+    version,
+    about = "Forensic explorer and independent verifier for AEP (Agent Evidence Protocol) records",
+    long_about = "Forensic explorer and independent verifier for AEP (Agent Evidence Protocol) records: \
+the signed JSON receipts agent runtimes write after each run.\n\n\
+aeplens reads evidence (never writes it), recomputes canonical bytes exactly as the reference \
+emitter does, verifies Ed25519 signatures under all four historical constructions and the DSSE \
+binding, rebuilds prev_record_hash chains and checks the protocol's cross-field invariants.",
+    after_help = "Examples:\n  \
+aeplens check --keys keys.json evidence.ndjson\n  \
+aeplens check --format json --key ops-key-3=BASE64PUBKEY store/ > report.json\n  \
+cat run.jsonl | aeplens check --keys keys.json -\n\n\
+Run without a command to verify the bundled demo incident."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// The subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Verify records: structure, invariants, signatures, DSSE binding and hash chains.
+    #[command(long_about = "Verify records on five independent axes (structural, semantic, \
+authenticity, chain, capture) and each file's prev_record_hash chain.\n\n\
+Inputs: single-record .json files, JSON arrays of records, NDJSON stores (.ndjson/.jsonl), \
+directories (recursively, in sorted path order; .json/.jsonl/.ndjson files) or - for stdin. \
+The format is detected from the content.\n\n\
+Exit code: 0 when every signed record is valid, every chain is intact or not-present and no \
+error-severity violation exists; 1 otherwise; 2 for usage or I/O errors (and, with --strict, \
+for any load error).")]
+    Check(CheckArgs),
+}
+
+/// Output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// A compact table for people (default on a terminal).
+    Text,
+    /// One JSON document for CI and scripts (default when piped).
+    Json,
+}
+
+/// Which verdicts historical signing constructions get.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ProfileArg {
+    /// Verify every historical construction and name it (S1–S4).
+    Forensic,
+    /// Only the current DSSE profile is valid; S1–S3 are unsupported-legacy.
+    Current,
+}
+
+/// Where trusted keys come from.
+#[derive(Args, Debug, Clone, Default)]
+pub struct KeyArgs {
+    /// Keyring file: a JSON object mapping key_id to a 32-byte Ed25519 public key (hex or base64). Repeatable.
+    #[arg(long = "keys", value_name = "FILE")]
+    pub keys: Vec<String>,
+    /// One trusted key as KEY_ID=PUBKEY (hex or base64). Repeatable. Keys are also read
+    /// from WASMAGENT_AEP_PUBKEY_<KEYID> (key id upper-cased, non-alphanumerics as _).
+    #[arg(long = "key", value_name = "KEY_ID=PUBKEY")]
+    pub key: Vec<String>,
+}
+
+/// Arguments of `check`.
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub keys: KeyArgs,
+    /// Output format [default: text on a terminal, json otherwise]
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+    /// Treat any load error (bad line, unreadable file) as fatal: exit code 2.
+    #[arg(long)]
+    pub strict: bool,
+    /// Verdicts for historical signing constructions.
+    #[arg(long, value_enum, default_value = "forensic")]
+    pub profile: ProfileArg,
+    /// Evidence files, directories, or - for stdin.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<String>,
+}
+
+impl KeyArgs {
+    /// Builds the keyring; errors name the file or argument.
+    pub fn keyring(&self) -> Result<crate::verify::Keyring, String> {
+        let mut ring = crate::verify::Keyring::with_environment();
+        for file in &self.keys {
+            ring.add_file(file)?;
+        }
+        for arg in &self.key {
+            ring.add_argument(arg)?;
+        }
+        Ok(ring)
+    }
+}
+
+/// Runs the command line; returns the process exit code.
+pub fn run(cli: Cli) -> i32 {
+    match cli.command {
+        Some(Command::Check(args)) => check::run(&args),
+        None => {
+            eprintln!(
+                "aeplens: no command given; verifying the bundled demo incident ({DEMO_DIR}).\n\
+                 Open your own evidence with: aeplens check --keys KEYS.json PATH..."
+            );
+            let demo_keys = format!("{DEMO_DIR}/keys.json");
+            let args = CheckArgs {
+                keys: KeyArgs {
+                    keys: vec![demo_keys],
+                    key: Vec::new(),
+                },
+                format: None,
+                strict: false,
+                profile: ProfileArg::Forensic,
+                paths: vec![DEMO_DIR.to_string()],
+            };
+            check::run(&args)
+        }
+    }
+}

@@ -1,0 +1,341 @@
+//! Sources → records. Files, directories (recursive, sorted) and stdin; the format is
+//! detected from the content: one JSON object, a JSON array of records, or NDJSON (one
+//! record a line). Bad input never stops a load: each problem becomes a [`LoadError`]
+//! naming the file and line, and everything else still loads. Files are only read.
+
+pub mod parser;
+
+use crate::canon::sha256_hex;
+use crate::model::json::Json;
+use crate::model::{Record, Source};
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// How a file's content was laid out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// One record a line (`FilesystemEvidenceStore`).
+    Ndjson,
+    /// A single JSON object.
+    Object,
+    /// A JSON array of records.
+    Array,
+    /// Nothing but whitespace.
+    Empty,
+    /// Could not be read at all.
+    Unreadable,
+}
+
+impl Format {
+    /// The name used in output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Ndjson => "ndjson",
+            Format::Object => "json-object",
+            Format::Array => "json-array",
+            Format::Empty => "empty",
+            Format::Unreadable => "unreadable",
+        }
+    }
+}
+
+/// A problem with part of an input; the rest of the input still loads.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoadError {
+    pub path: Arc<str>,
+    /// 1-based line, when the problem has one.
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{}: {}", self.path, line, self.message),
+            None => write!(f, "{}: {}", self.path, self.message),
+        }
+    }
+}
+
+/// One input file and what was read from it.
+#[derive(Clone, Debug)]
+pub struct Input {
+    pub path: Arc<str>,
+    /// SHA-256 of the file's bytes (absent when it could not be read).
+    pub sha256: Option<String>,
+    pub format: Format,
+    pub records: Vec<Record>,
+    pub errors: Vec<LoadError>,
+}
+
+impl Input {
+    fn unreadable(path: Arc<str>, message: String) -> Input {
+        Input {
+            errors: vec![LoadError {
+                path: path.clone(),
+                line: None,
+                message,
+            }],
+            path,
+            sha256: None,
+            format: Format::Unreadable,
+            records: Vec::new(),
+        }
+    }
+}
+
+/// File names picked up when walking a directory.
+fn is_evidence_file(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    [".json", ".jsonl", ".ndjson"]
+        .iter()
+        .any(|ext| name.ends_with(ext))
+}
+
+/// Loads every path: files as given, directories recursively (evidence files only, in
+/// sorted path order), `-` for stdin. Never fails as a whole.
+pub fn load_paths(paths: &[String]) -> Vec<Input> {
+    let mut inputs = Vec::new();
+    for p in paths {
+        if p == "-" {
+            let mut bytes = Vec::new();
+            match std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes) {
+                Ok(_) => inputs.push(parse_input("-".into(), &bytes)),
+                Err(e) => inputs.push(Input::unreadable("-".into(), format!("cannot read stdin: {e}"))),
+            }
+            continue;
+        }
+        let path = PathBuf::from(p);
+        if path.is_dir() {
+            let mut files = Vec::new();
+            let mut problems = Vec::new();
+            walk(&path, &mut Vec::new(), &mut files, &mut problems);
+            files.sort();
+            inputs.extend(problems);
+            inputs.extend(files.iter().map(|f| load_file(f)));
+        } else {
+            inputs.push(load_file(&path));
+        }
+    }
+    inputs
+}
+
+fn walk(dir: &Path, ancestors: &mut Vec<PathBuf>, files: &mut Vec<PathBuf>, problems: &mut Vec<Input>) {
+    let real = match std::fs::canonicalize(dir) {
+        Ok(r) => r,
+        Err(e) => {
+            problems.push(Input::unreadable(
+                dir.display().to_string().into(),
+                format!("cannot open directory: {e}"),
+            ));
+            return;
+        }
+    };
+    if ancestors.contains(&real) {
+        problems.push(Input::unreadable(
+            dir.display().to_string().into(),
+            "directory symlink loop (already being walked); skipped".into(),
+        ));
+        return;
+    }
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) => {
+            problems.push(Input::unreadable(
+                dir.display().to_string().into(),
+                format!("cannot read directory: {e}"),
+            ));
+            return;
+        }
+    };
+    ancestors.push(real);
+    let mut children: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    children.sort();
+    for child in children {
+        if child.is_dir() {
+            walk(&child, ancestors, files, problems);
+        } else if is_evidence_file(&child) {
+            files.push(child);
+        }
+    }
+    ancestors.pop();
+}
+
+/// Reads one file (read-only) and parses it.
+pub fn load_file(path: &Path) -> Input {
+    let name: Arc<str> = path.display().to_string().into();
+    match std::fs::read(path) {
+        Ok(bytes) => parse_input(name, &bytes),
+        Err(e) => Input::unreadable(name, format!("cannot read file: {e}")),
+    }
+}
+
+/// Parses the bytes of one input, detecting its format from the content.
+pub fn parse_input(path: Arc<str>, bytes: &[u8]) -> Input {
+    let sha256 = Some(sha256_hex(bytes));
+    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let first = body.iter().position(|b| !b" \t\r\n".contains(b));
+    let mut input = Input {
+        path: path.clone(),
+        sha256,
+        format: Format::Ndjson,
+        records: Vec::new(),
+        errors: Vec::new(),
+    };
+    let Some(first) = first else {
+        input.format = Format::Empty;
+        input.errors.push(LoadError {
+            path,
+            line: None,
+            message: "empty file: no records".into(),
+        });
+        return input;
+    };
+    let line_of = |offset: usize| 1 + body[..offset].iter().filter(|&&b| b == b'\n').count();
+    if body[first] == b'[' {
+        input.format = Format::Array;
+        match std::str::from_utf8(body) {
+            Err(e) => input.errors.push(LoadError {
+                path,
+                line: Some(line_of(e.valid_up_to())),
+                message: "invalid UTF-8 (not repaired)".into(),
+            }),
+            Ok(text) => match parser::parse_array_elements(text) {
+                Ok(elements) => {
+                    for (index, (offset, json)) in elements.into_iter().enumerate() {
+                        let line = line_of(offset);
+                        push_record(&mut input, json, line, index);
+                    }
+                }
+                Err(e) => input.errors.push(LoadError {
+                    path,
+                    line: Some(line_of(e.offset)),
+                    message: format!("invalid JSON array: {}", e.message),
+                }),
+            },
+        }
+        return input;
+    }
+    // A single document (possibly pretty-printed) when the whole text is one value.
+    if let Ok(text) = std::str::from_utf8(body) {
+        if let Ok(json) = parser::parse(text) {
+            input.format = Format::Object;
+            push_record(&mut input, json, line_of(first), 0);
+            return input;
+        }
+    }
+    parse_ndjson(&mut input, body);
+    input
+}
+
+fn push_record(input: &mut Input, json: Json, line: usize, index: usize) {
+    if json.as_object().is_none() {
+        input.errors.push(LoadError {
+            path: input.path.clone(),
+            line: Some(line),
+            message: format!("expected a JSON object (a record), found {}", json.type_name()),
+        });
+        return;
+    }
+    input.records.push(Record {
+        source: Source {
+            path: input.path.clone(),
+            line,
+            index,
+        },
+        json,
+    });
+}
+
+fn parse_ndjson(input: &mut Input, body: &[u8]) {
+    let ends_with_newline = body.last() == Some(&b'\n');
+    let mut lines: Vec<(usize, &[u8])> = body
+        .split(|&b| b == b'\n')
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.strip_suffix(b"\r").unwrap_or(l)))
+        .filter(|(_, l)| l.iter().any(|b| !b" \t\r".contains(b)))
+        .collect();
+    let last_line = lines.last().map(|(n, _)| *n);
+    let parsed: Vec<(usize, Result<Json, String>)> = std::mem::take(&mut lines)
+        .into_par_iter()
+        .map(|(n, bytes)| {
+            let result = match std::str::from_utf8(bytes) {
+                Err(e) => Err(format!(
+                    "invalid UTF-8 at byte {} of the line (not repaired)",
+                    e.valid_up_to() + 1
+                )),
+                Ok(text) => parser::parse(text).map_err(|e| {
+                    if !ends_with_newline && Some(n) == last_line && e.offset >= text.len() {
+                        format!("truncated last line (a store still being written?): {}", e.message)
+                    } else {
+                        format!("invalid JSON at column {}: {}", e.offset + 1, e.message)
+                    }
+                }),
+            };
+            (n, result)
+        })
+        .collect();
+    let mut index = 0;
+    for (line, result) in parsed {
+        match result {
+            Ok(json) => {
+                let before = input.records.len();
+                push_record(input, json, line, index);
+                if input.records.len() > before {
+                    index += 1;
+                }
+            }
+            Err(message) => input.errors.push(LoadError {
+                path: input.path.clone(),
+                line: Some(line),
+                message,
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &[u8]) -> Input {
+        parse_input("t".into(), text)
+    }
+
+    #[test]
+    fn detects_formats() {
+        assert_eq!(load(b"{\"a\":1}").format, Format::Object);
+        assert_eq!(load(b"{\n  \"a\": 1\n}\n").format, Format::Object);
+        assert_eq!(load(b"[{\"a\":1},{\"b\":2}]").records.len(), 2);
+        let nd = load(b"{\"a\":1}\n{\"b\":2}\n");
+        assert_eq!(nd.format, Format::Ndjson);
+        assert_eq!(nd.records[1].source.line, 2);
+        assert_eq!(load(b"  \n").format, Format::Empty);
+    }
+
+    #[test]
+    fn bad_lines_are_reported_and_the_rest_loads() {
+        let text = b"\xEF\xBB\xBF{\"a\":1}\r\nnot json\r\n{\"b\":\xff}\r\n[1]\r\n\r\n{\"c\":3}\r\n{\"d\":";
+        let input = load(text);
+        assert_eq!(input.records.len(), 2);
+        assert_eq!(input.records[1].source.line, 6);
+        assert_eq!(input.records[1].source.index, 1);
+        let lines: Vec<_> = input.errors.iter().map(|e| e.line).collect();
+        assert_eq!(lines, vec![Some(2), Some(3), Some(4), Some(7)]);
+        assert!(input.errors[1].message.contains("UTF-8"));
+        assert!(input.errors[2].message.contains("found array"));
+        assert!(input.errors[3].message.contains("truncated last line"));
+    }
+
+    #[test]
+    fn array_elements_get_their_line() {
+        let input = load(b"[\n{\"a\":1},\n\n{\"b\":2},\n3\n]");
+        assert_eq!(input.records.len(), 2);
+        assert_eq!(input.records[1].source.line, 4);
+        assert_eq!(input.errors[0].line, Some(5));
+    }
+}

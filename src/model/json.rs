@@ -1,0 +1,212 @@
+//! The stored JSON of a record, exactly as read: member order, duplicate keys, the raw
+//! text of every number and lone surrogates all survive, because canonical bytes,
+//! the Rust legacy signature and the raw view all need them.
+
+use std::borrow::Cow;
+
+/// A JSON string. Almost always valid UTF-8; a string holding a lone surrogate escape
+/// (`"\ud800"`) is kept as WTF-8 bytes so canonicalisation can write it back as `\ud800`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum JStr {
+    /// Valid Unicode text.
+    Utf8(Box<str>),
+    /// WTF-8 bytes: UTF-8 plus three-byte encodings of lone surrogates.
+    Wtf8(Box<[u8]>),
+}
+
+impl JStr {
+    /// The text when it is valid Unicode.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            JStr::Utf8(s) => Some(s),
+            JStr::Wtf8(_) => None,
+        }
+    }
+
+    /// The (WTF-8) bytes.
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            JStr::Utf8(s) => s.as_bytes(),
+            JStr::Wtf8(b) => b,
+        }
+    }
+
+    /// The text with any lone surrogate shown as U+FFFD (for display only).
+    pub fn lossy(&self) -> Cow<'_, str> {
+        match self {
+            JStr::Utf8(s) => Cow::Borrowed(s),
+            JStr::Wtf8(b) => String::from_utf8_lossy(b),
+        }
+    }
+}
+
+impl From<&str> for JStr {
+    fn from(s: &str) -> Self {
+        JStr::Utf8(s.into())
+    }
+}
+
+/// A JSON number: the token as written and the IEEE-754 double JavaScript reads from it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Num {
+    /// The token exactly as it appeared in the input.
+    pub raw: Box<str>,
+    /// The double nearest to the token (ties to even), ±inf on overflow, as `JSON.parse`.
+    pub value: f64,
+}
+
+/// A JSON object: members in stored order, duplicates included.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Obj {
+    /// Members as stored. With duplicates, lookups and canonical bytes use the last one.
+    pub members: Vec<(JStr, Json)>,
+    /// True when some key occurs twice in `members`.
+    pub has_duplicates: bool,
+}
+
+impl Obj {
+    /// The value of `key` (the last one when the key is repeated).
+    pub fn get(&self, key: &str) -> Option<&Json> {
+        self.members
+            .iter()
+            .rev()
+            .find(|(k, _)| k.bytes() == key.as_bytes())
+            .map(|(_, v)| v)
+    }
+
+    /// Members with duplicates resolved last-wins, each key once, in first-seen order.
+    pub fn effective_members(&self) -> Vec<(&JStr, &Json)> {
+        if !self.has_duplicates {
+            return self.members.iter().map(|(k, v)| (k, v)).collect();
+        }
+        let mut out: Vec<(&JStr, &Json)> = Vec::with_capacity(self.members.len());
+        let mut slot_of: std::collections::HashMap<&JStr, usize> = Default::default();
+        for (k, v) in &self.members {
+            match slot_of.get(k) {
+                Some(&i) => out[i].1 = v,
+                None => {
+                    slot_of.insert(k, out.len());
+                    out.push((k, v));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// A parsed JSON value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Json {
+    Null,
+    Bool(bool),
+    Number(Num),
+    String(JStr),
+    Array(Vec<Json>),
+    Object(Obj),
+}
+
+impl Json {
+    /// The object, if this is one.
+    pub fn as_object(&self) -> Option<&Obj> {
+        match self {
+            Json::Object(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// The array, if this is one.
+    pub fn as_array(&self) -> Option<&[Json]> {
+        match self {
+            Json::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// The string, if this is a valid-Unicode string.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Json::String(s) => s.as_str(),
+            _ => None,
+        }
+    }
+
+    /// The number's double value, if this is a number.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Json::Number(n) => Some(n.value),
+            _ => None,
+        }
+    }
+
+    /// The boolean, if this is one.
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Json::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// Member `key` of an object (`None` for non-objects and absent keys).
+    pub fn get(&self, key: &str) -> Option<&Json> {
+        self.as_object().and_then(|o| o.get(key))
+    }
+
+    /// The JSON type name, for messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Json::Null => "null",
+            Json::Bool(_) => "boolean",
+            Json::Number(_) => "number",
+            Json::String(_) => "string",
+            Json::Array(_) => "array",
+            Json::Object(_) => "object",
+        }
+    }
+
+    /// Converts to a `serde_json::Value` for output (lone surrogates become U+FFFD,
+    /// non-finite numbers become null, duplicates resolve last-wins).
+    pub fn to_serde(&self) -> serde_json::Value {
+        use serde_json::Value;
+        match self {
+            Json::Null => Value::Null,
+            Json::Bool(b) => Value::Bool(*b),
+            Json::Number(n) => serde_json::Number::from_f64(n.value)
+                .map(Value::Number)
+                .unwrap_or(Value::Null),
+            Json::String(s) => Value::String(s.lossy().into_owned()),
+            Json::Array(a) => Value::Array(a.iter().map(Json::to_serde).collect()),
+            Json::Object(o) => Value::Object(
+                o.effective_members()
+                    .into_iter()
+                    .map(|(k, v)| (k.lossy().into_owned(), v.to_serde()))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// Builds a value from a `serde_json::Value` (used by generators and tests).
+    pub fn from_serde(v: &serde_json::Value) -> Json {
+        use serde_json::Value;
+        match v {
+            Value::Null => Json::Null,
+            Value::Bool(b) => Json::Bool(*b),
+            Value::Number(n) => {
+                let raw = n.to_string();
+                let value = raw.parse().unwrap_or(f64::NAN);
+                Json::Number(Num {
+                    raw: raw.into(),
+                    value,
+                })
+            }
+            Value::String(s) => Json::String(s.as_str().into()),
+            Value::Array(a) => Json::Array(a.iter().map(Json::from_serde).collect()),
+            Value::Object(o) => Json::Object(Obj {
+                members: o
+                    .iter()
+                    .map(|(k, v)| (k.as_str().into(), Json::from_serde(v)))
+                    .collect(),
+                has_duplicates: false,
+            }),
+        }
+    }
+}

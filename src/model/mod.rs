@@ -1,0 +1,211 @@
+//! Records as stored (raw JSON kept) with typed, read-only views over them.
+//!
+//! A [`Record`] owns its parsed JSON and where it came from; [`Action`] and the
+//! accessors below read fields without copying, so canonical bytes are always computed
+//! from exactly what was stored.
+
+pub mod finding;
+pub mod json;
+pub mod text;
+
+use json::{Json, Obj};
+use std::sync::Arc;
+
+/// Where a record was read from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Source {
+    /// The file (or `-` for stdin).
+    pub path: Arc<str>,
+    /// 1-based line where the record starts.
+    pub line: usize,
+    /// 0-based position of the record within its file.
+    pub index: usize,
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.path, self.line)
+    }
+}
+
+/// One AEP record: its source and its JSON object exactly as parsed.
+#[derive(Clone, Debug)]
+pub struct Record {
+    pub source: Source,
+    pub json: Json,
+}
+
+/// The state of `prev_record_hash`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Link<'a> {
+    /// The key is not there (pre-1.12.0 emitters, Rust gateway).
+    Absent,
+    /// `null`: the first record of an emitter's chain.
+    Null,
+    /// A hash string.
+    Hash(&'a str),
+    /// Some other JSON type: counts as present and mismatching.
+    Malformed,
+}
+
+impl<'a> Link<'a> {
+    /// True for a value that claims a predecessor.
+    pub fn is_present(self) -> bool {
+        matches!(self, Link::Hash(_) | Link::Malformed)
+    }
+}
+
+/// Side-effect classes in policy order (analysis-rules §2); a missing class is `unknown`.
+pub const SIDE_EFFECT_ORDER: [&str; 5] = [
+    "read",
+    "mutate-local",
+    "mutate-external",
+    "network-egress",
+    "unknown",
+];
+
+/// Rank of a side-effect class in [`SIDE_EFFECT_ORDER`] (unlisted values rank as `unknown`).
+pub fn side_effect_rank(class: Option<&str>) -> usize {
+    class
+        .and_then(|c| SIDE_EFFECT_ORDER.iter().position(|x| *x == c))
+        .unwrap_or(4)
+}
+
+impl Record {
+    /// The record's top-level object (loading guarantees an object).
+    pub fn obj(&self) -> &Obj {
+        static EMPTY: std::sync::OnceLock<Obj> = std::sync::OnceLock::new();
+        self.json
+            .as_object()
+            .unwrap_or_else(|| EMPTY.get_or_init(Obj::default))
+    }
+
+    /// A top-level field.
+    pub fn get(&self, key: &str) -> Option<&Json> {
+        self.obj().get(key)
+    }
+
+    /// A top-level string field.
+    pub fn str_field(&self, key: &str) -> Option<&str> {
+        self.get(key).and_then(Json::as_str)
+    }
+
+    /// `schema_version` when it is a string.
+    pub fn schema_version(&self) -> Option<&str> {
+        self.str_field("schema_version")
+    }
+
+    /// `run_id` when it is a string.
+    pub fn run_id(&self) -> Option<&str> {
+        self.str_field("run_id")
+    }
+
+    /// `created_at_ms` when it is a number.
+    pub fn created_at_ms(&self) -> Option<f64> {
+        self.get("created_at_ms").and_then(Json::as_f64)
+    }
+
+    /// The `prev_record_hash` link.
+    pub fn link(&self) -> Link<'_> {
+        match self.get("prev_record_hash") {
+            None => Link::Absent,
+            Some(Json::Null) => Link::Null,
+            Some(Json::String(s)) => s.as_str().map(Link::Hash).unwrap_or(Link::Malformed),
+            Some(_) => Link::Malformed,
+        }
+    }
+
+    /// The actions (elements of `actions` that are objects).
+    pub fn actions(&self) -> impl Iterator<Item = Action<'_>> {
+        self.get("actions")
+            .and_then(Json::as_array)
+            .unwrap_or(&[])
+            .iter()
+            .filter_map(|a| a.as_object().map(Action))
+    }
+
+    /// The record-level `capability_decisions` list.
+    pub fn decisions(&self) -> impl Iterator<Item = Decision<'_>> {
+        self.get("capability_decisions")
+            .and_then(Json::as_array)
+            .unwrap_or(&[])
+            .iter()
+            .filter_map(|d| d.as_object().map(Decision))
+    }
+
+    /// True when the record carries any signature material.
+    pub fn is_signed(&self) -> bool {
+        matches!(self.get("signature"), Some(Json::Object(_))) || self.get("dsse_envelope").is_some()
+    }
+}
+
+/// One element of `actions[]`.
+#[derive(Clone, Copy, Debug)]
+pub struct Action<'a>(pub &'a Obj);
+
+impl<'a> Action<'a> {
+    /// A field of the action.
+    pub fn get(&self, key: &str) -> Option<&'a Json> {
+        self.0.get(key)
+    }
+
+    /// A string field of the action.
+    pub fn str_field(&self, key: &str) -> Option<&'a str> {
+        self.get(key).and_then(Json::as_str)
+    }
+
+    /// `action_id`.
+    pub fn id(&self) -> Option<&'a str> {
+        self.str_field("action_id")
+    }
+
+    /// `tool_name`.
+    pub fn tool(&self) -> Option<&'a str> {
+        self.str_field("tool_name")
+    }
+
+    /// `side_effect_class` as recorded.
+    pub fn side_effect_class(&self) -> Option<&'a str> {
+        self.str_field("side_effect_class")
+    }
+
+    /// `parent_action_id`.
+    pub fn parent(&self) -> Option<&'a str> {
+        self.str_field("parent_action_id")
+    }
+
+    /// `timestamp_ms`.
+    pub fn timestamp_ms(&self) -> Option<f64> {
+        self.get("timestamp_ms").and_then(Json::as_f64)
+    }
+
+    /// The action's `capability_decision`.
+    pub fn decision(&self) -> Option<Decision<'a>> {
+        self.get("capability_decision")
+            .and_then(Json::as_object)
+            .map(Decision)
+    }
+}
+
+/// A capability decision (record list entry or `actions[].capability_decision`).
+#[derive(Clone, Copy, Debug)]
+pub struct Decision<'a>(pub &'a Obj);
+
+impl<'a> Decision<'a> {
+    /// A string field of the decision.
+    pub fn str_field(&self, key: &str) -> Option<&'a str> {
+        self.0.get(key).and_then(Json::as_str)
+    }
+
+    /// `decision`: allow, deny, ask_user, dry_run.
+    pub fn outcome(&self) -> Option<&'a str> {
+        self.str_field("decision")
+    }
+
+    /// The authority shape: RFC-final `approval_grant`, else the implemented
+    /// `approval_mode` (both dialects name `bounded-lease` and `one-shot-payload` alike).
+    pub fn grant(&self) -> Option<&'a str> {
+        self.str_field("approval_grant")
+            .or_else(|| self.str_field("approval_mode"))
+    }
+}

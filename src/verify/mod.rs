@@ -1,0 +1,323 @@
+//! Verification: five independent axes per record (structural, semantic, authenticity,
+//! chain, capture) following the verifier-result contract (verification.md §f), plus a
+//! chain verdict per file. Records are verified in parallel; chains in file order.
+
+pub mod chain;
+pub mod encoding;
+pub mod hygiene;
+pub mod keys;
+pub mod semantic;
+pub mod signature;
+pub mod structural;
+
+pub use keys::Keyring;
+pub use signature::Profile;
+
+use crate::canon::{CHAIN_EXCLUDED, Variant, canonical_bytes_without, sha256_hex};
+use crate::load::{Input, LoadError};
+use crate::model::Record;
+use crate::model::finding::{Finding, Severity};
+use chain::{ChainStatus, FileChain, LinkState};
+use rayon::prelude::*;
+use semantic::{RuleSeverity, Violation};
+use serde::Serialize;
+use signature::Authenticity;
+use structural::StructuralViolation;
+
+/// How to verify.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    pub profile: Profile,
+}
+
+/// The structural axis.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct StructuralAxis {
+    pub evaluated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<&'static str>,
+    pub violations: Vec<StructuralViolation>,
+}
+
+/// The semantic axis.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SemanticAxis {
+    pub evaluated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<&'static str>,
+    pub violations: Vec<Violation>,
+}
+
+/// The chain axis of one record: its segment's status and its own link.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ChainAxis {
+    pub evaluated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<ChainStatus>,
+    pub link: Option<LinkState>,
+}
+
+/// The capture axis: completeness is not provable from producer-signed records, so it is
+/// never evaluated (contract rule 6).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CaptureAxis {
+    pub evaluated: bool,
+}
+
+/// Where a record came from, as output.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SourceOut {
+    pub path: String,
+    pub line: usize,
+    pub index: usize,
+}
+
+/// Everything verified about one record.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RecordResult {
+    pub source: SourceOut,
+    pub run_id: Option<String>,
+    pub schema_version: Option<String>,
+    /// Hex SHA-256 of C1(record − signature − dsse_envelope): the next record's link.
+    pub canonical_sha256: String,
+    pub structural: StructuralAxis,
+    pub semantic: SemanticAxis,
+    pub authenticity: Authenticity,
+    pub chain: ChainAxis,
+    pub capture: CaptureAxis,
+    pub findings: Vec<Finding>,
+    /// The record carries signature material (`signature` object or `dsse_envelope`).
+    #[serde(skip)]
+    pub signed: bool,
+}
+
+/// Per-input summary, as output.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct InputOut {
+    pub path: String,
+    pub format: &'static str,
+    pub sha256: Option<String>,
+    pub records: usize,
+    pub errors: Vec<ErrorOut>,
+}
+
+/// A load error, as output.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ErrorOut {
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl From<&LoadError> for ErrorOut {
+    fn from(e: &LoadError) -> Self {
+        ErrorOut {
+            line: e.line,
+            message: e.message.clone(),
+        }
+    }
+}
+
+/// The result of verifying a set of inputs.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub inputs: Vec<InputOut>,
+    /// In input order, then file order: `records[i]` belongs to the i-th loaded record.
+    pub records: Vec<RecordResult>,
+    pub chains: Vec<FileChain>,
+}
+
+/// Verifies every record of every input.
+pub fn verify_inputs(inputs: Vec<Input>, keys: &Keyring, options: &Options) -> Report {
+    let all: Vec<(&Input, &Record)> = inputs
+        .iter()
+        .flat_map(|i| i.records.iter().map(move |r| (i, r)))
+        .collect();
+    let mut records: Vec<RecordResult> = all
+        .par_iter()
+        .map(|(input, r)| verify_record(r, input.records.len(), keys, options))
+        .collect();
+    let mut chains = Vec::new();
+    let mut offset = 0;
+    for input in &inputs {
+        let n = input.records.len();
+        let slice = &mut records[offset..offset + n];
+        let refs: Vec<&Record> = input.records.iter().collect();
+        let hashes: Vec<&str> = slice.iter().map(|r| r.canonical_sha256.as_str()).collect();
+        let (file_chain, per_record) = chain::check_file(&input.path, &refs, &hashes);
+        for (result, (link, status)) in slice.iter_mut().zip(per_record) {
+            result.chain = ChainAxis {
+                evaluated: true,
+                status: Some(status),
+                link: Some(link),
+            };
+        }
+        if n > 0 {
+            chains.push(file_chain);
+        }
+        offset += n;
+    }
+    let inputs = inputs
+        .iter()
+        .map(|i| InputOut {
+            path: i.path.to_string(),
+            format: i.format.name(),
+            sha256: i.sha256.clone(),
+            records: i.records.len(),
+            errors: i.errors.iter().map(ErrorOut::from).collect(),
+        })
+        .collect();
+    Report {
+        inputs,
+        records,
+        chains,
+    }
+}
+
+/// Verifies one record on every axis but the chain (which needs its neighbours).
+/// `records_in_file` decides whether an unsigned record is judged on its own.
+pub fn verify_record(record: &Record, records_in_file: usize, keys: &Keyring, options: &Options) -> RecordResult {
+    let chain_bytes = canonical_bytes_without(&record.json, CHAIN_EXCLUDED, Variant::C1);
+    let canonical_sha256 = sha256_hex(&chain_bytes);
+    let structural_violations = structural::check(record);
+    let semantic_violations = semantic::check(record);
+    let mut findings = hygiene::check(record);
+    let mut authenticity = signature::authenticate(record, &chain_bytes, keys, options.profile, &mut findings);
+    let structural_ok = structural_violations.is_empty();
+    let semantic_ok = !semantic_violations
+        .iter()
+        .any(|v| v.severity == RuleSeverity::Error);
+    if authenticity.status == Some("unsigned") && !record.is_signed() {
+        // Conformance policy: "unsigned" is an outcome only for a well-formed standalone
+        // record. An unsigned record inside a store is left to the chain axis, and one
+        // that fails L0/L1 is not taken further (manifest `not-checked`).
+        let why = if !(structural_ok && semantic_ok) {
+            Some("unsigned record that failed structural or semantic checks")
+        } else if records_in_file > 1 || record.link().is_present() {
+            Some("unsigned record in a chain or store: the chain axis speaks for it")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            authenticity.evaluated = false;
+            authenticity.status = None;
+            authenticity.reason = Some(format!("no signature; not evaluated ({why})"));
+        }
+    }
+    findings.sort_by_key(|f| f.severity);
+    RecordResult {
+        source: SourceOut {
+            path: record.source.path.to_string(),
+            line: record.source.line,
+            index: record.source.index,
+        },
+        run_id: record.run_id().map(str::to_string),
+        schema_version: record.schema_version().map(str::to_string),
+        canonical_sha256,
+        structural: StructuralAxis {
+            evaluated: true,
+            status: Some(if structural_ok { "pass" } else { "fail" }),
+            violations: structural_violations,
+        },
+        semantic: SemanticAxis {
+            evaluated: true,
+            status: Some(if semantic_ok { "pass" } else { "fail" }),
+            violations: semantic_violations,
+        },
+        authenticity,
+        chain: ChainAxis {
+            evaluated: false,
+            status: None,
+            link: None,
+        },
+        capture: CaptureAxis { evaluated: false },
+        findings,
+        signed: record.is_signed(),
+    }
+}
+
+impl Report {
+    /// Counts for the summary line and JSON `summary`.
+    pub fn summary(&self) -> Summary {
+        let mut s = Summary {
+            inputs: self.inputs.len(),
+            records: self.records.len(),
+            load_errors: self.inputs.iter().map(|i| i.errors.len()).sum(),
+            ..Summary::default()
+        };
+        for r in &self.records {
+            match r.authenticity.status {
+                None => s.authenticity.not_checked += 1,
+                Some("valid") => s.authenticity.valid += 1,
+                Some("unsigned") => s.authenticity.unsigned += 1,
+                Some("binding-mismatch") => s.authenticity.binding_mismatch += 1,
+                Some("unsupported-legacy") => s.authenticity.unsupported_legacy += 1,
+                Some(_) => s.authenticity.invalid += 1,
+            }
+            if r.structural.status == Some("fail") {
+                s.structural_fail += 1;
+            }
+            if r.semantic.status == Some("fail") {
+                s.semantic_fail += 1;
+            }
+            for f in &r.findings {
+                match f.severity {
+                    Severity::High => s.findings.high += 1,
+                    Severity::Medium => s.findings.medium += 1,
+                    Severity::Low => s.findings.low += 1,
+                    Severity::Info => s.findings.info += 1,
+                }
+            }
+        }
+        for c in &self.chains {
+            *s.chains.entry(c.status.name()).or_default() += 1;
+        }
+        s
+    }
+
+    /// The `check` exit code: 0 when every signed record is valid, every chain is intact
+    /// or not-present and no error-severity violation exists; 1 otherwise.
+    pub fn exit_code(&self) -> i32 {
+        let bad_record = self.records.iter().any(|r| {
+            let signed_not_valid = r.signed && r.authenticity.status != Some("valid");
+            signed_not_valid || r.structural.status == Some("fail") || r.semantic.status == Some("fail")
+        });
+        let bad_chain = self
+            .chains
+            .iter()
+            .any(|c| !matches!(c.status, ChainStatus::Intact | ChainStatus::NotPresent));
+        i32::from(bad_record || bad_chain)
+    }
+}
+
+/// Counts over a report.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Summary {
+    pub inputs: usize,
+    pub records: usize,
+    pub load_errors: usize,
+    pub authenticity: AuthCounts,
+    pub structural_fail: usize,
+    pub semantic_fail: usize,
+    pub chains: std::collections::BTreeMap<&'static str, usize>,
+    pub findings: SeverityCounts,
+}
+
+/// Records per authenticity outcome.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct AuthCounts {
+    pub valid: usize,
+    pub invalid: usize,
+    pub binding_mismatch: usize,
+    pub unsupported_legacy: usize,
+    pub unsigned: usize,
+    pub not_checked: usize,
+}
+
+/// Findings per severity.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct SeverityCounts {
+    pub high: usize,
+    pub medium: usize,
+    pub low: usize,
+    pub info: usize,
+}
