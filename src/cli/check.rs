@@ -148,7 +148,7 @@ pub fn text_report(report: &Report) -> String {
             s,
             "chain  {}: {}{at} ({} segment{})",
             sanitize(&c.path),
-            c.status.name(),
+            c.status.map(|s| s.name()).unwrap_or("not-checked (single record, no link)"),
             c.segments.len(),
             if c.segments.len() == 1 { "" } else { "s" }
         );

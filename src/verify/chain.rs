@@ -66,7 +66,11 @@ pub struct Segment {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct FileChain {
     pub path: String,
-    pub status: ChainStatus,
+    /// False for a lone record with no link: there is no chain to check
+    /// (conformance manifest `not-checked`).
+    pub evaluated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<ChainStatus>,
     pub broken_at: Option<usize>,
     pub segments: Vec<Segment>,
 }
@@ -143,10 +147,12 @@ pub fn check_file(path: &str, records: &[&Record], hashes: &[&str]) -> (FileChai
         }
     }
     let (status, broken_at) = combine(&segments);
+    let evaluated = !(records.len() == 1 && !links[0].0.is_present());
     (
         FileChain {
             path: path.to_string(),
-            status,
+            evaluated,
+            status: evaluated.then_some(status),
             broken_at,
             segments,
         },

@@ -146,8 +146,8 @@ pub fn verify_inputs(inputs: Vec<Input>, keys: &Keyring, options: &Options) -> R
         let (file_chain, per_record) = chain::check_file(&input.path, &refs, &hashes);
         for (result, (link, status)) in slice.iter_mut().zip(per_record) {
             result.chain = ChainAxis {
-                evaluated: true,
-                status: Some(status),
+                evaluated: file_chain.evaluated,
+                status: file_chain.evaluated.then_some(status),
                 link: Some(link),
             };
         }
@@ -269,7 +269,8 @@ impl Report {
             }
         }
         for c in &self.chains {
-            *s.chains.entry(c.status.name()).or_default() += 1;
+            let name = c.status.map(ChainStatus::name).unwrap_or("not-checked");
+            *s.chains.entry(name).or_default() += 1;
         }
         s
     }
@@ -284,7 +285,7 @@ impl Report {
         let bad_chain = self
             .chains
             .iter()
-            .any(|c| !matches!(c.status, ChainStatus::Intact | ChainStatus::NotPresent));
+            .any(|c| !matches!(c.status, None | Some(ChainStatus::Intact | ChainStatus::NotPresent)));
         i32::from(bad_record || bad_chain)
     }
 }
