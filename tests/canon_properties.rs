@@ -85,7 +85,9 @@ fn arb_json() -> impl Strategy<Value = serde_json::Value> {
         Just(serde_json::Value::Null),
         any::<bool>().prop_map(serde_json::Value::Bool),
         any::<i64>().prop_map(|n| serde_json::json!(n)),
-        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| serde_json::json!(f)),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(|f| serde_json::json!(f)),
         ".{0,6}".prop_map(serde_json::Value::String),
     ];
     leaf.prop_recursive(4, 32, 6, |inner| {
@@ -99,7 +101,13 @@ fn arb_json() -> impl Strategy<Value = serde_json::Value> {
 
 #[test]
 fn known_vectors() {
-    for (input, want) in [("1e21", "1e+21"), ("1e-7", "1e-7"), ("0.000001", "0.000001"), ("-0", "0"), ("9007199254740993", "9007199254740992")] {
+    for (input, want) in [
+        ("1e21", "1e+21"),
+        ("1e-7", "1e-7"),
+        ("0.000001", "0.000001"),
+        ("-0", "0"),
+        ("9007199254740993", "9007199254740992"),
+    ] {
         assert_eq!(js_number(input.parse().unwrap()), want);
     }
 }

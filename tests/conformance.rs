@@ -38,21 +38,43 @@ fn manifest_targets_get_their_verdicts() {
     for t in targets {
         let name = t["path"].as_str().unwrap();
         let report = verify_path(&corpus().join(name), &keys);
-        assert!(report.inputs[0].errors.is_empty(), "{name}: {:?}", report.inputs[0].errors);
+        assert!(
+            report.inputs[0].errors.is_empty(),
+            "{name}: {:?}",
+            report.inputs[0].errors
+        );
         assert!(!report.records.is_empty(), "{name}");
         for r in &report.records {
             if let Some(want) = t["structural"].as_str() {
-                assert_eq!(word_for_pass(r.structural.status), want, "{name} structural: {:?}", r.structural);
+                assert_eq!(
+                    word_for_pass(r.structural.status),
+                    want,
+                    "{name} structural: {:?}",
+                    r.structural
+                );
             }
             if let Some(want) = t["semantic"].as_str() {
-                assert_eq!(word_for_pass(r.semantic.status), want, "{name} semantic: {:?}", r.semantic);
+                assert_eq!(
+                    word_for_pass(r.semantic.status),
+                    want,
+                    "{name} semantic: {:?}",
+                    r.semantic
+                );
             }
             if let Some(want) = t["authenticity"].as_str() {
-                assert_eq!(authenticity_word(r), want, "{name} authenticity: {:?}", r.authenticity);
+                assert_eq!(
+                    authenticity_word(r),
+                    want,
+                    "{name} authenticity: {:?}",
+                    r.authenticity
+                );
             }
         }
         if let Some(want) = t["chain"].as_str() {
-            let got = report.chains[0].status.map(|s| s.name()).unwrap_or("not-checked");
+            let got = report.chains[0]
+                .status
+                .map(|s| s.name())
+                .unwrap_or("not-checked");
             assert_eq!(got, want, "{name} chain");
             if want == "broken" {
                 assert_eq!(report.chains[0].broken_at, Some(1), "{name}");
@@ -64,17 +86,46 @@ fn manifest_targets_get_their_verdicts() {
 #[test]
 fn historical_records_are_identified_by_construction() {
     let keys = keyring(&shared().join("fixtures/ecosystem/keyring.json"));
-    let js = verify_path(&corpus().join("historical/js-canonical-ed25519.json"), &keys);
+    let js = verify_path(
+        &corpus().join("historical/js-canonical-ed25519.json"),
+        &keys,
+    );
     assert_eq!(js.records[0].authenticity.status, Some("valid"));
-    assert_eq!(js.records[0].authenticity.construction, Some("js-legacy-inline"));
+    assert_eq!(
+        js.records[0].authenticity.construction,
+        Some("js-legacy-inline")
+    );
     let rust = verify_path(&corpus().join("historical/rust-sha256-ed25519.json"), &keys);
-    assert!(!rust.records[0].authenticity.evaluated, "{:?}", rust.records[0].authenticity);
-    assert!(rust.records[0].authenticity.reason.as_deref().unwrap().contains("legacy-sample-key"));
-    let prefix = verify_path(&shared().join("fixtures/ecosystem/wasmagent-proxy/wasmagent-js-dsse.json"), &keys);
+    assert!(
+        !rust.records[0].authenticity.evaluated,
+        "{:?}",
+        rust.records[0].authenticity
+    );
+    assert!(
+        rust.records[0]
+            .authenticity
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("legacy-sample-key")
+    );
+    let prefix = verify_path(
+        &shared().join("fixtures/ecosystem/wasmagent-proxy/wasmagent-js-dsse.json"),
+        &keys,
+    );
     let a = &prefix.records[0].authenticity;
-    assert_eq!((a.status, a.construction, a.binding), (Some("valid"), Some("dsse-prefix-b64"), Some("exact")));
-    let bscode = verify_path(&shared().join("fixtures/ecosystem/bscode/aep-shared.jsonl"), &keys);
-    assert_eq!(bscode.records[0].authenticity.construction, Some("js-legacy-inline"));
+    assert_eq!(
+        (a.status, a.construction, a.binding),
+        (Some("valid"), Some("dsse-prefix-b64"), Some("exact"))
+    );
+    let bscode = verify_path(
+        &shared().join("fixtures/ecosystem/bscode/aep-shared.jsonl"),
+        &keys,
+    );
+    assert_eq!(
+        bscode.records[0].authenticity.construction,
+        Some("js-legacy-inline")
+    );
     assert_eq!(bscode.records[0].authenticity.status, Some("valid"));
 }
 
@@ -93,7 +144,10 @@ fn dsse_failures_name_the_failed_check() {
     ] {
         let report = verify_path(&corpus().join(file), &keys);
         let a = &report.records[0].authenticity;
-        assert!(a.failures.iter().any(|f| f.starts_with(check)), "{file}: {a:?}");
+        assert!(
+            a.failures.iter().any(|f| f.starts_with(check)),
+            "{file}: {a:?}"
+        );
         assert_ne!(a.status, Some("valid"), "{file}");
     }
 }
@@ -101,21 +155,43 @@ fn dsse_failures_name_the_failed_check() {
 #[test]
 fn other_producers_records_are_judged_honestly() {
     let keys = keyring(&shared().join("fixtures/ecosystem/keyring.json"));
-    let oaa = verify_path(&shared().join("fixtures/ecosystem/open-agent-audit/aep-v0.3-fixture.json"), &keys);
+    let oaa = verify_path(
+        &shared().join("fixtures/ecosystem/open-agent-audit/aep-v0.3-fixture.json"),
+        &keys,
+    );
     let s = &oaa.records[0].structural;
     assert_eq!(s.status, Some("fail"));
-    assert!(s.violations.iter().any(|v| v.path.ends_with("side_effect_class")));
-    assert!(s.violations.iter().any(|v| v.path.ends_with("argument_drift")));
+    assert!(
+        s.violations
+            .iter()
+            .any(|v| v.path.ends_with("side_effect_class"))
+    );
+    assert!(
+        s.violations
+            .iter()
+            .any(|v| v.path.ends_with("argument_drift"))
+    );
     let bad = shared().join("fixtures/ecosystem/wasmagent-protocol-tests/invalid/aep-record");
     for entry in std::fs::read_dir(&bad).unwrap() {
         let path = entry.unwrap().path();
         let report = verify_path(&path, &keys);
-        assert_eq!(report.records[0].structural.status, Some("fail"), "{}", path.display());
+        assert_eq!(
+            report.records[0].structural.status,
+            Some("fail"),
+            "{}",
+            path.display()
+        );
     }
     let good = shared().join("fixtures/ecosystem/wasmagent-protocol-tests/valid/aep-record");
     for entry in std::fs::read_dir(&good).unwrap() {
         let path = entry.unwrap().path();
         let report = verify_path(&path, &keys);
-        assert_eq!(report.records[0].structural.status, Some("pass"), "{}: {:?}", path.display(), report.records[0].structural);
+        assert_eq!(
+            report.records[0].structural.status,
+            Some("pass"),
+            "{}: {:?}",
+            path.display(),
+            report.records[0].structural
+        );
     }
 }

@@ -24,10 +24,18 @@ fn every_reference_record_matches_expected() {
         let report = verify_path(&path, &keys);
         let records = want["records"].as_array().unwrap();
         assert_eq!(report.records.len(), records.len(), "{name}: record count");
-        assert!(report.inputs[0].errors.is_empty(), "{name}: {:?}", report.inputs[0].errors);
+        assert!(
+            report.inputs[0].errors.is_empty(),
+            "{name}: {:?}",
+            report.inputs[0].errors
+        );
         for (got, want) in report.records.iter().zip(records) {
             let at = format!("{name} #{}", want["index"]);
-            assert_eq!(got.canonical_sha256, want["canonical_sha256"].as_str().unwrap(), "{at}: hash");
+            assert_eq!(
+                got.canonical_sha256,
+                want["canonical_sha256"].as_str().unwrap(),
+                "{at}: hash"
+            );
             let status = got.authenticity.status;
             match want["expected_signature"].as_str().unwrap() {
                 "valid" => assert_eq!(status, Some("valid"), "{at}: {:?}", got.authenticity),
@@ -61,12 +69,22 @@ fn canonical_text_is_byte_exact() {
     let texts = read_json(&reference().join("canonical_texts.json"));
     let mut compared = 0;
     for (name, list) in texts.as_object().unwrap() {
-        let Some(list) = list.as_array() else { continue };
+        let Some(list) = list.as_array() else {
+            continue;
+        };
         let inputs = load_paths(&[reference().join(name).display().to_string()]);
         for (record, want) in inputs[0].records.iter().zip(list) {
-            let want = want.as_str().or_else(|| want["canonical"].as_str()).unwrap();
+            let want = want
+                .as_str()
+                .or_else(|| want["canonical"].as_str())
+                .unwrap();
             let got = canonical_bytes_without(&record.json, CHAIN_EXCLUDED, Variant::C1);
-            assert_eq!(String::from_utf8(got).unwrap(), want, "{name} #{}", record.source.index);
+            assert_eq!(
+                String::from_utf8(got).unwrap(),
+                want,
+                "{name} #{}",
+                record.source.index
+            );
             compared += 1;
         }
     }
@@ -79,14 +97,24 @@ fn reference_gaps_get_the_stricter_verdict_with_reasons() {
     let outer = verify_path(&reference().join("tampered_dsse_outer_field.ndjson"), &keys);
     let a = &outer.records[0].authenticity;
     assert_eq!(a.status, Some("binding-mismatch"));
-    assert!(a.failures.iter().any(|f| f.starts_with("D10") && f.contains("actions[0].tool_name")), "{a:?}");
+    assert!(
+        a.failures
+            .iter()
+            .any(|f| f.starts_with("D10") && f.contains("actions[0].tool_name")),
+        "{a:?}"
+    );
     let mirror = verify_path(&reference().join("tampered_dsse_legacy_sig.ndjson"), &keys);
     let a = &mirror.records[0].authenticity;
     assert_eq!(a.status, Some("binding-mismatch"));
     assert!(a.failures.iter().any(|f| f.starts_with("D11")), "{a:?}");
     let stamped = verify_path(&reference().join("timestamped.ndjson"), &keys);
     for r in &stamped.records {
-        assert_eq!(r.authenticity.timestamp, Some("local-consistent"), "{:?}", r.authenticity);
+        assert_eq!(
+            r.authenticity.timestamp,
+            Some("local-consistent"),
+            "{:?}",
+            r.authenticity
+        );
     }
     let v04 = verify_path(&reference().join("v04_dsse.ndjson"), &keys);
     for r in &v04.records {
@@ -95,7 +123,11 @@ fn reference_gaps_get_the_stricter_verdict_with_reasons() {
     }
     let wrong = verify_path(&reference().join("tampered_wrong_key.ndjson"), &keys);
     for r in &wrong.records {
-        assert!(r.findings.iter().any(|f| f.id == "F-KEY-MISLABELLED"), "{:?}", r.findings);
+        assert!(
+            r.findings.iter().any(|f| f.id == "F-KEY-MISLABELLED"),
+            "{:?}",
+            r.findings
+        );
     }
 }
 
@@ -115,11 +147,20 @@ fn current_profile_reports_historical_constructions_as_unsupported() {
 
 #[test]
 fn no_key_means_not_evaluated_never_valid() {
-    let report = verify_path(&reference().join("chain.ndjson"), &aeplens::verify::Keyring::default());
+    let report = verify_path(
+        &reference().join("chain.ndjson"),
+        &aeplens::verify::Keyring::default(),
+    );
     for r in &report.records {
         assert!(!r.authenticity.evaluated);
         assert_eq!(r.authenticity.status, None);
-        assert!(r.authenticity.reason.as_deref().unwrap().contains("unknown key"));
+        assert!(
+            r.authenticity
+                .reason
+                .as_deref()
+                .unwrap()
+                .contains("unknown key")
+        );
     }
     assert_eq!(report.exit_code(), 1);
 }

@@ -71,7 +71,11 @@ pub fn hex(bytes: &[u8]) -> String {
 
 /// The chain hash `H(r)`: hex SHA-256 of C1(record − `signature` − `dsse_envelope`).
 pub fn canonical_sha256(record: &Json) -> String {
-    sha256_hex(&canonical_bytes_without(record, CHAIN_EXCLUDED, Variant::C1))
+    sha256_hex(&canonical_bytes_without(
+        record,
+        CHAIN_EXCLUDED,
+        Variant::C1,
+    ))
 }
 
 /// True when the value holds a key on which the three variants can disagree
@@ -81,7 +85,10 @@ pub fn has_divergence_trigger(value: &Json) -> bool {
         Json::Array(items) => items.iter().any(has_divergence_trigger),
         Json::Object(o) => o.members.iter().any(|(k, v)| {
             let b = k.bytes();
-            is_index_like(b) || b == b"__proto__" || b.iter().any(|&c| c >= 0xf0) || has_divergence_trigger(v)
+            is_index_like(b)
+                || b == b"__proto__"
+                || b.iter().any(|&c| c >= 0xf0)
+                || has_divergence_trigger(v)
         }),
         _ => false,
     }
@@ -362,7 +369,8 @@ mod tests {
 
     #[test]
     fn the_three_variants_of_the_spec_example() {
-        let input = r#"{"b":1,"a":[3,1],"10":true,"9":null,"__proto__":{"x":1.50},"｡":0,"😀":2,"é":"x"}"#;
+        let input =
+            r#"{"b":1,"a":[3,1],"10":true,"9":null,"__proto__":{"x":1.50},"｡":0,"😀":2,"é":"x"}"#;
         assert_eq!(
             canon(input, Variant::C1),
             r#"{"9":null,"10":true,"a":[3,1],"b":1,"é":"x","😀":2,"｡":0}"#
@@ -402,7 +410,8 @@ mod tests {
     #[test]
     fn duplicates_resolve_last_wins_and_exclusions_apply_at_top_level_only() {
         let v = parse(r#"{"a":1,"signature":{"signature":1},"a":2,"x":{"signature":3}}"#).unwrap();
-        let s = String::from_utf8(canonical_bytes_without(&v, CHAIN_EXCLUDED, Variant::C1)).unwrap();
+        let s =
+            String::from_utf8(canonical_bytes_without(&v, CHAIN_EXCLUDED, Variant::C1)).unwrap();
         assert_eq!(s, r#"{"a":2,"x":{"signature":3}}"#);
     }
 }

@@ -52,7 +52,10 @@ fn decimal(text: &str) -> (bool, String, i64) {
     let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
     let all: String = int.chars().chain(frac.chars()).collect();
     let leading = all.len() - all.trim_start_matches('0').len();
-    let digits = all.trim_start_matches('0').trim_end_matches('0').to_string();
+    let digits = all
+        .trim_start_matches('0')
+        .trim_end_matches('0')
+        .to_string();
     if digits.is_empty() {
         return (false, String::new(), 0);
     }
@@ -123,16 +126,33 @@ mod tests {
 
     #[test]
     fn precision_loss_is_about_value_not_spelling() {
-        for same in ["0.300", "1E0", "10e-1", "-0", "0.1", "1.773480453688E+12", "7.0000e0", "20e-324"] {
+        for same in [
+            "0.300",
+            "1E0",
+            "10e-1",
+            "-0",
+            "0.1",
+            "1.773480453688E+12",
+            "7.0000e0",
+            "20e-324",
+        ] {
             assert_eq!(precision_loss(same, same.parse().unwrap()), None, "{same}");
         }
-        for lossy in ["1.00000000000000001", "9007199254740993", "123456789012345678901", "1e-400"] {
+        for lossy in [
+            "1.00000000000000001",
+            "9007199254740993",
+            "123456789012345678901",
+            "1e-400",
+        ] {
             assert_eq!(
                 precision_loss(lossy, lossy.parse().unwrap()),
                 Some(PrecisionLoss::Rounded),
                 "{lossy}"
             );
         }
-        assert_eq!(precision_loss("1e400", f64::INFINITY), Some(PrecisionLoss::Overflow));
+        assert_eq!(
+            precision_loss("1e400", f64::INFINITY),
+            Some(PrecisionLoss::Overflow)
+        );
     }
 }

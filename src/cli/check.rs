@@ -34,7 +34,11 @@ pub fn run(args: &CheckArgs) -> i32 {
         Format::Text => text_report(&report),
     };
     let mut out = std::io::stdout().lock();
-    if out.write_all(text.as_bytes()).and_then(|_| out.flush()).is_err() {
+    if out
+        .write_all(text.as_bytes())
+        .and_then(|_| out.flush())
+        .is_err()
+    {
         return 2;
     }
     if format == Format::Json {
@@ -42,7 +46,11 @@ pub fn run(args: &CheckArgs) -> i32 {
         for input in &report.inputs {
             for e in &input.errors {
                 let at = e.line.map(|l| format!(":{l}")).unwrap_or_default();
-                eprintln!("aeplens: {}{at}: {}", sanitize(&input.path), sanitize(&e.message));
+                eprintln!(
+                    "aeplens: {}{at}: {}",
+                    sanitize(&input.path),
+                    sanitize(&e.message)
+                );
             }
         }
     }
@@ -95,7 +103,12 @@ pub fn text_report(report: &Report) -> String {
     for input in &report.inputs {
         for e in &input.errors {
             let at = e.line.map(|l| format!(":{l}")).unwrap_or_default();
-            let _ = writeln!(s, "error  {}{at}: {}", sanitize(&input.path), sanitize(&e.message));
+            let _ = writeln!(
+                s,
+                "error  {}{at}: {}",
+                sanitize(&input.path),
+                sanitize(&e.message)
+            );
         }
     }
     let _ = writeln!(
@@ -128,27 +141,47 @@ pub fn text_report(report: &Report) -> String {
             let _ = writeln!(s, "    authenticity: {}", sanitize(f));
         }
         for v in &r.structural.violations {
-            let _ = writeln!(s, "    structural: {}: {}", sanitize(&v.path), sanitize(&v.message));
+            let _ = writeln!(
+                s,
+                "    structural: {}: {}",
+                sanitize(&v.path),
+                sanitize(&v.message)
+            );
         }
         for v in &r.semantic.violations {
             let sev = match v.severity {
                 crate::verify::semantic::RuleSeverity::Error => "error",
                 crate::verify::semantic::RuleSeverity::Warning => "warning",
             };
-            let at = v.action_id.as_deref().map(|a| format!(" [{}]", sanitize(a))).unwrap_or_default();
+            let at = v
+                .action_id
+                .as_deref()
+                .map(|a| format!(" [{}]", sanitize(a)))
+                .unwrap_or_default();
             let _ = writeln!(s, "    {} {sev}{at}: {}", v.rule, sanitize(&v.message));
         }
         for f in &r.findings {
-            let _ = writeln!(s, "    {} ({}): {}", f.id, f.severity.name(), sanitize(&f.message));
+            let _ = writeln!(
+                s,
+                "    {} ({}): {}",
+                f.id,
+                f.severity.name(),
+                sanitize(&f.message)
+            );
         }
     }
     for c in &report.chains {
-        let at = c.broken_at.map(|b| format!(" at record {b}")).unwrap_or_default();
+        let at = c
+            .broken_at
+            .map(|b| format!(" at record {b}"))
+            .unwrap_or_default();
         let _ = writeln!(
             s,
             "chain  {}: {}{at} ({} segment{})",
             sanitize(&c.path),
-            c.status.map(|s| s.name()).unwrap_or("not-checked (single record, no link)"),
+            c.status
+                .map(|s| s.name())
+                .unwrap_or("not-checked (single record, no link)"),
             c.segments.len(),
             if c.segments.len() == 1 { "" } else { "s" }
         );
@@ -168,7 +201,11 @@ pub fn text_report(report: &Report) -> String {
         sum.authenticity.not_checked,
         sum.structural_fail,
         sum.semantic_fail,
-        if chains.is_empty() { "none".to_string() } else { chains.join(", ") },
+        if chains.is_empty() {
+            "none".to_string()
+        } else {
+            chains.join(", ")
+        },
         sum.findings.high,
         sum.findings.medium,
         sum.findings.low,

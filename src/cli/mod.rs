@@ -1,11 +1,13 @@
 //! The command line: argument definitions and the non-interactive commands.
 
-mod check;
+pub mod check;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// The bundled demo evidence, opened when no path is given.
-pub const DEMO_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/demo");
+pub const DEMO_EVIDENCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/demo/evidence");
+/// The demo's public test key.
+pub const DEMO_KEYS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/demo/keys.json");
 
 /// aeplens: forensic explorer and independent verifier for AEP evidence records.
 #[derive(Parser, Debug)]
@@ -33,14 +35,16 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Verify records: structure, invariants, signatures, DSSE binding and hash chains.
-    #[command(long_about = "Verify records on five independent axes (structural, semantic, \
+    #[command(
+        long_about = "Verify records on five independent axes (structural, semantic, \
 authenticity, chain, capture) and each file's prev_record_hash chain.\n\n\
 Inputs: single-record .json files, JSON arrays of records, NDJSON stores (.ndjson/.jsonl), \
 directories (recursively, in sorted path order; .json/.jsonl/.ndjson files) or - for stdin. \
 The format is detected from the content.\n\n\
 Exit code: 0 when every signed record is valid, every chain is intact or not-present and no \
 error-severity violation exists; 1 otherwise; 2 for usage or I/O errors (and, with --strict, \
-for any load error).")]
+for any load error)."
+    )]
     Check(CheckArgs),
 }
 
@@ -113,19 +117,18 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Check(args)) => check::run(&args),
         None => {
             eprintln!(
-                "aeplens: no command given; verifying the bundled demo incident ({DEMO_DIR}).\n\
-                 Open your own evidence with: aeplens check --keys KEYS.json PATH..."
+                "aeplens: this is the bundled demo incident ({DEMO_EVIDENCE}), signed with a public test key.\n\
+                 Verify your own evidence with: aeplens check --keys KEYS.json PATH..."
             );
-            let demo_keys = format!("{DEMO_DIR}/keys.json");
             let args = CheckArgs {
                 keys: KeyArgs {
-                    keys: vec![demo_keys],
+                    keys: vec![DEMO_KEYS.to_string()],
                     key: Vec::new(),
                 },
-                format: None,
+                format: Some(Format::Text),
                 strict: false,
                 profile: ProfileArg::Forensic,
-                paths: vec![DEMO_DIR.to_string()],
+                paths: vec![DEMO_EVIDENCE.to_string()],
             };
             check::run(&args)
         }

@@ -105,7 +105,10 @@ pub fn load_paths(paths: &[String]) -> Vec<Input> {
             let mut bytes = Vec::new();
             match std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes) {
                 Ok(_) => inputs.push(parse_input("-".into(), &bytes)),
-                Err(e) => inputs.push(Input::unreadable("-".into(), format!("cannot read stdin: {e}"))),
+                Err(e) => inputs.push(Input::unreadable(
+                    "-".into(),
+                    format!("cannot read stdin: {e}"),
+                )),
             }
             continue;
         }
@@ -124,7 +127,12 @@ pub fn load_paths(paths: &[String]) -> Vec<Input> {
     inputs
 }
 
-fn walk(dir: &Path, ancestors: &mut Vec<PathBuf>, files: &mut Vec<PathBuf>, problems: &mut Vec<Input>) {
+fn walk(
+    dir: &Path,
+    ancestors: &mut Vec<PathBuf>,
+    files: &mut Vec<PathBuf>,
+    problems: &mut Vec<Input>,
+) {
     let real = match std::fs::canonicalize(dir) {
         Ok(r) => r,
         Err(e) => {
@@ -206,8 +214,10 @@ pub fn parse_input(path: Arc<str>, bytes: &[u8]) -> Input {
             }),
             Ok(text) => match parser::parse_array_elements(text) {
                 Ok(elements) => {
+                    let (mut at, mut line) = (0, 1);
                     for (index, (offset, json)) in elements.into_iter().enumerate() {
-                        let line = line_of(offset);
+                        line += body[at..offset].iter().filter(|&&b| b == b'\n').count();
+                        at = offset;
                         push_record(&mut input, json, line, index);
                     }
                 }
@@ -220,12 +230,24 @@ pub fn parse_input(path: Arc<str>, bytes: &[u8]) -> Input {
         }
         return input;
     }
-    // A single document (possibly pretty-printed) when the whole text is one value.
-    if let Ok(text) = std::str::from_utf8(body) {
-        if let Ok(json) = parser::parse(text) {
-            input.format = Format::Object;
-            push_record(&mut input, json, line_of(first), 0);
-            return input;
+    // NDJSON when the first line is a complete value and more follows; otherwise a
+    // single (possibly pretty-printed) document when the whole text is one value.
+    let first_line_end = body[first..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map(|p| p + first);
+    let first_line_complete = first_line_end.is_some_and(|end| {
+        let rest_has_content = body[end..].iter().any(|b| !b" \t\r\n".contains(b));
+        rest_has_content
+            && std::str::from_utf8(&body[first..end]).is_ok_and(|t| parser::parse(t).is_ok())
+    });
+    if !first_line_complete {
+        if let Ok(text) = std::str::from_utf8(body) {
+            if let Ok(json) = parser::parse(text) {
+                input.format = Format::Object;
+                push_record(&mut input, json, line_of(first), 0);
+                return input;
+            }
         }
     }
     parse_ndjson(&mut input, body);
@@ -237,7 +259,10 @@ fn push_record(input: &mut Input, json: Json, line: usize, index: usize) {
         input.errors.push(LoadError {
             path: input.path.clone(),
             line: Some(line),
-            message: format!("expected a JSON object (a record), found {}", json.type_name()),
+            message: format!(
+                "expected a JSON object (a record), found {}",
+                json.type_name()
+            ),
         });
         return;
     }
@@ -270,7 +295,10 @@ fn parse_ndjson(input: &mut Input, body: &[u8]) {
                 )),
                 Ok(text) => parser::parse(text).map_err(|e| {
                     if !ends_with_newline && Some(n) == last_line && e.offset >= text.len() {
-                        format!("truncated last line (a store still being written?): {}", e.message)
+                        format!(
+                            "truncated last line (a store still being written?): {}",
+                            e.message
+                        )
                     } else {
                         format!("invalid JSON at column {}: {}", e.offset + 1, e.message)
                     }
@@ -319,7 +347,8 @@ mod tests {
 
     #[test]
     fn bad_lines_are_reported_and_the_rest_loads() {
-        let text = b"\xEF\xBB\xBF{\"a\":1}\r\nnot json\r\n{\"b\":\xff}\r\n[1]\r\n\r\n{\"c\":3}\r\n{\"d\":";
+        let text =
+            b"\xEF\xBB\xBF{\"a\":1}\r\nnot json\r\n{\"b\":\xff}\r\n[1]\r\n\r\n{\"c\":3}\r\n{\"d\":";
         let input = load(text);
         assert_eq!(input.records.len(), 2);
         assert_eq!(input.records[1].source.line, 6);

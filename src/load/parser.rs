@@ -177,8 +177,9 @@ impl<'a> Parser<'a> {
                 obj.has_duplicates = if obj.members.len() < 16 {
                     obj.members.iter().any(|(k, _)| *k == key)
                 } else {
-                    let set = seen
-                        .get_or_insert_with(|| obj.members.iter().map(|(k, _)| k.clone()).collect());
+                    let set = seen.get_or_insert_with(|| {
+                        obj.members.iter().map(|(k, _)| k.clone()).collect()
+                    });
                     !set.insert(key.clone())
                 };
             }
@@ -262,7 +263,7 @@ impl<'a> Parser<'a> {
                 b'"' => {
                     let s = self.utf8(start, self.pos)?;
                     self.pos += 1;
-                    return Ok(JStr::Utf8(s.into()));
+                    return Ok(JStr::Utf8(compact_str::CompactString::new(s)));
                 }
                 b'\\' => break,
                 0x00..=0x1f => return Err(self.error("control character inside a string")),
@@ -295,7 +296,9 @@ impl<'a> Parser<'a> {
                                 self.pos += 2;
                                 let low = self.hex4()?;
                                 if (0xDC00..0xE000).contains(&low) {
-                                    0x10000 + (((unit as u32) - 0xD800) << 10) + (low as u32 - 0xDC00)
+                                    0x10000
+                                        + (((unit as u32) - 0xD800) << 10)
+                                        + (low as u32 - 0xDC00)
                                 } else {
                                     self.pos = save;
                                     unit as u32
@@ -321,7 +324,7 @@ impl<'a> Parser<'a> {
             return Ok(JStr::Wtf8(buf.into()));
         }
         match String::from_utf8(buf) {
-            Ok(s) => Ok(JStr::Utf8(s.into())),
+            Ok(s) => Ok(JStr::Utf8(compact_str::CompactString::from(s))),
             Err(_) => Err(self.error_at(start, "invalid UTF-8 inside a string")),
         }
     }
@@ -385,8 +388,19 @@ mod tests {
     #[test]
     fn rejects_malformed_input() {
         for bad in [
-            "", "{", "[1,]", "{\"a\" 1}", "01", "1.", "-", "\"\u{1}\"", "tru", "{} x", "[1 2]",
-            "\"\\x\"", "{1:2}",
+            "",
+            "{",
+            "[1,]",
+            "{\"a\" 1}",
+            "01",
+            "1.",
+            "-",
+            "\"\u{1}\"",
+            "tru",
+            "{} x",
+            "[1 2]",
+            "\"\\x\"",
+            "{1:2}",
         ] {
             assert!(parse(bad).is_err(), "accepted {bad:?}");
         }

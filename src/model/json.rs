@@ -8,8 +8,8 @@ use std::borrow::Cow;
 /// (`"\ud800"`) is kept as WTF-8 bytes so canonicalisation can write it back as `\ud800`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum JStr {
-    /// Valid Unicode text.
-    Utf8(Box<str>),
+    /// Valid Unicode text (short strings inline, no allocation).
+    Utf8(compact_str::CompactString),
     /// WTF-8 bytes: UTF-8 plus three-byte encodings of lone surrogates.
     Wtf8(Box<[u8]>),
 }
@@ -42,7 +42,7 @@ impl JStr {
 
 impl From<&str> for JStr {
     fn from(s: &str) -> Self {
-        JStr::Utf8(s.into())
+        JStr::Utf8(compact_str::CompactString::new(s))
     }
 }
 

@@ -135,7 +135,8 @@ impl Record {
 
     /// True when the record carries any signature material.
     pub fn is_signed(&self) -> bool {
-        matches!(self.get("signature"), Some(Json::Object(_))) || self.get("dsse_envelope").is_some()
+        matches!(self.get("signature"), Some(Json::Object(_)))
+            || self.get("dsse_envelope").is_some()
     }
 }
 

@@ -81,7 +81,11 @@ pub fn sequence_status(links: &[(Link<'_>, bool)]) -> (ChainStatus, Option<usize
     match links.len() {
         0 => return (ChainStatus::NotPresent, None),
         1 => {
-            let status = if links[0].0.is_present() { ChainStatus::Orphaned } else { ChainStatus::NotPresent };
+            let status = if links[0].0.is_present() {
+                ChainStatus::Orphaned
+            } else {
+                ChainStatus::NotPresent
+            };
             return (status, None);
         }
         _ => {}
@@ -110,7 +114,11 @@ pub fn sequence_status(links: &[(Link<'_>, bool)]) -> (ChainStatus, Option<usize
 
 /// Checks the chain of one file. `hashes[i]` is the chain hash of `records[i]`.
 /// Returns the file verdict and, per record, its link state and its segment's status.
-pub fn check_file(path: &str, records: &[&Record], hashes: &[&str]) -> (FileChain, Vec<(LinkState, ChainStatus)>) {
+pub fn check_file(
+    path: &str,
+    records: &[&Record],
+    hashes: &[&str],
+) -> (FileChain, Vec<(LinkState, ChainStatus)>) {
     let links: Vec<(Link<'_>, bool)> = records
         .iter()
         .enumerate()
@@ -167,9 +175,7 @@ fn combine(segments: &[Segment]) -> (ChainStatus, Option<usize>) {
     if let Some(b) = segments.iter().find(|s| s.status == ChainStatus::Broken) {
         return (ChainStatus::Broken, b.broken_at);
     }
-    let any_linked = segments
-        .iter()
-        .any(|s| s.status != ChainStatus::NotPresent);
+    let any_linked = segments.iter().any(|s| s.status != ChainStatus::NotPresent);
     let unlinked_run = segments
         .iter()
         .any(|s| s.status == ChainStatus::NotPresent && s.records > 1);
@@ -200,9 +206,18 @@ mod tests {
         assert_eq!(st(&[(Null, false)]), ChainStatus::NotPresent);
         assert_eq!(st(&[(Hash("x"), false)]), ChainStatus::Orphaned);
         assert_eq!(st(&[(Null, false), (Hash("a"), true)]), ChainStatus::Intact);
-        assert_eq!(st(&[(Absent, false), (Absent, false)]), ChainStatus::NotPresent);
-        assert_eq!(st(&[(Null, false), (Hash("a"), true), (Absent, false)]), ChainStatus::Partial);
-        assert_eq!(st(&[(Hash("z"), false), (Hash("a"), true)]), ChainStatus::Orphaned);
+        assert_eq!(
+            st(&[(Absent, false), (Absent, false)]),
+            ChainStatus::NotPresent
+        );
+        assert_eq!(
+            st(&[(Null, false), (Hash("a"), true), (Absent, false)]),
+            ChainStatus::Partial
+        );
+        assert_eq!(
+            st(&[(Hash("z"), false), (Hash("a"), true)]),
+            ChainStatus::Orphaned
+        );
         assert_eq!(
             sequence_status(&[(Null, false), (Hash("a"), true), (Hash("b"), false)]),
             (ChainStatus::Broken, Some(2))

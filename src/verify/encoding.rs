@@ -26,7 +26,11 @@ pub fn decode_base64(text: &str) -> Result<Decoded, String> {
     if url && text.contains(['+', '/']) {
         return Err("base64 mixes the standard and URL-safe alphabets".into());
     }
-    let engine = if url { &URL_SAFE_LENIENT } else { &STANDARD_LENIENT };
+    let engine = if url {
+        &URL_SAFE_LENIENT
+    } else {
+        &STANDARD_LENIENT
+    };
     let bytes = engine
         .decode(text)
         .map_err(|e| format!("not valid base64: {e}"))?;
@@ -38,7 +42,12 @@ pub fn decode_base64(text: &str) -> Result<Decoded, String> {
         notes.push("base64 without padding");
     }
     let canonical = base64::engine::general_purpose::STANDARD.encode(&bytes);
-    if canonical.trim_end_matches('=') != text.trim_end_matches('=').replace('-', "+").replace('_', "/") {
+    if canonical.trim_end_matches('=')
+        != text
+            .trim_end_matches('=')
+            .replace('-', "+")
+            .replace('_', "/")
+    {
         notes.push("base64 with non-zero trailing bits");
     }
     Ok(Decoded { bytes, notes })
@@ -84,8 +93,16 @@ mod tests {
         assert!(canonical.notes.is_empty());
         let url = decode_base64("-_8").unwrap();
         assert_eq!(url.bytes, vec![0xfb, 0xff]);
-        assert_eq!(url.notes, vec!["URL-safe base64 alphabet", "base64 without padding"]);
-        assert!(decode_base64("+/9=").unwrap().notes.contains(&"base64 with non-zero trailing bits"));
+        assert_eq!(
+            url.notes,
+            vec!["URL-safe base64 alphabet", "base64 without padding"]
+        );
+        assert!(
+            decode_base64("+/9=")
+                .unwrap()
+                .notes
+                .contains(&"base64 with non-zero trailing bits")
+        );
         for bad in ["ab cd", "ab\ncd", "a+b-", "a*b="] {
             assert!(decode_base64(bad).is_err(), "{bad}");
         }

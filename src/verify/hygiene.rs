@@ -28,7 +28,10 @@ impl Walk {
         let bytes = s.bytes();
         // Fast path: printable ASCII and ordinary UTF-8 lead bytes cannot hold a control
         // except C1 (0xC2 0x80..0x9F) and the bidi marks (0xE2 0x80/0x81, 0xD8 0x9C).
-        if !bytes.iter().any(|&b| b < 0x20 || b == 0x7f || b == 0xc2 || b == 0xe2 || b == 0xd8) {
+        if !bytes
+            .iter()
+            .any(|&b| b < 0x20 || b == 0x7f || b == 0xc2 || b == 0xe2 || b == 0xd8)
+        {
             return;
         }
         let text = s.lossy();
@@ -82,7 +85,11 @@ impl Walk {
 }
 
 fn join(path: &str, key: &str) -> String {
-    if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
 }
 
 /// The hygiene findings of one record.

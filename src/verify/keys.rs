@@ -43,16 +43,20 @@ impl Keyring {
     /// Adds every key of a keyring file: a JSON object `{key_id: public_key}`, or the
     /// annotated form `{"keys": [{"keyid", "public_key_hex"}]}`. Errors name the file.
     pub fn add_file(&mut self, path: &str) -> Result<usize, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: cannot read keyring: {e}"))?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("{path}: cannot read keyring: {e}"))?;
         let json = parser::parse(&text)
             .map_err(|e| format!("{path}: invalid JSON at byte {}: {}", e.offset, e.message))?;
-        let obj = json
-            .as_object()
-            .ok_or_else(|| format!("{path}: a keyring is a JSON object mapping key id to public key"))?;
+        let obj = json.as_object().ok_or_else(|| {
+            format!("{path}: a keyring is a JSON object mapping key id to public key")
+        })?;
         let mut added = 0;
         if let Some(list) = obj.get("keys").and_then(Json::as_array) {
             for entry in list {
-                let id = entry.get("keyid").or_else(|| entry.get("key_id")).and_then(Json::as_str);
+                let id = entry
+                    .get("keyid")
+                    .or_else(|| entry.get("key_id"))
+                    .and_then(Json::as_str);
                 let key = entry
                     .get("public_key_hex")
                     .or_else(|| entry.get("public_key"))
@@ -111,7 +115,13 @@ impl Keyring {
 pub fn env_name(key_id: &str) -> String {
     let suffix: String = key_id
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
         .collect();
     format!("WASMAGENT_AEP_PUBKEY_{suffix}")
 }
@@ -131,15 +141,22 @@ mod tests {
 
     #[test]
     fn env_names_follow_the_convention() {
-        assert_eq!(env_name("aep-signer-v1"), "WASMAGENT_AEP_PUBKEY_AEP_SIGNER_V1");
+        assert_eq!(
+            env_name("aep-signer-v1"),
+            "WASMAGENT_AEP_PUBKEY_AEP_SIGNER_V1"
+        );
     }
 
     #[test]
     fn keys_in_hex_and_base64_and_bad_lengths() {
         let mut k = Keyring::default();
-        k.add("a", "e2fdefe91550de51c255f4430b3c5cdf37f6ffb449e889fd59c884f2e6ddabd0")
+        k.add(
+            "a",
+            "e2fdefe91550de51c255f4430b3c5cdf37f6ffb449e889fd59c884f2e6ddabd0",
+        )
+        .unwrap();
+        k.add("b", "4v3v6RVQ3lHCVfRDCzxc3zf2/7RJ6In9WciE8ubdq9A=")
             .unwrap();
-        k.add("b", "4v3v6RVQ3lHCVfRDCzxc3zf2/7RJ6In9WciE8ubdq9A=").unwrap();
         assert_eq!(k.get("a").unwrap(), k.get("b").unwrap());
         assert!(k.add("c", "abcd").unwrap_err().contains("32 bytes"));
         assert!(k.add_argument("nokey").is_err());

@@ -7,6 +7,7 @@ pub mod encoding;
 pub mod hygiene;
 pub mod keys;
 pub mod semantic;
+pub mod sign;
 pub mod signature;
 pub mod structural;
 
@@ -175,13 +176,19 @@ pub fn verify_inputs(inputs: Vec<Input>, keys: &Keyring, options: &Options) -> R
 
 /// Verifies one record on every axis but the chain (which needs its neighbours).
 /// `records_in_file` decides whether an unsigned record is judged on its own.
-pub fn verify_record(record: &Record, records_in_file: usize, keys: &Keyring, options: &Options) -> RecordResult {
+pub fn verify_record(
+    record: &Record,
+    records_in_file: usize,
+    keys: &Keyring,
+    options: &Options,
+) -> RecordResult {
     let chain_bytes = canonical_bytes_without(&record.json, CHAIN_EXCLUDED, Variant::C1);
     let canonical_sha256 = sha256_hex(&chain_bytes);
     let structural_violations = structural::check(record);
     let semantic_violations = semantic::check(record);
     let mut findings = hygiene::check(record);
-    let mut authenticity = signature::authenticate(record, &chain_bytes, keys, options.profile, &mut findings);
+    let mut authenticity =
+        signature::authenticate(record, &chain_bytes, keys, options.profile, &mut findings);
     let structural_ok = structural_violations.is_empty();
     let semantic_ok = !semantic_violations
         .iter()
@@ -280,12 +287,16 @@ impl Report {
     pub fn exit_code(&self) -> i32 {
         let bad_record = self.records.iter().any(|r| {
             let signed_not_valid = r.signed && r.authenticity.status != Some("valid");
-            signed_not_valid || r.structural.status == Some("fail") || r.semantic.status == Some("fail")
+            signed_not_valid
+                || r.structural.status == Some("fail")
+                || r.semantic.status == Some("fail")
         });
-        let bad_chain = self
-            .chains
-            .iter()
-            .any(|c| !matches!(c.status, None | Some(ChainStatus::Intact | ChainStatus::NotPresent)));
+        let bad_chain = self.chains.iter().any(|c| {
+            !matches!(
+                c.status,
+                None | Some(ChainStatus::Intact | ChainStatus::NotPresent)
+            )
+        });
         i32::from(bad_record || bad_chain)
     }
 }

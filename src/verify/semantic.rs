@@ -28,7 +28,13 @@ pub struct Violation {
 struct Out(Vec<Violation>);
 
 impl Out {
-    fn push(&mut self, rule: &'static str, severity: RuleSeverity, action: Option<&Action<'_>>, message: String) {
+    fn push(
+        &mut self,
+        rule: &'static str,
+        severity: RuleSeverity,
+        action: Option<&Action<'_>>,
+        message: String,
+    ) {
         self.0.push(Violation {
             rule,
             severity,
@@ -116,7 +122,10 @@ fn v4_deny_reason_only_on_deny(a: &Action<'_>, out: &mut Out) {
                     "V4",
                     RuleSeverity::Error,
                     Some(a),
-                    format!("deny_reason_class {class:?} on decision {:?}", d.outcome().unwrap_or("?")),
+                    format!(
+                        "deny_reason_class {class:?} on decision {:?}",
+                        d.outcome().unwrap_or("?")
+                    ),
                 );
             }
         }
@@ -142,7 +151,9 @@ fn v15_attribution(record: &Record, out: &mut Out) {
     let observed = record.get("run_attribution_backing_observed");
     if let Some(v) = record.str_field("attribution_backing") {
         if !BACKING.contains(&v) {
-            fail(format!("attribution_backing {v:?} is outside the grade vocabulary"));
+            fail(format!(
+                "attribution_backing {v:?} is outside the grade vocabulary"
+            ));
         }
     }
     if let Some(count) = record.get("authorization_evidence_count") {
@@ -152,10 +163,19 @@ fn v15_attribution(record: &Record, out: &mut Out) {
     }
     match (floor, observed) {
         (None, None) => {}
-        (Some(_), None) => fail("run_attribution_backing_floor without run_attribution_backing_observed".into()),
-        (None, Some(_)) => fail("run_attribution_backing_observed without run_attribution_backing_floor".into()),
+        (Some(_), None) => {
+            fail("run_attribution_backing_floor without run_attribution_backing_observed".into())
+        }
+        (None, Some(_)) => {
+            fail("run_attribution_backing_observed without run_attribution_backing_floor".into())
+        }
         (Some(floor), Some(observed)) => {
-            let grades: Vec<Option<&str>> = observed.as_array().unwrap_or(&[]).iter().map(Json::as_str).collect();
+            let grades: Vec<Option<&str>> = observed
+                .as_array()
+                .unwrap_or(&[])
+                .iter()
+                .map(Json::as_str)
+                .collect();
             if grades.is_empty() {
                 fail("run_attribution_backing_observed is empty".into());
                 return;
@@ -164,15 +184,22 @@ fn v15_attribution(record: &Record, out: &mut Out) {
             for g in &grades {
                 match g.and_then(|g| BACKING.iter().position(|b| *b == g)) {
                     Some(r) => ranks.push(r),
-                    None => fail(format!("observed grade {g:?} is outside the grade vocabulary")),
+                    None => fail(format!(
+                        "observed grade {g:?} is outside the grade vocabulary"
+                    )),
                 }
             }
             let unique: HashSet<_> = grades.iter().collect();
             if unique.len() != grades.len() {
                 fail("run_attribution_backing_observed repeats a grade".into());
             }
-            match floor.as_str().and_then(|f| BACKING.iter().position(|b| *b == f).map(|r| (f, r))) {
-                None => fail("run_attribution_backing_floor is outside the grade vocabulary".into()),
+            match floor
+                .as_str()
+                .and_then(|f| BACKING.iter().position(|b| *b == f).map(|r| (f, r)))
+            {
+                None => {
+                    fail("run_attribution_backing_floor is outside the grade vocabulary".into())
+                }
                 Some((f, rank)) => {
                     if !ranks.contains(&rank) {
                         fail(format!("floor {f:?} is not among the observed grades"));
@@ -194,7 +221,12 @@ fn v16_ids_and_parents(record: &Record, out: &mut Out) {
     for a in &actions {
         if let Some(id) = a.id() {
             if parent_of.insert(id, a.parent()).is_some() {
-                out.push("V16", RuleSeverity::Error, Some(a), format!("action_id {id:?} repeats within the record"));
+                out.push(
+                    "V16",
+                    RuleSeverity::Error,
+                    Some(a),
+                    format!("action_id {id:?} repeats within the record"),
+                );
             }
         }
     }
@@ -203,7 +235,12 @@ fn v16_ids_and_parents(record: &Record, out: &mut Out) {
             continue;
         };
         if parent == id {
-            out.push("V16", RuleSeverity::Error, Some(a), format!("action {id:?} is its own parent"));
+            out.push(
+                "V16",
+                RuleSeverity::Error,
+                Some(a),
+                format!("action {id:?} is its own parent"),
+            );
         } else if !parent_of.contains_key(parent) {
             out.push(
                 "V16",
@@ -230,7 +267,12 @@ fn v16_ids_and_parents(record: &Record, out: &mut Out) {
                 if path.len() - pos > 1 {
                     let mut cycle = path[pos..].to_vec();
                     cycle.push(cur);
-                    out.push("V16", RuleSeverity::Error, Some(a), format!("parent cycle: {}", cycle.join(" → ")));
+                    out.push(
+                        "V16",
+                        RuleSeverity::Error,
+                        Some(a),
+                        format!("parent cycle: {}", cycle.join(" → ")),
+                    );
                 }
                 break;
             }

@@ -125,7 +125,13 @@ fn verify_strict(key: &VerifyingKey, msg: &[u8], sig: &[u8; 64]) -> bool {
 
 /// DSSE pre-authentication encoding.
 pub fn pae(payload_type: &str, body: &[u8]) -> Vec<u8> {
-    let mut out = format!("DSSEv1 {} {} {} ", payload_type.len(), payload_type, body.len()).into_bytes();
+    let mut out = format!(
+        "DSSEv1 {} {} {} ",
+        payload_type.len(),
+        payload_type,
+        body.len()
+    )
+    .into_bytes();
     out.extend_from_slice(body);
     out
 }
@@ -147,19 +153,25 @@ pub fn authenticate(
         return dsse(record, env, keys, profile, findings);
     }
     let sig_obj = match record.get("signature") {
-        None | Some(Json::Null) => return auth.with_status("unsigned", Some("no signature".into())),
+        None | Some(Json::Null) => {
+            return auth.with_status("unsigned", Some("no signature".into()));
+        }
         Some(Json::Object(o)) => o,
         Some(other) => {
             return auth.with_status(
                 "invalid",
-                Some(format!("signature is a {}, not an object", other.type_name())),
+                Some(format!(
+                    "signature is a {}, not an object",
+                    other.type_name()
+                )),
             );
         }
     };
     let sig_text = sig_obj.get("sig").and_then(Json::as_str);
     if let Some(p) = sig_text.filter(|s| PLACEHOLDERS.contains(s)) {
         let mut a = auth.with_status("unsigned", Some(format!("placeholder signature {p:?}")));
-        a.notes.push("built but never signed (build() placeholder)".into());
+        a.notes
+            .push("built but never signed (build() placeholder)".into());
         return a;
     }
     let mut auth = auth;
@@ -167,7 +179,9 @@ pub fn authenticate(
     auth.key_id = key_id.map(str::to_string);
     match sig_obj.get("alg").and_then(Json::as_str) {
         Some("ed25519") => {}
-        Some(other) => return auth.with_status("invalid", Some(format!("unsupported alg {other:?}"))),
+        Some(other) => {
+            return auth.with_status("invalid", Some(format!("unsupported alg {other:?}")));
+        }
         None => auth.notes.push("no alg given; ed25519 assumed".into()),
     }
     let Some(sig_text) = sig_text else {
@@ -188,25 +202,36 @@ pub fn authenticate(
         auth.canon = canon.map(Variant::name);
         auth.binding = Some("not-applicable");
         if let Some(v) = canon.filter(|v| *v != Variant::C1) {
-            auth.notes.push(format!("verified only under canonicalisation {}", v.name()));
+            auth.notes
+                .push(format!("verified only under canonicalisation {}", v.name()));
         }
         if record.get("timestamp_proof").is_some() {
-            auth.notes.push("timestamp_proof is not covered by the signature (attached after signing)".into());
+            auth.notes.push(
+                "timestamp_proof is not covered by the signature (attached after signing)".into(),
+            );
             let signed = canonical_bytes_without(&record.json, SIGNED_EXCLUDED, Variant::C1);
             auth.timestamp = timestamp_state(record.obj(), &signed);
         }
         return finish(auth, construction, profile);
     }
-    auth.failures.push(format!("signature does not verify under key {key_id:?} (tried S1, S2)"));
+    auth.failures.push(format!(
+        "signature does not verify under key {key_id:?} (tried S1, S2)"
+    ));
     other_signer(keys, key_id, findings, record, |k| {
         legacy_match(record, chain_bytes, k, &sig, sig_text).is_some()
     });
-    auth.with_status("invalid", Some(format!("signature does not verify under key {key_id:?}")))
+    auth.with_status(
+        "invalid",
+        Some(format!("signature does not verify under key {key_id:?}")),
+    )
 }
 
 fn finish(auth: Authenticity, construction: Construction, profile: Profile) -> Authenticity {
     if profile == Profile::Current && construction.is_legacy() {
-        let reason = format!("{} verified, but only S4 is valid under the current profile", construction.name());
+        let reason = format!(
+            "{} verified, but only S4 is valid under the current profile",
+            construction.name()
+        );
         auth.with_status("unsupported-legacy", Some(reason))
     } else {
         auth.with_status("valid", None)
@@ -224,10 +249,12 @@ fn decode_signature(text: &str, notes: &mut Vec<String>) -> Result<[u8; 64], Str
         notes.extend(d.notes.iter().map(|n| n.to_string()));
         d.bytes
     };
-    bytes
-        .as_slice()
-        .try_into()
-        .map_err(|_| format!("signature is {} bytes, Ed25519 signatures are 64", bytes.len()))
+    bytes.as_slice().try_into().map_err(|_| {
+        format!(
+            "signature is {} bytes, Ed25519 signatures are 64",
+            bytes.len()
+        )
+    })
 }
 
 /// Tries S1 (C1, then C2/C3 when the record has divergence triggers) and S2.
@@ -319,23 +346,35 @@ fn dsse(
     };
     let payload_type = env.get("payloadType").and_then(Json::as_str).unwrap_or("");
     let payload = env.get("payload").and_then(Json::as_str);
-    let sigs = env.get("signatures").and_then(Json::as_array).unwrap_or(&[]);
+    let sigs = env
+        .get("signatures")
+        .and_then(Json::as_array)
+        .unwrap_or(&[]);
     let mut fatal: Vec<String> = Vec::new();
     let mut binding: Vec<String> = Vec::new();
     if payload_type != IN_TOTO_PAYLOAD_TYPE {
-        fatal.push(format!("D1 payloadType is {payload_type:?}, not {IN_TOTO_PAYLOAD_TYPE:?}"));
+        fatal.push(format!(
+            "D1 payloadType is {payload_type:?}, not {IN_TOTO_PAYLOAD_TYPE:?}"
+        ));
     }
     if sigs.len() != 1 {
-        fatal.push(format!("D2 envelope has {} signatures; AEP requires exactly one", sigs.len()));
+        fatal.push(format!(
+            "D2 envelope has {} signatures; AEP requires exactly one",
+            sigs.len()
+        ));
     }
     let env_sig = sigs.first();
     let env_keyid = env_sig.and_then(|s| s.get("keyid")).and_then(Json::as_str);
     let env_sig_text = env_sig.and_then(|s| s.get("sig")).and_then(Json::as_str);
     let outer_sig = record.get("signature").and_then(Json::as_object);
-    let declared = outer_sig.and_then(|s| s.get("key_id")).and_then(Json::as_str);
+    let declared = outer_sig
+        .and_then(|s| s.get("key_id"))
+        .and_then(Json::as_str);
     if let (Some(d), Some(e)) = (declared, env_keyid) {
         if d != e {
-            auth.notes.push(format!("D12 signature.key_id {d:?} differs from envelope keyid {e:?}"));
+            auth.notes.push(format!(
+                "D12 signature.key_id {d:?} differs from envelope keyid {e:?}"
+            ));
             findings.push(Finding {
                 id: "F-KEYID-MISMATCH",
                 severity: Severity::Medium,
@@ -355,14 +394,18 @@ fn dsse(
     };
 
     // D4: the payload decodes to a JSON object.
-    let decoded = payload.ok_or_else(|| "D4 envelope has no payload string".to_string()).and_then(|p| {
-        let d = decode_base64(p).map_err(|e| format!("D4 payload: {e}"))?;
-        auth.notes.extend(d.notes.iter().map(|n| format!("payload: {n}")));
-        Ok(d.bytes)
-    });
+    let decoded = payload
+        .ok_or_else(|| "D4 envelope has no payload string".to_string())
+        .and_then(|p| {
+            let d = decode_base64(p).map_err(|e| format!("D4 payload: {e}"))?;
+            auth.notes
+                .extend(d.notes.iter().map(|n| format!("payload: {n}")));
+            Ok(d.bytes)
+        });
     let statement = decoded.as_ref().map_err(Clone::clone).and_then(|bytes| {
         let text = std::str::from_utf8(bytes).map_err(|_| "D4 payload is not UTF-8".to_string())?;
-        let json = parser::parse(text).map_err(|e| format!("D4 payload is not JSON: {}", e.message))?;
+        let json =
+            parser::parse(text).map_err(|e| format!("D4 payload is not JSON: {}", e.message))?;
         if json.as_object().is_none() {
             return Err("D4 payload is not a JSON object".into());
         }
@@ -380,7 +423,9 @@ fn dsse(
     match (&sig, construction) {
         (Err(e), _) => fatal.push(format!("D3 {e}")),
         (Ok(_), None) => {
-            fatal.push(format!("D3 envelope signature does not verify under key {key_id:?} (tried S4, S3)"));
+            fatal.push(format!(
+                "D3 envelope signature does not verify under key {key_id:?} (tried S4, S3)"
+            ));
             if let (Ok(sig), Ok(body)) = (&sig, &decoded) {
                 other_signer(keys, key_id, findings, record, |k| {
                     dsse_match(k, sig, payload_type, body, payload.unwrap_or("")).is_some()
@@ -408,7 +453,8 @@ fn dsse(
             (Some(m), Some(e)) => {
                 let same_bytes = matches!((decode_base64(m), decode_base64(e)), (Ok(a), Ok(b)) if a.bytes == b.bytes);
                 if same_bytes {
-                    auth.notes.push("D11 mirror signature spelled differently (same bytes)".into());
+                    auth.notes
+                        .push("D11 mirror signature spelled differently (same bytes)".into());
                 } else {
                     binding.push("D11 signature.sig does not mirror the envelope signature".into());
                 }
@@ -419,7 +465,9 @@ fn dsse(
 
     if let Some(ts) = record.get("timestamp_proof") {
         let _ = ts;
-        auth.notes.push("timestamp_proof is not covered by the signature (attached after signing)".into());
+        auth.notes.push(
+            "timestamp_proof is not covered by the signature (attached after signing)".into(),
+        );
         if let Ok(statement) = &statement {
             if let Some(pred) = statement.get("predicate") {
                 auth.timestamp = timestamp_state(record.obj(), &canonical_bytes(pred, Variant::C1));
@@ -471,17 +519,27 @@ fn statement_checks(
 ) {
     let st_type = statement.get("_type").and_then(Json::as_str).unwrap_or("");
     if st_type != STATEMENT_TYPE {
-        fatal.push(format!("D5 statement _type is {st_type:?}, not {STATEMENT_TYPE:?}"));
+        fatal.push(format!(
+            "D5 statement _type is {st_type:?}, not {STATEMENT_TYPE:?}"
+        ));
     }
-    let pred_type = statement.get("predicateType").and_then(Json::as_str).unwrap_or("");
+    let pred_type = statement
+        .get("predicateType")
+        .and_then(Json::as_str)
+        .unwrap_or("");
     if pred_type != PREDICATE_TYPE {
-        fatal.push(format!("D6 predicateType is {pred_type:?}, not {PREDICATE_TYPE:?}"));
+        fatal.push(format!(
+            "D6 predicateType is {pred_type:?}, not {PREDICATE_TYPE:?}"
+        ));
     }
     let subjects = statement.get("subject").and_then(Json::as_array);
     let subject = match subjects {
         Some([one]) => Some(one),
         Some(list) => {
-            fatal.push(format!("D7 statement has {} subjects; exactly one required", list.len()));
+            fatal.push(format!(
+                "D7 statement has {} subjects; exactly one required",
+                list.len()
+            ));
             None
         }
         None => {
@@ -494,13 +552,17 @@ fn statement_checks(
         let name = subject.get("name").and_then(Json::as_str);
         match (name, record.run_id().filter(|r| !r.is_empty())) {
             (Some(n), Some(run)) if n.strip_prefix("urn:wasmagent:run:") == Some(run) => {}
-            (None, _) => binding.push("D8 subject has no name: the attestation is not bound to the run".into()),
+            (None, _) => binding
+                .push("D8 subject has no name: the attestation is not bound to the run".into()),
             (Some(n), run) => binding.push(format!(
                 "D8 subject name {n:?} is not \"urn:wasmagent:run:{}\"",
                 run.unwrap_or("")
             )),
         }
-        let digest = subject.get("digest").and_then(|d| d.get("sha256")).and_then(Json::as_str);
+        let digest = subject
+            .get("digest")
+            .and_then(|d| d.get("sha256"))
+            .and_then(Json::as_str);
         if let Some(pred) = predicate {
             let mut variants = vec![Variant::C1];
             if has_divergence_trigger(pred) {
@@ -511,7 +573,8 @@ fn statement_checks(
                 .find(|v| Some(sha256_hex(&canonical_bytes(pred, *v)).as_str()) == digest);
             match matched {
                 Some(v) => auth.canon = Some(v.name()),
-                None => binding.push("D9 subject digest is not the SHA-256 of the canonical predicate".into()),
+                None => binding
+                    .push("D9 subject digest is not the SHA-256 of the canonical predicate".into()),
             }
         }
     }
@@ -545,7 +608,11 @@ fn statement_checks(
     paths.retain(|p| p != "schema_version" || pred_sv != Some("aep/v0.3"));
     binding.push(format!(
         "D10 outer record differs from the signed predicate at: {}",
-        if paths.is_empty() { "schema_version".to_string() } else { paths.join(", ") }
+        if paths.is_empty() {
+            "schema_version".to_string()
+        } else {
+            paths.join(", ")
+        }
     ));
 }
 
@@ -593,12 +660,20 @@ pub fn diff_paths(a: &Json, b: &Json, path: &str, out: &mut Vec<String>) {
         }
         _ => {
             if canonical_bytes(a, Variant::C1) != canonical_bytes(b, Variant::C1) {
-                out.push(if path.is_empty() { "(root)".into() } else { path.to_string() });
+                out.push(if path.is_empty() {
+                    "(root)".into()
+                } else {
+                    path.to_string()
+                });
             }
         }
     }
 }
 
 fn join(path: &str, key: &str) -> String {
-    if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
 }

@@ -16,7 +16,13 @@ pub struct StructuralViolation {
 
 /// Known `schema_version` values.
 pub const SCHEMA_VERSIONS: [&str; 5] = ["aep/v0.1", "aep/v0.2", "aep/v0.3", "aep/v0.4", "aep/v0.5"];
-const SIDE_EFFECT: &[&str] = &["read", "mutate-local", "mutate-external", "network-egress", "unknown"];
+const SIDE_EFFECT: &[&str] = &[
+    "read",
+    "mutate-local",
+    "mutate-external",
+    "network-egress",
+    "unknown",
+];
 const RECORDING_MODE: &[&str] = &["full", "delta", "validation"];
 const DECISION: &[&str] = &["allow", "deny", "ask_user", "dry_run"];
 const APPROVAL_MODE: &[&str] = &[
@@ -27,8 +33,19 @@ const APPROVAL_MODE: &[&str] = &[
     "re-approval-on-drift",
     "none",
 ];
-const APPROVAL_GRANT: &[&str] = &["one-shot-payload", "bounded-lease", "policy-allow-with-receipt", "none"];
-const APPROVAL_DECISION: &[&str] = &["allow", "deny", "expired", "revoked", "drift-requires-reapproval"];
+const APPROVAL_GRANT: &[&str] = &[
+    "one-shot-payload",
+    "bounded-lease",
+    "policy-allow-with-receipt",
+    "none",
+];
+const APPROVAL_DECISION: &[&str] = &[
+    "allow",
+    "deny",
+    "expired",
+    "revoked",
+    "drift-requires-reapproval",
+];
 const DENY_REASON: &[&str] = &[
     "tool-identity",
     "argument",
@@ -48,7 +65,12 @@ const DIGEST_KIND: &[&str] = &[
     "other",
 ];
 /// Attribution grades, weakest first (aep-fields.md §8).
-pub const BACKING: &[&str] = &["unknown", "operator_asserted", "principal_key_signed", "qualified_signature"];
+pub const BACKING: &[&str] = &[
+    "unknown",
+    "operator_asserted",
+    "principal_key_signed",
+    "qualified_signature",
+];
 const AUTHORITY_ORIGIN: &[&str] = &["subject_consented", "admin_assigned", "org_wide", "unknown"];
 const DRIFT_RESULT: &[&str] = &["matched", "drifted", "not-checked"];
 const PERMISSION_GATE: &[&str] = &["approved", "denied", "auto_approved"];
@@ -78,16 +100,22 @@ impl Checker<'_> {
     }
 
     fn field(&mut self, obj: &Obj, base: &str, key: &str, ty: Ty, required: bool, nullable: bool) {
-        let path = if base.is_empty() { key.to_string() } else { format!("{base}.{key}") };
+        let path = || {
+            if base.is_empty() {
+                key.to_string()
+            } else {
+                format!("{base}.{key}")
+            }
+        };
         let Some(v) = obj.get(key) else {
             if required {
-                self.push(path, "required field is missing");
+                self.push(path(), "required field is missing");
             }
             return;
         };
         if matches!(v, Json::Null) {
             if !(nullable || self.nulls_ok) {
-                self.push(path, "null is not allowed here");
+                self.push(path(), "null is not allowed here");
             }
             return;
         }
@@ -97,7 +125,9 @@ impl Checker<'_> {
             Ty::Bool => matches!(v, Json::Bool(_)),
             Ty::Obj => matches!(v, Json::Object(_)),
             Ty::Arr => matches!(v, Json::Array(_)),
-            Ty::StrArr => v.as_array().is_some_and(|a| a.iter().all(|x| matches!(x, Json::String(_)))),
+            Ty::StrArr => v
+                .as_array()
+                .is_some_and(|a| a.iter().all(|x| matches!(x, Json::String(_)))),
         };
         if !ok {
             let want = match ty {
@@ -108,14 +138,18 @@ impl Checker<'_> {
                 Ty::Arr => "an array",
                 Ty::StrArr => "an array of strings",
             };
-            self.push(path, format!("expected {want}, found {}", v.type_name()));
+            self.push(path(), format!("expected {want}, found {}", v.type_name()));
         }
     }
 
     fn enumeration(&mut self, obj: &Obj, base: &str, key: &str, allowed: &[&str]) {
         if let Some(s) = obj.get(key).and_then(Json::as_str) {
             if !allowed.contains(&s) {
-                let path = if base.is_empty() { key.to_string() } else { format!("{base}.{key}") };
+                let path = if base.is_empty() {
+                    key.to_string()
+                } else {
+                    format!("{base}.{key}")
+                };
                 self.push(path, format!("{s:?} is not one of {}", allowed.join(", ")));
             }
         }
@@ -134,7 +168,10 @@ pub fn check(record: &Record) -> Vec<StructuralViolation> {
     c.field(obj, "", "schema_version", Ty::Str, true, false);
     if let Some(v) = version {
         if !SCHEMA_VERSIONS.contains(&v) {
-            c.push("schema_version".into(), format!("unknown schema_version {v:?}"));
+            c.push(
+                "schema_version".into(),
+                format!("unknown schema_version {v:?}"),
+            );
         }
     }
     c.field(obj, "", "run_id", Ty::Str, true, false);
@@ -156,13 +193,29 @@ pub fn check(record: &Record) -> Vec<StructuralViolation> {
     for key in ["trace_id", "session_id"] {
         c.field(obj, "", key, Ty::Str, false, version == Some("aep/v0.1"));
     }
-    for key in ["parent_trace_id", "mcp_server_card_digest", "prev_record_hash"] {
+    for key in [
+        "parent_trace_id",
+        "mcp_server_card_digest",
+        "prev_record_hash",
+    ] {
         c.field(obj, "", key, Ty::Str, false, true);
     }
-    for key in ["input_refs", "output_refs", "capability_decisions", "actions", "verifier_results"] {
+    for key in [
+        "input_refs",
+        "output_refs",
+        "capability_decisions",
+        "actions",
+        "verifier_results",
+    ] {
         c.field(obj, "", key, Ty::Arr, false, false);
     }
-    for key in ["run_context", "budget_ledger", "timestamp_proof", "dsse_envelope", "argument_drift"] {
+    for key in [
+        "run_context",
+        "budget_ledger",
+        "timestamp_proof",
+        "dsse_envelope",
+        "argument_drift",
+    ] {
         c.field(obj, "", key, Ty::Obj, false, false);
     }
     c.field(obj, "", "signature", Ty::Obj, false, false);
@@ -174,14 +227,20 @@ pub fn check(record: &Record) -> Vec<StructuralViolation> {
     c.enumeration(obj, "", "run_attribution_backing_floor", BACKING);
     if let Some(v) = obj.get("run_attribution_backing_observed") {
         match v.as_array() {
-            None => c.push("run_attribution_backing_observed".into(), "expected an array"),
+            None => c.push(
+                "run_attribution_backing_observed".into(),
+                "expected an array",
+            ),
             Some(items) => {
                 for (i, item) in items.iter().enumerate() {
                     let path = format!("run_attribution_backing_observed[{i}]");
                     match item.as_str() {
                         Some(s) if BACKING.contains(&s) => {
                             if items[..i].iter().any(|p| p.as_str() == Some(s)) {
-                                c.push(path, format!("duplicate grade {s:?} (items must be unique)"));
+                                c.push(
+                                    path,
+                                    format!("duplicate grade {s:?} (items must be unique)"),
+                                );
                             }
                         }
                         _ => c.push(path, "not an attribution grade"),
@@ -193,7 +252,10 @@ pub fn check(record: &Record) -> Vec<StructuralViolation> {
     if let Some(v) = obj.get("authorization_evidence_count") {
         let ok = v.as_f64().is_some_and(|n| n >= 0.0 && n.fract() == 0.0);
         if !ok {
-            c.push("authorization_evidence_count".into(), "must be an integer >= 0");
+            c.push(
+                "authorization_evidence_count".into(),
+                "must be an integer >= 0",
+            );
         }
     }
     if let Some(sig) = obj.get("signature").and_then(Json::as_object) {
@@ -221,7 +283,10 @@ pub fn check(record: &Record) -> Vec<StructuralViolation> {
 
 fn decision(c: &mut Checker<'_>, d: &Json, path: &str) {
     let Some(o) = d.as_object() else {
-        c.push(path.into(), format!("expected an object, found {}", d.type_name()));
+        c.push(
+            path.into(),
+            format!("expected an object, found {}", d.type_name()),
+        );
         return;
     };
     for key in ["capability", "subject", "resource"] {
@@ -251,7 +316,10 @@ fn decision(c: &mut Checker<'_>, d: &Json, path: &str) {
 
 fn action(c: &mut Checker<'_>, a: &Json, path: &str) {
     let Some(o) = a.as_object() else {
-        c.push(path.into(), format!("expected an object, found {}", a.type_name()));
+        c.push(
+            path.into(),
+            format!("expected an object, found {}", a.type_name()),
+        );
         return;
     };
     c.field(o, path, "action_id", Ty::Str, true, false);
@@ -286,14 +354,22 @@ fn action(c: &mut Checker<'_>, a: &Json, path: &str) {
     ] {
         c.field(o, path, key, Ty::StrArr, false, false);
     }
-    for key in ["state_digest_coverage", "argument_drift", "permission_gate", "bounded_lease_evidence"] {
+    for key in [
+        "state_digest_coverage",
+        "argument_drift",
+        "permission_gate",
+        "bounded_lease_evidence",
+    ] {
         c.field(o, path, key, Ty::Obj, false, false);
     }
     c.field(o, path, "capability_decision", Ty::Obj, false, false);
     c.enumeration(o, path, "side_effect_class", SIDE_EFFECT);
     c.enumeration(o, path, "recording_mode", RECORDING_MODE);
     c.enumeration(o, path, "state_digest_kind", DIGEST_KIND);
-    if let Some(d) = o.get("capability_decision").filter(|d| d.as_object().is_some()) {
+    if let Some(d) = o
+        .get("capability_decision")
+        .filter(|d| d.as_object().is_some())
+    {
         decision(c, d, &format!("{path}.capability_decision"));
     }
     if let Some(g) = o.get("permission_gate").and_then(Json::as_object) {

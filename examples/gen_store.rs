@@ -1,0 +1,138 @@
+//! Generates a signed, hash-chained NDJSON evidence store for benchmarks.
+//!
+//! ```text
+//! cargo run --release --example gen_store -- OUT.ndjson [RECORDS]
+//! ```
+//! Writes OUT.ndjson (RECORDS records, default 20000: 3–10 actions each, about 7 % DSSE,
+//! chains of up to 12 records per emitter) and OUT.keys.json with the test key.
+//! Output is deterministic: the same arguments give the same bytes.
+
+use aeplens::model::json::Json;
+use aeplens::verify::sign::{link_to, sign_dsse, sign_legacy, signing_key, to_line};
+use sha2::{Digest, Sha256};
+use std::io::Write;
+
+const KEY_ID: &str = "bench-key-1";
+
+/// A tiny deterministic generator (xorshift), so the store is reproducible.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn digest(rng: &mut Rng) -> String {
+    format!(
+        "sha256:{:016x}{:016x}{:016x}{:016x}",
+        rng.next(),
+        rng.next(),
+        rng.next(),
+        rng.next()
+    )
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let out = args.next().unwrap_or_else(|| {
+        eprintln!("usage: gen_store OUT.ndjson [RECORDS]");
+        std::process::exit(2);
+    });
+    let count: usize = args
+        .next()
+        .map(|n| n.parse().expect("RECORDS is a number"))
+        .unwrap_or(20_000);
+    let seed: [u8; 32] = Sha256::digest(b"aeplens-bench-key").into();
+    let key = signing_key(&seed);
+    let mut rng = Rng(0x9e3779b97f4a7c15);
+    let tools = [
+        "read_file",
+        "write_file",
+        "exec_command",
+        "http_get",
+        "sql_query",
+        "git_push",
+    ];
+    let classes = ["read", "mutate-local", "mutate-external", "network-egress"];
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&out).expect("create output"));
+    let mut previous: Option<Json> = None;
+    let mut t = 1_780_000_000_000u64;
+    for i in 0..count {
+        let chain_pos = i % 12;
+        let run_id = format!("run-bench-{:05}", i / 12);
+        let n_actions = 3 + rng.below(8) as usize;
+        let mut actions = Vec::new();
+        let mut max_rank = 0;
+        for a in 0..n_actions {
+            t += 1 + rng.below(5000);
+            let class_rank = rng.below(4) as usize;
+            max_rank = max_rank.max(class_rank);
+            let tool = tools[rng.below(tools.len() as u64) as usize];
+            let deny = rng.below(20) == 0;
+            actions.push(serde_json::json!({
+                "action_id": format!("act-{i}-{a}"),
+                "tool_name": tool,
+                "state_changing": class_rank != 0,
+                "timestamp_ms": t,
+                "side_effect_class": classes[class_rank],
+                "recording_mode": "validation",
+                "arguments_digest": digest(&mut rng),
+                "result_digest": digest(&mut rng),
+                "outcome": if deny { "denied" } else { "success" },
+                "evidence_refs": [],
+                "capability_decision": {
+                    "capability": tool,
+                    "subject": "agent:deploy-bot",
+                    "resource": format!("res://bench/{}", rng.below(50)),
+                    "decision": if deny { "deny" } else { "allow" },
+                    "reason_code": if deny { "DENY_POLICY" } else { "ALLOW_POLICY" },
+                    "approval_mode": if deny { "policy-deny-with-evidence" } else { "policy-allow-with-receipt" },
+                },
+            }));
+        }
+        let record = serde_json::json!({
+            "schema_version": "aep/v0.5",
+            "run_id": run_id,
+            "user_id": "user:reviewer-7",
+            "created_at_ms": t,
+            "policy_bundle_digest": digest(&mut rng),
+            "tool_manifest_digest": digest(&mut rng),
+            "input_refs": [{ "uri": format!("task:bench/{i}"), "digest": digest(&mut rng), "taint_labels": [] }],
+            "output_refs": [],
+            "capability_decisions": [],
+            "actions": actions,
+            "verifier_results": [],
+            "run_side_effect_class_max": classes[max_rank],
+        });
+        let mut record = Json::from_serde(&record);
+        link_to(
+            &mut record,
+            if chain_pos == 0 {
+                None
+            } else {
+                previous.as_ref()
+            },
+        );
+        if rng.below(100) < 7 {
+            sign_dsse(&mut record, KEY_ID, &key);
+        } else {
+            sign_legacy(&mut record, KEY_ID, &key);
+        }
+        writeln!(file, "{}", to_line(&record)).expect("write");
+        previous = Some(record);
+    }
+    file.flush().expect("flush");
+    let keys = format!(
+        "{{\"{KEY_ID}\": \"{}\"}}\n",
+        aeplens::canon::hex(key.verifying_key().as_bytes())
+    );
+    let keys_path = format!("{}.keys.json", out.trim_end_matches(".ndjson"));
+    std::fs::write(&keys_path, keys).expect("write keys");
+    eprintln!("wrote {count} records to {out} and the key to {keys_path}");
+}

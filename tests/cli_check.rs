@@ -1,0 +1,191 @@
+//! The `check` command as a user runs it: formats, exit codes, stdin, errors.
+
+mod common;
+
+use common::shared;
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn aeplens(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_aeplens"))
+        .args(args)
+        .env_remove("NO_COLOR")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn reference(name: &str) -> String {
+    shared()
+        .join("fixtures/reference")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn json_report_follows_the_contract() {
+    let (code, out, _) = aeplens(&[
+        "check",
+        "--format",
+        "json",
+        "--keys",
+        &reference("keys.json"),
+        &reference("v03.ndjson"),
+    ]);
+    assert_eq!(code, 0);
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["tool"], "aeplens");
+    assert_eq!(doc["inputs"][0]["records"], 11);
+    let r = &doc["records"][0];
+    assert_eq!(r["source"]["line"], 1);
+    assert_eq!(
+        r["canonical_sha256"],
+        "79645d1ee9e18de532f3fa586cfd05e6a739c77e9c07f5bb87cf993b4062c6ee"
+    );
+    for axis in ["structural", "semantic", "authenticity", "chain", "capture"] {
+        assert!(r[axis]["evaluated"].is_boolean(), "{axis}");
+        // Contract rule 2: no status when not evaluated.
+        if r[axis]["evaluated"] == false {
+            assert!(r[axis].get("status").is_none(), "{axis}");
+        }
+    }
+    assert_eq!(r["authenticity"]["construction"], "js-legacy-inline");
+    assert_eq!(r["authenticity"]["ed25519"], "strict");
+    assert_eq!(r["capture"], serde_json::json!({"evaluated": false}));
+    assert_eq!(doc["chains"][0]["status"], "intact");
+    let text = out.to_lowercase();
+    assert!(!text.contains("\"verdict\"") && !text.contains("\"complete\""));
+}
+
+#[test]
+fn exit_codes() {
+    let keys = reference("keys.json");
+    assert_eq!(
+        aeplens(&[
+            "check",
+            "--format",
+            "text",
+            "--keys",
+            &keys,
+            &reference("chain.ndjson")
+        ])
+        .0,
+        0
+    );
+    let (code, out, _) = aeplens(&[
+        "check",
+        "--format",
+        "text",
+        "--keys",
+        &keys,
+        &reference("tampered_chain_swapped.ndjson"),
+    ]);
+    assert_eq!(code, 1);
+    assert!(out.contains("broken at record 7"), "{out}");
+    let (code, _, err) = aeplens(&[
+        "check",
+        "--keys",
+        "/nonexistent/keys.json",
+        &reference("v03.ndjson"),
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("/nonexistent/keys.json"), "{err}");
+    assert_eq!(aeplens(&["check", "--bogus"]).0, 2);
+}
+
+#[test]
+fn key_arguments_and_environment() {
+    let path = reference("v03.ndjson");
+    let pk = "e2fdefe91550de51c255f4430b3c5cdf37f6ffb449e889fd59c884f2e6ddabd0";
+    let (code, out, _) = aeplens(&[
+        "check",
+        "--format",
+        "json",
+        "--key",
+        &format!("fixture-key-1={pk}"),
+        &path,
+    ]);
+    assert_eq!(code, 1, "key-3 record stays unverifiable");
+    assert!(out.contains("\"valid\""));
+    let out = Command::new(env!("CARGO_BIN_EXE_aeplens"))
+        .args(["check", "--format", "json", &reference("chain.ndjson")])
+        .env(
+            "WASMAGENT_AEP_PUBKEY_FIXTURE_KEY_1",
+            "4v3v6RVQ3lHCVfRDCzxc3zf2_7RJ6In9WciE8ubdq9A",
+        )
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
+fn stdin_bad_lines_and_strict() {
+    let good = std::fs::read_to_string(reference("chain.ndjson")).unwrap();
+    let first = good.lines().next().unwrap();
+    let input = format!("{first}\nnot json at all\n{{\"truncated\": ");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["check", "--format", "json", "--keys"];
+        let keys = reference("keys.json");
+        args.push(&keys);
+        args.extend_from_slice(extra);
+        args.push("-");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_aeplens"))
+            .args(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let out = run(&[]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["inputs"][0]["records"], 1);
+    let errors = doc["inputs"][0]["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 2);
+    assert_eq!(errors[0]["line"], 2);
+    assert!(errors[1]["message"].as_str().unwrap().contains("truncated"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("-:3"));
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(run(&["--strict"]).status.code(), Some(2));
+}
+
+#[test]
+fn no_arguments_verifies_the_bundled_demo() {
+    let (code, out, err) = aeplens(&[]);
+    assert!(err.contains("demo incident"), "{err}");
+    assert!(out.contains("run-deploy-0042"), "{out}");
+    assert!(out.contains("broken at record 2"), "{out}");
+    assert_eq!(code, 1, "the demo contains a tampered record");
+}
+
+#[test]
+fn hostile_strings_never_reach_the_terminal_raw() {
+    let dir = std::env::temp_dir().join(format!("aeplens-hostile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("evil.json");
+    std::fs::write(&file, "{\"schema_version\":\"aep/v0.5\",\"run_id\":\"r\\u001b]52;c;aGk=\\u0007\\u001b[2J\",\"created_at_ms\":1,\"x\":1,\"x\":2}").unwrap();
+    let (_, out, _) = aeplens(&["check", "--format", "text", file.to_str().unwrap()]);
+    assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out:?}");
+    assert!(
+        out.contains("F-TERMINAL-CONTROL") && out.contains("F-DUPLICATE-KEY"),
+        "{out}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
