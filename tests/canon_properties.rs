@@ -22,7 +22,7 @@ proptest! {
         let s = js_number(x);
         prop_assert_eq!(s.parse::<f64>().unwrap(), if x == 0.0 { 0.0 } else { x });
         let a = x.abs();
-        if a != 0.0 && (a < 1e-6 || a >= 1e21) {
+        if a != 0.0 && !(1e-6..1e21).contains(&a) {
             prop_assert!(s.contains("e+") || s.contains("e-"), "{} → {}", x, s);
         } else {
             prop_assert!(!s.contains('e'), "{} → {}", x, s);

@@ -116,8 +116,9 @@ fn write_value(value: &Json, variant: Variant, excluded: &[&str], out: &mut Vec<
                 .effective_members()
                 .into_iter()
                 .filter(|(k, _)| {
-                    !(variant == Variant::C1 && k.bytes() == b"__proto__")
-                        && !excluded.iter().any(|x| x.as_bytes() == k.bytes())
+                    let dropped_proto = variant == Variant::C1 && k.bytes() == b"__proto__";
+                    let excluded = excluded.iter().any(|x| x.as_bytes() == k.bytes());
+                    !dropped_proto && !excluded
                 })
                 .collect();
             members.sort_by(|a, b| compare_keys(a.0.bytes(), b.0.bytes(), variant));

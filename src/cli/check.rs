@@ -132,10 +132,11 @@ pub fn text_report(report: &Report) -> String {
             r.semantic.status.unwrap_or("—"),
         );
         let a = &r.authenticity;
-        if a.status != Some("valid") && a.status != Some("unsigned") {
-            if let Some(reason) = &a.reason {
-                let _ = writeln!(s, "    authenticity: {}", sanitize(reason));
-            }
+        if a.status != Some("valid")
+            && a.status != Some("unsigned")
+            && let Some(reason) = &a.reason
+        {
+            let _ = writeln!(s, "    authenticity: {}", sanitize(reason));
         }
         for f in a.failures.iter().skip(1) {
             let _ = writeln!(s, "    authenticity: {}", sanitize(f));

@@ -241,14 +241,13 @@ pub fn parse_input(path: Arc<str>, bytes: &[u8]) -> Input {
         rest_has_content
             && std::str::from_utf8(&body[first..end]).is_ok_and(|t| parser::parse(t).is_ok())
     });
-    if !first_line_complete {
-        if let Ok(text) = std::str::from_utf8(body) {
-            if let Ok(json) = parser::parse(text) {
-                input.format = Format::Object;
-                push_record(&mut input, json, line_of(first), 0);
-                return input;
-            }
-        }
+    if !first_line_complete
+        && let Ok(text) = std::str::from_utf8(body)
+        && let Ok(json) = parser::parse(text)
+    {
+        input.format = Format::Object;
+        push_record(&mut input, json, line_of(first), 0);
+        return input;
     }
     parse_ndjson(&mut input, body);
     input

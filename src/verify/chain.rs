@@ -155,7 +155,7 @@ pub fn check_file(
         }
     }
     let (status, broken_at) = combine(&segments);
-    let evaluated = !(records.len() == 1 && !links[0].0.is_present());
+    let evaluated = records.len() != 1 || links[0].0.is_present();
     (
         FileChain {
             path: path.to_string(),

@@ -80,18 +80,18 @@ fn v1_side_effect_max(record: &Record, out: &mut Out) {
         .actions()
         .map(|a| side_effect_rank(a.side_effect_class()))
         .max();
-    if let Some(max) = max {
-        if side_effect_rank(Some(declared)) != max {
-            out.push(
-                "V1",
-                RuleSeverity::Error,
-                None,
-                format!(
-                    "run_side_effect_class_max={declared}, max(actions)={}",
-                    SIDE_EFFECT_ORDER[max]
-                ),
-            );
-        }
+    if let Some(max) = max
+        && side_effect_rank(Some(declared)) != max
+    {
+        out.push(
+            "V1",
+            RuleSeverity::Error,
+            None,
+            format!(
+                "run_side_effect_class_max={declared}, max(actions)={}",
+                SIDE_EFFECT_ORDER[max]
+            ),
+        );
     }
 }
 
@@ -115,33 +115,33 @@ fn v3_digest_needs_coverage(a: &Action<'_>, out: &mut Out) {
 }
 
 fn v4_deny_reason_only_on_deny(a: &Action<'_>, out: &mut Out) {
-    if let Some(d) = a.decision() {
-        if let Some(class) = d.str_field("deny_reason_class") {
-            if d.outcome() != Some("deny") {
-                out.push(
-                    "V4",
-                    RuleSeverity::Error,
-                    Some(a),
-                    format!(
-                        "deny_reason_class {class:?} on decision {:?}",
-                        d.outcome().unwrap_or("?")
-                    ),
-                );
-            }
-        }
+    if let Some(d) = a.decision()
+        && let Some(class) = d.str_field("deny_reason_class")
+        && d.outcome() != Some("deny")
+    {
+        out.push(
+            "V4",
+            RuleSeverity::Error,
+            Some(a),
+            format!(
+                "deny_reason_class {class:?} on decision {:?}",
+                d.outcome().unwrap_or("?")
+            ),
+        );
     }
 }
 
 fn v5_lease_grant_needs_lease(a: &Action<'_>, out: &mut Out) {
-    if let Some(d) = a.decision() {
-        if d.grant() == Some("bounded-lease") && a.str_field("scope_lease_id").is_none() {
-            out.push(
-                "V5",
-                RuleSeverity::Error,
-                Some(a),
-                "bounded-lease grant without scope_lease_id".into(),
-            );
-        }
+    if let Some(d) = a.decision()
+        && d.grant() == Some("bounded-lease")
+        && a.str_field("scope_lease_id").is_none()
+    {
+        out.push(
+            "V5",
+            RuleSeverity::Error,
+            Some(a),
+            "bounded-lease grant without scope_lease_id".into(),
+        );
     }
 }
 
@@ -149,17 +149,17 @@ fn v15_attribution(record: &Record, out: &mut Out) {
     let mut fail = |m: String| out.push("V15", RuleSeverity::Error, None, m);
     let floor = record.get("run_attribution_backing_floor");
     let observed = record.get("run_attribution_backing_observed");
-    if let Some(v) = record.str_field("attribution_backing") {
-        if !BACKING.contains(&v) {
-            fail(format!(
-                "attribution_backing {v:?} is outside the grade vocabulary"
-            ));
-        }
+    if let Some(v) = record.str_field("attribution_backing")
+        && !BACKING.contains(&v)
+    {
+        fail(format!(
+            "attribution_backing {v:?} is outside the grade vocabulary"
+        ));
     }
-    if let Some(count) = record.get("authorization_evidence_count") {
-        if !count.as_f64().is_some_and(|n| n >= 0.0 && n.fract() == 0.0) {
-            fail("authorization_evidence_count must be a non-negative integer".into());
-        }
+    if let Some(count) = record.get("authorization_evidence_count")
+        && !count.as_f64().is_some_and(|n| n >= 0.0 && n.fract() == 0.0)
+    {
+        fail("authorization_evidence_count must be a non-negative integer".into());
     }
     match (floor, observed) {
         (None, None) => {}
@@ -219,15 +219,15 @@ fn v16_ids_and_parents(record: &Record, out: &mut Out) {
     let actions: Vec<Action<'_>> = record.actions().collect();
     let mut parent_of: HashMap<&str, Option<&str>> = HashMap::with_capacity(actions.len());
     for a in &actions {
-        if let Some(id) = a.id() {
-            if parent_of.insert(id, a.parent()).is_some() {
-                out.push(
-                    "V16",
-                    RuleSeverity::Error,
-                    Some(a),
-                    format!("action_id {id:?} repeats within the record"),
-                );
-            }
+        if let Some(id) = a.id()
+            && parent_of.insert(id, a.parent()).is_some()
+        {
+            out.push(
+                "V16",
+                RuleSeverity::Error,
+                Some(a),
+                format!("action_id {id:?} repeats within the record"),
+            );
         }
     }
     for a in &actions {
@@ -283,5 +283,132 @@ fn v16_ids_and_parents(record: &Record, out: &mut Out) {
             }
         }
         done.extend(path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::parse_input;
+
+    fn rules(record: &str) -> Vec<(&'static str, RuleSeverity)> {
+        let input = parse_input("t".into(), record.as_bytes());
+        check(&input.records[0])
+            .into_iter()
+            .map(|v| (v.rule, v.severity))
+            .collect()
+    }
+
+    fn with_actions(extra: &str, actions: &str) -> String {
+        format!(
+            r#"{{"schema_version":"aep/v0.3","run_id":"r","created_at_ms":1{extra},"actions":[{actions}]}}"#
+        )
+    }
+
+    const READ: &str = r#"{"action_id":"a","tool_name":"t","state_changing":false,"timestamp_ms":1,"side_effect_class":"read"}"#;
+
+    #[test]
+    fn v1_side_effect_max() {
+        assert!(
+            rules(&with_actions(
+                r#","run_side_effect_class_max":"read""#,
+                READ
+            ))
+            .is_empty()
+        );
+        assert_eq!(
+            rules(&with_actions(
+                r#","run_side_effect_class_max":"unknown""#,
+                READ
+            )),
+            vec![("V1", RuleSeverity::Error)]
+        );
+    }
+
+    #[test]
+    fn v3_digests_need_kind_and_coverage() {
+        let bare = r#"{"action_id":"a","tool_name":"t","state_changing":true,"timestamp_ms":1,"post_state_digest":"x"}"#;
+        assert_eq!(
+            rules(&with_actions("", bare)),
+            vec![("V3", RuleSeverity::Error)]
+        );
+        let full = r#"{"action_id":"a","tool_name":"t","state_changing":true,"timestamp_ms":1,"post_state_digest":"x","state_digest_kind":"git-tree","state_digest_coverage":{}}"#;
+        assert!(rules(&with_actions("", full)).is_empty());
+    }
+
+    #[test]
+    fn v4_and_v5_on_decisions() {
+        let allow_with_reason = r#"{"action_id":"a","tool_name":"t","state_changing":true,"timestamp_ms":1,"capability_decision":{"capability":"c","subject":"s","resource":"r","decision":"allow","deny_reason_class":"argument"}}"#;
+        assert_eq!(
+            rules(&with_actions("", allow_with_reason)),
+            vec![("V4", RuleSeverity::Error)]
+        );
+        let deny_with_reason = allow_with_reason.replace("\"allow\"", "\"deny\"");
+        assert!(rules(&with_actions("", &deny_with_reason)).is_empty());
+        let lease = r#"{"action_id":"a","tool_name":"t","state_changing":true,"timestamp_ms":1,"capability_decision":{"capability":"c","subject":"s","resource":"r","decision":"allow","approval_mode":"bounded-lease"}}"#;
+        assert_eq!(
+            rules(&with_actions("", lease)),
+            vec![("V5", RuleSeverity::Error)]
+        );
+        let leased = lease.replace(
+            "\"timestamp_ms\":1,",
+            "\"timestamp_ms\":1,\"scope_lease_id\":\"l\",",
+        );
+        assert!(rules(&with_actions("", &leased)).is_empty());
+    }
+
+    #[test]
+    fn v15_attribution() {
+        let ok = r#","run_attribution_backing_floor":"operator_asserted","run_attribution_backing_observed":["operator_asserted","principal_key_signed"]"#;
+        assert!(rules(&with_actions(ok, READ)).is_empty());
+        for bad in [
+            r#","run_attribution_backing_floor":"principal_key_signed","run_attribution_backing_observed":["operator_asserted","principal_key_signed"]"#,
+            r#","run_attribution_backing_floor":"unknown","run_attribution_backing_observed":["operator_asserted"]"#,
+            r#","run_attribution_backing_floor":"unknown""#,
+            r#","run_attribution_backing_observed":["unknown"]"#,
+            r#","run_attribution_backing_floor":"unknown","run_attribution_backing_observed":[]"#,
+            r#","authorization_evidence_count":-1"#,
+        ] {
+            assert!(
+                rules(&with_actions(bad, READ)).contains(&("V15", RuleSeverity::Error)),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn v16_ids_parents_and_cycles() {
+        let act = |id: &str, parent: &str| {
+            format!(
+                r#"{{"action_id":"{id}","tool_name":"t","state_changing":false,"timestamp_ms":1,"parent_action_id":"{parent}"}}"#
+            )
+        };
+        assert_eq!(
+            rules(&with_actions("", &act("a", "a"))),
+            vec![("V16", RuleSeverity::Error)]
+        );
+        assert_eq!(
+            rules(&with_actions("", &act("a", "zz"))),
+            vec![("V16", RuleSeverity::Warning)]
+        );
+        let cycle = format!("{},{},{}", act("a", "b"), act("b", "c"), act("c", "a"));
+        assert_eq!(
+            rules(&with_actions("", &cycle)),
+            vec![("V16", RuleSeverity::Error)]
+        );
+        let dup = format!("{READ},{READ}");
+        assert_eq!(
+            rules(&with_actions("", &dup)),
+            vec![("V16", RuleSeverity::Error)]
+        );
+        let chain: Vec<String> = (0..50_000)
+            .map(|i| act(&format!("n{i}"), &format!("n{}", i + 1)))
+            .collect();
+        let long = rules(&with_actions("", &chain.join(",")));
+        assert_eq!(
+            long,
+            vec![("V16", RuleSeverity::Warning)],
+            "a long parent chain is linear and ends dangling"
+        );
     }
 }

@@ -370,12 +370,13 @@ fn dsse(
     let declared = outer_sig
         .and_then(|s| s.get("key_id"))
         .and_then(Json::as_str);
-    if let (Some(d), Some(e)) = (declared, env_keyid) {
-        if d != e {
-            auth.notes.push(format!(
-                "D12 signature.key_id {d:?} differs from envelope keyid {e:?}"
-            ));
-            findings.push(Finding {
+    if let (Some(d), Some(e)) = (declared, env_keyid)
+        && d != e
+    {
+        auth.notes.push(format!(
+            "D12 signature.key_id {d:?} differs from envelope keyid {e:?}"
+        ));
+        findings.push(Finding {
                 id: "F-KEYID-MISMATCH",
                 severity: Severity::Medium,
                 run_id: record.run_id().map(str::to_string),
@@ -383,7 +384,6 @@ fn dsse(
                 message: format!("signature.key_id {d:?} differs from the envelope keyid {e:?}; the declared key decides"),
                 evidence: serde_json::json!({ "signature.key_id": d, "envelope.keyid": e }),
             });
-        }
     }
     let Some(key_id) = declared.or(env_keyid) else {
         return auth.not_evaluated("no key id in signature or envelope");
@@ -468,10 +468,10 @@ fn dsse(
         auth.notes.push(
             "timestamp_proof is not covered by the signature (attached after signing)".into(),
         );
-        if let Ok(statement) = &statement {
-            if let Some(pred) = statement.get("predicate") {
-                auth.timestamp = timestamp_state(record.obj(), &canonical_bytes(pred, Variant::C1));
-            }
+        if let Ok(statement) = &statement
+            && let Some(pred) = statement.get("predicate")
+        {
+            auth.timestamp = timestamp_state(record.obj(), &canonical_bytes(pred, Variant::C1));
         }
     }
 

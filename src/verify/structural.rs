@@ -143,15 +143,15 @@ impl Checker<'_> {
     }
 
     fn enumeration(&mut self, obj: &Obj, base: &str, key: &str, allowed: &[&str]) {
-        if let Some(s) = obj.get(key).and_then(Json::as_str) {
-            if !allowed.contains(&s) {
-                let path = if base.is_empty() {
-                    key.to_string()
-                } else {
-                    format!("{base}.{key}")
-                };
-                self.push(path, format!("{s:?} is not one of {}", allowed.join(", ")));
-            }
+        if let Some(s) = obj.get(key).and_then(Json::as_str)
+            && !allowed.contains(&s)
+        {
+            let path = if base.is_empty() {
+                key.to_string()
+            } else {
+                format!("{base}.{key}")
+            };
+            self.push(path, format!("{s:?} is not one of {}", allowed.join(", ")));
         }
     }
 }
@@ -166,13 +166,13 @@ pub fn check(record: &Record) -> Vec<StructuralViolation> {
         nulls_ok: version == Some("aep/v0.1"),
     };
     c.field(obj, "", "schema_version", Ty::Str, true, false);
-    if let Some(v) = version {
-        if !SCHEMA_VERSIONS.contains(&v) {
-            c.push(
-                "schema_version".into(),
-                format!("unknown schema_version {v:?}"),
-            );
-        }
+    if let Some(v) = version
+        && !SCHEMA_VERSIONS.contains(&v)
+    {
+        c.push(
+            "schema_version".into(),
+            format!("unknown schema_version {v:?}"),
+        );
     }
     c.field(obj, "", "run_id", Ty::Str, true, false);
     c.field(obj, "", "created_at_ms", Ty::Num, true, false);

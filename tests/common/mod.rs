@@ -3,7 +3,7 @@
 
 use aeplens::load::load_paths;
 use aeplens::verify::{Keyring, Options, Report, verify_inputs};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// `../shared` beside the project root.
 pub fn shared() -> PathBuf {
@@ -11,20 +11,20 @@ pub fn shared() -> PathBuf {
 }
 
 /// Reads a JSON file with serde_json.
-pub fn read_json(path: &PathBuf) -> serde_json::Value {
+pub fn read_json(path: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap()
 }
 
 /// Loads a keyring file without consulting the environment.
-pub fn keyring(path: &PathBuf) -> Keyring {
+pub fn keyring(path: &Path) -> Keyring {
     let mut k = Keyring::default();
     k.add_file(path.to_str().unwrap()).unwrap();
     k
 }
 
 /// Loads and verifies one path.
-pub fn verify_path(path: &PathBuf, keys: &Keyring) -> Report {
+pub fn verify_path(path: &Path, keys: &Keyring) -> Report {
     let inputs = load_paths(&[path.display().to_string()]);
     verify_inputs(inputs, keys, &Options::default())
 }
