@@ -463,8 +463,7 @@ fn dsse(
         }
     }
 
-    if let Some(ts) = record.get("timestamp_proof") {
-        let _ = ts;
+    if record.get("timestamp_proof").is_some() {
         auth.notes.push(
             "timestamp_proof is not covered by the signature (attached after signing)".into(),
         );
