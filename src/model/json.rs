@@ -163,6 +163,22 @@ impl Json {
         }
     }
 
+    /// A copy of an object without the top-level keys in `excluded` (other values as is).
+    pub fn without(&self, excluded: &[&str]) -> Json {
+        match self {
+            Json::Object(o) => Json::Object(Obj {
+                members: o
+                    .members
+                    .iter()
+                    .filter(|(k, _)| !excluded.iter().any(|x| x.as_bytes() == k.bytes()))
+                    .cloned()
+                    .collect(),
+                has_duplicates: o.has_duplicates,
+            }),
+            other => other.clone(),
+        }
+    }
+
     /// Converts to a `serde_json::Value` for output (lone surrogates become U+FFFD,
     /// non-finite numbers become null, duplicates resolve last-wins).
     pub fn to_serde(&self) -> serde_json::Value {

@@ -58,11 +58,7 @@ pub fn sign_legacy(record: &mut Json, key_id: &str, key: &SigningKey) {
 /// the statement is written canonically, PAE covers the decoded payload bytes, and
 /// `signature` mirrors the envelope signature.
 pub fn sign_dsse(record: &mut Json, key_id: &str, key: &SigningKey) {
-    let predicate = {
-        let bytes = canonical_bytes_without(record, SIGNED_EXCLUDED, Variant::C1);
-        crate::load::parser::parse(std::str::from_utf8(&bytes).unwrap_or("{}"))
-            .unwrap_or(Json::Null)
-    };
+    let predicate = record.without(SIGNED_EXCLUDED);
     let run_id = record
         .get("run_id")
         .and_then(Json::as_str)

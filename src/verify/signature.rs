@@ -267,10 +267,11 @@ fn legacy_match(
 ) -> Option<(Construction, Option<Variant>)> {
     if !is_hex_signature(sig_text) {
         let has_proof = record.get("timestamp_proof").is_some();
-        let c1 = if has_proof {
-            canonical_bytes_without(&record.json, SIGNED_EXCLUDED, Variant::C1)
+        // Without a timestamp proof the S1 message is exactly the chain bytes.
+        let c1: std::borrow::Cow<'_, [u8]> = if has_proof {
+            canonical_bytes_without(&record.json, SIGNED_EXCLUDED, Variant::C1).into()
         } else {
-            chain_bytes.to_vec()
+            chain_bytes.into()
         };
         if verify_strict(key, &c1, sig) {
             return Some((Construction::JsLegacyInline, Some(Variant::C1)));
@@ -602,7 +603,7 @@ fn statement_checks(
         }
     }
     let mut paths = Vec::new();
-    let outer_json = strip(&record.json, SIGNED_EXCLUDED);
+    let outer_json = record.json.without(SIGNED_EXCLUDED);
     diff_paths(pred, &outer_json, "", &mut paths);
     paths.retain(|p| p != "schema_version" || pred_sv != Some("aep/v0.3"));
     binding.push(format!(
@@ -613,21 +614,6 @@ fn statement_checks(
             paths.join(", ")
         }
     ));
-}
-
-fn strip(record: &Json, excluded: &[&str]) -> Json {
-    match record {
-        Json::Object(o) => Json::Object(Obj {
-            members: o
-                .members
-                .iter()
-                .filter(|(k, _)| !excluded.iter().any(|x| x.as_bytes() == k.bytes()))
-                .cloned()
-                .collect(),
-            has_duplicates: o.has_duplicates,
-        }),
-        other => other.clone(),
-    }
 }
 
 /// JSON paths where two values differ canonically (at most 20).
