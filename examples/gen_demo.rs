@@ -141,7 +141,11 @@ fn main() {
     sign_legacy(&mut run2, KEY_ID, &key);
     writeln!(out, "{}", to_line(&run2)).unwrap();
 
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo");
+    // An output directory may be given (tests regenerate into a temporary one).
+    let dir = std::env::args()
+        .nth(1)
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo"));
     std::fs::create_dir_all(dir.join("evidence")).unwrap();
     std::fs::write(dir.join("evidence/incident.ndjson"), out).unwrap();
     let keys = format!(

@@ -1,9 +1,11 @@
 //! `aeplens check`: verify evidence and print a table or the JSON report.
 
 use super::{CheckArgs, Format, ProfileArg};
-use crate::load::load_paths;
+use crate::analysis::evidence::Evidence;
+use crate::analysis::lease::SuppliedLeases;
+use crate::load::{Corpus, load_paths};
 use crate::model::text::sanitize;
-use crate::verify::{Options, Profile, Report, verify_inputs};
+use crate::verify::{Options, Profile, Report};
 use std::io::{IsTerminal, Write};
 
 /// Runs `check`; returns the exit code.
@@ -15,15 +17,15 @@ pub fn run(args: &CheckArgs) -> i32 {
             return 2;
         }
     };
-    let inputs = load_paths(&args.paths);
-    let load_errors: usize = inputs.iter().map(|i| i.errors.len()).sum();
+    let corpus = Corpus::new(load_paths(&args.paths));
+    let load_errors = corpus.errors().count();
     let options = Options {
         profile: match args.profile {
             ProfileArg::Forensic => Profile::Forensic,
             ProfileArg::Current => Profile::Current,
         },
     };
-    let report = verify_inputs(inputs, &keys, &options);
+    let report = Evidence::open(corpus, &keys, &options, &SuppliedLeases::default()).report;
     let format = args.format.unwrap_or(if std::io::stdout().is_terminal() {
         Format::Text
     } else {

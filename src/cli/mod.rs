@@ -1,6 +1,7 @@
 //! The command line: argument definitions and the non-interactive commands.
 
 pub mod check;
+pub mod report;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -46,6 +47,86 @@ error-severity violation exists; 1 otherwise; 2 for usage or I/O errors (and, wi
 for any load error)."
     )]
     Check(CheckArgs),
+    /// List findings: what a post-incident reviewer is hunting for.
+    #[command(
+        long_about = "List every finding — drift executed, execution after deny, actions outside \
+their lease, state gaps, rewritten snapshots, invalid signatures, invariant violations — sorted \
+by severity, then time. Each names its run, actions and the fields that prove it."
+    )]
+    Findings(FindingsArgs),
+    /// Show one action: authority available vs exercised, drift, lease and digest badges.
+    #[command(
+        long_about = "Show one action as the three post-run questions answer it: what authority \
+was available, what authority was exercised, and what changed between approval and execution \
+(argument drift, lease window, re-approval), plus the comparability badge of each state digest."
+    )]
+    Show(ShowArgs),
+    /// Denied→re-approved chains and causal chains as indented trees.
+    Chains(ChainsArgs),
+    /// One decision-envelope JSON object per action (NDJSON), as analysis-rules §8 projects it.
+    Envelope(EvidenceArgs),
+}
+
+/// Evidence to open, shared by the analysis commands.
+#[derive(Args, Debug, Clone)]
+pub struct EvidenceArgs {
+    #[command(flatten)]
+    pub keys: KeyArgs,
+    /// Lease file (the gateway's ScopeLease / ApprovalReceipt JSON: one object, an array or
+    /// NDJSON) to check lease windows against. Repeatable.
+    #[arg(long = "leases", value_name = "FILE")]
+    pub leases: Vec<String>,
+    /// Evidence files, directories, or - for stdin.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<String>,
+}
+
+/// Arguments of `findings`.
+#[derive(Args, Debug)]
+pub struct FindingsArgs {
+    #[command(flatten)]
+    pub evidence: EvidenceArgs,
+    /// Output format [default: text on a terminal, json otherwise]
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+    /// Only findings at least this severe.
+    #[arg(long, value_enum, default_value = "info")]
+    pub min_severity: SeverityArg,
+}
+
+/// Arguments of `show`.
+#[derive(Args, Debug)]
+pub struct ShowArgs {
+    /// The action_id to show.
+    #[arg(value_name = "ACTION_ID")]
+    pub action_id: String,
+    /// The run the action belongs to, when the id occurs in several runs.
+    #[arg(long = "run", value_name = "RUN_ID")]
+    pub run: Option<String>,
+    #[command(flatten)]
+    pub evidence: EvidenceArgs,
+    /// Output format [default: text on a terminal, json otherwise]
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+}
+
+/// Arguments of `chains`.
+#[derive(Args, Debug)]
+pub struct ChainsArgs {
+    #[command(flatten)]
+    pub evidence: EvidenceArgs,
+    /// Output format [default: text on a terminal, json otherwise]
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+}
+
+/// A minimum severity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SeverityArg {
+    High,
+    Medium,
+    Low,
+    Info,
 }
 
 /// Output format.
@@ -115,6 +196,10 @@ impl KeyArgs {
 pub fn run(cli: Cli) -> i32 {
     match cli.command {
         Some(Command::Check(args)) => check::run(&args),
+        Some(Command::Findings(args)) => report::findings(&args),
+        Some(Command::Show(args)) => report::show(&args),
+        Some(Command::Chains(args)) => report::chains(&args),
+        Some(Command::Envelope(args)) => report::envelope(&args),
         None => {
             eprintln!(
                 "aeplens: this is the bundled demo incident ({DEMO_EVIDENCE}), signed with a public test key.\n\

@@ -85,6 +85,61 @@ impl Input {
     }
 }
 
+/// Every loaded input, with its records addressable by one flat index (input order,
+/// then file order) — the index `verify` results and `analysis` nodes use.
+#[derive(Clone, Debug, Default)]
+pub struct Corpus {
+    pub inputs: Vec<Input>,
+    /// Flat index of each input's first record.
+    starts: Vec<usize>,
+}
+
+impl Corpus {
+    /// Indexes the records of `inputs`.
+    pub fn new(inputs: Vec<Input>) -> Corpus {
+        let mut starts = Vec::with_capacity(inputs.len());
+        let mut n = 0;
+        for i in &inputs {
+            starts.push(n);
+            n += i.records.len();
+        }
+        Corpus { inputs, starts }
+    }
+
+    /// Number of records.
+    pub fn len(&self) -> usize {
+        self.starts.last().copied().unwrap_or(0) + self.inputs.last().map_or(0, |i| i.records.len())
+    }
+
+    /// True when no record loaded.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The record at a flat index.
+    pub fn record(&self, index: usize) -> &Record {
+        let input = self.input_of(index);
+        &self.inputs[input].records[index - self.starts[input]]
+    }
+
+    /// The position in `inputs` of the input holding a record.
+    pub fn input_of(&self, index: usize) -> usize {
+        self.starts
+            .partition_point(|&s| s <= index)
+            .saturating_sub(1)
+    }
+
+    /// Every record in flat-index order.
+    pub fn records(&self) -> impl Iterator<Item = &Record> {
+        self.inputs.iter().flat_map(|i| i.records.iter())
+    }
+
+    /// Every load error.
+    pub fn errors(&self) -> impl Iterator<Item = &LoadError> {
+        self.inputs.iter().flat_map(|i| i.errors.iter())
+    }
+}
+
 /// File names picked up when walking a directory.
 fn is_evidence_file(path: &Path) -> bool {
     let name = path

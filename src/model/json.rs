@@ -226,3 +226,50 @@ impl Json {
         }
     }
 }
+
+/// JSON output of a stored value: member order kept, the last of repeated keys (what
+/// `Obj::get` reads), integers written without a fraction, invalid UTF-16 replaced.
+impl serde::Serialize for Json {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self {
+            Json::Null => s.serialize_unit(),
+            Json::Bool(b) => s.serialize_bool(*b),
+            Json::Number(n)
+                if n.value.fract() == 0.0 && n.value.abs() < 9.007_199_254_740_992e15 =>
+            {
+                s.serialize_i64(n.value as i64)
+            }
+            Json::Number(n) if n.value.is_finite() => s.serialize_f64(n.value),
+            Json::Number(_) => s.serialize_unit(),
+            Json::String(v) => s.serialize_str(&v.lossy()),
+            Json::Array(items) => {
+                let mut seq = s.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(item)?;
+                }
+                seq.end()
+            }
+            Json::Object(o) => {
+                let members = o.effective_members();
+                let mut map = s.serialize_map(Some(members.len()))?;
+                for (k, v) in members {
+                    map.serialize_entry(&*k.lossy(), v)?;
+                }
+                map.end()
+            }
+        }
+    }
+}
+
+/// Serialises an optional number the way JSON writers do: integers without a fraction
+/// (serde would write `1773480418600.0` for an `f64`).
+pub fn opt_number<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(x) if x.fract() == 0.0 && x.abs() < 9.007_199_254_740_992e15 => {
+            s.serialize_i64(*x as i64)
+        }
+        Some(x) if x.is_finite() => s.serialize_f64(*x),
+        _ => s.serialize_none(),
+    }
+}

@@ -4,9 +4,11 @@
 //! accessors below read fields without copying, so canonical bytes are always computed
 //! from exactly what was stored.
 
+pub mod drift;
 pub mod finding;
 pub mod json;
 pub mod text;
+pub mod time;
 
 use json::{Json, Obj};
 use std::sync::Arc;
@@ -122,6 +124,15 @@ impl Record {
             .unwrap_or(&[])
             .iter()
             .filter_map(|a| a.as_object().map(Action))
+    }
+
+    /// The action at a position of the `actions` array, when it is an object.
+    pub fn action_at(&self, pos: usize) -> Option<Action<'_>> {
+        self.get("actions")
+            .and_then(Json::as_array)
+            .and_then(|a| a.get(pos))
+            .and_then(Json::as_object)
+            .map(Action)
     }
 
     /// The record-level `capability_decisions` list.

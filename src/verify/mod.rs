@@ -128,7 +128,7 @@ pub struct Report {
 }
 
 /// Verifies every record of every input.
-pub fn verify_inputs(inputs: Vec<Input>, keys: &Keyring, options: &Options) -> Report {
+pub fn verify_inputs(inputs: &[Input], keys: &Keyring, options: &Options) -> Report {
     let all: Vec<(&Input, &Record)> = inputs
         .iter()
         .flat_map(|i| i.records.iter().map(move |r| (i, r)))
@@ -139,7 +139,7 @@ pub fn verify_inputs(inputs: Vec<Input>, keys: &Keyring, options: &Options) -> R
         .collect();
     let mut chains = Vec::new();
     let mut offset = 0;
-    for input in &inputs {
+    for input in inputs {
         let n = input.records.len();
         let slice = &mut records[offset..offset + n];
         let refs: Vec<&Record> = input.records.iter().collect();

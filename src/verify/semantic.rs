@@ -2,6 +2,7 @@
 //! decided from one record. Each violation carries its rule id.
 
 use super::structural::BACKING;
+use crate::model::drift::{Binding, Drift, DriftResult};
 use crate::model::json::Json;
 use crate::model::{Action, Record, SIDE_EFFECT_ORDER, side_effect_rank};
 use serde::Serialize;
@@ -52,6 +53,10 @@ pub fn check(record: &Record) -> Vec<Violation> {
         v3_digest_needs_coverage(&a, &mut out);
         v4_deny_reason_only_on_deny(&a, &mut out);
         v5_lease_grant_needs_lease(&a, &mut out);
+        v2_state_changing_matches_class(&a, &mut out);
+        v6_v7_lease_evidence(&a, &mut out);
+        v8_to_v11_drift_and_grant(record, &a, &mut out);
+        v13_v14_coverage(&a, &mut out);
     }
     for d in record.decisions() {
         if d.str_field("deny_reason_class").is_some() && d.outcome() != Some("deny") {
@@ -69,7 +74,263 @@ pub fn check(record: &Record) -> Vec<Violation> {
     }
     v15_attribution(record, &mut out);
     v16_ids_and_parents(record, &mut out);
+    v12_v18_parent_child(record, &mut out);
     out.0
+}
+
+/// Marks rules over RFC-proposed fields (analysis-rules §5).
+const RFC_FINAL: &str = " (RFC v0.3 final shape)";
+
+/// 2001-01-01T00:00:00Z: earlier action times come from the `performance.now()` bug.
+pub const PLAUSIBLE_EPOCH_MS: f64 = 978_307_200_000.0;
+
+fn v2_state_changing_matches_class(a: &Action<'_>, out: &mut Out) {
+    if let (Some(changing), Some(class)) = (
+        a.get("state_changing").and_then(Json::as_bool),
+        a.side_effect_class(),
+    ) && changing != (class != "read")
+    {
+        out.push(
+            "V2",
+            RuleSeverity::Warning,
+            Some(a),
+            format!("state_changing={changing} but side_effect_class={class:?}"),
+        );
+    }
+}
+
+fn v6_v7_lease_evidence(a: &Action<'_>, out: &mut Out) {
+    let Some(ev) = a.get("bounded_lease_evidence") else {
+        return;
+    };
+    let grant = a.decision().and_then(|d| d.grant());
+    if grant != Some("bounded-lease") {
+        out.push(
+            "V6",
+            RuleSeverity::Error,
+            Some(a),
+            format!(
+                "bounded_lease_evidence under grant {:?}, not bounded-lease{RFC_FINAL}",
+                grant.unwrap_or("none recorded")
+            ),
+        );
+    }
+    let lease_id = ev.get("lease_id").and_then(Json::as_str);
+    if lease_id != a.str_field("scope_lease_id") {
+        out.push(
+            "V6",
+            RuleSeverity::Error,
+            Some(a),
+            format!(
+                "bounded_lease_evidence.lease_id {lease_id:?} differs from scope_lease_id {:?}{RFC_FINAL}",
+                a.str_field("scope_lease_id")
+            ),
+        );
+    }
+    let n = |k: &str| ev.get(k).and_then(Json::as_f64);
+    if let (Some(granted), Some(expires)) = (n("lease_granted_at_ms"), n("lease_expires_at_ms")) {
+        if expires <= granted {
+            out.push(
+                "V7",
+                RuleSeverity::Error,
+                Some(a),
+                format!(
+                    "lease expires at {expires} ms, not after its grant at {granted} ms{RFC_FINAL}"
+                ),
+            );
+        }
+        if let Some(duration) = n("lease_duration_ms")
+            && duration != expires - granted
+        {
+            out.push(
+                "V7",
+                RuleSeverity::Error,
+                Some(a),
+                format!(
+                    "lease_duration_ms {duration} ≠ expires − granted = {}{RFC_FINAL}",
+                    expires - granted
+                ),
+            );
+        }
+    }
+}
+
+fn v8_to_v11_drift_and_grant(record: &Record, a: &Action<'_>, out: &mut Out) {
+    let drift = Drift::of(record, a);
+    let decision = a.decision();
+    if drift.binding == Binding::Mismatch {
+        out.push(
+            "V8",
+            RuleSeverity::Error,
+            Some(a),
+            format!(
+                "argument_drift.approval_or_lease_id {:?} is not the authority artifact {:?}{RFC_FINAL}",
+                drift.bound_to.unwrap_or(""),
+                drift.expected_binding.unwrap_or("(none recorded)")
+            ),
+        );
+    }
+    if let Some(grant) = decision.and_then(|d| d.str_field("approval_grant"))
+        && grant != "none"
+        && a.get("argument_drift").is_none()
+    {
+        out.push(
+            "V9",
+            RuleSeverity::Error,
+            Some(a),
+            format!("grant {grant:?} without argument_drift: the check must be explicit (not-checked){RFC_FINAL}"),
+        );
+    }
+    let denied_drift = match drift.dialect {
+        Some("RFC-final") => drift.result == DriftResult::Drifted,
+        Some("JS v0.3") => drift.reason == Some("denied"),
+        _ => false,
+    };
+    if denied_drift && decision.and_then(|d| d.outcome()) != Some("deny") {
+        out.push(
+            "V10",
+            RuleSeverity::Error,
+            Some(a),
+            format!(
+                "drift {} sits on decision {:?}, not deny",
+                if drift.dialect == Some("RFC-final") {
+                    "result drifted"
+                } else {
+                    "resolution denied"
+                },
+                decision
+                    .and_then(|d| d.outcome())
+                    .unwrap_or("(none recorded)")
+            ),
+        );
+    }
+    if let Some(Json::Object(o)) = a.get("argument_drift") {
+        let resolution = o
+            .get("resolution")
+            .or_else(|| o.get("result"))
+            .and_then(Json::as_str);
+        if o.get("detected").and_then(Json::as_bool) == Some(true) && resolution == Some("matched")
+        {
+            out.push(
+                "V10",
+                RuleSeverity::Error,
+                Some(a),
+                "argument_drift detected=true with resolution matched is contradictory".into(),
+            );
+        }
+        if resolution == Some("matched")
+            && let (Some(x), Some(y)) = (drift.approved_digest, drift.observed_digest)
+            && x != y
+        {
+            out.push(
+                "V10",
+                RuleSeverity::Error,
+                Some(a),
+                format!("drift says matched but approved {x} ≠ observed {y}"),
+            );
+        }
+    }
+    if decision.and_then(|d| d.grant()) == Some("one-shot-payload")
+        && a.str_field("approval_context_hash").is_none()
+    {
+        out.push(
+            "V11",
+            RuleSeverity::Warning,
+            Some(a),
+            "one-shot-payload grant without approval_context_hash".into(),
+        );
+    }
+}
+
+fn v13_v14_coverage(a: &Action<'_>, out: &mut Out) {
+    let cov = a.get("state_digest_coverage").and_then(Json::as_object);
+    let field = |k: &str| cov.and_then(|c| c.get(k)).and_then(Json::as_str);
+    match a.str_field("state_digest_kind") {
+        Some("other") => {
+            let namespaced = field("other_kind").is_some_and(|k| k.contains('.'));
+            if !namespaced || field("coverage_schema_version").is_none() {
+                out.push(
+                    "V13",
+                    RuleSeverity::Warning,
+                    Some(a),
+                    "other coverage needs a namespaced other_kind and a coverage_schema_version"
+                        .into(),
+                );
+            }
+        }
+        Some("memory-bag" | "kv-snapshot")
+            if field("durable_vs_scratch") == Some("mixed")
+                && cov.and_then(|c| c.get("mixed_partition")).is_none() =>
+        {
+            out.push(
+                "V14",
+                RuleSeverity::Warning,
+                Some(a),
+                "mixed durable/scratch digest without mixed_partition".into(),
+            );
+        }
+        _ => {}
+    }
+}
+
+fn v12_v18_parent_child(record: &Record, out: &mut Out) {
+    let actions: Vec<Action<'_>> = record.actions().collect();
+    let by_id: HashMap<&str, &Action<'_>> = actions
+        .iter()
+        .filter_map(|a| a.id().map(|id| (id, a)))
+        .collect();
+    for a in &actions {
+        if let Some(t) = a.timestamp_ms()
+            && t < PLAUSIBLE_EPOCH_MS
+        {
+            out.push(
+                "V18",
+                RuleSeverity::Warning,
+                Some(a),
+                format!("timestamp_ms {t} is before 2001-01-01 (monotonic-clock bug?)"),
+            );
+        }
+        let Some(parent) = a.parent().and_then(|p| by_id.get(p)) else {
+            continue;
+        };
+        if let (Some(t), Some(pt)) = (a.timestamp_ms(), parent.timestamp_ms())
+            && t < pt
+        {
+            out.push(
+                "V18",
+                RuleSeverity::Warning,
+                Some(a),
+                format!("child at {t} ms is earlier than its parent at {pt} ms"),
+            );
+        }
+        let parent_denied_drift = parent.decision().and_then(|d| d.outcome()) == Some("deny")
+            && Drift::of(record, parent).result == DriftResult::Drifted;
+        if !parent_denied_drift {
+            continue;
+        }
+        let parent_hash = parent.str_field("approval_context_hash");
+        let own_hash = a.str_field("approval_context_hash");
+        if own_hash.is_none() || own_hash == parent_hash {
+            out.push(
+                "V12",
+                RuleSeverity::Warning,
+                Some(a),
+                format!(
+                    "re-approved child of denied-drift {:?} carries no approval of its own",
+                    parent.id().unwrap_or("?")
+                ),
+            );
+        } else if let Some(bound) = Drift::of(record, a).bound_to
+            && parent_hash == Some(bound)
+        {
+            out.push(
+                "V12",
+                RuleSeverity::Warning,
+                Some(a),
+                format!("drift check bound to the denied parent's approval {bound:?}{RFC_FINAL}"),
+            );
+        }
+    }
 }
 
 fn v1_side_effect_max(record: &Record, out: &mut Out) {
@@ -305,7 +566,7 @@ mod tests {
         )
     }
 
-    const READ: &str = r#"{"action_id":"a","tool_name":"t","state_changing":false,"timestamp_ms":1,"side_effect_class":"read"}"#;
+    const READ: &str = r#"{"action_id":"a","tool_name":"t","state_changing":false,"timestamp_ms":1780000000000,"side_effect_class":"read"}"#;
 
     #[test]
     fn v1_side_effect_max() {
@@ -327,32 +588,32 @@ mod tests {
 
     #[test]
     fn v3_digests_need_kind_and_coverage() {
-        let bare = r#"{"action_id":"a","tool_name":"t","state_changing":true,"timestamp_ms":1,"post_state_digest":"x"}"#;
+        let bare = r#"{"action_id":"a","tool_name":"t","state_changing":true,"timestamp_ms":1780000000000,"post_state_digest":"x"}"#;
         assert_eq!(
             rules(&with_actions("", bare)),
             vec![("V3", RuleSeverity::Error)]
         );
-        let full = r#"{"action_id":"a","tool_name":"t","state_changing":true,"timestamp_ms":1,"post_state_digest":"x","state_digest_kind":"git-tree","state_digest_coverage":{}}"#;
+        let full = r#"{"action_id":"a","tool_name":"t","state_changing":true,"timestamp_ms":1780000000000,"post_state_digest":"x","state_digest_kind":"git-tree","state_digest_coverage":{}}"#;
         assert!(rules(&with_actions("", full)).is_empty());
     }
 
     #[test]
     fn v4_and_v5_on_decisions() {
-        let allow_with_reason = r#"{"action_id":"a","tool_name":"t","state_changing":true,"timestamp_ms":1,"capability_decision":{"capability":"c","subject":"s","resource":"r","decision":"allow","deny_reason_class":"argument"}}"#;
+        let allow_with_reason = r#"{"action_id":"a","tool_name":"t","state_changing":true,"timestamp_ms":1780000000000,"capability_decision":{"capability":"c","subject":"s","resource":"r","decision":"allow","deny_reason_class":"argument"}}"#;
         assert_eq!(
             rules(&with_actions("", allow_with_reason)),
             vec![("V4", RuleSeverity::Error)]
         );
         let deny_with_reason = allow_with_reason.replace("\"allow\"", "\"deny\"");
         assert!(rules(&with_actions("", &deny_with_reason)).is_empty());
-        let lease = r#"{"action_id":"a","tool_name":"t","state_changing":true,"timestamp_ms":1,"capability_decision":{"capability":"c","subject":"s","resource":"r","decision":"allow","approval_mode":"bounded-lease"}}"#;
+        let lease = r#"{"action_id":"a","tool_name":"t","state_changing":true,"timestamp_ms":1780000000000,"capability_decision":{"capability":"c","subject":"s","resource":"r","decision":"allow","approval_mode":"bounded-lease"}}"#;
         assert_eq!(
             rules(&with_actions("", lease)),
             vec![("V5", RuleSeverity::Error)]
         );
         let leased = lease.replace(
-            "\"timestamp_ms\":1,",
-            "\"timestamp_ms\":1,\"scope_lease_id\":\"l\",",
+            "\"timestamp_ms\":1780000000000,",
+            "\"timestamp_ms\":1780000000000,\"scope_lease_id\":\"l\",",
         );
         assert!(rules(&with_actions("", &leased)).is_empty());
     }
@@ -380,7 +641,7 @@ mod tests {
     fn v16_ids_parents_and_cycles() {
         let act = |id: &str, parent: &str| {
             format!(
-                r#"{{"action_id":"{id}","tool_name":"t","state_changing":false,"timestamp_ms":1,"parent_action_id":"{parent}"}}"#
+                r#"{{"action_id":"{id}","tool_name":"t","state_changing":false,"timestamp_ms":1780000000000,"parent_action_id":"{parent}"}}"#
             )
         };
         assert_eq!(
@@ -410,5 +671,161 @@ mod tests {
             vec![("V16", RuleSeverity::Warning)],
             "a long parent chain is linear and ends dangling"
         );
+    }
+
+    /// An action with `extra` JSON members spliced in.
+    fn act(extra: &str) -> String {
+        format!(
+            r#"{{"action_id":"a","tool_name":"t","state_changing":true,"timestamp_ms":1780000000000,"side_effect_class":"mutate-external"{extra}}}"#
+        )
+    }
+
+    fn only(extra: &str) -> Vec<(&'static str, RuleSeverity)> {
+        rules(&with_actions("", &act(extra)))
+    }
+
+    const LEASE_GRANT: &str = r#","scope_lease_id":"L1","capability_decision":{"capability":"c","subject":"s","resource":"r","decision":"allow","approval_grant":"bounded-lease","approval_decision":"allow"}"#;
+
+    #[test]
+    fn v2_state_changing_matches_class() {
+        assert!(only("").is_empty());
+        assert_eq!(
+            rules(&with_actions("", &READ.replace("false", "true"))),
+            vec![("V2", RuleSeverity::Warning)]
+        );
+    }
+
+    #[test]
+    fn v6_v7_lease_evidence() {
+        let ev = |id: &str, g: u64, e: u64, dur: u64| {
+            format!(
+                r#"{LEASE_GRANT},"argument_drift":{{"result":"not-checked"}},"bounded_lease_evidence":{{"lease_id":"{id}","lease_granted_at_ms":{g},"lease_expires_at_ms":{e},"lease_duration_ms":{dur},"execution_started_at_ms":{g}}}"#
+            )
+        };
+        assert!(only(&ev("L1", 10, 20, 10)).is_empty());
+        assert_eq!(
+            only(&ev("L2", 10, 20, 10)),
+            vec![("V6", RuleSeverity::Error)]
+        );
+        assert_eq!(
+            only(&ev("L1", 10, 20, 5)),
+            vec![("V7", RuleSeverity::Error)]
+        );
+        assert!(only(&ev("L1", 20, 10, 0)).contains(&("V7", RuleSeverity::Error)));
+        let wrong_grant = r#","scope_lease_id":"L1","bounded_lease_evidence":{"lease_id":"L1"}"#;
+        assert_eq!(only(wrong_grant), vec![("V6", RuleSeverity::Error)]);
+    }
+
+    #[test]
+    fn v8_v9_drift_binding_and_presence() {
+        let bound = |id: &str| {
+            format!(
+                r#"{LEASE_GRANT},"argument_drift":{{"result":"not-checked","approval_or_lease_id":"{id}"}}"#
+            )
+        };
+        assert!(only(&bound("L1")).is_empty());
+        assert_eq!(only(&bound("other")), vec![("V8", RuleSeverity::Error)]);
+        assert_eq!(only(LEASE_GRANT), vec![("V9", RuleSeverity::Error)]);
+        let none_grant = LEASE_GRANT.replace("bounded-lease", "none");
+        assert!(only(&none_grant).is_empty());
+    }
+
+    #[test]
+    fn v10_drift_consistency() {
+        let deny = r#","capability_decision":{"capability":"c","subject":"s","resource":"r","decision":"deny","deny_reason_class":"argument"}"#;
+        let allow = deny.replace("\"deny\",\"deny_reason_class\":\"argument\"", "\"allow\"");
+        let js = |detected: bool, resolution: &str, b: &str| {
+            format!(
+                r#","argument_drift":{{"detected":{detected},"approved_args_digest":"a","observed_args_digest":"{b}","resolution":"{resolution}"}}"#
+            )
+        };
+        assert!(only(&format!("{deny}{}", js(true, "denied", "b"))).is_empty());
+        assert!(only(&format!("{allow}{}", js(false, "matched", "a"))).is_empty());
+        for bad in [
+            format!("{allow}{}", js(true, "denied", "b")),
+            format!("{allow}{}", js(true, "matched", "a")),
+            format!("{allow}{}", js(false, "matched", "b")),
+            format!(
+                r#"{allow},"argument_drift":{{"result":"drifted","approved_arg_digest":"a","observed_arg_digest":"b"}}"#
+            ),
+        ] {
+            assert!(only(&bad).contains(&("V10", RuleSeverity::Error)), "{bad}");
+        }
+    }
+
+    #[test]
+    fn v11_one_shot_needs_approval_hash() {
+        let one_shot = r#","capability_decision":{"capability":"c","subject":"s","resource":"r","decision":"allow","approval_mode":"one-shot-payload"}"#;
+        assert_eq!(only(one_shot), vec![("V11", RuleSeverity::Warning)]);
+        assert!(only(&format!(r#"{one_shot},"approval_context_hash":"h""#)).is_empty());
+    }
+
+    #[test]
+    fn v12_reapproval_carries_its_own_approval() {
+        let parent = r#"{"action_id":"p","tool_name":"t","state_changing":true,"timestamp_ms":1780000000000,"side_effect_class":"mutate-external","approval_context_hash":"h1","capability_decision":{"capability":"c","subject":"s","resource":"r","decision":"deny","deny_reason_class":"argument"},"argument_drift":{"detected":true,"approved_args_digest":"a","observed_args_digest":"b","resolution":"denied"}}"#;
+        let child = |hash: &str| {
+            format!(
+                r#"{{"action_id":"c","tool_name":"t","state_changing":true,"timestamp_ms":1780000000001,"side_effect_class":"mutate-external","parent_action_id":"p","approval_context_hash":"{hash}"}}"#
+            )
+        };
+        assert!(rules(&with_actions("", &format!("{parent},{}", child("h2")))).is_empty());
+        assert_eq!(
+            rules(&with_actions("", &format!("{parent},{}", child("h1")))),
+            vec![("V12", RuleSeverity::Warning)]
+        );
+    }
+
+    #[test]
+    fn v13_v14_coverage_shapes() {
+        let cov = |kind: &str, c: &str| {
+            format!(
+                r#","state_digest_kind":"{kind}","state_digest_coverage":{c},"pre_state_digest":"x""#
+            )
+        };
+        assert!(
+            only(&cov(
+                "other",
+                r#"{"other_kind":"com.example.ts","coverage_schema_version":"1"}"#
+            ))
+            .is_empty()
+        );
+        assert_eq!(
+            only(&cov("other", r#"{"other_kind":"ts"}"#)),
+            vec![("V13", RuleSeverity::Warning)]
+        );
+        assert_eq!(
+            only(&cov(
+                "memory-bag",
+                r#"{"namespace":"n","durable_vs_scratch":"mixed"}"#
+            )),
+            vec![("V14", RuleSeverity::Warning)]
+        );
+        assert!(
+            only(&cov(
+                "kv-snapshot",
+                r#"{"namespace":"n","durable_vs_scratch":"mixed","mixed_partition":{"audit_equality_basis":"none"}}"#
+            ))
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn v18_times() {
+        let early = READ.replace("1780000000000", "5000");
+        assert_eq!(
+            rules(&with_actions("", &early)),
+            vec![("V18", RuleSeverity::Warning)]
+        );
+        let parent = READ.replace("\"a\"", "\"p\"");
+        let child = READ.replace(
+            "\"timestamp_ms\":1780000000000",
+            "\"timestamp_ms\":1779999999000,\"parent_action_id\":\"p\"",
+        );
+        assert_eq!(
+            rules(&with_actions("", &format!("{parent},{child}"))),
+            vec![("V18", RuleSeverity::Warning)]
+        );
+        let later = child.replace("1779999999000", "1780000000500");
+        assert!(rules(&with_actions("", &format!("{parent},{later}"))).is_empty());
     }
 }

@@ -1,0 +1,193 @@
+//! Denied→re-approved chains and causal chains as first-class objects
+//! (analysis-rules §7): where a chain starts, each step and how it was authorised, and
+//! how it ended.
+
+use super::graph::{Graph, NodeId};
+use crate::load::Corpus;
+use crate::model::drift::{Drift, DriftResult};
+use serde::Serialize;
+
+/// The two chain kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChainKind {
+    DenyReapproval,
+    Causal,
+}
+
+/// One step of a chain.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Step {
+    pub node: NodeId,
+    pub action_id: String,
+    pub tool: Option<String>,
+    pub decision: Option<String>,
+    /// `approval_grant`, else `approval_mode`.
+    pub grant: Option<String>,
+    pub approval_context_hash: Option<String>,
+    /// An approval hash present and different from every earlier step's.
+    pub fresh_approval: bool,
+    pub drift: DriftResult,
+}
+
+/// A denied→re-approved chain (one path from a deny to an action with no children)
+/// or a causal chain (actions sharing a `causal_chain_id`, by time).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Chain {
+    pub kind: ChainKind,
+    pub id: String,
+    pub run_id: String,
+    /// Action ids in order.
+    pub actions: Vec<String>,
+    /// `executed`, `denied-again` or `abandoned` (deny chains); the last action's
+    /// observed result for causal chains.
+    pub ended: Option<String>,
+    pub steps: Vec<Step>,
+}
+
+/// Every deny chain, then every causal chain.
+pub fn build(corpus: &Corpus, graph: &Graph) -> Vec<Chain> {
+    let mut chains = Vec::new();
+    let denied = |n: NodeId| {
+        graph
+            .action(corpus, n)
+            .and_then(|(_, a)| a.decision())
+            .and_then(|d| d.outcome())
+            == Some("deny")
+    };
+    for start in 0..graph.nodes.len() as NodeId {
+        if !denied(start) || has_denied_ancestor(graph, start, &denied) {
+            continue;
+        }
+        let mut paths = Vec::new();
+        collect_paths(graph, vec![start], &mut paths);
+        let many = paths.len() > 1;
+        for (i, path) in paths.into_iter().enumerate() {
+            let steps = steps(corpus, graph, &path);
+            let last = steps.last();
+            let ended = if path.len() == 1 {
+                "abandoned"
+            } else if last.and_then(|s| s.decision.as_deref()) == Some("deny") {
+                "denied-again"
+            } else if last.is_some_and(|s| executed(corpus, graph, s.node)) {
+                "executed"
+            } else {
+                "abandoned"
+            };
+            let start_id = steps
+                .first()
+                .map(|s| s.action_id.clone())
+                .unwrap_or_default();
+            let run_id = graph.runs[graph.nodes[start as usize].run as usize]
+                .id
+                .clone();
+            chains.push(Chain {
+                kind: ChainKind::DenyReapproval,
+                id: if many {
+                    format!("deny:{run_id}/{start_id}#{}", i + 1)
+                } else {
+                    format!("deny:{run_id}/{start_id}")
+                },
+                run_id,
+                actions: steps.iter().map(|s| s.action_id.clone()).collect(),
+                ended: Some(ended.into()),
+                steps,
+            });
+        }
+    }
+    for group in &graph.causal {
+        let steps = steps(corpus, graph, &group.nodes);
+        let ended = group
+            .nodes
+            .last()
+            .and_then(|n| graph.action(corpus, *n))
+            .and_then(|(_, a)| super::envelope::observed_result(&a))
+            .map(str::to_string);
+        let run_id = group
+            .nodes
+            .first()
+            .map(|n| graph.runs[graph.nodes[*n as usize].run as usize].id.clone())
+            .unwrap_or_default();
+        chains.push(Chain {
+            kind: ChainKind::Causal,
+            id: group.id.clone(),
+            run_id,
+            actions: steps.iter().map(|s| s.action_id.clone()).collect(),
+            ended,
+            steps,
+        });
+    }
+    chains
+}
+
+/// True when some ancestor (cycle-safe walk) is a deny.
+fn has_denied_ancestor(graph: &Graph, node: NodeId, denied: &dyn Fn(NodeId) -> bool) -> bool {
+    let mut cur = graph.nodes[node as usize].parent;
+    let mut steps = 0;
+    while let Some(p) = cur {
+        if p == node || steps > graph.nodes.len() {
+            return false;
+        }
+        if denied(p) {
+            return true;
+        }
+        cur = graph.nodes[p as usize].parent;
+        steps += 1;
+    }
+    false
+}
+
+/// Every path from the last node of `path` down to a node with no children (children
+/// already on the path are skipped, so cycles end a path).
+fn collect_paths(graph: &Graph, path: Vec<NodeId>, out: &mut Vec<Vec<NodeId>>) {
+    let Some(&last) = path.last() else { return };
+    let kids: Vec<NodeId> = graph
+        .children(last)
+        .into_iter()
+        .filter(|k| !path.contains(k))
+        .collect();
+    if kids.is_empty() || out.len() > 10_000 {
+        out.push(path);
+        return;
+    }
+    for k in kids {
+        let mut next = path.clone();
+        next.push(k);
+        collect_paths(graph, next, out);
+    }
+}
+
+fn executed(corpus: &Corpus, graph: &Graph, node: NodeId) -> bool {
+    graph.action(corpus, node).is_some_and(|(_, a)| {
+        matches!(
+            super::envelope::observed_result(&a),
+            Some("success" | "failure")
+        ) || a.decision().and_then(|d| d.outcome()) == Some("allow")
+    })
+}
+
+fn steps(corpus: &Corpus, graph: &Graph, nodes: &[NodeId]) -> Vec<Step> {
+    let mut seen_hashes: Vec<String> = Vec::new();
+    nodes
+        .iter()
+        .filter_map(|&n| {
+            let (record, a) = graph.action(corpus, n)?;
+            let decision = a.decision();
+            let hash = a.str_field("approval_context_hash").map(str::to_string);
+            let fresh = hash.as_ref().is_some_and(|h| !seen_hashes.contains(h));
+            if let Some(h) = &hash {
+                seen_hashes.push(h.clone());
+            }
+            Some(Step {
+                node: n,
+                action_id: a.id().unwrap_or("(no action_id)").to_string(),
+                tool: a.tool().map(str::to_string),
+                decision: decision.and_then(|d| d.outcome()).map(str::to_string),
+                grant: decision.and_then(|d| d.grant()).map(str::to_string),
+                approval_context_hash: hash,
+                fresh_approval: fresh,
+                drift: Drift::of(record, &a).result,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,339 @@
+//! Comparability badges for state digests (analysis-rules §3): exactly one of
+//! comparable / comparable under a named weaker assumption / not comparable, per kind,
+//! with the equality tuple used to pair digests, plus pre-vs-post and state-gap pairs.
+
+use crate::model::Action;
+use crate::model::json::{Json, Obj};
+use serde::Serialize;
+
+/// The three badge states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BadgeState {
+    Comparable,
+    Weaker,
+    NotComparable,
+}
+
+impl BadgeState {
+    /// The kebab-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            BadgeState::Comparable => "comparable",
+            BadgeState::Weaker => "weaker",
+            BadgeState::NotComparable => "not-comparable",
+        }
+    }
+}
+
+/// The badge of one state digest.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Comparability {
+    pub state: BadgeState,
+    /// The named weaker assumption (state `weaker`).
+    pub assumption: Option<String>,
+    /// Why not comparable (state `not-comparable`).
+    pub reason: Option<String>,
+    /// True when the rule applied is aeplens's interpretation, not the protocol's.
+    pub interpretation: bool,
+    /// The equality tuple: two digests are compared only when these are equal.
+    #[serde(skip)]
+    pub tuple: Option<String>,
+    /// browser-dom `capture_timestamp_ms`: a different offset weakens a pair.
+    #[serde(skip)]
+    pub capture_offset: Option<String>,
+}
+
+/// A coverage problem that is also a finding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoverageFinding {
+    /// `database_id` looks like a connection string.
+    Credential,
+    /// `route_path` carries a concrete id segment.
+    RouteNotTemplated,
+}
+
+impl Comparability {
+    fn comparable(tuple: String) -> Self {
+        Comparability {
+            state: BadgeState::Comparable,
+            assumption: None,
+            reason: None,
+            interpretation: false,
+            tuple: Some(tuple),
+            capture_offset: None,
+        }
+    }
+    fn weaker(assumption: String, tuple: String, interpretation: bool) -> Self {
+        Comparability {
+            state: BadgeState::Weaker,
+            assumption: Some(assumption),
+            reason: None,
+            interpretation,
+            tuple: Some(tuple),
+            capture_offset: None,
+        }
+    }
+    fn not(reason: impl Into<String>) -> Self {
+        Comparability {
+            state: BadgeState::NotComparable,
+            assumption: None,
+            reason: Some(reason.into()),
+            interpretation: false,
+            tuple: None,
+            capture_offset: None,
+        }
+    }
+}
+
+/// Identity fields per kind (§3): the `target_boundary` of the decision envelope.
+pub fn identity_fields(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "git-tree" => &["tree_sha", "tree_root"],
+        "db-rowset" => &["database_id", "schema", "table"],
+        "sandbox-fs" => &["base_image_digest", "sandbox_root"],
+        "browser-dom" => &["origin", "route_path", "frame_path"],
+        "memory-bag" | "kv-snapshot" => &["namespace"],
+        "other" => &["other_kind", "coverage_schema_version"],
+        _ => &[],
+    }
+}
+
+/// The badge for the state digests of an action (one kind and coverage cover both),
+/// and any coverage finding.
+pub fn badge(action: &Action<'_>) -> (Comparability, Option<CoverageFinding>) {
+    let kind = action.get("state_digest_kind");
+    let coverage = action.get("state_digest_coverage");
+    let (Some(kind), Some(coverage)) = (kind, coverage) else {
+        return (Comparability::not("no coverage descriptor"), None);
+    };
+    let (Some(kind), Some(cov)) = (kind.as_str(), coverage.as_object()) else {
+        return (Comparability::not("no coverage descriptor"), None);
+    };
+    let missing: Vec<&str> = identity_fields(kind)
+        .iter()
+        .copied()
+        .filter(|f| cov.get(f).is_none())
+        .collect();
+    if !identity_fields(kind).is_empty() && !missing.is_empty() && kind != "other" {
+        return (
+            Comparability::not(format!("identity incomplete: {}", missing.join(", "))),
+            None,
+        );
+    }
+    let tuple = |fields: &[&str]| equality_tuple(kind, cov, fields);
+    match kind {
+        "git-tree" => (
+            Comparability::comparable(tuple(&[
+                "tree_sha",
+                "tree_root",
+                "path_predicate",
+                "excludes",
+            ])),
+            None,
+        ),
+        "db-rowset" => {
+            let id = cov.get("database_id").and_then(Json::as_str).unwrap_or("");
+            if ["://", "@", "password="]
+                .iter()
+                .any(|p| id.to_ascii_lowercase().contains(p))
+            {
+                return (
+                    Comparability::not("database_id looks like a connection string"),
+                    Some(CoverageFinding::Credential),
+                );
+            }
+            let fields = [
+                "database_id",
+                "schema",
+                "table",
+                "query_hash",
+                "snapshot_id",
+            ];
+            if cov.get("snapshot_id").is_some() {
+                (Comparability::comparable(tuple(&fields)), None)
+            } else {
+                (
+                    Comparability::weaker("best-effort, no snapshot".into(), tuple(&fields), false),
+                    None,
+                )
+            }
+        }
+        "sandbox-fs" => {
+            let fields = [
+                "base_image_digest",
+                "sandbox_root",
+                "include_predicates",
+                "exclude_predicates",
+                "symlink_policy",
+                "generated_paths_included",
+            ];
+            if ["symlink_policy", "generated_paths_included"]
+                .iter()
+                .all(|f| cov.get(f).is_some())
+            {
+                (Comparability::comparable(tuple(&fields)), None)
+            } else {
+                (
+                    Comparability::weaker(
+                        "unspecified symlink/generated-path policy".into(),
+                        tuple(&fields),
+                        true,
+                    ),
+                    None,
+                )
+            }
+        }
+        "browser-dom" => {
+            let route = cov.get("route_path").and_then(Json::as_str).unwrap_or("");
+            let finding =
+                route_has_concrete_id(route).then_some(CoverageFinding::RouteNotTemplated);
+            let fields = [
+                "origin",
+                "route_path",
+                "frame_path",
+                "selector_root",
+                "selector_kind",
+                "capture_phase",
+                "attribute_order",
+                "whitespace_policy",
+            ];
+            let mut c = Comparability::comparable(tuple(&fields));
+            c.capture_offset = cov.get("capture_timestamp_ms").map(|v| format!("{v:?}"));
+            (c, finding)
+        }
+        "memory-bag" | "kv-snapshot" => (memory_badge(kind, cov), None),
+        "other" => {
+            let other_kind = cov.get("other_kind").and_then(Json::as_str);
+            let version = cov.get("coverage_schema_version").and_then(Json::as_str);
+            match (other_kind, version) {
+                (Some(k), Some(v)) if k.contains('.') => (
+                    Comparability::weaker(
+                        format!("vendor-defined equality ({k}@{v})"),
+                        tuple(&["other_kind", "coverage_schema_version"]),
+                        false,
+                    ),
+                    None,
+                ),
+                _ => (
+                    Comparability::not(
+                        "other kind without a namespaced other_kind and coverage_schema_version",
+                    ),
+                    None,
+                ),
+            }
+        }
+        _ => (Comparability::not("unknown kind"), None),
+    }
+}
+
+fn memory_badge(kind: &str, cov: &Obj) -> Comparability {
+    let fields = [
+        "namespace",
+        "key_predicate",
+        "redaction_profile",
+        "durable_vs_scratch",
+    ];
+    let tuple = equality_tuple(kind, cov, &fields);
+    let versioned = ["vector_clock", "read_timestamp_ms", "generation_number"]
+        .iter()
+        .any(|f| cov.get(f).is_some());
+    match cov.get("durable_vs_scratch").and_then(Json::as_str) {
+        Some("durable-only") if versioned => Comparability::comparable(tuple),
+        Some("durable-only") => Comparability::weaker("no version boundary".into(), tuple, false),
+        Some("scratch-only") => Comparability::not("scratch state is not portable"),
+        Some("mixed") => {
+            let basis = cov
+                .get("mixed_partition")
+                .and_then(|p| p.get("audit_equality_basis"))
+                .and_then(Json::as_str);
+            match (cov.get("mixed_partition"), basis) {
+                (None, _) => Comparability::not("mixed durable/scratch without mixed_partition"),
+                (Some(_), Some("durable-only")) => {
+                    Comparability::weaker("durable subset only".into(), tuple, false)
+                }
+                (Some(_), Some("none")) => {
+                    Comparability::not("mixed partition with audit_equality_basis none")
+                }
+                (Some(_), _) => Comparability::not("mixed partition without an equality basis"),
+            }
+        }
+        _ => Comparability {
+            interpretation: true,
+            ..Comparability::not("durable_vs_scratch not recorded: durability unknown")
+        },
+    }
+}
+
+/// The equality tuple: kind plus each named field's value (absent kept distinct).
+fn equality_tuple(kind: &str, cov: &Obj, fields: &[&str]) -> String {
+    let mut t = String::from(kind);
+    for f in fields {
+        t.push('|');
+        match cov.get(f) {
+            Some(v) => t.push_str(&serde_json::to_string(v).unwrap_or_default()),
+            None => t.push('∅'),
+        }
+    }
+    t
+}
+
+/// True when a path segment is all digits or a UUID (not a template).
+fn route_has_concrete_id(route: &str) -> bool {
+    route.split('/').any(|seg| {
+        (!seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()))
+            || (seg.len() == 36
+                && seg.bytes().enumerate().all(|(i, b)| {
+                    if [8, 13, 18, 23].contains(&i) {
+                        b == b'-'
+                    } else {
+                        b.is_ascii_hexdigit()
+                    }
+                }))
+    })
+}
+
+/// What comparing two digests says.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PairVerdict {
+    /// `unchanged`, `changed` or `not-compared`.
+    pub verdict: &'static str,
+    /// Under which assumption, or why not compared.
+    pub note: Option<String>,
+}
+
+/// Compares two digests with their badges: only when both are comparable (or both
+/// weaker under the same assumption) and their equality tuples match.
+pub fn compare(a: (&str, &Comparability), b: (&str, &Comparability)) -> PairVerdict {
+    let (da, ca) = a;
+    let (db, cb) = b;
+    let not = |why: String| PairVerdict {
+        verdict: "not-compared",
+        note: Some(why),
+    };
+    if ca.state == BadgeState::NotComparable || cb.state == BadgeState::NotComparable {
+        let why = ca
+            .reason
+            .clone()
+            .or_else(|| cb.reason.clone())
+            .unwrap_or_default();
+        return not(format!("not comparable: {why}"));
+    }
+    if ca.state != cb.state || ca.assumption != cb.assumption {
+        return not("the two digests are comparable under different assumptions".into());
+    }
+    if ca.tuple != cb.tuple {
+        return not("different equality tuples (not the same observed scope)".into());
+    }
+    let offsets_differ = ca.capture_offset.is_some()
+        && cb.capture_offset.is_some()
+        && ca.capture_offset != cb.capture_offset;
+    PairVerdict {
+        verdict: if da == db { "unchanged" } else { "changed" },
+        note: if offsets_differ {
+            Some("same phase, different capture offset (interpretation)".into())
+        } else {
+            ca.assumption.clone()
+        },
+    }
+}

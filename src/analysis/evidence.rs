@@ -1,0 +1,50 @@
+//! One opened body of evidence: the loaded corpus, its verification report, the
+//! analysis and every finding — what the CLI commands and the explorer work from.
+
+use super::Analysis;
+use super::findings;
+use super::lease::SuppliedLeases;
+use crate::load::Corpus;
+use crate::model::finding::Finding;
+use crate::verify::{Keyring, Options, Report, verify_inputs};
+
+/// Loaded, verified and analysed evidence.
+#[derive(Debug)]
+pub struct Evidence {
+    pub corpus: Corpus,
+    pub report: Report,
+    pub analysis: Analysis,
+    /// Every finding, sorted by severity then time.
+    pub findings: Vec<Finding>,
+}
+
+impl Evidence {
+    /// Verifies and analyses a corpus. V17 (copies rewritten across chained snapshots)
+    /// is added to the semantic axis of the record holding the rewritten copy.
+    pub fn open(
+        corpus: Corpus,
+        keys: &Keyring,
+        options: &Options,
+        leases: &SuppliedLeases,
+    ) -> Evidence {
+        let mut report = verify_inputs(&corpus.inputs, keys, options);
+        let hashes = report
+            .records
+            .iter()
+            .map(|r| r.canonical_sha256.clone())
+            .collect();
+        let analysis = Analysis::with_hashes(&corpus, hashes, leases);
+        for (record, violation) in analysis.rewritten(&corpus) {
+            let axis = &mut report.records[record].semantic;
+            axis.violations.push(violation);
+            axis.status = Some("fail");
+        }
+        let findings = findings::all(&corpus, &report, &analysis);
+        Evidence {
+            corpus,
+            report,
+            analysis,
+            findings,
+        }
+    }
+}

@@ -1,0 +1,411 @@
+//! Findings (analysis-rules §6): what a post-incident reviewer is hunting for, each
+//! with a severity, the actions it concerns and the fields that prove it.
+
+use super::Analysis;
+use super::comparability::CoverageFinding;
+use super::graph::{GraphProblem, NodeId};
+use crate::load::Corpus;
+use crate::model::drift::{Drift, DriftResult};
+use crate::model::finding::{Finding, Severity};
+use crate::model::json::Json;
+use crate::model::{Action, Decision, Record};
+use crate::verify::Report;
+use crate::verify::semantic::RuleSeverity;
+use serde_json::json;
+use std::collections::HashSet;
+
+/// A finding and the time it is sorted by.
+pub type Timed = (Finding, Option<f64>);
+
+fn finding(
+    id: &'static str,
+    severity: Severity,
+    record: &Record,
+    actions: &[&Action<'_>],
+    message: String,
+    evidence: serde_json::Value,
+) -> Timed {
+    (
+        Finding {
+            id,
+            severity,
+            run_id: record.run_id().map(str::to_string),
+            action_ids: actions
+                .iter()
+                .filter_map(|a| a.id().map(str::to_string))
+                .collect(),
+            message,
+            evidence,
+        },
+        actions
+            .first()
+            .and_then(|a| a.timestamp_ms())
+            .or(record.created_at_ms()),
+    )
+}
+
+fn ev(a: &Action<'_>, keys: &[&str]) -> serde_json::Value {
+    let mut m = serde_json::Map::new();
+    for k in keys {
+        let v = if let Some(rest) = k.strip_prefix("capability_decision.") {
+            a.get("capability_decision").and_then(|d| d.get(rest))
+        } else {
+            a.get(k)
+        };
+        if let Some(v) = v {
+            m.insert((*k).into(), serde_json::to_value(v).unwrap_or_default());
+        }
+    }
+    serde_json::Value::Object(m)
+}
+
+/// Every finding the analysis makes (not those of the verifier).
+pub fn analyse(corpus: &Corpus, an: &Analysis) -> Vec<Timed> {
+    let mut out = Vec::new();
+    let g = &an.graph;
+    for n in 0..g.nodes.len() as NodeId {
+        let Some((record, a)) = g.action(corpus, n) else {
+            continue;
+        };
+        per_action(corpus, an, n, record, &a, &mut out);
+    }
+    for gap in &an.gaps {
+        let (Some((record, from)), Some((_, to))) =
+            (g.action(corpus, gap.from), g.action(corpus, gap.to))
+        else {
+            continue;
+        };
+        out.push(finding(
+            "F-STATE-GAP",
+            Severity::High,
+            record,
+            &[&from, &to],
+            format!(
+                "state changed between {} and {} with nothing recorded in between",
+                from.id().unwrap_or("?"),
+                to.id().unwrap_or("?")
+            ),
+            json!({
+                "post_state_digest": gap.post,
+                "next_pre_state_digest": gap.pre,
+                "state_digest_kind": from.get("state_digest_kind"),
+            }),
+        ));
+    }
+    for p in &g.problems {
+        if let GraphProblem::Rewritten {
+            node,
+            first_record,
+            record,
+            fields,
+        } = p
+            && let Some((_, a)) = g.action(corpus, *node)
+        {
+            let later = corpus.record(*record as usize);
+            let first = corpus.record(*first_record as usize);
+            out.push(finding(
+                "F-ACTION-REWRITTEN",
+                Severity::High,
+                later,
+                &[&a],
+                format!(
+                    "V17: {} differs between chained snapshots {} and {} ({})",
+                    a.id().unwrap_or("?"),
+                    first.source,
+                    later.source,
+                    fields.join(", ")
+                ),
+                json!({ "first": first.source.to_string(), "rewritten": later.source.to_string(), "fields": fields }),
+            ));
+        }
+    }
+    shadowed_decisions(corpus, an, &mut out);
+    out
+}
+
+fn per_action(
+    corpus: &Corpus,
+    an: &Analysis,
+    n: NodeId,
+    record: &Record,
+    a: &Action<'_>,
+    out: &mut Vec<Timed>,
+) {
+    let decision = a.decision();
+    let outcome = decision.and_then(|d| d.outcome());
+    let class = a.side_effect_class();
+    let drift = Drift::of(record, a);
+    if outcome == Some("deny") {
+        let success_outcome = a
+            .str_field("outcome")
+            .is_some_and(|o| matches!(o, "success" | "succeeded" | "ok" | "completed"));
+        let exit0 = a.get("exit_code").and_then(Json::as_f64) == Some(0.0);
+        if success_outcome || exit0 || a.get("result_digest").is_some() {
+            out.push(finding(
+                "F-EXEC-AFTER-DENY",
+                Severity::High,
+                record,
+                &[a],
+                format!(
+                    "{} was denied yet shows an executed result",
+                    a.id().unwrap_or("?")
+                ),
+                ev(
+                    a,
+                    &[
+                        "capability_decision.decision",
+                        "outcome",
+                        "exit_code",
+                        "result_digest",
+                    ],
+                ),
+            ));
+        }
+    }
+    let changing = a.get("state_changing").and_then(Json::as_bool) == Some(true)
+        || class.is_some_and(|c| c != "read");
+    if decision.is_none() && (changing || class.is_none()) {
+        let unknown = matches!(class, None | Some("unknown"));
+        out.push(finding(
+            "F-UNAPPROVED-MUTATION",
+            if unknown && a.get("state_changing").and_then(Json::as_bool) != Some(true) {
+                Severity::Medium
+            } else {
+                Severity::High
+            },
+            record,
+            &[a],
+            format!(
+                "{} ({}) has no capability decision at all",
+                a.id().unwrap_or("?"),
+                class.unwrap_or("class not recorded")
+            ),
+            ev(a, &["tool_name", "side_effect_class", "state_changing"]),
+        ));
+    }
+    let grant = decision.and_then(|d| d.grant());
+    if matches!(class, None | Some("unknown"))
+        && outcome == Some("allow")
+        && matches!(grant, None | Some("none"))
+    {
+        out.push(finding(
+            "F-UNKNOWN-CLASS-ALLOWED",
+            Severity::Medium,
+            record,
+            &[a],
+            format!(
+                "{}: class unknown allowed without an explicit approval grant",
+                a.id().unwrap_or("?")
+            ),
+            ev(
+                a,
+                &[
+                    "side_effect_class",
+                    "capability_decision.decision",
+                    "capability_decision.approval_mode",
+                    "capability_decision.approval_grant",
+                ],
+            ),
+        ));
+    }
+    if drift.result == DriftResult::Drifted && outcome != Some("deny") {
+        out.push(finding(
+            "F-DRIFT-EXECUTED",
+            Severity::High,
+            record,
+            &[a],
+            format!(
+                "{}: arguments drifted from the approval and the action was not denied",
+                a.id().unwrap_or("?")
+            ),
+            json!({ "argument_drift": a.get("argument_drift").or(record.get("argument_drift")), "decision": outcome }),
+        ));
+    }
+    if let Some(p) = an.graph.nodes[n as usize].parent
+        && let Some((prec, parent)) = an.graph.action(corpus, p)
+        && parent.decision().and_then(|d| d.outcome()) == Some("deny")
+        && Drift::of(prec, &parent).result == DriftResult::Drifted
+    {
+        let parent_payload = Drift::of(prec, &parent).payload_digest(&parent);
+        let own_payload = drift.payload_digest(a);
+        let own_approval = a.str_field("approval_context_hash");
+        let new_approval =
+            own_approval.is_some() && own_approval != parent.str_field("approval_context_hash");
+        if own_payload.is_some() && own_payload == parent_payload && !new_approval {
+            out.push(finding(
+                "F-REAPPROVAL-SAME-PAYLOAD",
+                Severity::High,
+                record,
+                &[a, &parent],
+                format!(
+                    "{} re-runs the drifted payload of denied {} without a new approval",
+                    a.id().unwrap_or("?"),
+                    parent.id().unwrap_or("?")
+                ),
+                json!({ "observed_digest": own_payload, "approval_context_hash": own_approval }),
+            ));
+        }
+    }
+    if let Some(l) = an.leases.by_node.get(&n) {
+        if l.verdict.is_outside() {
+            out.push(finding(
+                "F-LEASE-OUTSIDE",
+                Severity::High,
+                record,
+                &[a],
+                format!(
+                    "{} executed {} lease {}",
+                    a.id().unwrap_or("?"),
+                    l.verdict.name(),
+                    l.lease_id
+                ),
+                serde_json::to_value(l).unwrap_or_default(),
+            ));
+        }
+        if l.label_contradicted {
+            out.push(finding(
+                "F-LEASE-LABEL-CONTRADICTED",
+                Severity::Medium,
+                record,
+                &[a],
+                format!(
+                    "{}: approval_decision {:?} but the recorded times say {}",
+                    a.id().unwrap_or("?"),
+                    l.label.as_deref().unwrap_or(""),
+                    l.verdict.name()
+                ),
+                serde_json::to_value(l).unwrap_or_default(),
+            ));
+        }
+    }
+    if let Some((_, Some(cf))) = an.badges.get(&n) {
+        let (id, severity, msg) = match cf {
+            CoverageFinding::Credential => (
+                "F-COV-CREDENTIAL",
+                Severity::High,
+                "db-rowset database_id looks like a connection string (credential in evidence)",
+            ),
+            CoverageFinding::RouteNotTemplated => (
+                "F-COV-ROUTE-NOT-TEMPLATED",
+                Severity::Low,
+                "browser-dom route_path carries a concrete id segment (not templated)",
+            ),
+        };
+        out.push(finding(
+            id,
+            severity,
+            record,
+            &[a],
+            format!("{}: {msg}", a.id().unwrap_or("?")),
+            json!({ "state_digest_coverage": a.get("state_digest_coverage") }),
+        ));
+    }
+}
+
+/// (capability, subject, resource) of a decision.
+fn triple<'a>(d: &Decision<'a>) -> [Option<&'a str>; 3] {
+    ["capability", "subject", "resource"].map(|k| d.str_field(k))
+}
+
+/// F-DECISION-SHADOWED: the record-level list keeps the first decision per
+/// (capability, subject, resource); an action showing a different one was shadowed.
+fn shadowed_decisions(corpus: &Corpus, an: &Analysis, out: &mut Vec<Timed>) {
+    let mut reported: HashSet<NodeId> = HashSet::new();
+    for &ri in an.graph.runs.iter().flat_map(|r| r.records.iter()) {
+        let record = corpus.record(ri as usize);
+        let list: Vec<_> = record.decisions().collect();
+        if list.is_empty() {
+            continue;
+        }
+        let run = record.run_id().unwrap_or("");
+        for a in record.actions() {
+            let Some(d) = a.decision() else { continue };
+            let Some(listed) = list.iter().find(|x| triple(x) == triple(&d)) else {
+                continue;
+            };
+            if listed.outcome() == d.outcome() && listed.grant() == d.grant() {
+                continue;
+            }
+            let Some(node) = a.id().and_then(|id| an.graph.find(run, id)) else {
+                continue;
+            };
+            if !reported.insert(node) {
+                continue;
+            }
+            out.push(finding(
+                "F-DECISION-SHADOWED",
+                Severity::Medium,
+                record,
+                &[&a],
+                format!(
+                    "{}: the record-level list shows an earlier decision {:?} for ({}, {}, {}); the action's {:?} survives only inside the action",
+                    a.id().unwrap_or("?"),
+                    listed.outcome().unwrap_or("?"),
+                    d.str_field("capability").unwrap_or("?"),
+                    d.str_field("subject").unwrap_or("?"),
+                    d.str_field("resource").unwrap_or("?"),
+                    d.outcome().unwrap_or("?"),
+                ),
+                json!({ "record_list": listed.0.get("decision"), "action": d.0.get("decision") }),
+            ));
+        }
+    }
+}
+
+/// Every finding — the verifier's, the invariants' and the analysis's — sorted by
+/// severity, then time.
+pub fn all(corpus: &Corpus, report: &Report, an: &Analysis) -> Vec<Finding> {
+    let mut timed: Vec<Timed> = analyse(corpus, an);
+    for (i, result) in report.records.iter().enumerate() {
+        let record = corpus.record(i);
+        let time = record.created_at_ms();
+        timed.extend(result.findings.iter().map(|f| (f.clone(), time)));
+        // V17's finding is F-ACTION-REWRITTEN, made by the analysis.
+        for v in result
+            .semantic
+            .violations
+            .iter()
+            .filter(|v| v.rule != "V17")
+        {
+            let action = v
+                .action_id
+                .as_deref()
+                .and_then(|id| record.actions().find(|a| a.id() == Some(id)));
+            timed.push((
+                Finding {
+                    id: v.rule,
+                    severity: match v.severity {
+                        RuleSeverity::Error => Severity::Medium,
+                        RuleSeverity::Warning => Severity::Low,
+                    },
+                    run_id: record.run_id().map(str::to_string),
+                    action_ids: v.action_id.iter().cloned().collect(),
+                    message: v.message.clone(),
+                    evidence: json!({ "record": record.source.to_string(), "rule": v.rule }),
+                },
+                action.and_then(|a| a.timestamp_ms()).or(time),
+            ));
+        }
+    }
+    dedupe_and_sort(timed)
+}
+
+/// Drops repeats (the same finding from copies of one action in chained snapshots)
+/// and sorts by severity, then time.
+pub fn dedupe_and_sort(mut timed: Vec<Timed>) -> Vec<Finding> {
+    let mut seen = HashSet::new();
+    timed.retain(|(f, _)| {
+        seen.insert((
+            f.id,
+            f.run_id.clone(),
+            f.action_ids.clone(),
+            f.message.clone(),
+        ))
+    });
+    timed.sort_by(|(a, ta), (b, tb)| {
+        a.severity
+            .cmp(&b.severity)
+            .then(super::graph::time_order(*ta, *tb))
+    });
+    timed.into_iter().map(|(f, _)| f).collect()
+}

@@ -1,0 +1,431 @@
+//! The action graph (analysis-rules §7): one node per `(run_id, action_id)` across every
+//! loaded file, parent edges (same run first, then unique cross-run), causal-chain groups
+//! and record-chain links rebuilt from canonical hashes. Cycles, self-parents and
+//! dangling parents are reported; no traversal here can loop.
+
+use crate::load::Corpus;
+use crate::model::json::{Json, Obj};
+use crate::model::{Action, Link, Record};
+use compact_str::CompactString;
+use petgraph::Direction;
+use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::visit::EdgeRef;
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// Index of an action node (also its petgraph node index).
+pub type NodeId = u32;
+
+/// One action, wherever it was first stored.
+#[derive(Clone, Debug)]
+pub struct ActionNode {
+    /// Flat index of the first record that holds it.
+    pub record: u32,
+    /// Position in that record's `actions` array.
+    pub pos: u32,
+    /// Index into [`Graph::runs`].
+    pub run: u32,
+    /// How many records hold a copy (the shipped emitter repeats earlier actions).
+    pub copies: u32,
+    /// `timestamp_ms`, when it is a number.
+    pub time: Option<f64>,
+    /// The resolved parent.
+    pub parent: Option<NodeId>,
+}
+
+/// Edge kinds in the graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Edge {
+    /// Child → parent, resolved in the child's run.
+    Parent,
+    /// Child → parent, resolved across runs (the id is unique among all runs).
+    ParentCrossRun,
+    /// Consecutive actions of one causal chain, earlier → later.
+    Causal,
+    /// Record → the record its `prev_record_hash` names.
+    RecordChain,
+}
+
+/// A vertex: an action node or a record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Vertex {
+    Action(NodeId),
+    Record(u32),
+}
+
+/// The actions of one `run_id`, in time order.
+#[derive(Clone, Debug)]
+pub struct Run {
+    pub id: String,
+    pub nodes: Vec<NodeId>,
+    /// Flat indices of the records of this run.
+    pub records: Vec<u32>,
+}
+
+/// Actions sharing a `causal_chain_id`, in time order.
+#[derive(Clone, Debug)]
+pub struct CausalGroup {
+    pub id: String,
+    pub nodes: Vec<NodeId>,
+}
+
+/// Something wrong with the shape of the graph.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum GraphProblem {
+    SelfParent {
+        node: NodeId,
+    },
+    DanglingParent {
+        node: NodeId,
+        parent_id: String,
+    },
+    /// Nodes of a parent cycle, in parent order.
+    Cycle {
+        nodes: Vec<NodeId>,
+    },
+    /// A chained snapshot holds a copy that differs from the first (V17).
+    Rewritten {
+        node: NodeId,
+        first_record: u32,
+        record: u32,
+        fields: Vec<String>,
+    },
+}
+
+/// The graph over a corpus.
+#[derive(Debug, Default)]
+pub struct Graph {
+    pub nodes: Vec<ActionNode>,
+    pub runs: Vec<Run>,
+    pub causal: Vec<CausalGroup>,
+    /// For each record (flat index), the record its `prev_record_hash` names.
+    pub prev_record: Vec<Option<u32>>,
+    pub problems: Vec<GraphProblem>,
+    /// Nodes then records; edges of every [`Edge`] kind.
+    pub graph: DiGraph<Vertex, Edge, u32>,
+    /// `(run index, action id)` → node, for look-ups by id.
+    index: HashMap<(u32, CompactString), NodeId>,
+}
+
+impl Graph {
+    /// Builds the graph. `hashes[i]` is the canonical SHA-256 of record `i`.
+    pub fn build(corpus: &Corpus, hashes: &[String]) -> Graph {
+        let records: Vec<&Record> = corpus.records().collect();
+        let mut g = Graph {
+            prev_record: record_links(&records, hashes),
+            ..Graph::default()
+        };
+        let component = components(&g.prev_record);
+        let mut run_of: HashMap<&str, u32> = HashMap::new();
+        let mut by_key: HashMap<(u32, &str), NodeId> = HashMap::new();
+        for (ri, record) in records.iter().enumerate() {
+            let run_id = record.run_id().unwrap_or("");
+            let run = *run_of.entry(run_id).or_insert_with(|| {
+                g.runs.push(Run {
+                    id: run_id.to_string(),
+                    nodes: Vec::new(),
+                    records: Vec::new(),
+                });
+                (g.runs.len() - 1) as u32
+            });
+            g.runs[run as usize].records.push(ri as u32);
+            let Some(actions) = record.get("actions").and_then(Json::as_array) else {
+                continue;
+            };
+            for (pos, a) in actions.iter().enumerate() {
+                let Some(obj) = a.as_object() else { continue };
+                let action = Action(obj);
+                if let Some(id) = action.id()
+                    && let Some(&n) = by_key.get(&(run, id))
+                {
+                    let node = &mut g.nodes[n as usize];
+                    node.copies += 1;
+                    let first = records[node.record as usize];
+                    let same_chain = component[node.record as usize] == component[ri];
+                    if let Some(first_obj) = first.action_at(node.pos as usize)
+                        && same_chain
+                        && first_obj.0 != obj
+                    {
+                        g.problems.push(GraphProblem::Rewritten {
+                            node: n,
+                            first_record: node.record,
+                            record: ri as u32,
+                            fields: changed_fields(first_obj.0, obj),
+                        });
+                    }
+                    continue;
+                }
+                let n = g.nodes.len() as NodeId;
+                g.nodes.push(ActionNode {
+                    record: ri as u32,
+                    pos: pos as u32,
+                    run,
+                    copies: 1,
+                    time: action.timestamp_ms(),
+                    parent: None,
+                });
+                g.runs[run as usize].nodes.push(n);
+                if let Some(id) = action.id() {
+                    by_key.insert((run, id), n);
+                }
+            }
+        }
+        for n in 0..g.nodes.len() {
+            g.graph.add_node(Vertex::Action(n as NodeId));
+        }
+        for r in 0..records.len() {
+            g.graph.add_node(Vertex::Record(r as u32));
+        }
+        g.resolve_parents(&records, &by_key);
+        g.find_cycles();
+        g.group_causal(&records);
+        for (r, prev) in g.prev_record.iter().enumerate() {
+            if let Some(p) = prev {
+                let (a, b) = (g.record_vertex(r as u32), g.record_vertex(*p));
+                g.graph.add_edge(a, b, Edge::RecordChain);
+            }
+        }
+        let times: Vec<Option<f64>> = g.nodes.iter().map(|n| n.time).collect();
+        for run in &mut g.runs {
+            run.nodes
+                .sort_by(|a, b| time_order(times[*a as usize], times[*b as usize]));
+        }
+        g.index = by_key
+            .into_iter()
+            .map(|((run, id), n)| ((run, CompactString::from(id)), n))
+            .collect();
+        g
+    }
+
+    fn record_vertex(&self, record: u32) -> NodeIndex<u32> {
+        NodeIndex::new(self.nodes.len() + record as usize)
+    }
+
+    fn resolve_parents(&mut self, records: &[&Record], by_key: &HashMap<(u32, &str), NodeId>) {
+        // Action id → node when the id occurs in exactly one run.
+        let mut unique: HashMap<&str, Option<NodeId>> = HashMap::new();
+        for (&(_, id), &n) in by_key {
+            unique
+                .entry(id)
+                .and_modify(|v| *v = None)
+                .or_insert(Some(n));
+        }
+        for n in 0..self.nodes.len() {
+            let node = &self.nodes[n];
+            let Some(action) = records[node.record as usize].action_at(node.pos as usize) else {
+                continue;
+            };
+            let Some(parent_id) = action.parent() else {
+                continue;
+            };
+            if Some(parent_id) == action.id() {
+                self.problems
+                    .push(GraphProblem::SelfParent { node: n as NodeId });
+                continue;
+            }
+            let (parent, kind) = match by_key.get(&(node.run, parent_id)) {
+                Some(&p) => (p, Edge::Parent),
+                None => match unique.get(parent_id) {
+                    Some(Some(p)) => (*p, Edge::ParentCrossRun),
+                    _ => {
+                        self.problems.push(GraphProblem::DanglingParent {
+                            node: n as NodeId,
+                            parent_id: parent_id.to_string(),
+                        });
+                        continue;
+                    }
+                },
+            };
+            self.nodes[n].parent = Some(parent);
+            self.graph
+                .add_edge(NodeIndex::new(n), NodeIndex::new(parent as usize), kind);
+        }
+    }
+
+    /// Each node has at most one parent, so one walk per node, stopping at anything
+    /// already visited, finds every cycle in linear time.
+    fn find_cycles(&mut self) {
+        const NEW: u8 = 0;
+        const ON_PATH: u8 = 1;
+        const DONE: u8 = 2;
+        let mut state = vec![NEW; self.nodes.len()];
+        for start in 0..self.nodes.len() {
+            let mut path = Vec::new();
+            let mut cur = Some(start as NodeId);
+            while let Some(n) = cur {
+                match state[n as usize] {
+                    DONE => break,
+                    ON_PATH => {
+                        let at = path.iter().position(|p| *p == n).unwrap_or(0);
+                        self.problems.push(GraphProblem::Cycle {
+                            nodes: path[at..].to_vec(),
+                        });
+                        break;
+                    }
+                    _ => {
+                        state[n as usize] = ON_PATH;
+                        path.push(n);
+                        cur = self.nodes[n as usize].parent;
+                    }
+                }
+            }
+            for n in path {
+                state[n as usize] = DONE;
+            }
+        }
+    }
+
+    fn group_causal(&mut self, records: &[&Record]) {
+        let mut groups: HashMap<&str, Vec<NodeId>> = HashMap::new();
+        let mut order: Vec<&str> = Vec::new();
+        for (n, node) in self.nodes.iter().enumerate() {
+            let Some(id) = records[node.record as usize]
+                .action_at(node.pos as usize)
+                .and_then(|a| a.str_field("causal_chain_id"))
+            else {
+                continue;
+            };
+            groups
+                .entry(id)
+                .or_insert_with(|| {
+                    order.push(id);
+                    Vec::new()
+                })
+                .push(n as NodeId);
+        }
+        for id in order {
+            let mut nodes = groups.remove(id).unwrap_or_default();
+            nodes.sort_by(|a, b| {
+                time_order(self.nodes[*a as usize].time, self.nodes[*b as usize].time)
+            });
+            for w in nodes.windows(2) {
+                self.graph.add_edge(
+                    NodeIndex::new(w[0] as usize),
+                    NodeIndex::new(w[1] as usize),
+                    Edge::Causal,
+                );
+            }
+            self.causal.push(CausalGroup {
+                id: id.to_string(),
+                nodes,
+            });
+        }
+    }
+
+    /// The node of `(run_id, action_id)`.
+    pub fn find(&self, run_id: &str, action_id: &str) -> Option<NodeId> {
+        let run = self.runs.iter().position(|r| r.id == run_id)? as u32;
+        self.index
+            .get(&(run, CompactString::from(action_id)))
+            .copied()
+    }
+
+    /// Every node whose action id is `action_id`, in any run.
+    pub fn find_all(&self, action_id: &str) -> Vec<NodeId> {
+        let mut found: Vec<NodeId> = (0..self.runs.len() as u32)
+            .filter_map(|run| {
+                self.index
+                    .get(&(run, CompactString::from(action_id)))
+                    .copied()
+            })
+            .collect();
+        found.sort_unstable();
+        found
+    }
+
+    /// The children of a node (nodes whose parent it is), in time order.
+    pub fn children(&self, node: NodeId) -> Vec<NodeId> {
+        let mut kids: Vec<NodeId> = self
+            .graph
+            .edges_directed(NodeIndex::new(node as usize), Direction::Incoming)
+            .filter(|e| matches!(e.weight(), Edge::Parent | Edge::ParentCrossRun))
+            .map(|e| e.source().index() as NodeId)
+            .collect();
+        kids.sort_by(|a, b| {
+            time_order(self.nodes[*a as usize].time, self.nodes[*b as usize].time).then(a.cmp(b))
+        });
+        kids
+    }
+
+    /// True when the parent edge of `node` crosses runs.
+    pub fn parent_is_cross_run(&self, node: NodeId) -> bool {
+        self.graph
+            .edges_directed(NodeIndex::new(node as usize), Direction::Outgoing)
+            .any(|e| *e.weight() == Edge::ParentCrossRun)
+    }
+
+    /// The stored action of a node.
+    pub fn action<'c>(&self, corpus: &'c Corpus, node: NodeId) -> Option<(&'c Record, Action<'c>)> {
+        let n = &self.nodes[node as usize];
+        let record = corpus.record(n.record as usize);
+        record.action_at(n.pos as usize).map(|a| (record, a))
+    }
+}
+
+/// Orders optional times: known times ascending (total order), unknown last.
+pub fn time_order(a: Option<f64>, b: Option<f64>) -> std::cmp::Ordering {
+    match (a, b) {
+        (Some(x), Some(y)) => x.total_cmp(&y),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    }
+}
+
+/// For each record, the record whose canonical hash its `prev_record_hash` names
+/// (the first such record when several share a hash).
+fn record_links(records: &[&Record], hashes: &[String]) -> Vec<Option<u32>> {
+    let mut by_hash: HashMap<&str, u32> = HashMap::with_capacity(records.len());
+    for (i, h) in hashes.iter().enumerate() {
+        by_hash.entry(h.as_str()).or_insert(i as u32);
+    }
+    records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| match r.link() {
+            Link::Hash(h) => by_hash.get(h).copied().filter(|p| *p as usize != i),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Connected components of the record-chain links (union–find).
+fn components(prev: &[Option<u32>]) -> Vec<u32> {
+    let mut parent: Vec<u32> = (0..prev.len() as u32).collect();
+    fn root(parent: &mut [u32], mut x: u32) -> u32 {
+        while parent[x as usize] != x {
+            parent[x as usize] = parent[parent[x as usize] as usize];
+            x = parent[x as usize];
+        }
+        x
+    }
+    for (i, p) in prev.iter().enumerate() {
+        if let Some(p) = p {
+            let (a, b) = (root(&mut parent, i as u32), root(&mut parent, *p));
+            if a != b {
+                parent[a as usize] = b;
+            }
+        }
+    }
+    (0..prev.len() as u32)
+        .map(|i| root(&mut parent, i))
+        .collect()
+}
+
+/// Keys whose values differ between two copies of an action.
+fn changed_fields(a: &Obj, b: &Obj) -> Vec<String> {
+    let mut keys: Vec<String> = Vec::new();
+    for (k, _) in a
+        .effective_members()
+        .into_iter()
+        .chain(b.effective_members())
+    {
+        let key = k.lossy();
+        if a.get(&key) != b.get(&key) && !keys.iter().any(|x| *x == key) {
+            keys.push(key.into_owned());
+        }
+    }
+    keys
+}

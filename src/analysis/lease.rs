@@ -1,0 +1,384 @@
+//! Lease windows and per-action lease verdicts (analysis-rules §4). A window comes from
+//! the strongest source present — recorded `bounded_lease_evidence`, a supplied lease
+//! file, or inference from the actions that share a `scope_lease_id` — and the source
+//! is always reported. Windows are half-open `[granted, expires)`.
+
+use super::graph::{Graph, NodeId, time_order};
+use crate::load::{Corpus, LoadError, load_file};
+use crate::model::json::Json;
+use crate::model::time::{format_ms, parse_iso8601_ms};
+use crate::model::{Action, Record};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::path::Path;
+
+/// Where a lease window came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LeaseSource {
+    Recorded,
+    Supplied,
+    Inferred,
+}
+
+/// The lease verdict for one execution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LeaseVerdict {
+    Inside,
+    BeforeGrant,
+    AfterExpiry,
+    OverBudget,
+    Revoked,
+    UnknownWindow,
+}
+
+impl LeaseVerdict {
+    /// The kebab-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            LeaseVerdict::Inside => "inside",
+            LeaseVerdict::BeforeGrant => "before-grant",
+            LeaseVerdict::AfterExpiry => "after-expiry",
+            LeaseVerdict::OverBudget => "over-budget",
+            LeaseVerdict::Revoked => "revoked",
+            LeaseVerdict::UnknownWindow => "unknown-window",
+        }
+    }
+
+    /// True for verdicts a reviewer must look at (F-LEASE-OUTSIDE).
+    pub fn is_outside(self) -> bool {
+        !matches!(self, LeaseVerdict::Inside | LeaseVerdict::UnknownWindow)
+    }
+}
+
+/// A lease as a supplied file describes it (the gateway's ScopeLease / ApprovalReceipt).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct SuppliedLease {
+    pub lease_id: String,
+    /// Earliest `approvedAt` of a receipt for this lease (a ScopeLease stores no grant time).
+    #[serde(serialize_with = "crate::model::json::opt_number")]
+    pub granted_ms: Option<f64>,
+    #[serde(serialize_with = "crate::model::json::opt_number")]
+    pub expires_ms: Option<f64>,
+    #[serde(serialize_with = "crate::model::json::opt_number")]
+    pub max_invocations: Option<f64>,
+    #[serde(serialize_with = "crate::model::json::opt_number")]
+    pub invocation_count: Option<f64>,
+    pub granted_tools: Vec<String>,
+    /// `file:line` of the objects it came from.
+    pub from: Vec<String>,
+}
+
+/// Leases from `--leases` files, by lease id.
+#[derive(Clone, Debug, Default)]
+pub struct SuppliedLeases {
+    pub leases: HashMap<String, SuppliedLease>,
+}
+
+impl SuppliedLeases {
+    /// Reads a lease file: one object, an array or NDJSON of ScopeLease / ApprovalReceipt
+    /// objects. Objects that are neither become errors naming file and line.
+    pub fn add_file(&mut self, path: &Path) -> Vec<LoadError> {
+        let input = load_file(path);
+        let mut errors = input.errors;
+        for record in &input.records {
+            if let Err(message) = self.add_object(record) {
+                errors.push(LoadError {
+                    path: record.source.path.clone(),
+                    line: Some(record.source.line),
+                    message,
+                });
+            }
+        }
+        errors
+    }
+
+    /// Adds one ScopeLease or ApprovalReceipt object.
+    pub fn add_object(&mut self, record: &Record) -> Result<(), String> {
+        let s = |k: &str| record.str_field(k);
+        let n = |k: &str| record.get(k).and_then(Json::as_f64);
+        let time = |k: &str| -> Result<Option<f64>, String> {
+            match s(k) {
+                None => Ok(None),
+                Some(t) => parse_iso8601_ms(t)
+                    .map(Some)
+                    .ok_or_else(|| format!("{k} {t:?} is not an ISO-8601 time")),
+            }
+        };
+        let Some(lease_id) = s("leaseId") else {
+            return Err(
+                "neither a ScopeLease nor an ApprovalReceipt with a leaseId: skipped".into(),
+            );
+        };
+        let lease = self
+            .leases
+            .entry(lease_id.to_string())
+            .or_insert_with(|| SuppliedLease {
+                lease_id: lease_id.to_string(),
+                ..SuppliedLease::default()
+            });
+        lease.from.push(record.source.to_string());
+        let expires = time("expiresAt")?;
+        if s("receiptId").is_some() {
+            if let Some(at) = time("approvedAt")? {
+                lease.granted_ms = Some(lease.granted_ms.map_or(at, |g| g.min(at)));
+            }
+            if lease.expires_ms.is_none() {
+                lease.expires_ms = expires;
+            }
+        } else {
+            // A ScopeLease's own expiry wins over a receipt's.
+            lease.expires_ms = expires.or(lease.expires_ms);
+            lease.max_invocations = n("maxInvocations");
+            lease.invocation_count = n("invocationCount");
+            lease.granted_tools = record
+                .get("grantedTools")
+                .and_then(Json::as_array)
+                .unwrap_or(&[])
+                .iter()
+                .filter_map(|t| t.as_str().map(str::to_string))
+                .collect();
+        }
+        Ok(())
+    }
+}
+
+/// The lease facts of one action under a lease.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LeaseView {
+    pub lease_id: String,
+    pub source: LeaseSource,
+    pub verdict: LeaseVerdict,
+    #[serde(serialize_with = "crate::model::json::opt_number")]
+    pub granted_at_ms: Option<f64>,
+    #[serde(serialize_with = "crate::model::json::opt_number")]
+    pub expires_at_ms: Option<f64>,
+    /// The time checked against the window: `execution_started_at_ms`, else the action's time.
+    #[serde(serialize_with = "crate::model::json::opt_number")]
+    pub executed_at_ms: Option<f64>,
+    /// 1-based invocation number under this lease.
+    #[serde(serialize_with = "crate::model::json::opt_number")]
+    pub ordinal: Option<f64>,
+    #[serde(serialize_with = "crate::model::json::opt_number")]
+    pub max_invocations: Option<f64>,
+    #[serde(serialize_with = "crate::model::json::opt_number")]
+    pub revoked_at_ms: Option<f64>,
+    /// A recorded `approval_decision` label (`expired`, `revoked`, …).
+    pub label: Option<String>,
+    /// True when the recorded times contradict the label (F-LEASE-LABEL-CONTRADICTED).
+    pub label_contradicted: bool,
+    /// How the window, ordinal or budget were read when that is aeplens's choice.
+    pub notes: Vec<String>,
+}
+
+/// One lease and every action under it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LeaseSummary {
+    pub lease_id: String,
+    /// The strongest source among its actions.
+    pub source: LeaseSource,
+    #[serde(serialize_with = "crate::model::json::opt_number")]
+    pub granted_at_ms: Option<f64>,
+    #[serde(serialize_with = "crate::model::json::opt_number")]
+    pub expires_at_ms: Option<f64>,
+    #[serde(serialize_with = "crate::model::json::opt_number")]
+    pub max_invocations: Option<f64>,
+    /// Time of the first and last action under the lease (the inferred span).
+    #[serde(serialize_with = "crate::model::json::opt_number")]
+    pub first_use_ms: Option<f64>,
+    #[serde(serialize_with = "crate::model::json::opt_number")]
+    pub last_use_ms: Option<f64>,
+    /// Actions under the lease, in time order.
+    pub nodes: Vec<NodeId>,
+}
+
+/// Recorded evidence field names for the points the RFC left unnamed (interpretation).
+const ORDINAL_FIELDS: [&str; 2] = ["invocation_ordinal", "invocation_index"];
+const BUDGET_FIELDS: [&str; 2] = ["max_invocations", "invocation_budget"];
+const REVOKED_FIELDS: [&str; 2] = ["revoked_at_ms", "revocation_at_ms"];
+
+/// Lease summaries and the per-action views, indexed by node.
+#[derive(Clone, Debug, Default)]
+pub struct Leases {
+    pub summaries: Vec<LeaseSummary>,
+    pub by_node: HashMap<NodeId, LeaseView>,
+}
+
+impl Leases {
+    /// Computes every lease window and verdict.
+    pub fn build(corpus: &Corpus, graph: &Graph, supplied: &SuppliedLeases) -> Leases {
+        let mut groups: HashMap<&str, Vec<NodeId>> = HashMap::new();
+        let mut order = Vec::new();
+        for n in 0..graph.nodes.len() as NodeId {
+            let Some((_, action)) = graph.action(corpus, n) else {
+                continue;
+            };
+            if let Some(id) = action.str_field("scope_lease_id") {
+                groups
+                    .entry(id)
+                    .or_insert_with(|| {
+                        order.push(id);
+                        Vec::new()
+                    })
+                    .push(n);
+            }
+        }
+        let mut out = Leases::default();
+        for id in order {
+            let mut nodes = groups.remove(id).unwrap_or_default();
+            nodes.sort_by(|a, b| {
+                time_order(graph.nodes[*a as usize].time, graph.nodes[*b as usize].time)
+            });
+            let times: Vec<f64> = nodes
+                .iter()
+                .filter_map(|n| graph.nodes[*n as usize].time)
+                .collect();
+            let mut summary = LeaseSummary {
+                lease_id: id.to_string(),
+                source: LeaseSource::Inferred,
+                granted_at_ms: None,
+                expires_at_ms: None,
+                max_invocations: None,
+                first_use_ms: times.first().copied(),
+                last_use_ms: times.last().copied(),
+                nodes: nodes.clone(),
+            };
+            if let Some(s) = supplied.leases.get(id) {
+                summary.source = LeaseSource::Supplied;
+                summary.granted_at_ms = s.granted_ms;
+                summary.expires_at_ms = s.expires_ms;
+                summary.max_invocations = s.max_invocations;
+            }
+            for (i, &n) in nodes.iter().enumerate() {
+                let Some((_, action)) = graph.action(corpus, n) else {
+                    continue;
+                };
+                let mut view = view(&action, id, i + 1, supplied.leases.get(id));
+                if view.source == LeaseSource::Inferred {
+                    view.notes.push(format!(
+                        "{} action(s) share this lease between {} and {}",
+                        nodes.len(),
+                        summary
+                            .first_use_ms
+                            .map(format_ms)
+                            .unwrap_or_else(|| "?".into()),
+                        summary
+                            .last_use_ms
+                            .map(format_ms)
+                            .unwrap_or_else(|| "?".into()),
+                    ));
+                }
+                if view.source == LeaseSource::Recorded && summary.source != LeaseSource::Recorded {
+                    summary.source = LeaseSource::Recorded;
+                    summary.granted_at_ms = view.granted_at_ms;
+                    summary.expires_at_ms = view.expires_at_ms;
+                    summary.max_invocations = view.max_invocations;
+                }
+                out.by_node.insert(n, view);
+            }
+            out.summaries.push(summary);
+        }
+        out
+    }
+}
+
+/// The lease view of one action, `ordinal` being its place among the lease's actions.
+fn view(
+    action: &Action<'_>,
+    lease_id: &str,
+    ordinal: usize,
+    supplied: Option<&SuppliedLease>,
+) -> LeaseView {
+    let evidence = action
+        .get("bounded_lease_evidence")
+        .and_then(Json::as_object);
+    let num = |keys: &[&str]| -> Option<f64> {
+        let ev = evidence?;
+        keys.iter().find_map(|k| ev.get(k).and_then(Json::as_f64))
+    };
+    let mut notes = Vec::new();
+    let label = action
+        .decision()
+        .and_then(|d| d.str_field("approval_decision"))
+        .map(str::to_string);
+    let executed_at_ms = num(&["execution_started_at_ms"]).or(action.timestamp_ms());
+    let mut v = LeaseView {
+        lease_id: lease_id.to_string(),
+        source: LeaseSource::Inferred,
+        verdict: LeaseVerdict::UnknownWindow,
+        granted_at_ms: None,
+        expires_at_ms: None,
+        executed_at_ms,
+        ordinal: None,
+        max_invocations: None,
+        revoked_at_ms: None,
+        label,
+        label_contradicted: false,
+        notes: Vec::new(),
+    };
+    if evidence.is_some() {
+        v.source = LeaseSource::Recorded;
+        v.granted_at_ms = num(&["lease_granted_at_ms"]);
+        v.expires_at_ms = num(&["lease_expires_at_ms"]).or_else(|| {
+            let d = num(&["lease_duration_ms"])?;
+            notes.push("expiry computed as grant + lease_duration_ms".into());
+            Some(v.granted_at_ms? + d)
+        });
+        v.ordinal = num(&ORDINAL_FIELDS);
+        v.max_invocations = num(&BUDGET_FIELDS);
+        v.revoked_at_ms = num(&REVOKED_FIELDS);
+        if v.ordinal.is_some() || v.max_invocations.is_some() || v.revoked_at_ms.is_some() {
+            notes.push(
+                "invocation ordinal, budget and revocation read from invocation_ordinal, \
+                 max_invocations and revoked_at_ms: the RFC names no fields (interpretation)"
+                    .into(),
+            );
+        }
+    } else if let Some(s) = supplied {
+        v.source = LeaseSource::Supplied;
+        v.granted_at_ms = s.granted_ms;
+        v.expires_at_ms = s.expires_ms;
+        v.max_invocations = s.max_invocations;
+        if s.granted_ms.is_none() {
+            notes.push("grant time not in the lease file (a ScopeLease stores none)".into());
+        }
+    } else {
+        notes.push(
+            "window inferred from the actions sharing this scope_lease_id: its true bounds \
+             are unknown"
+                .into(),
+        );
+    }
+    if v.ordinal.is_none() && v.source != LeaseSource::Inferred {
+        v.ordinal = Some(ordinal as f64);
+        notes.push("ordinal counted from the loaded evidence (interpretation)".into());
+    }
+    v.verdict = match (v.source, executed_at_ms) {
+        (LeaseSource::Inferred, _) | (_, None) => LeaseVerdict::UnknownWindow,
+        (_, Some(t)) => {
+            if v.revoked_at_ms.is_some_and(|r| r <= t) {
+                LeaseVerdict::Revoked
+            } else if v.granted_at_ms.is_some_and(|g| t < g) {
+                LeaseVerdict::BeforeGrant
+            } else if v.expires_at_ms.is_some_and(|e| t >= e) {
+                LeaseVerdict::AfterExpiry
+            } else if let (Some(o), Some(m)) = (v.ordinal, v.max_invocations)
+                && o > m
+            {
+                LeaseVerdict::OverBudget
+            } else if v.expires_at_ms.is_none() {
+                LeaseVerdict::UnknownWindow
+            } else {
+                LeaseVerdict::Inside
+            }
+        }
+    };
+    v.label_contradicted = match v.label.as_deref() {
+        Some("expired") => matches!(v.verdict, LeaseVerdict::Inside | LeaseVerdict::BeforeGrant),
+        Some("revoked") => v.verdict != LeaseVerdict::Revoked && v.source == LeaseSource::Recorded,
+        _ => false,
+    };
+    v.notes = notes;
+    v
+}

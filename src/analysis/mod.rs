@@ -1,0 +1,279 @@
+//! The forensic brain: the action graph, the per-action views that answer the three
+//! post-run questions (authority, drift, lease, comparability), findings, chains and
+//! the decision envelope (analysis-rules.md). Plain data, no terminal code.
+
+pub mod authority;
+pub mod chains;
+pub mod comparability;
+pub mod envelope;
+pub mod evidence;
+pub mod findings;
+pub mod graph;
+pub mod lease;
+
+use crate::canon::{CHAIN_EXCLUDED, Variant, canonical_bytes_without, sha256_hex};
+use crate::load::Corpus;
+use crate::model::drift::Drift;
+use crate::model::finding::Finding;
+use crate::model::json::Json;
+use crate::verify::semantic::{RuleSeverity, Violation};
+use authority::AuthorityView;
+use chains::Chain;
+use comparability::{Comparability, CoverageFinding, PairVerdict};
+use envelope::DecisionEnvelope;
+use graph::{Graph, GraphProblem, NodeId};
+use lease::{LeaseView, Leases, SuppliedLeases};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// A state change between two recorded actions with nothing recorded in between.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StateGap {
+    /// The earlier action (its post digest).
+    pub from: NodeId,
+    /// The next action over the same equality tuple (its pre digest).
+    pub to: NodeId,
+    pub post: String,
+    pub pre: String,
+    /// The weaker assumption both badges share, if any.
+    pub assumption: Option<String>,
+}
+
+/// Everything concluded about a corpus.
+#[derive(Debug, Default)]
+pub struct Analysis {
+    /// Canonical SHA-256 per record (flat index).
+    pub hashes: Vec<String>,
+    pub graph: Graph,
+    pub leases: Leases,
+    pub chains: Vec<Chain>,
+    /// The digest badge of each action that carries a state digest.
+    pub badges: HashMap<NodeId, (Comparability, Option<CoverageFinding>)>,
+    pub gaps: Vec<StateGap>,
+}
+
+/// One state digest of an action with its badge.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DigestView {
+    /// `pre` or `post`.
+    pub which: &'static str,
+    pub kind: Option<String>,
+    pub digest: String,
+    pub comparability: Comparability,
+}
+
+/// Every view of one action: the answer to `aeplens show`.
+#[derive(Debug, Serialize)]
+pub struct ActionReport<'a> {
+    pub run_id: String,
+    pub action_id: Option<String>,
+    /// `file:line` of the first record holding the action, and how many records hold it.
+    pub source: String,
+    pub copies: u32,
+    pub authority: AuthorityView<'a>,
+    pub drift: Drift<'a>,
+    pub lease: Option<&'a LeaseView>,
+    pub digests: Vec<DigestView>,
+    /// Pre vs post within the action.
+    pub pre_post: Option<PairVerdict>,
+    pub state_gaps: Vec<&'a StateGap>,
+    pub envelope: DecisionEnvelope,
+    pub findings: Vec<&'a Finding>,
+}
+
+impl Analysis {
+    /// Analyses a corpus, computing canonical hashes (in parallel) for the record links.
+    pub fn build(corpus: &Corpus, supplied: &SuppliedLeases) -> Analysis {
+        let records: Vec<_> = corpus.records().collect();
+        let hashes = records
+            .par_iter()
+            .map(|r| {
+                sha256_hex(&canonical_bytes_without(
+                    &r.json,
+                    CHAIN_EXCLUDED,
+                    Variant::C1,
+                ))
+            })
+            .collect();
+        Analysis::with_hashes(corpus, hashes, supplied)
+    }
+
+    /// Analyses a corpus whose canonical hashes are known (e.g. from a verify report).
+    pub fn with_hashes(
+        corpus: &Corpus,
+        hashes: Vec<String>,
+        supplied: &SuppliedLeases,
+    ) -> Analysis {
+        let graph = Graph::build(corpus, &hashes);
+        let leases = Leases::build(corpus, &graph, supplied);
+        let chains = chains::build(corpus, &graph);
+        let mut an = Analysis {
+            hashes,
+            graph,
+            leases,
+            chains,
+            ..Analysis::default()
+        };
+        an.badges = (0..an.graph.nodes.len() as NodeId)
+            .filter_map(|n| {
+                let (_, a) = an.graph.action(corpus, n)?;
+                (a.get("pre_state_digest").is_some() || a.get("post_state_digest").is_some())
+                    .then(|| (n, comparability::badge(&a)))
+            })
+            .collect();
+        an.gaps = an.state_gaps(corpus);
+        an
+    }
+
+    /// Post of an action vs pre of the next action of the run over the same tuple.
+    fn state_gaps(&self, corpus: &Corpus) -> Vec<StateGap> {
+        let mut gaps = Vec::new();
+        for run in &self.graph.runs {
+            let mut last_post: HashMap<&str, (NodeId, &str, &Comparability)> = HashMap::new();
+            for &n in &run.nodes {
+                let Some((badge, _)) = self.badges.get(&n) else {
+                    continue;
+                };
+                let Some(tuple) = badge.tuple.as_deref() else {
+                    continue;
+                };
+                let Some((_, a)) = self.graph.action(corpus, n) else {
+                    continue;
+                };
+                if let Some(pre) = a.str_field("pre_state_digest")
+                    && let Some((from, post, prev_badge)) = last_post.get(tuple)
+                    && comparability::compare((post, prev_badge), (pre, badge)).verdict == "changed"
+                {
+                    gaps.push(StateGap {
+                        from: *from,
+                        to: n,
+                        post: post.to_string(),
+                        pre: pre.to_string(),
+                        assumption: badge.assumption.clone(),
+                    });
+                }
+                if let Some(post) = a.str_field("post_state_digest") {
+                    last_post.insert(tuple, (n, post, badge));
+                }
+            }
+        }
+        gaps
+    }
+
+    /// Every view of one action; `findings` is the full finding list to pick from.
+    pub fn show<'a>(
+        &'a self,
+        corpus: &'a Corpus,
+        node: NodeId,
+        findings: &'a [Finding],
+    ) -> Option<ActionReport<'a>> {
+        let (record, a) = self.graph.action(corpus, node)?;
+        let n = &self.graph.nodes[node as usize];
+        let run_id = self.graph.runs[n.run as usize].id.clone();
+        let lease = self.leases.by_node.get(&node);
+        let parent = n.parent.and_then(|p| self.graph.action(corpus, p));
+        let badge = self.badges.get(&node).map(|(b, _)| b);
+        let mut digests = Vec::new();
+        for (which, key) in [("pre", "pre_state_digest"), ("post", "post_state_digest")] {
+            if let Some(d) = a.get(key) {
+                digests.push(DigestView {
+                    which,
+                    kind: a.str_field("state_digest_kind").map(str::to_string),
+                    digest: d
+                        .as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| format!("{d:?}")),
+                    comparability: badge.cloned().unwrap_or_else(|| comparability::badge(&a).0),
+                });
+            }
+        }
+        let pre_post = match (
+            a.str_field("pre_state_digest"),
+            a.str_field("post_state_digest"),
+            badge,
+        ) {
+            (Some(pre), Some(post), Some(b)) => Some(comparability::compare((pre, b), (post, b))),
+            _ => None,
+        };
+        let action_id = a.id().map(str::to_string);
+        Some(ActionReport {
+            source: record.source.to_string(),
+            copies: n.copies,
+            authority: authority::view(record, &a, lease, parent),
+            drift: Drift::of(record, &a),
+            lease,
+            digests,
+            pre_post,
+            state_gaps: self
+                .gaps
+                .iter()
+                .filter(|g| g.from == node || g.to == node)
+                .collect(),
+            envelope: envelope::project(record, &a, lease),
+            findings: findings
+                .iter()
+                .filter(|f| {
+                    f.run_id.as_deref() == Some(run_id.as_str())
+                        && action_id
+                            .as_ref()
+                            .is_some_and(|id| f.action_ids.contains(id))
+                })
+                .collect(),
+            run_id,
+            action_id,
+        })
+    }
+
+    /// The decision envelope of every action, in node order.
+    pub fn envelopes(&self, corpus: &Corpus) -> Vec<DecisionEnvelope> {
+        (0..self.graph.nodes.len() as NodeId)
+            .filter_map(|n| {
+                let (record, a) = self.graph.action(corpus, n)?;
+                Some(envelope::project(record, &a, self.leases.by_node.get(&n)))
+            })
+            .collect()
+    }
+
+    /// V17 violations, for the semantic axis of the record holding the rewritten copy.
+    pub fn rewritten(&self, corpus: &Corpus) -> Vec<(usize, Violation)> {
+        self.graph
+            .problems
+            .iter()
+            .filter_map(|p| match p {
+                GraphProblem::Rewritten {
+                    node,
+                    first_record,
+                    record,
+                    fields,
+                } => Some((
+                    *record as usize,
+                    Violation {
+                        rule: "V17",
+                        severity: RuleSeverity::Error,
+                        message: format!(
+                            "F-ACTION-REWRITTEN: differs from its copy in {} ({})",
+                            corpus.record(*first_record as usize).source,
+                            fields.join(", ")
+                        ),
+                        action_id: self
+                            .graph
+                            .action(corpus, *node)
+                            .and_then(|(_, a)| a.id().map(str::to_string)),
+                    },
+                )),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The raw JSON of an action, for display.
+    pub fn raw<'c>(&self, corpus: &'c Corpus, node: NodeId) -> Option<&'c Json> {
+        let n = &self.graph.nodes[node as usize];
+        corpus
+            .record(n.record as usize)
+            .get("actions")?
+            .as_array()?
+            .get(n.pos as usize)
+    }
+}

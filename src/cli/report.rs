@@ -1,0 +1,418 @@
+//! The analysis commands: `findings`, `show`, `chains`, `envelope` — the explorer's
+//! panes as text (for people without a TTY) and JSON (for scripts).
+
+use super::{ChainsArgs, EvidenceArgs, FindingsArgs, Format, SeverityArg, ShowArgs};
+use crate::analysis::chains::{Chain, ChainKind};
+use crate::analysis::evidence::Evidence;
+use crate::analysis::lease::SuppliedLeases;
+use crate::analysis::{ActionReport, graph::NodeId};
+use crate::load::{Corpus, load_paths};
+use crate::model::finding::{Finding, Severity};
+use crate::model::text::sanitize;
+use crate::model::time::format_ms;
+use crate::verify::Options;
+use std::fmt::Write as _;
+use std::io::{IsTerminal, Write};
+
+/// Loads, verifies and analyses; load problems go to stderr. Err is an exit code.
+pub fn open(args: &EvidenceArgs) -> Result<Evidence, i32> {
+    let keys = args.keys.keyring().map_err(|e| {
+        eprintln!("aeplens: {}", sanitize(&e));
+        2
+    })?;
+    let mut leases = SuppliedLeases::default();
+    let mut lease_errors = Vec::new();
+    for file in &args.leases {
+        lease_errors.extend(leases.add_file(std::path::Path::new(file)));
+    }
+    let corpus = Corpus::new(load_paths(&args.paths));
+    for e in corpus.errors().chain(lease_errors.iter()) {
+        eprintln!("aeplens: {}", sanitize(&e.to_string()));
+    }
+    if corpus.is_empty() && corpus.errors().next().is_some() {
+        return Err(2);
+    }
+    Ok(Evidence::open(corpus, &keys, &Options::default(), &leases))
+}
+
+fn resolve(format: Option<Format>) -> Format {
+    format.unwrap_or(if std::io::stdout().is_terminal() {
+        Format::Text
+    } else {
+        Format::Json
+    })
+}
+
+fn emit(text: &str) -> i32 {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => 0,
+        Err(_) => 2,
+    }
+}
+
+fn pretty<T: serde::Serialize>(value: &T) -> String {
+    let mut s = serde_json::to_string_pretty(value).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// `aeplens findings`.
+pub fn findings(args: &FindingsArgs) -> i32 {
+    let ev = match open(&args.evidence) {
+        Ok(ev) => ev,
+        Err(code) => return code,
+    };
+    let min = match args.min_severity {
+        SeverityArg::High => Severity::High,
+        SeverityArg::Medium => Severity::Medium,
+        SeverityArg::Low => Severity::Low,
+        SeverityArg::Info => Severity::Info,
+    };
+    let list: Vec<&Finding> = ev.findings.iter().filter(|f| f.severity <= min).collect();
+    match resolve(args.format) {
+        Format::Json => emit(&pretty(&list)),
+        Format::Text => emit(&findings_text(&list)),
+    }
+}
+
+/// The findings as a table, one line each.
+pub fn findings_text(list: &[&Finding]) -> String {
+    let mut s = String::new();
+    for f in list {
+        let _ = writeln!(
+            s,
+            "{:<6} {:<26} {}{}  {}",
+            f.severity.name().to_uppercase(),
+            f.id,
+            sanitize(f.run_id.as_deref().unwrap_or("—")),
+            if f.action_ids.is_empty() {
+                String::new()
+            } else {
+                format!(" / {}", sanitize(&f.action_ids.join(", ")))
+            },
+            sanitize(&f.message)
+        );
+    }
+    let count = |sev| list.iter().filter(|f| f.severity == sev).count();
+    let _ = writeln!(
+        s,
+        "{} findings: {} high, {} medium, {} low, {} info",
+        list.len(),
+        count(Severity::High),
+        count(Severity::Medium),
+        count(Severity::Low),
+        count(Severity::Info)
+    );
+    s
+}
+
+/// `aeplens show`.
+pub fn show(args: &ShowArgs) -> i32 {
+    let ev = match open(&args.evidence) {
+        Ok(ev) => ev,
+        Err(code) => return code,
+    };
+    let g = &ev.analysis.graph;
+    let nodes: Vec<NodeId> = match &args.run {
+        Some(run) => g.find(run, &args.action_id).into_iter().collect(),
+        None => g.find_all(&args.action_id),
+    };
+    let node = match nodes.as_slice() {
+        [n] => *n,
+        [] => {
+            eprintln!(
+                "aeplens: no action {:?}{} in the evidence",
+                sanitize(&args.action_id),
+                args.run
+                    .as_deref()
+                    .map(|r| format!(" in run {:?}", sanitize(r)))
+                    .unwrap_or_default()
+            );
+            return 2;
+        }
+        many => {
+            let runs: Vec<String> = many
+                .iter()
+                .map(|n| sanitize(&g.runs[g.nodes[*n as usize].run as usize].id).into_owned())
+                .collect();
+            eprintln!(
+                "aeplens: action {:?} occurs in {} runs ({}); pick one with --run",
+                sanitize(&args.action_id),
+                many.len(),
+                runs.join(", ")
+            );
+            return 2;
+        }
+    };
+    let Some(report) = ev.analysis.show(&ev.corpus, node, &ev.findings) else {
+        return 2;
+    };
+    match resolve(args.format) {
+        Format::Json => emit(&pretty(&report)),
+        Format::Text => emit(&show_text(&report)),
+    }
+}
+
+fn value_text(v: Option<&crate::model::json::Json>) -> String {
+    match v {
+        None => "not recorded".into(),
+        Some(crate::model::json::Json::String(s)) => sanitize(&s.lossy()).into_owned(),
+        Some(v) => sanitize(&serde_json::to_string(v).unwrap_or_default()).into_owned(),
+    }
+}
+
+fn clip(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(width.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}
+
+/// One action's views as text a reviewer reads in a terminal.
+pub fn show_text(r: &ActionReport<'_>) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "action {} · run {} · {}{}",
+        sanitize(r.action_id.as_deref().unwrap_or("(no action_id)")),
+        sanitize(&r.run_id),
+        sanitize(&r.source),
+        if r.copies > 1 {
+            format!(" ({} copies in chained snapshots)", r.copies)
+        } else {
+            String::new()
+        }
+    );
+    let section =
+        |s: &mut String, title: &str, fields: &[crate::analysis::authority::Field<'_>]| {
+            let _ = writeln!(s, "\n{title}");
+            for f in fields {
+                let _ = writeln!(
+                    s,
+                    "  {:<24} {:<58} [{}]",
+                    f.name,
+                    clip(&value_text(f.value), 58),
+                    f.dialect
+                );
+            }
+        };
+    section(&mut s, "1. AUTHORITY AVAILABLE", &r.authority.available);
+    section(&mut s, "2. AUTHORITY EXERCISED", &r.authority.exercised);
+    let _ = writeln!(s, "\n3. CHANGED BETWEEN APPROVAL AND EXECUTION");
+    for c in &r.authority.changed {
+        let _ = writeln!(
+            s,
+            "  {:<20} {:<15} {}",
+            c.what,
+            c.status,
+            sanitize(&c.summary)
+        );
+    }
+    let d = &r.drift;
+    let _ = writeln!(
+        s,
+        "\nDRIFT  {} ({}) · approved {} · observed {} · equality {} · bound to {} ({})",
+        serde_json::to_value(d.result)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        d.dialect.unwrap_or("no evidence"),
+        sanitize(d.approved_digest.unwrap_or("not recorded")),
+        sanitize(d.observed_digest.unwrap_or("not recorded")),
+        sanitize(d.equality_version.unwrap_or("not recorded")),
+        sanitize(d.bound_to.unwrap_or("nothing")),
+        serde_json::to_value(d.binding)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+    );
+    if let Some(note) = &d.interpretation {
+        let _ = writeln!(s, "       aeplens interpretation: {}", sanitize(note));
+    }
+    match r.lease {
+        None => {
+            let _ = writeln!(s, "\nLEASE  not under a lease (no scope_lease_id)");
+        }
+        Some(l) => {
+            let t = |v: Option<f64>| v.map(format_ms).unwrap_or_else(|| "unknown".into());
+            let _ = writeln!(
+                s,
+                "\nLEASE  {} · {} window [{} → {}) · executed {} · verdict {}{}",
+                sanitize(&l.lease_id),
+                serde_json::to_value(l.source)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+                t(l.granted_at_ms),
+                t(l.expires_at_ms),
+                t(l.executed_at_ms),
+                l.verdict.name(),
+                match (l.ordinal, l.max_invocations) {
+                    (Some(o), Some(m)) => format!(" · invocation {o} of {m}"),
+                    (Some(o), None) => format!(" · invocation {o}"),
+                    _ => String::new(),
+                }
+            );
+            for n in &l.notes {
+                let _ = writeln!(s, "       note: {}", sanitize(n));
+            }
+        }
+    }
+    let _ = writeln!(s, "\nDIGESTS");
+    if r.digests.is_empty() {
+        let _ = writeln!(s, "  no state digests recorded");
+    }
+    for dv in &r.digests {
+        let c = &dv.comparability;
+        let why = c
+            .assumption
+            .as_deref()
+            .or(c.reason.as_deref())
+            .map(|w| format!(": {}", sanitize(w)))
+            .unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "  {:<4} {:<20} {:<12} {}{}{}",
+            dv.which,
+            clip(&sanitize(&dv.digest), 20),
+            sanitize(dv.kind.as_deref().unwrap_or("no kind")),
+            c.state.name(),
+            why,
+            if c.interpretation {
+                " (aeplens interpretation)"
+            } else {
+                ""
+            }
+        );
+    }
+    if let Some(p) = &r.pre_post {
+        let _ = writeln!(
+            s,
+            "  pre→post: {}{}",
+            p.verdict,
+            p.note
+                .as_deref()
+                .map(|n| format!(" ({})", sanitize(n)))
+                .unwrap_or_default()
+        );
+    }
+    for gap in &r.state_gaps {
+        let _ = writeln!(
+            s,
+            "  state gap: post {} ≠ next pre {}",
+            clip(&sanitize(&gap.post), 20),
+            clip(&sanitize(&gap.pre), 20)
+        );
+    }
+    let _ = writeln!(s, "\nFINDINGS");
+    if r.findings.is_empty() {
+        let _ = writeln!(s, "  none");
+    }
+    for f in &r.findings {
+        let _ = writeln!(
+            s,
+            "  {:<6} {:<26} {}",
+            f.severity.name().to_uppercase(),
+            f.id,
+            sanitize(&f.message)
+        );
+    }
+    s
+}
+
+/// `aeplens chains`.
+pub fn chains(args: &ChainsArgs) -> i32 {
+    let ev = match open(&args.evidence) {
+        Ok(ev) => ev,
+        Err(code) => return code,
+    };
+    match resolve(args.format) {
+        Format::Json => emit(&pretty(&ev.analysis.chains)),
+        Format::Text => emit(&chains_text(&ev.analysis.chains)),
+    }
+}
+
+/// Chains as indented trees.
+pub fn chains_text(chains: &[Chain]) -> String {
+    let mut s = String::new();
+    for c in chains {
+        let kind = match c.kind {
+            ChainKind::DenyReapproval => "denied→re-approved",
+            ChainKind::Causal => "causal",
+        };
+        let _ = writeln!(
+            s,
+            "{} ({kind}, run {}) ended: {}",
+            sanitize(&c.id),
+            sanitize(&c.run_id),
+            c.ended.as_deref().unwrap_or("unknown")
+        );
+        for (depth, step) in c.steps.iter().enumerate() {
+            let glyph = match step.decision.as_deref() {
+                Some("deny") => "✗",
+                Some("allow") => "✓",
+                Some(_) => "?",
+                None => "·",
+            };
+            let indent = match c.kind {
+                ChainKind::DenyReapproval => "  ".repeat(depth),
+                ChainKind::Causal => String::new(),
+            };
+            let drift = serde_json::to_value(step.drift)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            let _ = writeln!(
+                s,
+                "  {indent}{}{glyph} {} {} · {} · {}{}{}",
+                if depth > 0 && c.kind == ChainKind::DenyReapproval {
+                    "└─ "
+                } else {
+                    ""
+                },
+                sanitize(&step.action_id),
+                sanitize(step.tool.as_deref().unwrap_or("?")),
+                step.decision
+                    .as_deref()
+                    .map(sanitize)
+                    .unwrap_or("no decision".into()),
+                step.grant
+                    .as_deref()
+                    .map(sanitize)
+                    .unwrap_or("no grant".into()),
+                if drift == "absent" {
+                    String::new()
+                } else {
+                    format!(" · drift {drift}")
+                },
+                if step.fresh_approval && depth > 0 {
+                    " · fresh approval"
+                } else {
+                    ""
+                },
+            );
+        }
+    }
+    if chains.is_empty() {
+        s.push_str("no chains\n");
+    }
+    s
+}
+
+/// `aeplens envelope`.
+pub fn envelope(args: &EvidenceArgs) -> i32 {
+    let ev = match open(args) {
+        Ok(ev) => ev,
+        Err(code) => return code,
+    };
+    let mut s = String::new();
+    for e in ev.analysis.envelopes(&ev.corpus) {
+        s.push_str(&serde_json::to_string(&e).unwrap_or_default());
+        s.push('\n');
+    }
+    emit(&s)
+}

@@ -1,0 +1,184 @@
+//! Argument drift, every dialect normalised to one view (aep-fields.md §4): the JS
+//! per-action object, the RFC-final three-state check, the protocol schema's record-level
+//! summary and open-agent-audit's string label.
+
+use super::json::Json;
+use super::{Action, Record};
+use serde::Serialize;
+
+/// The check result, in RFC-final terms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DriftResult {
+    Matched,
+    Drifted,
+    NotChecked,
+    /// No check result recorded (absent object, or a label that is not a result).
+    Absent,
+}
+
+/// Whether the check is bound to the authority artifact the action relied on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Binding {
+    /// `approval_or_lease_id` equals the lease id (lease grant) or approval hash (one-shot).
+    Holds,
+    /// It names some other artifact.
+    Mismatch,
+    /// The check names no artifact (every dialect but RFC-final).
+    Unbound,
+    /// Nothing to bind: no check recorded.
+    NotApplicable,
+}
+
+/// One action's drift evidence, normalised.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Drift<'a> {
+    /// Which dialect the evidence came from, or None when there is none.
+    pub dialect: Option<&'static str>,
+    pub result: DriftResult,
+    /// Digest of the approved arguments.
+    pub approved_digest: Option<&'a str>,
+    /// Digest of the arguments actually used.
+    pub observed_digest: Option<&'a str>,
+    /// RFC-final `args_equality_version`.
+    pub equality_version: Option<&'a str>,
+    /// RFC-final `approval_or_lease_id`: the authority artifact the check is bound to.
+    pub bound_to: Option<&'a str>,
+    pub binding: Binding,
+    /// What `bound_to` should equal, given the grant.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_binding: Option<&'a str>,
+    /// `drift_reason` (RFC), `diff_summary` (protocol schema) or the JS resolution.
+    pub reason: Option<&'a str>,
+    /// How aeplens read the evidence, when that is an interpretation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interpretation: Option<String>,
+}
+
+impl<'a> Drift<'a> {
+    fn none() -> Drift<'a> {
+        Drift {
+            dialect: None,
+            result: DriftResult::Absent,
+            approved_digest: None,
+            observed_digest: None,
+            equality_version: None,
+            bound_to: None,
+            binding: Binding::NotApplicable,
+            expected_binding: None,
+            reason: None,
+            interpretation: None,
+        }
+    }
+
+    /// Normalises the drift evidence of `action` (falling back to the record-level
+    /// protocol-schema summary when it names the action's tool).
+    pub fn of(record: &'a Record, action: &Action<'a>) -> Drift<'a> {
+        let mut d = match action.get("argument_drift") {
+            Some(Json::Object(o)) if o.get("result").is_some() => {
+                let s = |k: &str| o.get(k).and_then(Json::as_str);
+                let mut d = Drift::none();
+                d.dialect = Some("RFC-final");
+                d.result = match s("result") {
+                    Some("matched") => DriftResult::Matched,
+                    Some("drifted") => DriftResult::Drifted,
+                    Some("not-checked") => DriftResult::NotChecked,
+                    _ => DriftResult::Absent,
+                };
+                d.approved_digest = s("approved_arg_digest");
+                d.observed_digest = s("observed_arg_digest");
+                d.equality_version = s("args_equality_version");
+                d.bound_to = s("approval_or_lease_id");
+                d.reason = s("drift_reason");
+                d
+            }
+            Some(Json::Object(o)) => {
+                let s = |k: &str| o.get(k).and_then(Json::as_str);
+                let mut d = Drift::none();
+                d.dialect = Some("JS v0.3");
+                let detected = o.get("detected").and_then(Json::as_bool);
+                d.result = match (detected, s("resolution")) {
+                    (Some(true), _) | (None, Some("denied")) => DriftResult::Drifted,
+                    (Some(false), _) | (None, Some("matched")) => DriftResult::Matched,
+                    _ => DriftResult::Absent,
+                };
+                d.approved_digest = s("approved_args_digest");
+                d.observed_digest = s("observed_args_digest");
+                d.reason = s("resolution");
+                d.interpretation = Some(
+                    "JS detected/resolution mapped to RFC terms: detected=false → matched, \
+                     detected=true → drifted"
+                        .into(),
+                );
+                d
+            }
+            Some(Json::String(label)) => {
+                let mut d = Drift::none();
+                d.dialect = Some("open-agent-audit");
+                d.interpretation = Some(format!(
+                    "open-agent-audit risk label {:?}: not a check result",
+                    label.lossy()
+                ));
+                d
+            }
+            _ => Drift::record_level(record, action).unwrap_or_else(Drift::none),
+        };
+        if d.dialect.is_some() && d.result != DriftResult::Absent {
+            let grant = action.decision().and_then(|x| x.grant());
+            d.expected_binding = match grant {
+                Some("bounded-lease") => action.str_field("scope_lease_id"),
+                Some("one-shot-payload") => action.str_field("approval_context_hash"),
+                _ => None,
+            };
+            d.binding = match (d.bound_to, d.expected_binding) {
+                (None, _) => Binding::Unbound,
+                (Some(b), Some(e)) if b == e => Binding::Holds,
+                (Some(b), None)
+                    if Some(b) == action.str_field("approval_context_hash")
+                        || Some(b) == action.str_field("scope_lease_id") =>
+                {
+                    Binding::Holds
+                }
+                _ => Binding::Mismatch,
+            };
+        }
+        d
+    }
+
+    /// The protocol schema's record-level summary, when it names this action's tool.
+    fn record_level(record: &'a Record, action: &Action<'a>) -> Option<Drift<'a>> {
+        let o = record.get("argument_drift")?.as_object()?;
+        let s = |k: &str| o.get(k).and_then(Json::as_str);
+        if s("tool_name").is_some_and(|t| Some(t) != action.tool()) {
+            return None;
+        }
+        let mut d = Drift::none();
+        d.dialect = Some("protocol schema (record level)");
+        d.approved_digest = s("declared_digest");
+        d.observed_digest = s("actual_digest");
+        d.reason = s("diff_summary");
+        let names_args = o
+            .get("drifted_args")
+            .and_then(Json::as_array)
+            .is_some_and(|a| !a.is_empty());
+        let differ = matches!((d.approved_digest, d.observed_digest), (Some(a), Some(b)) if a != b);
+        d.result = if names_args || differ {
+            DriftResult::Drifted
+        } else {
+            DriftResult::Matched
+        };
+        d.interpretation = Some(if o.members.is_empty() {
+            "record-level argument_drift is empty: no drift detected for the run".into()
+        } else {
+            "record-level argument_drift applied to the action whose tool it names".into()
+        });
+        Some(d)
+    }
+
+    /// The observed argument digest: the drift check's, else the action's `arguments_digest`.
+    pub fn payload_digest(&self, action: &Action<'a>) -> Option<&'a str> {
+        self.observed_digest
+            .or_else(|| action.str_field("arguments_digest"))
+    }
+}

@@ -1,0 +1,555 @@
+//! The analysis layer on the reference fixtures, on our RFC-final fixtures and on small
+//! records made to fire (and not fire) each finding.
+
+mod common;
+
+use aeplens::analysis::chains::ChainKind;
+use aeplens::analysis::comparability::BadgeState;
+use aeplens::analysis::evidence::Evidence;
+use aeplens::analysis::graph::GraphProblem;
+use aeplens::analysis::lease::{LeaseSource, LeaseVerdict, SuppliedLeases};
+use aeplens::cli::report::{chains_text, findings_text, show_text};
+use aeplens::load::{Corpus, load_paths, parse_input};
+use aeplens::verify::{Keyring, Options};
+use common::{keyring, shared};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+const RFC: &str = "tests/fixtures/rfc-final";
+const V03: &str = "../shared/fixtures/reference/v03.ndjson";
+
+fn open(paths: &[&str], keys: Option<&str>, leases: Option<&str>) -> Evidence {
+    let keys = keys.map(|k| keyring(Path::new(k))).unwrap_or_default();
+    let mut supplied = SuppliedLeases::default();
+    if let Some(l) = leases {
+        assert!(supplied.add_file(Path::new(l)).is_empty());
+    }
+    let paths: Vec<String> = paths.iter().map(|p| p.to_string()).collect();
+    Evidence::open(
+        Corpus::new(load_paths(&paths)),
+        &keys,
+        &Options::default(),
+        &supplied,
+    )
+}
+
+fn rfc() -> Evidence {
+    open(
+        &[&format!("{RFC}/evidence")],
+        Some(&format!("{RFC}/keys.json")),
+        Some(&format!("{RFC}/leases.ndjson")),
+    )
+}
+
+fn node(ev: &Evidence, run: &str, id: &str) -> u32 {
+    ev.analysis
+        .graph
+        .find(run, id)
+        .unwrap_or_else(|| panic!("{run}/{id}"))
+}
+
+#[test]
+fn v03_deny_chain_lease_window_and_badges() {
+    let ev = open(&[V03], None, None);
+    let run = "run-devfix-ledger-0417";
+    // The drift-denied action and its re-approved child form one chain.
+    let chain = ev
+        .analysis
+        .chains
+        .iter()
+        .find(|c| c.kind == ChainKind::DenyReapproval && c.actions[0] == "L02-sql-denied-drift")
+        .expect("deny chain from L02");
+    assert_eq!(chain.actions[1], "L03-sql-reapproved");
+    assert!(
+        chain.steps[1].fresh_approval,
+        "L03 carries its own approval"
+    );
+    // Copies in the chained snapshot are one node.
+    let l02 = node(&ev, run, "L02-sql-denied-drift");
+    assert_eq!(ev.analysis.graph.nodes[l02 as usize].copies, 2);
+    // The bounded-lease actions share one inferred window.
+    let lease = ev
+        .analysis
+        .leases
+        .summaries
+        .iter()
+        .find(|l| l.lease_id == "lease-7f3a-0001")
+        .unwrap();
+    assert_eq!(lease.source, LeaseSource::Inferred);
+    let ids: Vec<u32> = [
+        "L06-upload-lease-1",
+        "L07-upload-lease-2",
+        "L08-verify-backup",
+    ]
+    .iter()
+    .map(|id| node(&ev, run, id))
+    .collect();
+    assert_eq!(lease.nodes, ids);
+    for n in &ids {
+        assert_eq!(
+            ev.analysis.leases.by_node[n].verdict,
+            LeaseVerdict::UnknownWindow
+        );
+    }
+    // Every state_digest_kind gets the badge analysis-rules §3 prescribes.
+    let expected = [
+        ("S01-git-tree", BadgeState::Comparable, None),
+        ("S02-db-rowset", BadgeState::Comparable, None),
+        (
+            "S03-db-rowset",
+            BadgeState::Weaker,
+            Some("best-effort, no snapshot"),
+        ),
+        ("S04-sandbox-fs", BadgeState::Comparable, None),
+        ("S05-browser-dom", BadgeState::Comparable, None),
+        ("S06-memory-bag", BadgeState::Comparable, None),
+        (
+            "S07-memory-bag",
+            BadgeState::Weaker,
+            Some("durable subset only"),
+        ),
+        ("S08-memory-bag", BadgeState::NotComparable, None),
+        ("S09-kv-snapshot", BadgeState::NotComparable, None),
+        ("S10-kv-snapshot", BadgeState::NotComparable, None),
+        (
+            "S11-other",
+            BadgeState::Weaker,
+            Some("vendor-defined equality (io.aeplens.influxdb-bucket@0.3.0-beta.2)"),
+        ),
+    ];
+    for (id, state, assumption) in expected {
+        let n = node(&ev, "run-devfix-state-0929", id);
+        let (badge, _) = &ev.analysis.badges[&n];
+        assert_eq!(badge.state, state, "{id}");
+        assert_eq!(badge.assumption.as_deref(), assumption, "{id}");
+        assert_eq!(
+            badge.reason.is_some(),
+            state == BadgeState::NotComparable,
+            "{id}"
+        );
+    }
+}
+
+#[test]
+fn rfc_fixtures_cover_every_verdict_badge_and_finding() {
+    let ev = rfc();
+    let verdicts: BTreeSet<&str> = ev
+        .analysis
+        .leases
+        .by_node
+        .values()
+        .map(|l| l.verdict.name())
+        .collect();
+    for v in [
+        "inside",
+        "before-grant",
+        "after-expiry",
+        "over-budget",
+        "revoked",
+        "unknown-window",
+    ] {
+        assert!(verdicts.contains(v), "lease verdict {v}");
+    }
+    let sources: BTreeSet<String> = ev
+        .analysis
+        .leases
+        .by_node
+        .values()
+        .map(|l| format!("{:?}", l.source))
+        .collect();
+    assert_eq!(sources.len(), 3, "recorded, supplied and inferred windows");
+    let run = "run-rfc-leases-3";
+    let verdict = |id: &str| ev.analysis.leases.by_node[&node(&ev, run, id)].verdict;
+    assert_eq!(verdict("K01-inside"), LeaseVerdict::Inside);
+    assert_eq!(verdict("K03-after-expiry"), LeaseVerdict::AfterExpiry);
+    assert_eq!(verdict("K07-supplied-inside"), LeaseVerdict::Inside);
+    assert_eq!(
+        verdict("K08-supplied-after-expiry"),
+        LeaseVerdict::AfterExpiry
+    );
+    assert_eq!(verdict("K09-inferred-1"), LeaseVerdict::UnknownWindow);
+
+    let states: BTreeSet<&str> = ev
+        .analysis
+        .badges
+        .values()
+        .map(|(b, _)| b.state.name())
+        .collect();
+    assert_eq!(states.len(), 3);
+    let reasons: BTreeSet<String> = ev
+        .analysis
+        .badges
+        .values()
+        .filter_map(|(b, _)| b.reason.clone().or(b.assumption.clone()))
+        .collect();
+    for needle in [
+        "no coverage descriptor",
+        "identity incomplete: tree_sha, tree_root",
+        "connection string",
+        "scratch state is not portable",
+        "without mixed_partition",
+        "audit_equality_basis none",
+        "unknown kind",
+        "best-effort, no snapshot",
+        "unspecified symlink/generated-path policy",
+        "no version boundary",
+        "durable subset only",
+        "vendor-defined equality (com.example.timestream@1.2.0)",
+    ] {
+        assert!(
+            reasons.iter().any(|r| r.contains(needle)),
+            "badge reason {needle:?} in {reasons:?}"
+        );
+    }
+
+    let ids: BTreeSet<&str> = ev.findings.iter().map(|f| f.id).collect();
+    for id in [
+        "F-EXEC-AFTER-DENY",
+        "F-UNAPPROVED-MUTATION",
+        "F-UNKNOWN-CLASS-ALLOWED",
+        "F-DRIFT-EXECUTED",
+        "F-REAPPROVAL-SAME-PAYLOAD",
+        "F-LEASE-OUTSIDE",
+        "F-LEASE-LABEL-CONTRADICTED",
+        "F-STATE-GAP",
+        "F-ACTION-REWRITTEN",
+        "F-DECISION-SHADOWED",
+        "F-DUPLICATE-KEY",
+        "F-NUMBER-PRECISION",
+        "F-TERMINAL-CONTROL",
+        "F-COV-CREDENTIAL",
+        "F-COV-ROUTE-NOT-TEMPLATED",
+    ] {
+        assert!(ids.contains(id), "finding {id} in {ids:?}");
+    }
+    // V17 lands on the semantic axis of the snapshot that rewrote the action.
+    let rewritten = &ev.report.records[5];
+    assert_eq!(rewritten.semantic.status, Some("fail"));
+    assert!(
+        rewritten
+            .semantic
+            .violations
+            .iter()
+            .any(|v| v.rule == "V17")
+    );
+    assert!(
+        ev.report
+            .records
+            .iter()
+            .skip(3)
+            .all(|r| r.authenticity.status == Some("valid"))
+    );
+}
+
+fn regenerate(example: &str, committed: &Path) {
+    let exe = std::env::current_exe().unwrap();
+    let bin = exe
+        .parent()
+        .and_then(Path::parent)
+        .unwrap()
+        .join("examples")
+        .join(example);
+    assert!(
+        bin.exists(),
+        "{} not built (cargo test builds examples)",
+        bin.display()
+    );
+    let out = std::env::temp_dir().join(format!("aeplens-regen-{example}-{}", std::process::id()));
+    let status = std::process::Command::new(&bin).arg(&out).status().unwrap();
+    assert!(status.success());
+    let mut files = 0;
+    for entry in walk(&out) {
+        let rel = entry.strip_prefix(&out).unwrap();
+        let fresh = std::fs::read(&entry).unwrap();
+        let kept = std::fs::read(committed.join(rel))
+            .unwrap_or_else(|e| panic!("{}: {e}", committed.join(rel).display()));
+        assert!(
+            fresh == kept,
+            "{} differs from a fresh regeneration",
+            rel.display()
+        );
+        files += 1;
+    }
+    assert!(files >= 2);
+    std::fs::remove_dir_all(&out).ok();
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn generators_regenerate_the_committed_bytes() {
+    regenerate("gen_rfc_fixtures", Path::new(RFC));
+    regenerate("gen_demo", Path::new("assets/demo"));
+}
+
+#[test]
+fn golden_reference_outputs() {
+    let ev = open(
+        &[V03],
+        Some(
+            &shared()
+                .join("fixtures/reference/keys.json")
+                .display()
+                .to_string(),
+        ),
+        None,
+    );
+    let all: Vec<_> = ev.findings.iter().collect();
+    insta::assert_snapshot!("v03_findings", findings_text(&all));
+    insta::assert_snapshot!("v03_chains", chains_text(&ev.analysis.chains));
+    let run = "run-devfix-ledger-0417";
+    for id in ["L03-sql-reapproved", "L07-upload-lease-2"] {
+        let report = ev
+            .analysis
+            .show(&ev.corpus, node(&ev, run, id), &ev.findings)
+            .unwrap();
+        insta::assert_snapshot!(format!("v03_show_{id}"), show_text(&report));
+    }
+    let envelopes: Vec<String> = ev
+        .analysis
+        .envelopes(&ev.corpus)
+        .iter()
+        .map(|e| serde_json::to_string(e).unwrap())
+        .collect();
+    insta::assert_snapshot!("v03_envelopes", envelopes.join("\n"));
+}
+
+#[test]
+fn golden_rfc_outputs() {
+    let ev = rfc();
+    let all: Vec<_> = ev.findings.iter().collect();
+    insta::assert_snapshot!("rfc_findings", findings_text(&all));
+    insta::assert_snapshot!("rfc_chains", chains_text(&ev.analysis.chains));
+    for (run, id) in [
+        ("run-rfc-payments-7", "P03-refund-reapproved"),
+        ("run-rfc-leases-3", "K03-after-expiry"),
+        ("run-rfc-state-2", "S21-cache-write"),
+    ] {
+        let report = ev
+            .analysis
+            .show(&ev.corpus, node(&ev, run, id), &ev.findings)
+            .unwrap();
+        insta::assert_snapshot!(format!("rfc_show_{id}"), show_text(&report));
+        insta::assert_json_snapshot!(format!("rfc_show_{id}_json"), report);
+    }
+    let envelopes: Vec<String> = ev
+        .analysis
+        .envelopes(&ev.corpus)
+        .iter()
+        .map(|e| serde_json::to_string(e).unwrap())
+        .collect();
+    insta::assert_snapshot!("rfc_envelopes", envelopes.join("\n"));
+}
+
+// ---- one record that fires each finding and one that does not ----
+
+fn evidence_of(actions: &str, extra: &str) -> Evidence {
+    let text = format!(
+        r#"{{"schema_version":"aep/v0.3","run_id":"r","created_at_ms":1780000000000{extra},"actions":[{actions}]}}"#
+    );
+    let input = parse_input("t.json".into(), text.as_bytes());
+    Evidence::open(
+        Corpus::new(vec![input]),
+        &Keyring::default(),
+        &Options::default(),
+        &SuppliedLeases::default(),
+    )
+}
+
+fn act(id: &str, extra: &str) -> String {
+    format!(
+        r#"{{"action_id":"{id}","tool_name":"t","state_changing":true,"timestamp_ms":1780000000000,"side_effect_class":"mutate-external"{extra}}}"#
+    )
+}
+
+fn decision(d: &str, grant: &str) -> String {
+    format!(
+        r#","capability_decision":{{"capability":"c","subject":"s","resource":"r","decision":"{d}","approval_mode":"{grant}"}}"#
+    )
+}
+
+fn fires(actions: &str, extra: &str, id: &str) -> bool {
+    evidence_of(actions, extra)
+        .findings
+        .iter()
+        .any(|f| f.id == id)
+}
+
+#[test]
+fn each_finding_fires_and_stays_quiet() {
+    let allow = decision("allow", "policy-allow-with-receipt");
+    let deny = decision("deny", "policy-deny-with-evidence");
+    let cases: Vec<(&str, String, String)> = vec![
+        (
+            "F-EXEC-AFTER-DENY",
+            act("a", &format!(r#"{deny},"outcome":"success""#)),
+            act("a", &format!(r#"{deny},"outcome":"denied""#)),
+        ),
+        ("F-UNAPPROVED-MUTATION", act("a", ""), act("a", &allow)),
+        (
+            "F-UNKNOWN-CLASS-ALLOWED",
+            act("a", &decision("allow", "none")).replace("mutate-external", "unknown"),
+            act("a", &decision("allow", "one-shot-payload")).replace("mutate-external", "unknown"),
+        ),
+        (
+            "F-DRIFT-EXECUTED",
+            act(
+                "a",
+                &format!(
+                    r#"{allow},"argument_drift":{{"result":"drifted","approved_arg_digest":"x","observed_arg_digest":"y"}}"#
+                ),
+            ),
+            act(
+                "a",
+                &format!(
+                    r#"{allow},"argument_drift":{{"result":"matched","approved_arg_digest":"x","observed_arg_digest":"x"}}"#
+                ),
+            ),
+        ),
+        (
+            "F-COV-CREDENTIAL",
+            act(
+                "a",
+                &format!(
+                    r#"{allow},"state_digest_kind":"db-rowset","state_digest_coverage":{{"database_id":"mysql://root:pw@db","schema":"s","table":"t"}},"pre_state_digest":"x""#
+                ),
+            ),
+            act(
+                "a",
+                &format!(
+                    r#"{allow},"state_digest_kind":"db-rowset","state_digest_coverage":{{"database_id":"orders-prod","schema":"s","table":"t"}},"pre_state_digest":"x""#
+                ),
+            ),
+        ),
+        (
+            "F-COV-ROUTE-NOT-TEMPLATED",
+            act(
+                "a",
+                &format!(
+                    r#"{allow},"state_digest_kind":"browser-dom","state_digest_coverage":{{"origin":"o","route_path":"/u/8c1e6f2a-1b2c-4d3e-8f90-123456789abc","frame_path":"/"}},"pre_state_digest":"x""#
+                ),
+            ),
+            act(
+                "a",
+                &format!(
+                    r#"{allow},"state_digest_kind":"browser-dom","state_digest_coverage":{{"origin":"o","route_path":"/u/{{id}}","frame_path":"/"}},"pre_state_digest":"x""#
+                ),
+            ),
+        ),
+    ];
+    for (id, fire, quiet) in &cases {
+        assert!(fires(fire, "", id), "{id} should fire on {fire}");
+        assert!(!fires(quiet, "", id), "{id} should stay quiet on {quiet}");
+    }
+    // Re-approval of the denied payload: same observed digest, no new approval.
+    let parent = act(
+        "p",
+        &format!(
+            r#"{},"approval_context_hash":"h1","argument_drift":{{"detected":true,"approved_args_digest":"a","observed_args_digest":"b","resolution":"denied"}}"#,
+            decision("deny", "re-approval-on-drift")
+        ),
+    );
+    let child = |hash: &str| {
+        act(
+            "c",
+            &format!(
+                r#"{allow},"parent_action_id":"p","approval_context_hash":"{hash}","arguments_digest":"b""#
+            ),
+        )
+    };
+    assert!(fires(
+        &format!("{parent},{}", child("h1")),
+        "",
+        "F-REAPPROVAL-SAME-PAYLOAD"
+    ));
+    assert!(!fires(
+        &format!("{parent},{}", child("h2")),
+        "",
+        "F-REAPPROVAL-SAME-PAYLOAD"
+    ));
+    // State gap: post of one action ≠ pre of the next over the same tuple.
+    let cov = r#","state_digest_kind":"memory-bag","state_digest_coverage":{"namespace":"n","durable_vs_scratch":"durable-only","generation_number":1}"#;
+    let step = |id: &str, t: u64, pre: &str, post: &str| {
+        act(
+            id,
+            &format!(r#"{allow}{cov},"pre_state_digest":"{pre}","post_state_digest":"{post}""#),
+        )
+        .replace("1780000000000", &(1_780_000_000_000u64 + t).to_string())
+    };
+    let gap = format!("{},{}", step("a", 0, "s0", "s1"), step("b", 10, "s9", "s2"));
+    let no_gap = format!("{},{}", step("a", 0, "s0", "s1"), step("b", 10, "s1", "s2"));
+    assert!(fires(&gap, "", "F-STATE-GAP"));
+    assert!(!fires(&no_gap, "", "F-STATE-GAP"));
+    // Shadowed decision: the record list keeps an earlier deny for the same triple.
+    let list = r#","capability_decisions":[{"capability":"c","subject":"s","resource":"r","decision":"deny","approval_mode":"policy-deny-with-evidence"}]"#;
+    assert!(fires(&act("a", &allow), list, "F-DECISION-SHADOWED"));
+    assert!(!fires(&act("a", &deny), list, "F-DECISION-SHADOWED"));
+}
+
+#[test]
+fn graph_reports_cycles_self_parents_and_dangling_parents_without_looping() {
+    let with_parent =
+        |id: &str, parent: &str| act(id, &format!(r#","parent_action_id":"{parent}""#));
+    let ev = evidence_of(
+        &[
+            with_parent("a", "b"),
+            with_parent("b", "a"),
+            with_parent("s", "s"),
+            with_parent("d", "missing"),
+        ]
+        .join(","),
+        "",
+    );
+    let problems = &ev.analysis.graph.problems;
+    assert!(
+        problems
+            .iter()
+            .any(|p| matches!(p, GraphProblem::Cycle { nodes } if nodes.len() == 2))
+    );
+    assert!(
+        problems
+            .iter()
+            .any(|p| matches!(p, GraphProblem::SelfParent { .. }))
+    );
+    assert!(problems.iter().any(
+        |p| matches!(p, GraphProblem::DanglingParent { parent_id, .. } if parent_id == "missing")
+    ));
+    // Chains over the cycle end instead of looping.
+    assert!(ev.analysis.chains.len() <= 4);
+}
+
+#[test]
+fn parents_resolve_across_runs_only_when_unique() {
+    let rec = |run: &str, actions: &str| {
+        format!(
+            r#"{{"schema_version":"aep/v0.3","run_id":"{run}","created_at_ms":1780000000000,"actions":[{actions}]}}"#
+        )
+    };
+    let text = format!(
+        "{}\n{}\n",
+        rec("run-a", &act("root", "")),
+        rec("run-b", &act("kid", r#","parent_action_id":"root""#))
+    );
+    let input = parse_input("t.ndjson".into(), text.as_bytes());
+    let ev = Evidence::open(
+        Corpus::new(vec![input]),
+        &Keyring::default(),
+        &Options::default(),
+        &SuppliedLeases::default(),
+    );
+    let kid = ev.analysis.graph.find("run-b", "kid").unwrap();
+    let root = ev.analysis.graph.find("run-a", "root").unwrap();
+    assert_eq!(ev.analysis.graph.nodes[kid as usize].parent, Some(root));
+    assert!(ev.analysis.graph.parent_is_cross_run(kid));
+}
