@@ -5,6 +5,9 @@
 use super::graph::{Graph, NodeId};
 use crate::load::Corpus;
 use crate::model::drift::{Drift, DriftResult};
+use crate::model::facts::ActionFacts;
+use compact_str::CompactString;
+use rustc_hash::FxHashSet;
 use serde::Serialize;
 
 /// The two chain kinds.
@@ -19,12 +22,11 @@ pub enum ChainKind {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Step {
     pub node: NodeId,
-    pub action_id: String,
-    pub tool: Option<String>,
-    pub decision: Option<String>,
+    pub action_id: CompactString,
+    pub tool: Option<CompactString>,
+    pub decision: Option<CompactString>,
     /// `approval_grant`, else `approval_mode`.
-    pub grant: Option<String>,
-    pub approval_context_hash: Option<String>,
+    pub grant: Option<CompactString>,
     /// An approval hash present and different from every earlier step's.
     pub fresh_approval: bool,
     pub drift: DriftResult,
@@ -38,7 +40,7 @@ pub struct Chain {
     pub id: String,
     pub run_id: String,
     /// Action ids in order.
-    pub actions: Vec<String>,
+    pub actions: Vec<CompactString>,
     /// `executed`, `denied-again` or `abandoned` (deny chains); the last action's
     /// observed result for causal chains.
     pub ended: Option<String>,
@@ -46,15 +48,9 @@ pub struct Chain {
 }
 
 /// Every deny chain, then every causal chain.
-pub fn build(corpus: &Corpus, graph: &Graph) -> Vec<Chain> {
+pub fn build(corpus: &Corpus, graph: &Graph, facts: &[ActionFacts<'_>]) -> Vec<Chain> {
     let mut chains = Vec::new();
-    let denied = |n: NodeId| {
-        graph
-            .action(corpus, n)
-            .and_then(|(_, a)| a.decision())
-            .and_then(|d| d.outcome())
-            == Some("deny")
-    };
+    let denied = |n: NodeId| facts[n as usize].outcome() == Some("deny");
     for start in 0..graph.nodes.len() as NodeId {
         if !denied(start) || has_denied_ancestor(graph, start, &denied) {
             continue;
@@ -63,7 +59,7 @@ pub fn build(corpus: &Corpus, graph: &Graph) -> Vec<Chain> {
         collect_paths(graph, vec![start], &mut paths);
         let many = paths.len() > 1;
         for (i, path) in paths.into_iter().enumerate() {
-            let steps = steps(corpus, graph, &path);
+            let steps = steps(corpus, graph, facts, &path);
             let last = steps.last();
             let ended = if path.len() == 1 {
                 "abandoned"
@@ -96,7 +92,7 @@ pub fn build(corpus: &Corpus, graph: &Graph) -> Vec<Chain> {
         }
     }
     for group in &graph.causal {
-        let steps = steps(corpus, graph, &group.nodes);
+        let steps = steps(corpus, graph, facts, &group.nodes);
         let ended = group
             .nodes
             .last()
@@ -166,28 +162,26 @@ fn executed(corpus: &Corpus, graph: &Graph, node: NodeId) -> bool {
     })
 }
 
-fn steps(corpus: &Corpus, graph: &Graph, nodes: &[NodeId]) -> Vec<Step> {
-    let mut seen_hashes: Vec<String> = Vec::new();
+fn steps(corpus: &Corpus, graph: &Graph, facts: &[ActionFacts<'_>], nodes: &[NodeId]) -> Vec<Step> {
+    let mut seen_hashes: FxHashSet<&str> = FxHashSet::default();
+    let text = |s: Option<&str>| s.map(CompactString::from);
     nodes
         .iter()
-        .filter_map(|&n| {
-            let (record, a) = graph.action(corpus, n)?;
-            let decision = a.decision();
-            let hash = a.str_field("approval_context_hash").map(str::to_string);
-            let fresh = hash.as_ref().is_some_and(|h| !seen_hashes.contains(h));
-            if let Some(h) = &hash {
-                seen_hashes.push(h.clone());
-            }
-            Some(Step {
+        .map(|&n| {
+            let f = &facts[n as usize];
+            let record = corpus.record(graph.nodes[n as usize].record as usize);
+            let fresh = f
+                .approval_context_hash
+                .is_some_and(|h| seen_hashes.insert(h));
+            Step {
                 node: n,
-                action_id: a.id().unwrap_or("(no action_id)").to_string(),
-                tool: a.tool().map(str::to_string),
-                decision: decision.and_then(|d| d.outcome()).map(str::to_string),
-                grant: decision.and_then(|d| d.grant()).map(str::to_string),
-                approval_context_hash: hash,
+                action_id: CompactString::from(f.id.unwrap_or("(no action_id)")),
+                tool: text(f.tool),
+                decision: text(f.outcome()),
+                grant: text(f.decision().and_then(|d| d.grant())),
                 fresh_approval: fresh,
-                drift: Drift::of(record, &a).result,
-            })
+                drift: Drift::from_facts(record, f).result,
+            }
         })
         .collect()
 }

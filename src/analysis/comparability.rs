@@ -2,9 +2,9 @@
 //! comparable / comparable under a named weaker assumption / not comparable, per kind,
 //! with the equality tuple used to pair digests, plus pre-vs-post and state-gap pairs.
 
-use crate::model::Action;
 use crate::model::json::{Json, Obj};
 use serde::Serialize;
+use std::fmt::Write as _;
 
 /// The three badge states.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -99,11 +99,12 @@ pub fn identity_fields(kind: &str) -> &'static [&'static str] {
     }
 }
 
-/// The badge for the state digests of an action (one kind and coverage cover both),
-/// and any coverage finding.
-pub fn badge(action: &Action<'_>) -> (Comparability, Option<CoverageFinding>) {
-    let kind = action.get("state_digest_kind");
-    let coverage = action.get("state_digest_coverage");
+/// The badge for the state digests of an action (one kind and coverage cover both:
+/// `state_digest_kind`, `state_digest_coverage`), and any coverage finding.
+pub fn badge(
+    kind: Option<&Json>,
+    coverage: Option<&Json>,
+) -> (Comparability, Option<CoverageFinding>) {
     let (Some(kind), Some(coverage)) = (kind, coverage) else {
         return (Comparability::not("no coverage descriptor"), None);
     };
@@ -267,10 +268,16 @@ fn memory_badge(kind: &str, cov: &Obj) -> Comparability {
 
 /// The equality tuple: kind plus each named field's value (absent kept distinct).
 fn equality_tuple(kind: &str, cov: &Obj, fields: &[&str]) -> String {
-    let mut t = String::from(kind);
+    let mut t = String::with_capacity(64);
+    t.push_str(kind);
     for f in fields {
         t.push('|');
         match cov.get(f) {
+            Some(Json::String(s)) => {
+                // Length-prefixed, so no value can imitate a field boundary.
+                let s = s.lossy();
+                let _ = write!(t, "{}:{s}", s.len());
+            }
             Some(v) => t.push_str(&serde_json::to_string(v).unwrap_or_default()),
             None => t.push('∅'),
         }

@@ -8,21 +8,41 @@ use crate::model::json::Json;
 use crate::model::{Action, Record};
 use serde::Serialize;
 
-/// One action's decision envelope; field order is the projection's key order.
+/// One action's decision envelope, borrowing from the record; field order is the
+/// projection's key order.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct DecisionEnvelope {
-    pub action_class: String,
-    pub target_boundary: Option<serde_json::Value>,
-    pub principal_id: Option<String>,
-    pub run_id: Option<String>,
-    pub policy_id: Option<String>,
-    pub policy_version: Option<String>,
-    pub approval_or_lease_id: Option<String>,
-    pub payload_digest: Option<String>,
+pub struct DecisionEnvelope<'a> {
+    pub action_class: &'a str,
+    pub target_boundary: Option<TargetBoundary<'a>>,
+    pub principal_id: Option<&'a str>,
+    pub run_id: Option<&'a str>,
+    pub policy_id: Option<&'a str>,
+    pub policy_version: Option<&'a str>,
+    pub approval_or_lease_id: Option<&'a str>,
+    pub payload_digest: Option<&'a str>,
     #[serde(serialize_with = "crate::model::json::opt_number")]
     pub expiry_ms: Option<f64>,
     pub observed_result: Option<&'static str>,
-    pub action_id: Option<String>,
+    pub action_id: Option<&'a str>,
+}
+
+/// `{kind, identity fields}` of the state-digest coverage.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TargetBoundary<'a> {
+    pub kind: &'a str,
+    pub identity: Vec<(&'static str, &'a Json)>,
+}
+
+impl Serialize for TargetBoundary<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(1 + self.identity.len()))?;
+        m.serialize_entry("kind", self.kind)?;
+        for (k, v) in &self.identity {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
 }
 
 /// `denied`, `skipped`, `failure`, `success` or None (analysis-rules §8).
@@ -46,51 +66,46 @@ pub fn observed_result(a: &Action<'_>) -> Option<&'static str> {
 }
 
 /// Projects one action.
-pub fn project(record: &Record, a: &Action<'_>, lease: Option<&LeaseView>) -> DecisionEnvelope {
+pub fn project<'a>(
+    record: &'a Record,
+    a: &Action<'a>,
+    lease: Option<&LeaseView>,
+) -> DecisionEnvelope<'a> {
     let target_boundary = match (
         a.str_field("state_digest_kind"),
         a.get("state_digest_coverage").and_then(Json::as_object),
     ) {
-        (Some(kind), Some(cov)) => {
-            let mut m = serde_json::Map::new();
-            m.insert("kind".into(), kind.into());
-            for f in identity_fields(kind) {
-                if let Some(v) = cov.get(f) {
-                    m.insert((*f).into(), serde_json::to_value(v).unwrap_or_default());
-                }
-            }
-            Some(serde_json::Value::Object(m))
-        }
+        (Some(kind), Some(cov)) => Some(TargetBoundary {
+            kind,
+            identity: identity_fields(kind)
+                .iter()
+                .filter_map(|f| cov.get(f).map(|v| (*f, v)))
+                .collect(),
+        }),
         _ => None,
     };
     let policy = record.str_field("policy_bundle_digest");
     // A digest carries a version only as `id@version` (the version not itself a digest).
     let (policy_id, policy_version) = match policy.and_then(|p| p.rsplit_once('@')) {
-        Some((id, v)) if !id.is_empty() && !v.is_empty() && !v.contains(':') => {
-            (Some(id.to_string()), Some(v.to_string()))
-        }
-        _ => (policy.map(str::to_string), None),
+        Some((id, v)) if !id.is_empty() && !v.is_empty() && !v.contains(':') => (Some(id), Some(v)),
+        _ => (policy, None),
     };
     let drift = Drift::of(record, a);
     DecisionEnvelope {
-        action_class: a.side_effect_class().unwrap_or("unknown").to_string(),
+        action_class: a.side_effect_class().unwrap_or("unknown"),
         target_boundary,
-        principal_id: a
-            .decision()
-            .and_then(|d| d.str_field("subject"))
-            .map(str::to_string),
-        run_id: record.run_id().map(str::to_string),
+        principal_id: a.decision().and_then(|d| d.str_field("subject")),
+        run_id: record.run_id(),
         policy_id,
         policy_version,
         approval_or_lease_id: a
             .str_field("approval_context_hash")
-            .or_else(|| a.str_field("scope_lease_id"))
-            .map(str::to_string),
-        payload_digest: drift.payload_digest(a).map(str::to_string),
+            .or_else(|| a.str_field("scope_lease_id")),
+        payload_digest: drift.payload_digest(a),
         expiry_ms: lease
             .filter(|l| l.source != LeaseSource::Inferred)
             .and_then(|l| l.expires_at_ms),
         observed_result: observed_result(a),
-        action_id: a.id().map(str::to_string),
+        action_id: a.id(),
     }
 }

@@ -4,14 +4,16 @@
 //! dangling parents are reported; no traversal here can loop.
 
 use crate::load::Corpus;
+use crate::model::facts::ActionFacts;
 use crate::model::json::{Json, Obj};
 use crate::model::{Action, Link, Record};
 use compact_str::CompactString;
 use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
+use rayon::prelude::*;
+use rustc_hash::FxHashMap as HashMap;
 use serde::Serialize;
-use std::collections::HashMap;
 
 /// Index of an action node (also its petgraph node index).
 pub type NodeId = u32;
@@ -112,14 +114,39 @@ pub struct Graph {
 impl Graph {
     /// Builds the graph. `hashes[i]` is the canonical SHA-256 of record `i`.
     pub fn build(corpus: &Corpus, hashes: &[String]) -> Graph {
+        Graph::build_with_facts(corpus, hashes).0
+    }
+
+    /// Builds the graph and returns the facts of each node's action (by node index).
+    pub fn build_with_facts<'c>(
+        corpus: &'c Corpus,
+        hashes: &[String],
+    ) -> (Graph, Vec<ActionFacts<'c>>) {
         let records: Vec<&Record> = corpus.records().collect();
+        // One pass over each action's members, in parallel; the rest works on facts.
+        let facts: Vec<Vec<(u32, ActionFacts<'c>)>> = records
+            .par_iter()
+            .map(|r| {
+                r.get("actions")
+                    .and_then(Json::as_array)
+                    .unwrap_or(&[])
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(pos, a)| {
+                        a.as_object()
+                            .map(|o| (pos as u32, ActionFacts::of(&Action(o))))
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut node_facts: Vec<ActionFacts<'c>> = Vec::new();
         let mut g = Graph {
             prev_record: record_links(&records, hashes),
             ..Graph::default()
         };
         let component = components(&g.prev_record);
-        let mut run_of: HashMap<&str, u32> = HashMap::new();
-        let mut by_key: HashMap<(u32, &str), NodeId> = HashMap::new();
+        let mut run_of: HashMap<&str, u32> = HashMap::default();
+        let mut by_key: HashMap<(u32, CompactString), NodeId> = HashMap::default();
         for (ri, record) in records.iter().enumerate() {
             let run_id = record.run_id().unwrap_or("");
             let run = *run_of.entry(run_id).or_insert_with(|| {
@@ -131,28 +158,24 @@ impl Graph {
                 (g.runs.len() - 1) as u32
             });
             g.runs[run as usize].records.push(ri as u32);
-            let Some(actions) = record.get("actions").and_then(Json::as_array) else {
-                continue;
-            };
-            for (pos, a) in actions.iter().enumerate() {
-                let Some(obj) = a.as_object() else { continue };
-                let action = Action(obj);
-                if let Some(id) = action.id()
-                    && let Some(&n) = by_key.get(&(run, id))
+            for &(pos, f) in &facts[ri] {
+                if let Some(id) = f.id
+                    && let Some(&n) = by_key.get(&(run, CompactString::from(id)))
                 {
                     let node = &mut g.nodes[n as usize];
                     node.copies += 1;
                     let first = records[node.record as usize];
                     let same_chain = component[node.record as usize] == component[ri];
-                    if let Some(first_obj) = first.action_at(node.pos as usize)
-                        && same_chain
-                        && first_obj.0 != obj
+                    if same_chain
+                        && let Some(first_obj) = first.action_at(node.pos as usize)
+                        && let Some(obj) = record.action_at(pos as usize)
+                        && first_obj.0 != obj.0
                     {
                         g.problems.push(GraphProblem::Rewritten {
                             node: n,
                             first_record: node.record,
                             record: ri as u32,
-                            fields: changed_fields(first_obj.0, obj),
+                            fields: changed_fields(first_obj.0, obj.0),
                         });
                     }
                     continue;
@@ -160,15 +183,16 @@ impl Graph {
                 let n = g.nodes.len() as NodeId;
                 g.nodes.push(ActionNode {
                     record: ri as u32,
-                    pos: pos as u32,
+                    pos,
                     run,
                     copies: 1,
-                    time: action.timestamp_ms(),
+                    time: f.time,
                     parent: None,
                 });
+                node_facts.push(f);
                 g.runs[run as usize].nodes.push(n);
-                if let Some(id) = action.id() {
-                    by_key.insert((run, id), n);
+                if let Some(id) = f.id {
+                    by_key.insert((run, CompactString::from(id)), n);
                 }
             }
         }
@@ -178,9 +202,9 @@ impl Graph {
         for r in 0..records.len() {
             g.graph.add_node(Vertex::Record(r as u32));
         }
-        g.resolve_parents(&records, &by_key);
+        g.resolve_parents(&node_facts, &by_key);
         g.find_cycles();
-        g.group_causal(&records);
+        g.group_causal(&node_facts);
         for (r, prev) in g.prev_record.iter().enumerate() {
             if let Some(p) = prev {
                 let (a, b) = (g.record_vertex(r as u32), g.record_vertex(*p));
@@ -192,42 +216,45 @@ impl Graph {
             run.nodes
                 .sort_by(|a, b| time_order(times[*a as usize], times[*b as usize]));
         }
-        g.index = by_key
-            .into_iter()
-            .map(|((run, id), n)| ((run, CompactString::from(id)), n))
-            .collect();
-        g
+        g.index = by_key;
+        (g, node_facts)
     }
 
     fn record_vertex(&self, record: u32) -> NodeIndex<u32> {
         NodeIndex::new(self.nodes.len() + record as usize)
     }
 
-    fn resolve_parents(&mut self, records: &[&Record], by_key: &HashMap<(u32, &str), NodeId>) {
-        // Action id → node when the id occurs in exactly one run.
-        let mut unique: HashMap<&str, Option<NodeId>> = HashMap::new();
-        for (&(_, id), &n) in by_key {
-            unique
-                .entry(id)
-                .and_modify(|v| *v = None)
-                .or_insert(Some(n));
-        }
-        for n in 0..self.nodes.len() {
+    fn resolve_parents(
+        &mut self,
+        facts: &[ActionFacts<'_>],
+        by_key: &HashMap<(u32, CompactString), NodeId>,
+    ) {
+        // Action id → node when the id occurs in exactly one run (built when first needed).
+        let mut unique: Option<HashMap<&str, Option<NodeId>>> = None;
+        for (n, f) in facts.iter().enumerate() {
             let node = &self.nodes[n];
-            let Some(action) = records[node.record as usize].action_at(node.pos as usize) else {
+            let Some(parent_id) = f.parent else {
                 continue;
             };
-            let Some(parent_id) = action.parent() else {
-                continue;
-            };
-            if Some(parent_id) == action.id() {
+            if Some(parent_id) == f.id {
                 self.problems
                     .push(GraphProblem::SelfParent { node: n as NodeId });
                 continue;
             }
-            let (parent, kind) = match by_key.get(&(node.run, parent_id)) {
+            let (parent, kind) = match by_key.get(&(node.run, CompactString::from(parent_id))) {
                 Some(&p) => (p, Edge::Parent),
-                None => match unique.get(parent_id) {
+                None => match unique
+                    .get_or_insert_with(|| {
+                        let mut u: HashMap<&str, Option<NodeId>> = HashMap::default();
+                        for ((_, id), &n) in by_key {
+                            u.entry(id.as_str())
+                                .and_modify(|v| *v = None)
+                                .or_insert(Some(n));
+                        }
+                        u
+                    })
+                    .get(parent_id)
+                {
                     Some(Some(p)) => (*p, Edge::ParentCrossRun),
                     _ => {
                         self.problems.push(GraphProblem::DanglingParent {
@@ -277,14 +304,11 @@ impl Graph {
         }
     }
 
-    fn group_causal(&mut self, records: &[&Record]) {
-        let mut groups: HashMap<&str, Vec<NodeId>> = HashMap::new();
+    fn group_causal(&mut self, facts: &[ActionFacts<'_>]) {
+        let mut groups: HashMap<&str, Vec<NodeId>> = HashMap::default();
         let mut order: Vec<&str> = Vec::new();
-        for (n, node) in self.nodes.iter().enumerate() {
-            let Some(id) = records[node.record as usize]
-                .action_at(node.pos as usize)
-                .and_then(|a| a.str_field("causal_chain_id"))
-            else {
+        for (n, f) in facts.iter().enumerate() {
+            let Some(id) = f.causal_chain_id else {
                 continue;
             };
             groups
@@ -377,7 +401,8 @@ pub fn time_order(a: Option<f64>, b: Option<f64>) -> std::cmp::Ordering {
 /// For each record, the record whose canonical hash its `prev_record_hash` names
 /// (the first such record when several share a hash).
 fn record_links(records: &[&Record], hashes: &[String]) -> Vec<Option<u32>> {
-    let mut by_hash: HashMap<&str, u32> = HashMap::with_capacity(records.len());
+    let mut by_hash: HashMap<&str, u32> =
+        HashMap::with_capacity_and_hasher(records.len(), Default::default());
     for (i, h) in hashes.iter().enumerate() {
         by_hash.entry(h.as_str()).or_insert(i as u32);
     }

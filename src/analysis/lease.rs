@@ -4,10 +4,14 @@
 //! is always reported. Windows are half-open `[granted, expires)`.
 
 use super::graph::{Graph, NodeId, time_order};
-use crate::load::{Corpus, LoadError, load_file};
+use crate::load::{LoadError, load_file};
+use crate::model::Record;
+use crate::model::facts::ActionFacts;
 use crate::model::json::Json;
-use crate::model::time::{format_ms, parse_iso8601_ms};
-use crate::model::{Action, Record};
+use crate::model::time::parse_iso8601_ms;
+use compact_str::CompactString;
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::Path;
@@ -147,7 +151,7 @@ impl SuppliedLeases {
 /// The lease facts of one action under a lease.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct LeaseView {
-    pub lease_id: String,
+    pub lease_id: CompactString,
     pub source: LeaseSource,
     pub verdict: LeaseVerdict,
     #[serde(serialize_with = "crate::model::json::opt_number")]
@@ -165,11 +169,16 @@ pub struct LeaseView {
     #[serde(serialize_with = "crate::model::json::opt_number")]
     pub revoked_at_ms: Option<f64>,
     /// A recorded `approval_decision` label (`expired`, `revoked`, …).
-    pub label: Option<String>,
+    pub label: Option<CompactString>,
     /// True when the recorded times contradict the label (F-LEASE-LABEL-CONTRADICTED).
     pub label_contradicted: bool,
+    /// For an inferred window: the first and last use of the lease in the evidence.
+    #[serde(serialize_with = "crate::model::json::opt_number")]
+    pub first_use_ms: Option<f64>,
+    #[serde(serialize_with = "crate::model::json::opt_number")]
+    pub last_use_ms: Option<f64>,
     /// How the window, ordinal or budget were read when that is aeplens's choice.
-    pub notes: Vec<String>,
+    pub notes: Vec<&'static str>,
 }
 
 /// One lease and every action under it.
@@ -202,19 +211,17 @@ const REVOKED_FIELDS: [&str; 2] = ["revoked_at_ms", "revocation_at_ms"];
 #[derive(Clone, Debug, Default)]
 pub struct Leases {
     pub summaries: Vec<LeaseSummary>,
-    pub by_node: HashMap<NodeId, LeaseView>,
+    pub by_node: FxHashMap<NodeId, LeaseView>,
 }
 
 impl Leases {
     /// Computes every lease window and verdict.
-    pub fn build(corpus: &Corpus, graph: &Graph, supplied: &SuppliedLeases) -> Leases {
-        let mut groups: HashMap<&str, Vec<NodeId>> = HashMap::new();
+    pub fn build(graph: &Graph, facts: &[ActionFacts<'_>], supplied: &SuppliedLeases) -> Leases {
+        let mut groups: FxHashMap<&str, Vec<NodeId>> = FxHashMap::default();
         let mut order = Vec::new();
-        for n in 0..graph.nodes.len() as NodeId {
-            let Some((_, action)) = graph.action(corpus, n) else {
-                continue;
-            };
-            if let Some(id) = action.str_field("scope_lease_id") {
+        for (n, f) in facts.iter().enumerate() {
+            let n = n as NodeId;
+            if let Some(id) = f.scope_lease_id {
                 groups
                     .entry(id)
                     .or_insert_with(|| {
@@ -225,6 +232,7 @@ impl Leases {
             }
         }
         let mut out = Leases::default();
+        let mut jobs: Vec<(usize, usize, NodeId)> = Vec::new();
         for id in order {
             let mut nodes = groups.remove(id).unwrap_or_default();
             nodes.sort_by(|a, b| {
@@ -242,7 +250,7 @@ impl Leases {
                 max_invocations: None,
                 first_use_ms: times.first().copied(),
                 last_use_ms: times.last().copied(),
-                nodes: nodes.clone(),
+                nodes,
             };
             if let Some(s) = supplied.leases.get(id) {
                 summary.source = LeaseSource::Supplied;
@@ -250,34 +258,39 @@ impl Leases {
                 summary.expires_at_ms = s.expires_ms;
                 summary.max_invocations = s.max_invocations;
             }
-            for (i, &n) in nodes.iter().enumerate() {
-                let Some((_, action)) = graph.action(corpus, n) else {
-                    continue;
-                };
-                let mut view = view(&action, id, i + 1, supplied.leases.get(id));
-                if view.source == LeaseSource::Inferred {
-                    view.notes.push(format!(
-                        "{} action(s) share this lease between {} and {}",
-                        nodes.len(),
-                        summary
-                            .first_use_ms
-                            .map(format_ms)
-                            .unwrap_or_else(|| "?".into()),
-                        summary
-                            .last_use_ms
-                            .map(format_ms)
-                            .unwrap_or_else(|| "?".into()),
-                    ));
-                }
-                if view.source == LeaseSource::Recorded && summary.source != LeaseSource::Recorded {
-                    summary.source = LeaseSource::Recorded;
-                    summary.granted_at_ms = view.granted_at_ms;
-                    summary.expires_at_ms = view.expires_at_ms;
-                    summary.max_invocations = view.max_invocations;
-                }
-                out.by_node.insert(n, view);
-            }
+            let k = out.summaries.len();
+            jobs.extend(
+                summary
+                    .nodes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &n)| (k, i + 1, n)),
+            );
             out.summaries.push(summary);
+        }
+        let views: Vec<(usize, NodeId, LeaseView)> = jobs
+            .into_par_iter()
+            .map(|(k, ordinal, n)| {
+                let summary = &out.summaries[k];
+                let id = summary.lease_id.as_str();
+                let mut view = view(&facts[n as usize], id, ordinal, supplied.leases.get(id));
+                if view.source == LeaseSource::Inferred {
+                    view.first_use_ms = summary.first_use_ms;
+                    view.last_use_ms = summary.last_use_ms;
+                }
+                (k, n, view)
+            })
+            .collect();
+        out.by_node.reserve(views.len());
+        for (k, n, view) in views {
+            let summary = &mut out.summaries[k];
+            if view.source == LeaseSource::Recorded && summary.source != LeaseSource::Recorded {
+                summary.source = LeaseSource::Recorded;
+                summary.granted_at_ms = view.granted_at_ms;
+                summary.expires_at_ms = view.expires_at_ms;
+                summary.max_invocations = view.max_invocations;
+            }
+            out.by_node.insert(n, view);
         }
         out
     }
@@ -285,14 +298,12 @@ impl Leases {
 
 /// The lease view of one action, `ordinal` being its place among the lease's actions.
 fn view(
-    action: &Action<'_>,
+    action: &ActionFacts<'_>,
     lease_id: &str,
     ordinal: usize,
     supplied: Option<&SuppliedLease>,
 ) -> LeaseView {
-    let evidence = action
-        .get("bounded_lease_evidence")
-        .and_then(Json::as_object);
+    let evidence = action.bounded_lease_evidence;
     let num = |keys: &[&str]| -> Option<f64> {
         let ev = evidence?;
         keys.iter().find_map(|k| ev.get(k).and_then(Json::as_f64))
@@ -301,10 +312,10 @@ fn view(
     let label = action
         .decision()
         .and_then(|d| d.str_field("approval_decision"))
-        .map(str::to_string);
-    let executed_at_ms = num(&["execution_started_at_ms"]).or(action.timestamp_ms());
+        .map(CompactString::from);
+    let executed_at_ms = num(&["execution_started_at_ms"]).or(action.time);
     let mut v = LeaseView {
-        lease_id: lease_id.to_string(),
+        lease_id: CompactString::from(lease_id),
         source: LeaseSource::Inferred,
         verdict: LeaseVerdict::UnknownWindow,
         granted_at_ms: None,
@@ -315,6 +326,8 @@ fn view(
         revoked_at_ms: None,
         label,
         label_contradicted: false,
+        first_use_ms: None,
+        last_use_ms: None,
         notes: Vec::new(),
     };
     if evidence.is_some() {
@@ -322,7 +335,7 @@ fn view(
         v.granted_at_ms = num(&["lease_granted_at_ms"]);
         v.expires_at_ms = num(&["lease_expires_at_ms"]).or_else(|| {
             let d = num(&["lease_duration_ms"])?;
-            notes.push("expiry computed as grant + lease_duration_ms".into());
+            notes.push("expiry computed as grant + lease_duration_ms");
             Some(v.granted_at_ms? + d)
         });
         v.ordinal = num(&ORDINAL_FIELDS);
@@ -331,8 +344,7 @@ fn view(
         if v.ordinal.is_some() || v.max_invocations.is_some() || v.revoked_at_ms.is_some() {
             notes.push(
                 "invocation ordinal, budget and revocation read from invocation_ordinal, \
-                 max_invocations and revoked_at_ms: the RFC names no fields (interpretation)"
-                    .into(),
+                 max_invocations and revoked_at_ms: the RFC names no fields (interpretation)",
             );
         }
     } else if let Some(s) = supplied {
@@ -341,18 +353,17 @@ fn view(
         v.expires_at_ms = s.expires_ms;
         v.max_invocations = s.max_invocations;
         if s.granted_ms.is_none() {
-            notes.push("grant time not in the lease file (a ScopeLease stores none)".into());
+            notes.push("grant time not in the lease file (a ScopeLease stores none)");
         }
     } else {
         notes.push(
             "window inferred from the actions sharing this scope_lease_id: its true bounds \
-             are unknown"
-                .into(),
+             are unknown",
         );
     }
     if v.ordinal.is_none() && v.source != LeaseSource::Inferred {
         v.ordinal = Some(ordinal as f64);
-        notes.push("ordinal counted from the loaded evidence (interpretation)".into());
+        notes.push("ordinal counted from the loaded evidence (interpretation)");
     }
     v.verdict = match (v.source, executed_at_ms) {
         (LeaseSource::Inferred, _) | (_, None) => LeaseVerdict::UnknownWindow,

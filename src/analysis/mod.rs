@@ -14,6 +14,7 @@ pub mod lease;
 use crate::canon::{CHAIN_EXCLUDED, Variant, canonical_bytes_without, sha256_hex};
 use crate::load::Corpus;
 use crate::model::drift::Drift;
+use crate::model::facts::ActionFacts;
 use crate::model::finding::Finding;
 use crate::model::json::Json;
 use crate::verify::semantic::{RuleSeverity, Violation};
@@ -24,8 +25,8 @@ use envelope::DecisionEnvelope;
 use graph::{Graph, GraphProblem, NodeId};
 use lease::{LeaseView, Leases, SuppliedLeases};
 use rayon::prelude::*;
+use rustc_hash::FxHashMap as HashMap;
 use serde::Serialize;
-use std::collections::HashMap;
 
 /// A state change between two recorded actions with nothing recorded in between.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -55,12 +56,12 @@ pub struct Analysis {
 
 /// One state digest of an action with its badge.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct DigestView {
+pub struct DigestView<'a> {
     /// `pre` or `post`.
     pub which: &'static str,
-    pub kind: Option<String>,
-    pub digest: String,
-    pub comparability: Comparability,
+    pub kind: Option<&'a str>,
+    pub digest: &'a Json,
+    pub comparability: &'a Comparability,
 }
 
 /// Every view of one action: the answer to `aeplens show`.
@@ -74,11 +75,11 @@ pub struct ActionReport<'a> {
     pub authority: AuthorityView<'a>,
     pub drift: Drift<'a>,
     pub lease: Option<&'a LeaseView>,
-    pub digests: Vec<DigestView>,
+    pub digests: Vec<DigestView<'a>>,
     /// Pre vs post within the action.
     pub pre_post: Option<PairVerdict>,
     pub state_gaps: Vec<&'a StateGap>,
-    pub envelope: DecisionEnvelope,
+    pub envelope: DecisionEnvelope<'a>,
     pub findings: Vec<&'a Finding>,
 }
 
@@ -105,9 +106,9 @@ impl Analysis {
         hashes: Vec<String>,
         supplied: &SuppliedLeases,
     ) -> Analysis {
-        let graph = Graph::build(corpus, &hashes);
-        let leases = Leases::build(corpus, &graph, supplied);
-        let chains = chains::build(corpus, &graph);
+        let (graph, facts) = Graph::build_with_facts(corpus, &hashes);
+        let leases = Leases::build(&graph, &facts, supplied);
+        let chains = chains::build(corpus, &graph, &facts);
         let mut an = Analysis {
             hashes,
             graph,
@@ -115,22 +116,30 @@ impl Analysis {
             chains,
             ..Analysis::default()
         };
-        an.badges = (0..an.graph.nodes.len() as NodeId)
-            .filter_map(|n| {
-                let (_, a) = an.graph.action(corpus, n)?;
-                (a.get("pre_state_digest").is_some() || a.get("post_state_digest").is_some())
-                    .then(|| (n, comparability::badge(&a)))
-            })
-            .collect();
-        an.gaps = an.state_gaps(corpus);
+        let badges: Vec<(NodeId, (Comparability, Option<CoverageFinding>))> =
+            (0..an.graph.nodes.len() as NodeId)
+                .into_par_iter()
+                .filter_map(|n| {
+                    let f = &facts[n as usize];
+                    f.has_state_digest().then(|| {
+                        (
+                            n,
+                            comparability::badge(f.state_digest_kind, f.state_digest_coverage),
+                        )
+                    })
+                })
+                .collect();
+        an.badges.reserve(badges.len());
+        an.badges.extend(badges);
+        an.gaps = an.state_gaps(&facts);
         an
     }
 
     /// Post of an action vs pre of the next action of the run over the same tuple.
-    fn state_gaps(&self, corpus: &Corpus) -> Vec<StateGap> {
+    fn state_gaps(&self, facts: &[ActionFacts<'_>]) -> Vec<StateGap> {
         let mut gaps = Vec::new();
         for run in &self.graph.runs {
-            let mut last_post: HashMap<&str, (NodeId, &str, &Comparability)> = HashMap::new();
+            let mut last_post: HashMap<&str, (NodeId, &str, &Comparability)> = HashMap::default();
             for &n in &run.nodes {
                 let Some((badge, _)) = self.badges.get(&n) else {
                     continue;
@@ -138,10 +147,8 @@ impl Analysis {
                 let Some(tuple) = badge.tuple.as_deref() else {
                     continue;
                 };
-                let Some((_, a)) = self.graph.action(corpus, n) else {
-                    continue;
-                };
-                if let Some(pre) = a.str_field("pre_state_digest")
+                let a = &facts[n as usize];
+                if let Some(pre) = a.pre_state_digest.and_then(Json::as_str)
                     && let Some((from, post, prev_badge)) = last_post.get(tuple)
                     && comparability::compare((post, prev_badge), (pre, badge)).verdict == "changed"
                 {
@@ -153,7 +160,7 @@ impl Analysis {
                         assumption: badge.assumption.clone(),
                     });
                 }
-                if let Some(post) = a.str_field("post_state_digest") {
+                if let Some(post) = a.post_state_digest.and_then(Json::as_str) {
                     last_post.insert(tuple, (n, post, badge));
                 }
             }
@@ -176,15 +183,12 @@ impl Analysis {
         let badge = self.badges.get(&node).map(|(b, _)| b);
         let mut digests = Vec::new();
         for (which, key) in [("pre", "pre_state_digest"), ("post", "post_state_digest")] {
-            if let Some(d) = a.get(key) {
+            if let (Some(digest), Some(comparability)) = (a.get(key), badge) {
                 digests.push(DigestView {
                     which,
-                    kind: a.str_field("state_digest_kind").map(str::to_string),
-                    digest: d
-                        .as_str()
-                        .map(str::to_string)
-                        .unwrap_or_else(|| format!("{d:?}")),
-                    comparability: badge.cloned().unwrap_or_else(|| comparability::badge(&a).0),
+                    kind: a.str_field("state_digest_kind"),
+                    digest,
+                    comparability,
                 });
             }
         }
@@ -226,7 +230,7 @@ impl Analysis {
     }
 
     /// The decision envelope of every action, in node order.
-    pub fn envelopes(&self, corpus: &Corpus) -> Vec<DecisionEnvelope> {
+    pub fn envelopes<'c>(&self, corpus: &'c Corpus) -> Vec<DecisionEnvelope<'c>> {
         (0..self.graph.nodes.len() as NodeId)
             .filter_map(|n| {
                 let (record, a) = self.graph.action(corpus, n)?;

@@ -257,8 +257,16 @@ pub fn show_text(r: &ActionReport<'_>) -> String {
                     _ => String::new(),
                 }
             );
+            if let (Some(first), Some(last)) = (l.first_use_ms, l.last_use_ms) {
+                let _ = writeln!(
+                    s,
+                    "       used between {} and {} in the loaded evidence",
+                    format_ms(first),
+                    format_ms(last)
+                );
+            }
             for n in &l.notes {
-                let _ = writeln!(s, "       note: {}", sanitize(n));
+                let _ = writeln!(s, "       note: {n}");
             }
         }
     }
@@ -278,8 +286,8 @@ pub fn show_text(r: &ActionReport<'_>) -> String {
             s,
             "  {:<4} {:<20} {:<12} {}{}{}",
             dv.which,
-            clip(&sanitize(&dv.digest), 20),
-            sanitize(dv.kind.as_deref().unwrap_or("no kind")),
+            clip(&value_text(Some(dv.digest)), 20),
+            sanitize(dv.kind.unwrap_or("no kind")),
             c.state.name(),
             why,
             if c.interpretation {

@@ -2,6 +2,7 @@
 //! per-action object, the RFC-final three-state check, the protocol schema's record-level
 //! summary and open-agent-audit's string label.
 
+use super::facts::ActionFacts;
 use super::json::Json;
 use super::{Action, Record};
 use serde::Serialize;
@@ -75,7 +76,12 @@ impl<'a> Drift<'a> {
     /// Normalises the drift evidence of `action` (falling back to the record-level
     /// protocol-schema summary when it names the action's tool).
     pub fn of(record: &'a Record, action: &Action<'a>) -> Drift<'a> {
-        let mut d = match action.get("argument_drift") {
+        Drift::from_facts(record, &ActionFacts::of(action))
+    }
+
+    /// [`Drift::of`] from facts already read.
+    pub fn from_facts(record: &'a Record, action: &ActionFacts<'a>) -> Drift<'a> {
+        let mut d = match action.argument_drift {
             Some(Json::Object(o)) if o.get("result").is_some() => {
                 let s = |k: &str| o.get(k).and_then(Json::as_str);
                 let mut d = Drift::none();
@@ -127,16 +133,16 @@ impl<'a> Drift<'a> {
         if d.dialect.is_some() && d.result != DriftResult::Absent {
             let grant = action.decision().and_then(|x| x.grant());
             d.expected_binding = match grant {
-                Some("bounded-lease") => action.str_field("scope_lease_id"),
-                Some("one-shot-payload") => action.str_field("approval_context_hash"),
+                Some("bounded-lease") => action.scope_lease_id,
+                Some("one-shot-payload") => action.approval_context_hash,
                 _ => None,
             };
             d.binding = match (d.bound_to, d.expected_binding) {
                 (None, _) => Binding::Unbound,
                 (Some(b), Some(e)) if b == e => Binding::Holds,
                 (Some(b), None)
-                    if Some(b) == action.str_field("approval_context_hash")
-                        || Some(b) == action.str_field("scope_lease_id") =>
+                    if Some(b) == action.approval_context_hash
+                        || Some(b) == action.scope_lease_id =>
                 {
                     Binding::Holds
                 }
@@ -147,10 +153,10 @@ impl<'a> Drift<'a> {
     }
 
     /// The protocol schema's record-level summary, when it names this action's tool.
-    fn record_level(record: &'a Record, action: &Action<'a>) -> Option<Drift<'a>> {
+    fn record_level(record: &'a Record, action: &ActionFacts<'a>) -> Option<Drift<'a>> {
         let o = record.get("argument_drift")?.as_object()?;
         let s = |k: &str| o.get(k).and_then(Json::as_str);
-        if s("tool_name").is_some_and(|t| Some(t) != action.tool()) {
+        if s("tool_name").is_some_and(|t| Some(t) != action.tool) {
             return None;
         }
         let mut d = Drift::none();

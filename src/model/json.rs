@@ -74,6 +74,18 @@ impl Obj {
             .map(|(_, v)| v)
     }
 
+    /// Several fields in one pass over the members (last wins, as in [`Obj::get`]).
+    pub fn get_many<const N: usize>(&self, keys: [&str; N]) -> [Option<&Json>; N] {
+        let mut out = [None; N];
+        for (k, v) in &self.members {
+            let k = k.bytes();
+            if let Some(i) = keys.iter().position(|x| x.as_bytes() == k) {
+                out[i] = Some(v);
+            }
+        }
+        out
+    }
+
     /// Members with duplicates resolved last-wins, each key once, in first-seen order.
     pub fn effective_members(&self) -> Vec<(&JStr, &Json)> {
         if !self.has_duplicates {

@@ -5,6 +5,7 @@
 //! from exactly what was stored.
 
 pub mod drift;
+pub mod facts;
 pub mod finding;
 pub mod json;
 pub mod text;
