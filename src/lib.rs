@@ -19,7 +19,7 @@
 //!
 //! let text = br#"{"schema_version":"aep/v0.5","run_id":"r1","created_at_ms":1700000000000}"#;
 //! let input = parse_input("example.json".into(), text);
-//! let report = verify_inputs(&[input], &Keyring::default(), &Options::default());
+//! let report = verify_inputs(&[input], &Keyring::default(), &Options::default(), None);
 //! assert_eq!(report.records[0].structural.status, Some("pass"));
 //! ```
 
@@ -28,4 +28,5 @@ pub mod canon;
 pub mod cli;
 pub mod load;
 pub mod model;
+pub mod tui;
 pub mod verify;

@@ -167,9 +167,27 @@ fn stdin_bad_lines_and_strict() {
 }
 
 #[test]
-fn no_arguments_verifies_the_bundled_demo() {
+fn no_arguments_without_a_terminal_points_to_the_commands() {
     let (code, out, err) = aeplens(&[]);
-    assert!(err.contains("demo incident"), "{err}");
+    assert!(err.contains("bundled demo"), "{err}");
+    assert!(err.contains("aeplens check PATH"), "{err}");
+    assert!(
+        out.is_empty(),
+        "nothing drawn when stdout is not a terminal: {out}"
+    );
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn the_demo_verifies_with_its_tampered_record() {
+    let (code, out, _) = aeplens(&[
+        "check",
+        "--format",
+        "text",
+        "--keys",
+        "assets/demo/keys.json",
+        "assets/demo/evidence",
+    ]);
     assert!(out.contains("run-deploy-0042"), "{out}");
     assert!(out.contains("broken at record 2"), "{out}");
     assert_eq!(code, 1, "the demo contains a tampered record");

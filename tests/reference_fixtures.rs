@@ -138,7 +138,7 @@ fn current_profile_reports_historical_constructions_as_unsupported() {
     let options = aeplens::verify::Options {
         profile: aeplens::verify::Profile::Current,
     };
-    let report = aeplens::verify::verify_inputs(&inputs, &keys, &options);
+    let report = aeplens::verify::verify_inputs(&inputs, &keys, &options, None);
     for r in &report.records {
         assert_eq!(r.authenticity.status, Some("unsupported-legacy"));
         assert_eq!(r.authenticity.construction, Some("js-legacy-inline"));

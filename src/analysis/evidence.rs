@@ -27,19 +27,14 @@ impl Evidence {
         options: &Options,
         leases: &SuppliedLeases,
     ) -> Evidence {
-        let mut report = verify_inputs(&corpus.inputs, keys, options);
+        let report = verify_inputs(&corpus.inputs, keys, options, None);
         let hashes = report
             .records
             .iter()
             .map(|r| r.canonical_sha256.clone())
             .collect();
         let analysis = Analysis::with_hashes(&corpus, hashes, leases);
-        for (record, violation) in analysis.rewritten(&corpus) {
-            let axis = &mut report.records[record].semantic;
-            axis.violations.push(violation);
-            axis.status = Some("fail");
-        }
-        let findings = findings::all(&corpus, &report, &analysis);
+        let (report, findings) = complete(&corpus, &analysis, report);
         Evidence {
             corpus,
             report,
@@ -47,4 +42,20 @@ impl Evidence {
             findings,
         }
     }
+}
+
+/// Adds what needs the analysis to a report — V17 on the semantic axis of the record
+/// holding a rewritten copy — and gathers every finding.
+pub fn complete(
+    corpus: &Corpus,
+    analysis: &Analysis,
+    mut report: Report,
+) -> (Report, Vec<Finding>) {
+    for (record, violation) in analysis.rewritten(corpus) {
+        let axis = &mut report.records[record].semantic;
+        axis.violations.push(violation);
+        axis.status = Some("fail");
+    }
+    let findings = findings::all(corpus, &report, analysis);
+    (report, findings)
 }

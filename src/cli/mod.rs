@@ -1,6 +1,8 @@
 //! The command line: argument definitions and the non-interactive commands.
 
 pub mod check;
+pub mod config;
+pub mod explore;
 pub mod report;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -9,6 +11,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 pub const DEMO_EVIDENCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/demo/evidence");
 /// The demo's public test key.
 pub const DEMO_KEYS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/demo/keys.json");
+/// The demo's lease file (the gateway's ScopeLease / ApprovalReceipt objects).
+pub const DEMO_LEASES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/demo/leases.ndjson");
 
 /// aeplens: forensic explorer and independent verifier for AEP evidence records.
 #[derive(Parser, Debug)]
@@ -22,14 +26,42 @@ aeplens reads evidence (never writes it), recomputes canonical bytes exactly as 
 emitter does, verifies Ed25519 signatures under all four historical constructions and the DSSE \
 binding, rebuilds prev_record_hash chains and checks the protocol's cross-field invariants.",
     after_help = "Examples:\n  \
+aeplens                                   open the bundled demo incident in the explorer\n  \
+aeplens --keys keys.json store/           explore your own evidence\n  \
 aeplens check --keys keys.json evidence.ndjson\n  \
 aeplens check --format json --key ops-key-3=BASE64PUBKEY store/ > report.json\n  \
-cat run.jsonl | aeplens check --keys keys.json -\n\n\
-Run without a command to verify the bundled demo incident."
+aeplens findings --min-severity high --keys keys.json store/\n  \
+aeplens show act-003 --run run-deploy-0042 store/\n  \
+cat run.jsonl | aeplens check --keys keys.json -",
+    args_conflicts_with_subcommands = true
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    #[command(flatten)]
+    pub explore: ExploreArgs,
+}
+
+/// Arguments of the explorer (no subcommand).
+#[derive(Args, Debug, Clone, Default)]
+pub struct ExploreArgs {
+    #[command(flatten)]
+    pub keys: KeyArgs,
+    /// Lease file (ScopeLease / ApprovalReceipt JSON) to check lease windows against. Repeatable.
+    #[arg(long = "leases", value_name = "FILE")]
+    pub leases: Vec<String>,
+    /// Colour theme: dark, light, high-contrast or monochrome (NO_COLOR forces monochrome).
+    #[arg(long, value_name = "NAME")]
+    pub theme: Option<String>,
+    /// Enable the mouse (click to focus and select, wheel to scroll).
+    #[arg(long)]
+    pub mouse: bool,
+    /// Reload when an input file grows (tail a store that is still being written).
+    #[arg(long)]
+    pub follow: bool,
+    /// Evidence files or directories to explore [default: the bundled demo incident].
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<String>,
 }
 
 /// The subcommands.
@@ -65,6 +97,22 @@ was available, what authority was exercised, and what changed between approval a
     Chains(ChainsArgs),
     /// One decision-envelope JSON object per action (NDJSON), as analysis-rules §8 projects it.
     Envelope(EvidenceArgs),
+    /// Show the configuration file's location and the effective settings.
+    #[command(
+        long_about = "The configuration file is $AEPLENS_CONFIG, else $XDG_CONFIG_HOME/aeplens/config.toml \
+(~/.config/aeplens/config.toml). It may set `theme`, `keyrings` (keyring files always loaded) \
+and a `[keymap]` table rebinding any command, e.g. `parent = [\"u\", \"alt-up\"]`. \
+`aeplens config --print` shows every setting in effect, in the file's own format."
+    )]
+    Config(ConfigArgs),
+}
+
+/// Arguments of `config`.
+#[derive(Args, Debug)]
+pub struct ConfigArgs {
+    /// Print the effective configuration (defaults merged with the file) as TOML.
+    #[arg(long)]
+    pub print: bool,
 }
 
 /// Evidence to open, shared by the analysis commands.
@@ -200,22 +248,28 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Show(args)) => report::show(&args),
         Some(Command::Chains(args)) => report::chains(&args),
         Some(Command::Envelope(args)) => report::envelope(&args),
-        None => {
-            eprintln!(
-                "aeplens: this is the bundled demo incident ({DEMO_EVIDENCE}), signed with a public test key.\n\
-                 Verify your own evidence with: aeplens check --keys KEYS.json PATH..."
-            );
-            let args = CheckArgs {
-                keys: KeyArgs {
-                    keys: vec![DEMO_KEYS.to_string()],
-                    key: Vec::new(),
-                },
-                format: Some(Format::Text),
-                strict: false,
-                profile: ProfileArg::Forensic,
-                paths: vec![DEMO_EVIDENCE.to_string()],
-            };
-            check::run(&args)
+        Some(Command::Config(args)) => {
+            let path = config::config_path()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "(no HOME or XDG_CONFIG_HOME)".into());
+            match config::Config::load() {
+                Ok(c) if args.print => {
+                    print!("{}", c.effective());
+                    0
+                }
+                Ok(_) => {
+                    println!(
+                        "config file: {path}
+(use --print to see the effective settings)"
+                    );
+                    0
+                }
+                Err(e) => {
+                    eprintln!("aeplens: {}", crate::model::text::sanitize(&e));
+                    2
+                }
+            }
         }
+        None => explore::run(cli.explore),
     }
 }

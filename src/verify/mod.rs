@@ -127,15 +127,26 @@ pub struct Report {
     pub chains: Vec<FileChain>,
 }
 
-/// Verifies every record of every input.
-pub fn verify_inputs(inputs: &[Input], keys: &Keyring, options: &Options) -> Report {
+/// Verifies every record of every input; `progress`, when given, counts verified records.
+pub fn verify_inputs(
+    inputs: &[Input],
+    keys: &Keyring,
+    options: &Options,
+    progress: Option<&std::sync::atomic::AtomicUsize>,
+) -> Report {
     let all: Vec<(&Input, &Record)> = inputs
         .iter()
         .flat_map(|i| i.records.iter().map(move |r| (i, r)))
         .collect();
     let mut records: Vec<RecordResult> = all
         .par_iter()
-        .map(|(input, r)| verify_record(r, input.records.len(), keys, options))
+        .map(|(input, r)| {
+            let result = verify_record(r, input.records.len(), keys, options);
+            if let Some(p) = progress {
+                p.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            result
+        })
         .collect();
     let mut chains = Vec::new();
     let mut offset = 0;

@@ -26,5 +26,5 @@ pub fn keyring(path: &Path) -> Keyring {
 /// Loads and verifies one path.
 pub fn verify_path(path: &Path, keys: &Keyring) -> Report {
     let inputs = load_paths(&[path.display().to_string()]);
-    verify_inputs(&inputs, keys, &Options::default())
+    verify_inputs(&inputs, keys, &Options::default(), None)
 }

@@ -1,0 +1,82 @@
+//! `aeplens [PATH...]`: open the explorer (the bundled demo when no path is given).
+
+use super::{DEMO_EVIDENCE, DEMO_KEYS, DEMO_LEASES, ExploreArgs};
+use crate::model::text::sanitize;
+use crate::tui::keymap::Keymap;
+use crate::tui::theme::Theme;
+use crate::tui::{ExplorerOptions, run as run_tui};
+use std::io::IsTerminal;
+
+/// Opens the explorer; returns the exit code.
+pub fn run(mut args: ExploreArgs) -> i32 {
+    let demo = args.paths.is_empty();
+    if demo {
+        args.paths = vec![DEMO_EVIDENCE.to_string()];
+        args.keys.keys.push(DEMO_KEYS.to_string());
+        if std::path::Path::new(DEMO_LEASES).exists() {
+            args.leases.push(DEMO_LEASES.to_string());
+        }
+    }
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        let what = if demo {
+            format!("the bundled demo ({DEMO_EVIDENCE})")
+        } else {
+            sanitize(&args.paths.join(" ")).into_owned()
+        };
+        eprintln!(
+            "aeplens: the explorer needs a terminal (stdout is not a TTY).\n\
+             For {what} without one, use:\n  \
+             aeplens check PATH...      verdicts per record and chain\n  \
+             aeplens findings PATH...   what a reviewer is hunting for\n  \
+             aeplens show ACTION_ID PATH...   one action's authority, drift, lease and digests\n  \
+             aeplens chains PATH...     denied→re-approved and causal chains"
+        );
+        return 2;
+    }
+    let config = match super::config::Config::load() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("aeplens: {}", sanitize(&e));
+            return 2;
+        }
+    };
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let theme = match Theme::pick(args.theme.as_deref().or(config.theme.as_deref()), no_color) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("aeplens: {e}");
+            return 2;
+        }
+    };
+    let keymap = match Keymap::with_overrides(&config.keymap) {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!(
+                "aeplens: {}: {e}",
+                config.path.as_deref().unwrap_or("config")
+            );
+            return 2;
+        }
+    };
+    args.keys.keys.extend(config.keyrings.iter().cloned());
+    let keys = match args.keys.keyring() {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("aeplens: {}", sanitize(&e));
+            return 2;
+        }
+    };
+    run_tui(ExplorerOptions {
+        paths: args.paths,
+        keys,
+        leases: args.leases,
+        theme,
+        keymap,
+        mouse: args.mouse,
+        follow: args.follow,
+        banner: demo.then(|| {
+            "demo incident (public test key) · open your own: aeplens --keys KEYS.json PATH"
+                .to_string()
+        }),
+    })
+}

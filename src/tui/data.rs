@@ -1,0 +1,210 @@
+//! What the explorer shows, derived once from the analysis when evidence arrives: per-node
+//! state flags (for glyphs and problem navigation), search haystacks, and the verification
+//! report when the background worker has finished.
+
+use crate::analysis::Analysis;
+use crate::analysis::graph::NodeId;
+use crate::analysis::lease::LeaseVerdict;
+use crate::load::Corpus;
+use crate::model::drift::DriftResult;
+use crate::model::facts::ActionFacts;
+use crate::model::finding::{Finding, Severity};
+use crate::verify::Report;
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// Per-node state bits.
+pub mod flag {
+    pub const DENIED: u16 = 1;
+    pub const DRIFT: u16 = 1 << 1;
+    pub const LEASE_OUT: u16 = 1 << 2;
+    pub const LEASED: u16 = 1 << 3;
+    pub const INVALID: u16 = 1 << 4;
+    pub const HIGH: u16 = 1 << 5;
+    pub const REAPPROVED: u16 = 1 << 6;
+    pub const CHAIN_START: u16 = 1 << 7;
+    pub const EXECUTED: u16 = 1 << 8;
+    pub const MISSING_PARENT: u16 = 1 << 9;
+    /// The flags that make a node a "problem" for `e`/`E`.
+    pub const PROBLEM: u16 = DENIED | DRIFT | LEASE_OUT | INVALID | HIGH;
+}
+
+/// Loaded evidence and everything derived from it for display.
+#[derive(Debug)]
+pub struct Data {
+    pub corpus: Arc<Corpus>,
+    pub analysis: Arc<Analysis>,
+    /// The verification report, once the background worker has finished.
+    pub report: Option<Arc<Report>>,
+    /// Every finding (the analysis's first; all once verified).
+    pub findings: Vec<Finding>,
+    pub flags: Vec<u16>,
+    /// Lower-cased search text per node: action id, tool, resource, digests.
+    pub haystacks: Vec<String>,
+}
+
+impl Data {
+    /// Derives display data from an analysed corpus (no verification yet).
+    pub fn new(corpus: Arc<Corpus>, analysis: Arc<Analysis>, findings: Vec<Finding>) -> Data {
+        let g = &analysis.graph;
+        let n = g.nodes.len();
+        let rows: Vec<(u16, String)> = (0..n as NodeId)
+            .into_par_iter()
+            .map(|node| {
+                let Some((record, a)) = g.action(&corpus, node) else {
+                    return (0, String::new());
+                };
+                let f = ActionFacts::of(&a);
+                let mut bits = 0;
+                let denied = f.outcome() == Some("deny");
+                if denied {
+                    bits |= flag::DENIED;
+                }
+                if crate::model::drift::Drift::from_facts(record, &f).result == DriftResult::Drifted
+                {
+                    bits |= flag::DRIFT;
+                }
+                if let Some(l) = analysis.leases.by_node.get(&node) {
+                    bits |= flag::LEASED;
+                    if l.verdict.is_outside() && l.verdict != LeaseVerdict::UnknownWindow {
+                        bits |= flag::LEASE_OUT;
+                    }
+                }
+                if matches!(
+                    crate::analysis::envelope::observed_result(&a),
+                    Some("success" | "failure")
+                ) {
+                    bits |= flag::EXECUTED;
+                }
+                if f.parent.is_some() && g.nodes[node as usize].parent.is_none() {
+                    bits |= flag::MISSING_PARENT;
+                }
+                let mut hay = String::with_capacity(96);
+                for part in [f.id, f.tool]
+                    .into_iter()
+                    .chain(f.decision().map(|d| d.str_field("resource")))
+                    .chain([a.str_field("arguments_digest"), f.scope_lease_id])
+                    .chain(
+                        [f.pre_state_digest, f.post_state_digest]
+                            .map(|d| d.and_then(|d| d.as_str())),
+                    )
+                    .flatten()
+                {
+                    hay.push_str(&part.to_lowercase());
+                    hay.push(' ');
+                }
+                (bits, hay)
+            })
+            .collect();
+        let (mut flags, haystacks): (Vec<u16>, Vec<String>) = rows.into_iter().unzip();
+        for (node, f) in flags.clone().iter().enumerate() {
+            if let Some(p) = g.nodes[node].parent
+                && flags[p as usize] & flag::DENIED != 0
+            {
+                flags[node] |= flag::REAPPROVED;
+            }
+            if f & flag::DENIED != 0 {
+                let parent_denied = g.nodes[node]
+                    .parent
+                    .is_some_and(|p| flags[p as usize] & flag::DENIED != 0);
+                if !parent_denied {
+                    flags[node] |= flag::CHAIN_START;
+                }
+            }
+        }
+        let mut data = Data {
+            corpus,
+            analysis,
+            report: None,
+            findings: Vec::new(),
+            flags,
+            haystacks,
+        };
+        data.set_findings(findings);
+        data
+    }
+
+    /// Loads, analyses and verifies synchronously (what the background worker does, for
+    /// tests and benchmarks).
+    pub fn open(
+        corpus: Corpus,
+        keys: &crate::verify::Keyring,
+        leases: &crate::analysis::lease::SuppliedLeases,
+    ) -> Data {
+        let corpus = Arc::new(corpus);
+        let analysis = Arc::new(Analysis::build(&corpus, leases));
+        let report = crate::verify::verify_inputs(
+            &corpus.inputs,
+            keys,
+            &crate::verify::Options::default(),
+            None,
+        );
+        let (report, findings) = crate::analysis::evidence::complete(&corpus, &analysis, report);
+        let mut data = Data::new(corpus, analysis, Vec::new());
+        data.set_report(Arc::new(report), findings);
+        data
+    }
+
+    /// Replaces the findings (marking nodes with a high finding).
+    pub fn set_findings(&mut self, findings: Vec<Finding>) {
+        for f in findings.iter().filter(|f| f.severity == Severity::High) {
+            for node in self.nodes_of(f) {
+                self.flags[node as usize] |= flag::HIGH;
+            }
+        }
+        self.findings = findings;
+    }
+
+    /// Records the verification report: nodes whose record failed authenticity are marked.
+    pub fn set_report(&mut self, report: Arc<Report>, findings: Vec<Finding>) {
+        let g = &self.analysis.graph;
+        for (node, n) in g.nodes.iter().enumerate() {
+            let status = report
+                .records
+                .get(n.record as usize)
+                .and_then(|r| r.authenticity.status);
+            if matches!(status, Some(s) if s != "valid" && s != "unsigned") {
+                self.flags[node] |= flag::INVALID;
+            }
+        }
+        self.report = Some(report);
+        self.set_findings(findings);
+    }
+
+    /// The nodes a finding names.
+    pub fn nodes_of(&self, f: &Finding) -> Vec<NodeId> {
+        let g = &self.analysis.graph;
+        let Some(run) = f.run_id.as_deref() else {
+            return Vec::new();
+        };
+        f.action_ids
+            .iter()
+            .filter_map(|id| g.find(run, id))
+            .collect()
+    }
+
+    /// The run index of a node.
+    pub fn run_of(&self, node: NodeId) -> usize {
+        self.analysis.graph.nodes[node as usize].run as usize
+    }
+}
+
+/// The glyphs of a node's state, in a fixed order (readable without colour).
+pub fn glyphs(bits: u16) -> String {
+    let mut s = String::new();
+    for (bit, g) in [
+        (flag::CHAIN_START, '⊘'),
+        (flag::REAPPROVED, '↻'),
+        (flag::DRIFT, '≠'),
+        (flag::LEASED, '⧗'),
+        (flag::LEASE_OUT, '⌛'),
+        (flag::INVALID, '✗'),
+        (flag::HIGH, '▲'),
+        (flag::MISSING_PARENT, '?'),
+    ] {
+        if bits & bit != 0 {
+            s.push(g);
+        }
+    }
+    s
+}

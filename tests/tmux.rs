@@ -1,0 +1,166 @@
+//! The real binary in a real terminal: tmux starts it on the demo, keys are sent with
+//! `send-keys`, the screen is read with `capture-pane`. Also: hostile strings neither
+//! set the clipboard nor clear the screen, and a forced panic restores the terminal.
+//! `scripts/test` installs tmux when it is missing; without tmux these tests fail in CI
+//! (`CI` set) and are skipped with a message elsewhere.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+struct Tmux {
+    socket: String,
+    home: std::path::PathBuf,
+}
+
+impl Tmux {
+    fn start(name: &str, command: &str) -> Option<Tmux> {
+        if Command::new("tmux").arg("-V").output().is_err() {
+            assert!(std::env::var_os("CI").is_none(), "tmux is required in CI");
+            eprintln!("tmux not installed: skipping {name}");
+            return None;
+        }
+        let socket = format!("aeplens-{name}-{}", std::process::id());
+        let home = std::env::temp_dir().join(&socket);
+        std::fs::create_dir_all(&home).unwrap();
+        let t = Tmux { socket, home };
+        // A clean environment: no user config, a known TERM, OSC 52 would reach tmux.
+        let shell = format!(
+            "env -i PATH=\"$PATH\" HOME={home} TERM=xterm-256color LANG=C.UTF-8 {command}; \
+             echo AEPLENS-EXIT=$?; stty -a | grep -q ' icanon' && echo TTY-COOKED; sleep 60",
+            home = t.home.display()
+        );
+        t.tmux(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-x",
+            "160",
+            "-y",
+            "48",
+            "sh",
+            "-c",
+            &shell,
+        ]);
+        t.tmux(&["set-option", "-g", "set-clipboard", "on"]);
+        Some(t)
+    }
+
+    fn tmux(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("tmux runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn screen(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-t", "0"])
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        for k in keys {
+            self.tmux(&["send-keys", "-t", "0", k]);
+            std::thread::sleep(Duration::from_millis(150));
+        }
+    }
+
+    fn wait_for(&self, needle: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.screen();
+            if s.contains(needle) {
+                return s;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "waited 30 s for {needle:?}; screen:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        self.tmux(&["kill-server"]);
+        let _ = std::fs::remove_dir_all(&self.home);
+    }
+}
+
+const BIN: &str = env!("CARGO_BIN_EXE_aeplens");
+
+#[test]
+fn demo_in_a_real_terminal() {
+    let Some(t) = Tmux::start("demo", BIN) else {
+        return;
+    };
+    let s = t.wait_for("demo incident");
+    assert!(s.contains("Timeline"), "{s}");
+    t.wait_for("chains ✓");
+    // Next problem: the drift denial that starts the chain.
+    t.keys(&["e"]);
+    let s = t.wait_for("⊘");
+    assert!(s.contains("act-002"), "{s}");
+    // The chain in the navigator.
+    t.keys(&["BTab", "L"]);
+    let s = t.wait_for("⊘→ act-002 → act-003");
+    assert!(s.contains("Chains"), "{s}");
+    // Search for the last write, then its digest badge.
+    t.keys(&["/", "act-007", "Enter", "4"]);
+    let s = t.wait_for("not-comparable");
+    assert!(
+        s.contains("mixed durable/scratch without mixed_partition"),
+        "{s}"
+    );
+    // The help overlay, generated from the keymap.
+    t.keys(&["?"]);
+    let s = t.wait_for("keys from the keymap");
+    assert!(s.contains("go to parent"), "{s}");
+    t.keys(&["Escape", "q"]);
+    let s = t.wait_for("AEPLENS-EXIT=0");
+    assert!(s.contains("TTY-COOKED"), "the shell is usable again:\n{s}");
+    assert!(
+        !s.contains("Timeline"),
+        "the alternate screen is gone:\n{s}"
+    );
+}
+
+#[test]
+fn hostile_tool_name_neither_sets_the_clipboard_nor_clears_the_screen() {
+    let dir = std::env::temp_dir().join(format!("aeplens-tmux-evil-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("evil.ndjson");
+    std::fs::write(
+        &file,
+        "{\"schema_version\":\"aep/v0.3\",\"run_id\":\"evil-run\",\"created_at_ms\":1780000000000,\"actions\":[{\"action_id\":\"a1\",\"tool_name\":\"x\\u001b]52;c;cHduZWQ=\\u0007\\u001b[2J\",\"state_changing\":true,\"timestamp_ms\":1780000000000}]}\n",
+    )
+    .unwrap();
+    let Some(t) = Tmux::start("evil", &format!("{BIN} {}", file.display())) else {
+        return;
+    };
+    let s = t.wait_for("evil-run");
+    assert!(s.contains("\\e]52"), "the escape is shown visibly:\n{s}");
+    assert!(
+        s.contains("aeplens ·"),
+        "the header survived (no clear):\n{s}"
+    );
+    let buffers = t.tmux(&["list-buffers"]);
+    assert!(buffers.trim().is_empty(), "clipboard set: {buffers}");
+    t.keys(&["q"]);
+    t.wait_for("AEPLENS-EXIT=0");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_panic_restores_the_terminal_and_says_what_happened() {
+    let Some(t) = Tmux::start("panic", &format!("env AEPLENS_DEBUG_PANIC=1 {BIN}")) else {
+        return;
+    };
+    let s = t.wait_for("AEPLENS-EXIT=");
+    assert!(s.contains("internal error"), "{s}");
+    assert!(s.contains("terminal has been restored"), "{s}");
+    assert!(s.contains("TTY-COOKED"), "{s}");
+}

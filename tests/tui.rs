@@ -1,0 +1,498 @@
+//! The explorer without a terminal: `update` tests, TestBackend snapshots of every pane
+//! and overlay, journeys, and terminal safety of every view.
+
+mod common;
+
+use aeplens::analysis::lease::SuppliedLeases;
+use aeplens::load::{Corpus, load_paths, parse_input};
+use aeplens::tui::data::Data;
+use aeplens::tui::keymap::{Command, Keymap};
+use aeplens::tui::state::{Action, DetailTab, NavList, NavTarget, Overlay, Pane, State, update};
+use aeplens::tui::theme::Theme;
+use aeplens::tui::view::Screen;
+use aeplens::verify::Keyring;
+use common::keyring;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::style::Color;
+use std::path::Path;
+
+const V03: &str = "../shared/fixtures/reference/v03.ndjson";
+const RFC: &str = "tests/fixtures/rfc-final";
+const DEMO: &str = "assets/demo";
+
+fn data(paths: &[&str], keys: Option<&str>, leases: Option<&str>) -> Data {
+    let keys = keys.map(|k| keyring(Path::new(k))).unwrap_or_default();
+    let mut supplied = SuppliedLeases::default();
+    if let Some(l) = leases {
+        assert!(supplied.add_file(Path::new(l)).is_empty());
+    }
+    let paths: Vec<String> = paths.iter().map(|p| p.to_string()).collect();
+    Data::open(Corpus::new(load_paths(&paths)), &keys, &supplied)
+}
+
+fn state_with(d: Data, theme: Theme) -> State {
+    let mut s = State::new(Keymap::default(), theme);
+    update(&mut s, Action::Loaded(Box::new(d)));
+    s
+}
+
+fn v03() -> State {
+    state_with(
+        data(&[V03], Some("../shared/fixtures/reference/keys.json"), None),
+        Theme::dark(),
+    )
+}
+
+fn rfc() -> State {
+    state_with(
+        data(
+            &[&format!("{RFC}/evidence")],
+            Some(&format!("{RFC}/keys.json")),
+            Some(&format!("{RFC}/leases.ndjson")),
+        ),
+        Theme::dark(),
+    )
+}
+
+fn demo() -> State {
+    let leases = format!("{DEMO}/leases.ndjson");
+    let leases = Path::new(&leases).exists().then_some(leases);
+    state_with(
+        data(
+            &[&format!("{DEMO}/evidence")],
+            Some(&format!("{DEMO}/keys.json")),
+            leases.as_deref(),
+        ),
+        Theme::dark(),
+    )
+}
+
+fn cmd(s: &mut State, c: Command) {
+    update(s, Action::Command(c));
+}
+
+fn typed(s: &mut State, text: &str) {
+    for c in text.chars() {
+        update(s, Action::Char(c));
+    }
+}
+
+fn selected_id(s: &State) -> String {
+    let d = s.data.as_ref().unwrap();
+    let n = s.node.unwrap();
+    let (_, a) = d.analysis.graph.action(&d.corpus, n).unwrap();
+    a.id().unwrap().to_string()
+}
+
+fn go(s: &mut State, run: &str, id: &str) {
+    let n = s
+        .data
+        .as_ref()
+        .unwrap()
+        .analysis
+        .graph
+        .find(run, id)
+        .unwrap();
+    aeplens::tui::state::select(s, n, true);
+}
+
+fn render(s: &State, w: u16, h: u16) -> Terminal<TestBackend> {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| f.render_widget(&Screen(s), f.area())).unwrap();
+    t
+}
+
+fn text(t: &Terminal<TestBackend>) -> String {
+    let buf = t.backend().buffer();
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        for x in 0..buf.area.width {
+            out.push_str(buf[(x, y)].symbol());
+        }
+        out.push('\n');
+    }
+    out
+}
+
+const LEDGER: &str = "run-devfix-ledger-0417";
+
+#[test]
+fn navigation_moves_the_selection_and_keeps_history() {
+    let mut s = v03();
+    assert_eq!(selected_id(&s), "L01-fetch-schema");
+    cmd(&mut s, Command::Down);
+    assert_eq!(selected_id(&s), "L02-sql-denied-drift");
+    cmd(&mut s, Command::Child);
+    assert_eq!(selected_id(&s), "L03-sql-reapproved");
+    cmd(&mut s, Command::Parent);
+    assert_eq!(selected_id(&s), "L02-sql-denied-drift");
+    cmd(&mut s, Command::Back);
+    assert_eq!(selected_id(&s), "L03-sql-reapproved");
+    cmd(&mut s, Command::Forward);
+    assert_eq!(selected_id(&s), "L02-sql-denied-drift");
+    // Children of L03 cycle on repeated `c`.
+    go(&mut s, LEDGER, "L03-sql-reapproved");
+    cmd(&mut s, Command::Child);
+    let first = selected_id(&s);
+    go(&mut s, LEDGER, "L03-sql-reapproved");
+    cmd(&mut s, Command::Child);
+    assert_ne!(selected_id(&s), first, "c cycles through the children");
+    // Folding hides the subtree and keeps the markers of what is inside.
+    go(&mut s, LEDGER, "L02-sql-denied-drift");
+    let before = s.rows.len();
+    cmd(&mut s, Command::Toggle);
+    assert!(s.rows.len() < before);
+    let row = s.rows.iter().find(|r| r.folded).unwrap();
+    assert_ne!(row.subtree & aeplens::tui::data::flag::REAPPROVED, 0);
+    cmd(&mut s, Command::End);
+    cmd(&mut s, Command::Home);
+    assert_eq!(s.cursor_row(), Some(0));
+}
+
+#[test]
+fn problems_tabs_focus_and_help() {
+    let mut s = v03();
+    cmd(&mut s, Command::NextProblem);
+    let first = selected_id(&s);
+    assert_eq!(
+        first, "L02-sql-denied-drift",
+        "the first problem is the drift deny"
+    );
+    cmd(&mut s, Command::NextProblem);
+    assert_ne!(selected_id(&s), first);
+    cmd(&mut s, Command::PrevProblem);
+    assert_eq!(selected_id(&s), first);
+    cmd(&mut s, Command::Tab(3));
+    assert_eq!(s.tab, DetailTab::Lease);
+    cmd(&mut s, Command::FocusNext);
+    assert_eq!(s.focus, Pane::Detail);
+    cmd(&mut s, Command::Right);
+    assert_eq!(s.tab, DetailTab::Digests);
+    cmd(&mut s, Command::Help);
+    assert_eq!(s.overlay, Overlay::Help);
+    cmd(&mut s, Command::Down);
+    assert_eq!(s.overlay, Overlay::Help, "keys go to the overlay");
+    cmd(&mut s, Command::Cancel);
+    assert_eq!(s.overlay, Overlay::None);
+    cmd(&mut s, Command::Quit);
+    assert!(s.quit);
+}
+
+#[test]
+fn search_highlights_in_the_run_and_jumps_across_runs() {
+    let mut s = v03();
+    cmd(&mut s, Command::Search);
+    typed(&mut s, "upload");
+    assert_eq!(
+        s.search_hits.len(),
+        2,
+        "two upload_blob actions in this run"
+    );
+    update(&mut s, Action::Submit);
+    assert!(selected_id(&s).starts_with("L06") || selected_id(&s).starts_with("L07"));
+    let a = selected_id(&s);
+    cmd(&mut s, Command::SearchNext);
+    assert_ne!(selected_id(&s), a);
+    cmd(&mut s, Command::SearchPrev);
+    assert_eq!(selected_id(&s), a);
+    // A digest prefix finds the state-run action in another run.
+    cmd(&mut s, Command::Search);
+    typed(&mut s, "memory_peek");
+    update(&mut s, Action::Submit);
+    assert_eq!(selected_id(&s), "S08-memory-bag");
+    cmd(&mut s, Command::Cancel);
+    assert!(s.search_hits.is_empty());
+}
+
+#[test]
+fn filter_language_narrows_the_navigator() {
+    let mut s = v03();
+    assert!(aeplens::tui::state::parse_filter("color:red").is_err());
+    let t = aeplens::tui::state::parse_filter("tool:sql !decision:deny word").unwrap();
+    assert!(t[1].negated && t[2].key.is_none());
+    s.nav_list = NavList::Chains;
+    aeplens::tui::state::rebuild_nav(&mut s);
+    let all = s.nav_items.len();
+    cmd(&mut s, Command::Filter);
+    typed(&mut s, "tool:send_email");
+    update(&mut s, Action::Submit);
+    assert!(s.filter_pass.is_some());
+    assert!(s.nav_items.len() < all, "{} < {all}", s.nav_items.len());
+    assert!(
+        s.nav_items
+            .iter()
+            .all(|i| matches!(i.target, NavTarget::Chain(_) | NavTarget::Step(..)))
+    );
+    cmd(&mut s, Command::Filter);
+    for _ in 0..20 {
+        update(&mut s, Action::Backspace);
+    }
+    typed(&mut s, "!decision:deny");
+    update(&mut s, Action::Submit);
+    let pass = s.filter_pass.as_ref().unwrap();
+    let d = s.data.as_ref().unwrap();
+    let l02 = d
+        .analysis
+        .graph
+        .find(LEDGER, "L02-sql-denied-drift")
+        .unwrap();
+    assert!(!pass[l02 as usize]);
+    cmd(&mut s, Command::Filter);
+    typed(&mut s, " bad:key");
+    update(&mut s, Action::Submit);
+    assert!(
+        s.filter_error
+            .as_deref()
+            .unwrap()
+            .contains("unknown filter key")
+    );
+}
+
+#[test]
+fn copy_menu_puts_the_chosen_text_on_the_clipboard() {
+    let mut s = v03();
+    go(&mut s, LEDGER, "L03-sql-reapproved");
+    cmd(&mut s, Command::Copy);
+    let Overlay::Copy(items, _) = &s.overlay else {
+        panic!("copy menu")
+    };
+    let labels: Vec<&str> = items.iter().map(|(l, _)| l.as_str()).collect();
+    assert!(labels.contains(&"action id") && labels.contains(&"record canonical bytes"));
+    cmd(&mut s, Command::Tab(1));
+    assert_eq!(s.clipboard, vec!["L03-sql-reapproved".to_string()]);
+    assert_eq!(s.overlay, Overlay::None);
+    cmd(&mut s, Command::Copy);
+    cmd(&mut s, Command::Down);
+    cmd(&mut s, Command::Toggle);
+    assert!(s.clipboard[1].starts_with("sha256:"));
+}
+
+#[test]
+fn navigator_lists_and_activation() {
+    let mut s = rfc();
+    s.focus = Pane::Navigator;
+    for list in [
+        NavList::Chains,
+        NavList::Findings,
+        NavList::Leases,
+        NavList::Runs,
+    ] {
+        cmd(&mut s, Command::NextList);
+        assert_eq!(s.nav_list, list);
+        assert!(!s.nav_items.is_empty(), "{list:?}");
+    }
+    // Runs unfold into their chains and leases; activating an item selects its action.
+    s.nav_cursor = s
+        .nav_items
+        .iter()
+        .position(|i| i.text.starts_with("run-rfc-payments-7"))
+        .unwrap();
+    cmd(&mut s, Command::Toggle);
+    assert!(s.nav_items.iter().any(|i| i.depth == 1));
+    cmd(&mut s, Command::Down);
+    let before = s.node;
+    cmd(&mut s, Command::Down);
+    assert!(s.node.is_some() && (s.node != before || s.nav_cursor == 2));
+}
+
+// ---- journeys ----
+
+#[test]
+fn journey_step_a_denied_then_reapproved_chain_to_the_execution() {
+    let mut s = v03();
+    s.focus = Pane::Navigator;
+    s.nav_list = NavList::Chains;
+    aeplens::tui::state::rebuild_nav(&mut s);
+    // The first chain is the drift deny; open it and walk it.
+    cmd(&mut s, Command::Toggle);
+    cmd(&mut s, Command::Down);
+    assert_eq!(selected_id(&s), "L02-sql-denied-drift");
+    s.focus = Pane::Timeline;
+    cmd(&mut s, Command::Tab(2));
+    let screen = text(&render(&s, 160, 48));
+    assert!(screen.contains("≠ drifted"), "{screen}");
+    cmd(&mut s, Command::Child);
+    assert_eq!(selected_id(&s), "L03-sql-reapproved");
+    cmd(&mut s, Command::Tab(1));
+    let screen = text(&render(&s, 160, 48));
+    assert!(
+        screen.contains("follows denied L02-sql-denied-drift"),
+        "{screen}"
+    );
+    assert!(screen.contains("carries a new approval"), "{screen}");
+    cmd(&mut s, Command::Child);
+    let last = selected_id(&s);
+    assert!(["L09-drop-audit-denied", "N02-post-status"].contains(&last.as_str()));
+}
+
+#[test]
+fn journey_find_the_action_that_ran_outside_its_lease() {
+    let mut s = rfc();
+    s.focus = Pane::Navigator;
+    s.nav_list = NavList::Leases;
+    aeplens::tui::state::rebuild_nav(&mut s);
+    let first = s.nav_items[0].text.clone();
+    assert!(first.contains("outside"), "{first}");
+    cmd(&mut s, Command::Filter);
+    typed(&mut s, "lease:after-expiry");
+    update(&mut s, Action::Submit);
+    cmd(&mut s, Command::Toggle);
+    cmd(&mut s, Command::Down);
+    cmd(&mut s, Command::Tab(3));
+    let screen = text(&render(&s, 160, 48));
+    assert!(screen.contains("after-expiry"), "{screen}");
+    assert!(screen.contains("LEASE TIMELINE"), "{screen}");
+}
+
+#[test]
+fn journey_open_a_record_with_a_broken_signature_and_see_why() {
+    let mut s = demo();
+    cmd(&mut s, Command::NextProblem);
+    let d = s.data.as_ref().unwrap();
+    let invalid = (0..d.flags.len())
+        .find(|n| d.flags[*n] & aeplens::tui::data::flag::INVALID != 0)
+        .expect("the demo has a tampered record");
+    aeplens::tui::state::select(&mut s, invalid as u32, true);
+    cmd(&mut s, Command::Tab(5));
+    let screen = text(&render(&s, 160, 48));
+    assert!(screen.contains("✗ invalid"), "{screen}");
+    assert!(screen.contains("why"), "{screen}");
+}
+
+// ---- snapshots ----
+
+fn snapshot_all_tabs(name: &str, mut s: State, w: u16, h: u16) {
+    for tab in 1..=6u8 {
+        cmd(&mut s, Command::Tab(tab));
+        insta::assert_snapshot!(format!("{name}_{w}x{h}_tab{tab}"), text(&render(&s, w, h)));
+    }
+}
+
+#[test]
+fn snapshots_of_every_pane_and_overlay() {
+    for (w, h) in [(160, 48), (80, 24)] {
+        let mut s = v03();
+        go(&mut s, LEDGER, "L03-sql-reapproved");
+        snapshot_all_tabs("v03_L03", s, w, h);
+        let mut s = rfc();
+        go(&mut s, "run-rfc-leases-3", "K03-after-expiry");
+        snapshot_all_tabs("rfc_K03", s, w, h);
+        let mut s = rfc();
+        go(&mut s, "run-rfc-state-2", "S21-cache-write");
+        cmd(&mut s, Command::Tab(4));
+        insta::assert_snapshot!(format!("rfc_S21_digests_{w}x{h}"), text(&render(&s, w, h)));
+        let mut s = v03();
+        s.focus = Pane::Navigator;
+        for list in NavList::ALL {
+            s.nav_list = list;
+            aeplens::tui::state::rebuild_nav(&mut s);
+            cmd(&mut s, Command::Toggle);
+            insta::assert_snapshot!(
+                format!("v03_nav_{}_{w}x{h}", list.title()),
+                text(&render(&s, w, h))
+            );
+        }
+        let mut s = v03();
+        cmd(&mut s, Command::Help);
+        insta::assert_snapshot!(format!("v03_help_{w}x{h}"), text(&render(&s, w, h)));
+        let mut s = v03();
+        cmd(&mut s, Command::Copy);
+        insta::assert_snapshot!(format!("v03_copy_{w}x{h}"), text(&render(&s, w, h)));
+    }
+}
+
+#[test]
+fn monochrome_theme_never_queues_a_colour_and_keeps_the_states_readable() {
+    let d = data(&[V03], Some("../shared/fixtures/reference/keys.json"), None);
+    let mut s = state_with(d, Theme::monochrome());
+    go(&mut s, LEDGER, "L02-sql-denied-drift");
+    let t = render(&s, 160, 48);
+    let buf = t.backend().buffer();
+    for cell in buf.content() {
+        assert!(
+            matches!(cell.fg, Color::Reset) && matches!(cell.bg, Color::Reset),
+            "{cell:?}"
+        );
+    }
+    insta::assert_snapshot!("v03_monochrome_160x48", text(&t));
+    // The selection is still visible: reversed.
+    assert!(
+        buf.content()
+            .iter()
+            .any(|c| c.modifier.contains(ratatui::style::Modifier::REVERSED))
+    );
+}
+
+#[test]
+fn dark_theme_colours_denials_red() {
+    let mut s = v03();
+    go(&mut s, LEDGER, "L01-fetch-schema");
+    let t = render(&s, 160, 48);
+    let buf = t.backend().buffer();
+    assert!(
+        buf.content()
+            .iter()
+            .any(|c| c.symbol() == "✗" && c.fg == Color::Red),
+        "a red denial marker on the timeline"
+    );
+}
+
+// ---- terminal safety ----
+
+#[test]
+fn no_view_sends_a_control_character_from_a_record() {
+    let evil = "\u{1b}]52;c;ZXZpbA==\u{7}\u{1b}[2J\u{202e}\u{9b}";
+    let esc = |s: &str| serde_json::to_string(s).unwrap();
+    let record = format!(
+        r#"{{"schema_version":"aep/v0.3","run_id":{run},"created_at_ms":1780000000000,"policy_bundle_digest":{p},"actions":[{{"action_id":{id},"tool_name":{tool},"state_changing":true,"timestamp_ms":1780000000000,"side_effect_class":"mutate-external","scope_lease_id":{lease},"capability_decision":{{"capability":{cap},"subject":"s","resource":"r","decision":"deny"}},"argument_drift":{{"detected":true,"approved_args_digest":{p},"observed_args_digest":"x","resolution":"denied"}},"state_digest_kind":{kind},"state_digest_coverage":{{"namespace":{p}}},"pre_state_digest":{p}}}],"signature":{{"alg":"ed25519","key_id":{p},"sig":{p}}}}}"#,
+        run = esc(&format!("run{evil}")),
+        id = esc(&format!("act{evil}")),
+        tool = esc(&format!("tool{evil}")),
+        lease = esc(&format!("lease{evil}")),
+        cap = esc(&format!("cap{evil}")),
+        kind = esc(&format!("kind{evil}")),
+        p = esc(evil),
+    );
+    let input = parse_input(format!("evil{evil}.json").into(), record.as_bytes());
+    let d = Data::open(
+        Corpus::new(vec![input]),
+        &Keyring::default(),
+        &SuppliedLeases::default(),
+    );
+    let mut s = state_with(d, Theme::dark());
+    let mut screens = Vec::new();
+    for list in NavList::ALL {
+        s.nav_list = list;
+        aeplens::tui::state::rebuild_nav(&mut s);
+        s.focus = Pane::Navigator;
+        cmd(&mut s, Command::Toggle);
+        for tab in 1..=6u8 {
+            cmd(&mut s, Command::Tab(tab));
+            screens.push(render(&s, 160, 48));
+            screens.push(render(&s, 80, 24));
+        }
+    }
+    cmd(&mut s, Command::Canonical);
+    screens.push(render(&s, 160, 48));
+    cmd(&mut s, Command::Copy);
+    screens.push(render(&s, 160, 48));
+    cmd(&mut s, Command::Cancel);
+    cmd(&mut s, Command::Search);
+    typed(&mut s, "\u{1b}[31m");
+    screens.push(render(&s, 160, 48));
+    for t in &screens {
+        for cell in t.backend().buffer().content() {
+            assert!(
+                !cell
+                    .symbol()
+                    .chars()
+                    .any(aeplens::model::text::is_terminal_control),
+                "control character in a cell: {:?}",
+                cell.symbol()
+            );
+        }
+    }
+    let all: String = screens.iter().map(text).collect();
+    assert!(all.contains("\\e]52"), "escapes are shown visibly");
+}
