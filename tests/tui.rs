@@ -286,7 +286,7 @@ fn navigator_lists_and_activation() {
     s.nav_cursor = s
         .nav_items
         .iter()
-        .position(|i| i.text.starts_with("run-rfc-payments-7"))
+        .position(|i| aeplens::tui::state::nav_text(&s, i).starts_with("run-rfc-payments-7"))
         .unwrap();
     cmd(&mut s, Command::Toggle);
     assert!(s.nav_items.iter().any(|i| i.depth == 1));
@@ -332,7 +332,7 @@ fn journey_find_the_action_that_ran_outside_its_lease() {
     s.focus = Pane::Navigator;
     s.nav_list = NavList::Leases;
     aeplens::tui::state::rebuild_nav(&mut s);
-    let first = s.nav_items[0].text.clone();
+    let first = aeplens::tui::state::nav_text(&s, &s.nav_items[0]);
     assert!(first.contains("outside"), "{first}");
     cmd(&mut s, Command::Filter);
     typed(&mut s, "lease:after-expiry");

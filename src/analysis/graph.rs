@@ -109,6 +109,8 @@ pub struct Graph {
     pub graph: DiGraph<Vertex, Edge, u32>,
     /// `(run index, action id)` → node, for look-ups by id.
     index: HashMap<(u32, CompactString), NodeId>,
+    /// `run_id` → run index.
+    run_index: HashMap<String, u32>,
 }
 
 impl Graph {
@@ -217,6 +219,12 @@ impl Graph {
                 .sort_by(|a, b| time_order(times[*a as usize], times[*b as usize]));
         }
         g.index = by_key;
+        g.run_index = g
+            .runs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.id.clone(), i as u32))
+            .collect();
         (g, node_facts)
     }
 
@@ -340,7 +348,7 @@ impl Graph {
 
     /// The node of `(run_id, action_id)`.
     pub fn find(&self, run_id: &str, action_id: &str) -> Option<NodeId> {
-        let run = self.runs.iter().position(|r| r.id == run_id)? as u32;
+        let run = *self.run_index.get(run_id)?;
         self.index
             .get(&(run, CompactString::from(action_id)))
             .copied()

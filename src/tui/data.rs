@@ -41,6 +41,12 @@ pub struct Data {
     pub flags: Vec<u16>,
     /// Lower-cased search text per node: action id, tool, resource, digests.
     pub haystacks: Vec<String>,
+    /// Position of each node in its run's time order (for run/time ordering).
+    pub rank: Vec<u32>,
+    /// Findings per severity (high, medium, low + info), for the header.
+    pub finding_counts: [usize; 3],
+    /// Report summary line values, for the header (computed once).
+    pub summary: Option<crate::verify::Summary>,
 }
 
 impl Data {
@@ -112,6 +118,12 @@ impl Data {
                 }
             }
         }
+        let mut rank = vec![0u32; n];
+        for run in &g.runs {
+            for (i, node) in run.nodes.iter().enumerate() {
+                rank[*node as usize] = i as u32;
+            }
+        }
         let mut data = Data {
             corpus,
             analysis,
@@ -119,6 +131,9 @@ impl Data {
             findings: Vec::new(),
             flags,
             haystacks,
+            rank,
+            finding_counts: [0; 3],
+            summary: None,
         };
         data.set_findings(findings);
         data
@@ -152,6 +167,15 @@ impl Data {
                 self.flags[node as usize] |= flag::HIGH;
             }
         }
+        self.finding_counts = [0; 3];
+        for f in &findings {
+            let i = match f.severity {
+                Severity::High => 0,
+                Severity::Medium => 1,
+                _ => 2,
+            };
+            self.finding_counts[i] += 1;
+        }
         self.findings = findings;
     }
 
@@ -167,6 +191,7 @@ impl Data {
                 self.flags[node] |= flag::INVALID;
             }
         }
+        self.summary = Some(report.summary());
         self.report = Some(report);
         self.set_findings(findings);
     }

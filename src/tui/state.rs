@@ -95,8 +95,10 @@ pub enum NavTarget {
     Chain(usize),
     Finding(usize),
     Lease(usize),
-    /// An action inside a chain or lease (the owning item's index).
+    /// An action inside a chain (the chain's index).
     Step(usize, NodeId),
+    /// An action under a lease (the lease summary's index).
+    LeaseUse(usize, NodeId),
 }
 
 /// One navigator row.
@@ -104,8 +106,6 @@ pub enum NavTarget {
 pub struct NavItem {
     pub depth: u8,
     pub target: NavTarget,
-    /// Sanitised text.
-    pub text: String,
     /// State flags of everything inside (shown even when folded).
     pub flags: u16,
     pub foldable: bool,
@@ -531,7 +531,7 @@ fn target_node(state: &State, t: NavTarget) -> Option<NodeId> {
         }
         NavTarget::Finding(i) => d.nodes_of(d.findings.get(i)?).first().copied(),
         NavTarget::Lease(i) => an.leases.summaries.get(i)?.nodes.first().copied(),
-        NavTarget::Step(_, n) => Some(n),
+        NavTarget::Step(_, n) | NavTarget::LeaseUse(_, n) => Some(n),
     }
 }
 
@@ -840,115 +840,59 @@ fn nav_items(state: &State) -> Vec<NavItem> {
     };
     let an = &d.analysis;
     let g = &an.graph;
+    let filtered = state.filter_pass.is_some();
     let union = |nodes: &mut dyn Iterator<Item = NodeId>| -> (u16, bool) {
         let mut f = 0;
-        let mut any = false;
+        let mut any = !filtered;
         for n in nodes {
             f |= d.flags[n as usize];
-            any |= state.passes(n);
+            any = any || state.passes(n);
         }
         (f, any)
+    };
+    let item = |depth, target, flags, foldable| NavItem {
+        depth,
+        target,
+        flags,
+        foldable,
+        folded: foldable && !state.nav_unfolded.contains(&target),
     };
     let mut out = Vec::new();
     let chain_item = |i: usize, depth: u8, out: &mut Vec<NavItem>| {
         let c = &an.chains[i];
         let (flags, pass) = union(&mut c.steps.iter().map(|s| s.node));
-        if !pass {
-            return;
-        }
-        let target = NavTarget::Chain(i);
-        let folded = !state.nav_unfolded.contains(&target);
-        let text = match c.kind {
-            ChainKind::DenyReapproval => format!(
-                "⊘→ {} ({}) {}",
-                c.actions.join(" → "),
-                c.actions.len(),
-                c.ended.as_deref().unwrap_or("")
-            ),
-            ChainKind::Causal => format!("causal {} ({})", c.id, c.actions.len()),
-        };
-        out.push(NavItem {
-            depth,
-            target,
-            text: sanitize(&text).into_owned(),
-            flags,
-            foldable: true,
-            folded,
-        });
-        if !folded {
-            for s in &c.steps {
-                out.push(NavItem {
-                    depth: depth + 1,
-                    target: NavTarget::Step(i, s.node),
-                    text: sanitize(&format!(
-                        "{} {} {}",
-                        s.action_id,
-                        s.tool.as_deref().unwrap_or("?"),
-                        s.decision.as_deref().unwrap_or("no decision")
-                    ))
-                    .into_owned(),
-                    flags: d.flags[s.node as usize],
-                    foldable: false,
-                    folded: false,
-                });
+        if pass {
+            let it = item(depth, NavTarget::Chain(i), flags, true);
+            let folded = it.folded;
+            out.push(it);
+            if !folded {
+                for s in &c.steps {
+                    out.push(item(
+                        depth + 1,
+                        NavTarget::Step(i, s.node),
+                        d.flags[s.node as usize],
+                        false,
+                    ));
+                }
             }
         }
     };
     let lease_item = |i: usize, depth: u8, out: &mut Vec<NavItem>| {
         let l = &an.leases.summaries[i];
         let (flags, pass) = union(&mut l.nodes.iter().copied());
-        if !pass {
-            return;
-        }
-        let outside = l
-            .nodes
-            .iter()
-            .filter(|n| d.flags[**n as usize] & flag::LEASE_OUT != 0)
-            .count();
-        let target = NavTarget::Lease(i);
-        let folded = !state.nav_unfolded.contains(&target);
-        let source = serde_json::to_value(l.source)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
-        out.push(NavItem {
-            depth,
-            target,
-            text: sanitize(&format!(
-                "⧗ {} ({} uses, {source}){}",
-                l.lease_id,
-                l.nodes.len(),
-                if outside > 0 {
-                    format!(" ⌛ {outside} outside")
-                } else {
-                    String::new()
+        if pass {
+            let it = item(depth, NavTarget::Lease(i), flags, true);
+            let folded = it.folded;
+            out.push(it);
+            if !folded {
+                for &n in &l.nodes {
+                    out.push(item(
+                        depth + 1,
+                        NavTarget::LeaseUse(i, n),
+                        d.flags[n as usize],
+                        false,
+                    ));
                 }
-            ))
-            .into_owned(),
-            flags,
-            foldable: true,
-            folded,
-        });
-        if !folded {
-            for &n in &l.nodes {
-                let verdict = an
-                    .leases
-                    .by_node
-                    .get(&n)
-                    .map(|v| v.verdict.name())
-                    .unwrap_or("?");
-                let id = g
-                    .action(&d.corpus, n)
-                    .and_then(|(_, a)| a.id())
-                    .unwrap_or("?");
-                out.push(NavItem {
-                    depth: depth + 1,
-                    target: NavTarget::Step(i, n),
-                    text: sanitize(&format!("{id} {verdict}")).into_owned(),
-                    flags: d.flags[n as usize],
-                    foldable: false,
-                    folded: false,
-                });
             }
         }
     };
@@ -956,30 +900,12 @@ fn nav_items(state: &State) -> Vec<NavItem> {
         NavList::Runs => {
             for (ri, run) in g.runs.iter().enumerate() {
                 let (flags, pass) = union(&mut run.nodes.iter().copied());
-                if !pass && state.filter_pass.is_some() {
+                if !pass {
                     continue;
                 }
-                let chain = chain_status(d, ri);
-                let target = NavTarget::Run(ri);
-                let folded = !state.nav_unfolded.contains(&target);
-                out.push(NavItem {
-                    depth: 0,
-                    target,
-                    text: sanitize(&format!(
-                        "{} · {} rec · {} act · chain {chain}",
-                        if run.id.is_empty() {
-                            "(no run_id)"
-                        } else {
-                            &run.id
-                        },
-                        run.records.len(),
-                        run.nodes.len()
-                    ))
-                    .into_owned(),
-                    flags,
-                    foldable: true,
-                    folded,
-                });
+                let it = item(0, NavTarget::Run(ri), flags, true);
+                let folded = it.folded;
+                out.push(it);
                 if !folded {
                     for (i, c) in an.chains.iter().enumerate() {
                         if c.steps.first().is_some_and(|s| d.run_of(s.node) == ri) {
@@ -1001,29 +927,10 @@ fn nav_items(state: &State) -> Vec<NavItem> {
         }
         NavList::Findings => {
             for (i, f) in d.findings.iter().enumerate() {
-                let nodes = d.nodes_of(f);
-                if state.filter_pass.is_some() && !nodes.iter().any(|n| state.passes(*n)) {
+                if filtered && !d.nodes_of(f).iter().any(|n| state.passes(*n)) {
                     continue;
                 }
-                let mark = match f.severity {
-                    crate::model::finding::Severity::High => "▲",
-                    crate::model::finding::Severity::Medium => "■",
-                    _ => "·",
-                };
-                out.push(NavItem {
-                    depth: 0,
-                    target: NavTarget::Finding(i),
-                    text: sanitize(&format!(
-                        "{mark} {} {} {}",
-                        f.id,
-                        f.action_ids.join(","),
-                        f.message
-                    ))
-                    .into_owned(),
-                    flags: 0,
-                    foldable: false,
-                    folded: false,
-                });
+                out.push(item(0, NavTarget::Finding(i), 0, false));
             }
         }
         NavList::Leases => {
@@ -1033,6 +940,99 @@ fn nav_items(state: &State) -> Vec<NavItem> {
         }
     }
     out
+}
+
+/// The text of a navigator row (built only for the rows on screen), sanitised.
+pub fn nav_text(state: &State, item: &NavItem) -> String {
+    let Some(d) = state.data.as_ref() else {
+        return String::new();
+    };
+    let an = &d.analysis;
+    let g = &an.graph;
+    let action_id = |n: NodeId| {
+        g.action(&d.corpus, n)
+            .and_then(|(_, a)| a.id())
+            .unwrap_or("(no id)")
+    };
+    let text = match item.target {
+        NavTarget::Run(ri) => {
+            let run = &g.runs[ri];
+            format!(
+                "{} · {} rec · {} act · chain {}",
+                if run.id.is_empty() {
+                    "(no run_id)"
+                } else {
+                    &run.id
+                },
+                run.records.len(),
+                run.nodes.len(),
+                chain_status(d, ri)
+            )
+        }
+        NavTarget::Chain(i) => {
+            let c = &an.chains[i];
+            match c.kind {
+                ChainKind::DenyReapproval => format!(
+                    "⊘→ {} ({}) {}",
+                    c.actions.join(" → "),
+                    c.actions.len(),
+                    c.ended.as_deref().unwrap_or("")
+                ),
+                ChainKind::Causal => format!("causal {} ({})", c.id, c.actions.len()),
+            }
+        }
+        NavTarget::Step(i, n) => {
+            let step = an.chains[i].steps.iter().find(|s| s.node == n);
+            format!(
+                "{} {} {}",
+                action_id(n),
+                step.and_then(|s| s.tool.as_deref()).unwrap_or("?"),
+                step.and_then(|s| s.decision.as_deref())
+                    .unwrap_or("no decision")
+            )
+        }
+        NavTarget::Finding(i) => {
+            let f = &d.findings[i];
+            let mark = match f.severity {
+                crate::model::finding::Severity::High => "▲",
+                crate::model::finding::Severity::Medium => "■",
+                _ => "·",
+            };
+            format!("{mark} {} {} {}", f.id, f.action_ids.join(","), f.message)
+        }
+        NavTarget::Lease(i) => {
+            let l = &an.leases.summaries[i];
+            let outside = l
+                .nodes
+                .iter()
+                .filter(|n| d.flags[**n as usize] & flag::LEASE_OUT != 0)
+                .count();
+            let source = serde_json::to_value(l.source)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            format!(
+                "⧗ {} ({} uses, {source}){}",
+                l.lease_id,
+                l.nodes.len(),
+                if outside > 0 {
+                    format!(" ⌛ {outside} outside")
+                } else {
+                    String::new()
+                }
+            )
+        }
+        NavTarget::LeaseUse(_, n) => {
+            let verdict = an
+                .leases
+                .by_node
+                .get(&n)
+                .map(|v| v.verdict.name())
+                .unwrap_or("?");
+            format!("{} {verdict}", action_id(n))
+        }
+    };
+    sanitize(&text).into_owned()
 }
 
 /// The chain verdict of a run's records, as text with a glyph.
@@ -1084,15 +1084,7 @@ fn next_in(state: &State, list: &[NodeId], forward: bool) -> Option<NodeId> {
     if list.is_empty() {
         return None;
     }
-    let rank = |n: NodeId| -> (usize, usize) {
-        let run = d.run_of(n);
-        let pos = d.analysis.graph.runs[run]
-            .nodes
-            .iter()
-            .position(|x| *x == n)
-            .unwrap_or(0);
-        (run, pos)
-    };
+    let rank = |n: NodeId| -> (usize, usize) { (d.run_of(n), d.rank[n as usize] as usize) };
     let Some(cur) = state.node else {
         return list.first().copied();
     };

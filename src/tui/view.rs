@@ -3,7 +3,9 @@
 
 use super::data::{Data, flag, glyphs};
 use super::keymap::Scope;
-use super::state::{DetailTab, NavList, Overlay, Pane, Row, State, chain_status, raw_lines};
+use super::state::{
+    DetailTab, NavList, Overlay, Pane, Row, State, chain_status, nav_text, raw_lines,
+};
 use crate::analysis::comparability::BadgeState;
 use crate::analysis::graph::NodeId;
 use crate::analysis::lease::{LeaseSource, LeaseView};
@@ -118,13 +120,8 @@ fn header(s: &State, area: Rect, buf: &mut Buffer) {
                 d.corpus.inputs.len(),
                 d.corpus.len()
             )));
-            match &d.report {
-                None => spans.push(Span::styled(
-                    format!("verifying {} ", progress_pct(s)),
-                    t.warn,
-                )),
-                Some(r) => {
-                    let sum = r.summary();
+            match (&d.report, &d.summary) {
+                (Some(r), Some(sum)) => {
                     let a = &sum.authenticity;
                     spans.push(Span::styled(format!("✓{} ", a.valid), t.good));
                     let bad = a.invalid + a.binding_mismatch;
@@ -136,31 +133,28 @@ fn header(s: &State, area: Rect, buf: &mut Buffer) {
                     let broken: Vec<String> = r
                         .chains
                         .iter()
-                        .filter(|c| c.broken_at.is_some())
-                        .map(|c| format!("broken@{}", c.broken_at.unwrap_or(0)))
+                        .filter_map(|c| c.broken_at.map(|b| format!("broken@{b}")))
                         .collect();
                     let intact = r.chains.len() - broken.len();
                     spans.push(Span::raw(format!("· chains ✓{intact} ")));
                     if !broken.is_empty() {
+                        let shown: Vec<&str> = broken.iter().take(3).map(String::as_str).collect();
                         spans.push(Span::styled(
-                            format!("✗{} ({}) ", broken.len(), broken.join(",")),
+                            format!("✗{} ({}) ", broken.len(), shown.join(",")),
                             t.bad,
                         ));
                     }
                 }
+                _ => spans.push(Span::styled(
+                    format!("verifying {} ", progress_pct(s)),
+                    t.warn,
+                )),
             }
-            let count = |sev| d.findings.iter().filter(|f| f.severity == sev).count();
-            use crate::model::finding::Severity;
+            let [high, medium, low] = d.finding_counts;
             spans.push(Span::raw("· findings "));
-            spans.push(Span::styled(format!("▲{} ", count(Severity::High)), t.bad));
-            spans.push(Span::styled(
-                format!("■{} ", count(Severity::Medium)),
-                t.warn,
-            ));
-            spans.push(Span::raw(format!(
-                "·{} ",
-                count(Severity::Low) + count(Severity::Info)
-            )));
+            spans.push(Span::styled(format!("▲{high} "), t.bad));
+            spans.push(Span::styled(format!("■{medium} "), t.warn));
+            spans.push(Span::raw(format!("·{low} ")));
             let filter = if s.filter_pass.is_some() {
                 sanitize(&s.filter.text).into_owned()
             } else {
@@ -194,7 +188,11 @@ fn tab_bar(s: &State, area: Rect, buf: &mut Buffer) {
         spans.push(Span::styled("│", s.theme.border));
     }
     if let Some(item) = s.nav_items.get(s.nav_cursor) {
-        spans.push(Span::raw(format!(" {} {}", glyphs(item.flags), item.text)));
+        spans.push(Span::raw(format!(
+            " {} {}",
+            glyphs(item.flags),
+            nav_text(s, item)
+        )));
     }
     spans.push(Span::styled("  (Tab: list)", s.theme.dim));
     Line::from(spans).render(area, buf);
@@ -255,7 +253,7 @@ fn navigator(s: &State, area: Rect, buf: &mut Buffer) {
                 },
                 flag_style(s, item.flags),
             ),
-            Span::raw(item.text.clone()),
+            Span::raw(nav_text(s, item)),
         ]);
         buf.set_style(Rect::new(inner.x, y, inner.width, 1), style);
         buf.set_line(inner.x, y, &line, inner.width);

@@ -1,0 +1,146 @@
+//! Times the explorer on generated stores (release build):
+//!
+//! ```text
+//! cargo run --release --example bench_tui -- 10000 100000 1000000
+//! ```
+//! For each action count: time to first frame (read the store from disk, parse,
+//! analyse, derive the display data, render 160×48 — what happens before verification
+//! ends), then redraw time per keypress (update + render) over a scripted session, and
+//! fuzzy-search latency per keystroke (matches in the run) and on Enter (all actions).
+
+use aeplens::analysis::Analysis;
+use aeplens::analysis::findings;
+use aeplens::analysis::lease::SuppliedLeases;
+use aeplens::load::{Corpus, load_paths};
+use aeplens::tui::data::Data;
+use aeplens::tui::keymap::{Command, Keymap};
+use aeplens::tui::state::{Action, State, update};
+use aeplens::tui::theme::Theme;
+use aeplens::tui::view::Screen;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[path = "support/synthetic.rs"]
+mod synthetic;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn draw(t: &mut Terminal<TestBackend>, s: &State) -> Duration {
+    let start = Instant::now();
+    t.draw(|f| f.render_widget(&Screen(s), f.area())).unwrap();
+    start.elapsed()
+}
+
+fn stats(mut d: Vec<Duration>) -> String {
+    d.sort();
+    let mean = d.iter().sum::<Duration>() / d.len().max(1) as u32;
+    format!(
+        "mean {mean:.2?} · p95 {:.2?} · max {:.2?}",
+        d[d.len() * 95 / 100],
+        d[d.len() - 1]
+    )
+}
+
+fn main() {
+    let counts: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let counts = if counts.is_empty() {
+        vec![10_000, 100_000, 1_000_000]
+    } else {
+        counts
+    };
+    for n in counts {
+        let path = std::env::temp_dir().join(format!("aeplens-bench-tui-{n}.ndjson"));
+        std::fs::write(&path, synthetic::generate(n)).unwrap();
+        let size = std::fs::metadata(&path).unwrap().len();
+        // First frame: load → analyse → display data → render.
+        let start = Instant::now();
+        let corpus = Arc::new(Corpus::new(load_paths(&[path.display().to_string()])));
+        let loaded = start.elapsed();
+        let analysis = Arc::new(Analysis::build(&corpus, &SuppliedLeases::default()));
+        let analysed = start.elapsed();
+        let early = findings::dedupe_and_sort(findings::analyse(&corpus, &analysis));
+        let data = Data::new(corpus, analysis, early);
+        let mut s = State::new(Keymap::default(), Theme::dark());
+        update(&mut s, Action::Loaded(Box::new(data)));
+        let mut term = Terminal::new(TestBackend::new(160, 48)).unwrap();
+        draw(&mut term, &s);
+        let first = start.elapsed();
+        println!(
+            "## {n} actions ({:.0} MB, {} records)\n\nfirst frame {first:.2?} (read+parse {loaded:.2?}, analysis {:.2?}, display data + first render {:.2?})",
+            size as f64 / 1e6,
+            s.data.as_ref().map(|d| d.corpus.len()).unwrap_or(0),
+            analysed - loaded,
+            first - analysed
+        );
+        // Keypresses: move, open problems, switch tabs and lists, fold, go to parent/child.
+        let script: Vec<Command> = [
+            vec![Command::Down; 40],
+            vec![Command::NextProblem; 10],
+            (1..=6).map(Command::Tab).collect(),
+            vec![
+                Command::Child,
+                Command::Parent,
+                Command::Toggle,
+                Command::Toggle,
+            ],
+            vec![Command::PageDown; 5],
+            vec![Command::ZoomIn, Command::Right, Command::ZoomOut],
+            vec![
+                Command::FocusPrev,
+                Command::NextList,
+                Command::Down,
+                Command::NextList,
+            ],
+            vec![
+                Command::FocusNext,
+                Command::Up,
+                Command::Back,
+                Command::Forward,
+            ],
+        ]
+        .concat();
+        let mut times = Vec::new();
+        let mut slowest = (Duration::ZERO, Command::Down);
+        for c in &script {
+            let t = Instant::now();
+            update(&mut s, Action::Command(*c));
+            draw(&mut term, &s);
+            times.push(t.elapsed());
+            if t.elapsed() > slowest.0 {
+                slowest = (t.elapsed(), *c);
+            }
+        }
+        println!(
+            "redraw per keypress ({} keys): {} (slowest: {:?})",
+            script.len(),
+            stats(times),
+            slowest.1
+        );
+        // Search: each keystroke matches within the run; Enter searches every action.
+        update(&mut s, Action::Command(Command::Search));
+        let mut times = Vec::new();
+        for c in "a1234".chars() {
+            let t = Instant::now();
+            update(&mut s, Action::Char(c));
+            draw(&mut term, &s);
+            times.push(t.elapsed());
+        }
+        println!("search per keystroke: {}", stats(times));
+        let t = Instant::now();
+        update(&mut s, Action::Submit);
+        draw(&mut term, &s);
+        println!(
+            "search on Enter over all {} actions: {:.2?} ({} matches)\n",
+            s.data.as_ref().map(|d| d.flags.len()).unwrap_or(0),
+            t.elapsed(),
+            s.search_all.len()
+        );
+        let _ = std::fs::remove_file(&path);
+    }
+}
