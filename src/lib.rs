@@ -5,22 +5,37 @@
 //!
 //! The crate is layered; each layer only uses the ones above it:
 //!
-//! - [`model`]: the stored JSON ([`model::json::Json`]) and typed, dialect-normalised
-//!   views of records and actions.
+//! - [`model`]: the stored JSON ([`model::json::Json`], member order, duplicate keys and
+//!   raw numbers kept) and typed, dialect-normalised views of records and actions.
 //! - [`load`]: files, directories and stdin → records with their source (file, line).
 //! - [`canon`]: canonical bytes and hashes, byte-exact with the reference emitter.
 //! - [`verify`]: signatures (four constructions), DSSE binding, chains, structural and
 //!   semantic checks, and the verifier-result envelope.
-//! - [`cli`]: the command-line front end.
+//! - [`analysis`]: the action graph, the per-action views that answer the three post-run
+//!   questions (authority, drift, lease, comparability), findings, chains and the
+//!   decision envelope.
+//! - [`tui`]: the interactive explorer — the only module that uses ratatui/crossterm.
+//! - [`cli`]: the command line.
+//!
+//! Verify and analyse evidence, then ask about one action:
 //!
 //! ```
-//! use aeplens::load::parse_input;
-//! use aeplens::verify::{verify_inputs, Keyring, Options};
+//! use aeplens::analysis::evidence::Evidence;
+//! use aeplens::analysis::lease::SuppliedLeases;
+//! use aeplens::load::{parse_input, Corpus};
+//! use aeplens::verify::{Keyring, Options};
 //!
-//! let text = br#"{"schema_version":"aep/v0.5","run_id":"r1","created_at_ms":1700000000000}"#;
-//! let input = parse_input("example.json".into(), text);
-//! let report = verify_inputs(&[input], &Keyring::default(), &Options::default(), None);
-//! assert_eq!(report.records[0].structural.status, Some("pass"));
+//! let text = br#"{"schema_version":"aep/v0.3","run_id":"r1","created_at_ms":1780000000000,
+//!   "actions":[{"action_id":"a1","tool_name":"sql_exec","state_changing":true,
+//!   "timestamp_ms":1780000000000,"side_effect_class":"mutate-external"}]}"#;
+//! let corpus = Corpus::new(vec![parse_input("example.json".into(), text)]);
+//! let ev = Evidence::open(corpus, &Keyring::default(), &Options::default(), &SuppliedLeases::default());
+//! assert_eq!(ev.report.records[0].structural.status, Some("pass"));
+//! // A state-changing action with no capability decision at all:
+//! assert!(ev.findings.iter().any(|f| f.id == "F-UNAPPROVED-MUTATION"));
+//! let node = ev.analysis.graph.find("r1", "a1").unwrap();
+//! let show = ev.analysis.show(&ev.corpus, node, &ev.findings).unwrap();
+//! assert_eq!(show.envelope.action_class, "mutate-external");
 //! ```
 
 pub mod analysis;

@@ -4,8 +4,9 @@ use super::{CheckArgs, Format, ProfileArg};
 use crate::analysis::evidence::Evidence;
 use crate::analysis::lease::SuppliedLeases;
 use crate::load::{Corpus, load_paths};
+use crate::model::finding::{Finding, Severity};
 use crate::model::text::sanitize;
-use crate::verify::{Options, Profile, Report};
+use crate::verify::{Options, Profile, Report, SeverityCounts, Summary};
 use std::io::{IsTerminal, Write};
 
 /// Runs `check`; returns the exit code.
@@ -25,15 +26,22 @@ pub fn run(args: &CheckArgs) -> i32 {
             ProfileArg::Current => Profile::Current,
         },
     };
-    let report = Evidence::open(corpus, &keys, &options, &SuppliedLeases::default()).report;
+    let mut leases = SuppliedLeases::default();
+    for file in &args.leases {
+        for e in leases.add_file(std::path::Path::new(file)) {
+            eprintln!("aeplens: {}", sanitize(&e.to_string()));
+        }
+    }
+    let ev = Evidence::open(corpus, &keys, &options, &leases);
+    let report = &ev.report;
     let format = args.format.unwrap_or(if std::io::stdout().is_terminal() {
         Format::Text
     } else {
         Format::Json
     });
     let text = match format {
-        Format::Json => json_report(&report, options.profile),
-        Format::Text => text_report(&report),
+        Format::Json => json_report(report, &ev.findings, options.profile),
+        Format::Text => text_report(report, &ev.findings),
     };
     let mut out = std::io::stdout().lock();
     if out
@@ -65,8 +73,24 @@ pub fn run(args: &CheckArgs) -> i32 {
     report.exit_code()
 }
 
-/// The stable JSON document.
-pub fn json_report(report: &Report, profile: Profile) -> String {
+/// The summary, with findings counted over every finding (the verifier's per record and
+/// the analysis's across records).
+pub fn summary(report: &Report, findings: &[Finding]) -> Summary {
+    let mut sum = report.summary();
+    sum.findings = SeverityCounts::default();
+    for f in findings {
+        match f.severity {
+            Severity::High => sum.findings.high += 1,
+            Severity::Medium => sum.findings.medium += 1,
+            Severity::Low => sum.findings.low += 1,
+            Severity::Info => sum.findings.info += 1,
+        }
+    }
+    sum
+}
+
+/// The stable JSON document; `findings` is every finding (also in `findings`).
+pub fn json_report(report: &Report, findings: &[Finding], profile: Profile) -> String {
     let doc = serde_json::json!({
         "tool": "aeplens",
         "version": env!("CARGO_PKG_VERSION"),
@@ -77,7 +101,8 @@ pub fn json_report(report: &Report, profile: Profile) -> String {
         "inputs": report.inputs,
         "records": report.records,
         "chains": report.chains,
-        "summary": report.summary(),
+        "findings": findings,
+        "summary": summary(report, findings),
     });
     let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
     s.push('\n');
@@ -99,7 +124,7 @@ fn auth_cell(r: &crate::verify::RecordResult) -> String {
 }
 
 /// The human table: one line per record, the problems under it, then chains and a summary.
-pub fn text_report(report: &Report) -> String {
+pub fn text_report(report: &Report, findings: &[Finding]) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
     for input in &report.inputs {
@@ -189,7 +214,7 @@ pub fn text_report(report: &Report) -> String {
             if c.segments.len() == 1 { "" } else { "s" }
         );
     }
-    let sum = report.summary();
+    let sum = summary(report, findings);
     let chains: Vec<String> = sum.chains.iter().map(|(k, v)| format!("{v} {k}")).collect();
     let _ = writeln!(
         s,

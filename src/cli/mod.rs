@@ -105,6 +105,20 @@ and a `[keymap]` table rebinding any command, e.g. `parent = [\"u\", \"alt-up\"]
 `aeplens config --print` shows every setting in effect, in the file's own format."
     )]
     Config(ConfigArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(
+        long_about = "Print a completion script for SHELL on stdout. For bash: \
+`aeplens completions bash > ~/.local/share/bash-completion/completions/aeplens`; for zsh: \
+`aeplens completions zsh > \"${fpath[1]}/_aeplens\"`; for fish: \
+`aeplens completions fish > ~/.config/fish/completions/aeplens.fish`."
+    )]
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff) on stdout: `aeplens man | man -l -`.
+    Man,
 }
 
 /// Arguments of `config`.
@@ -202,7 +216,7 @@ pub struct KeyArgs {
     #[arg(long = "keys", value_name = "FILE")]
     pub keys: Vec<String>,
     /// One trusted key as KEY_ID=PUBKEY (hex or base64). Repeatable. Keys are also read
-    /// from WASMAGENT_AEP_PUBKEY_<KEYID> (key id upper-cased, non-alphanumerics as _).
+    /// from `WASMAGENT_AEP_PUBKEY_<KEYID>` (key id upper-cased, non-alphanumerics as _).
     #[arg(long = "key", value_name = "KEY_ID=PUBKEY")]
     pub key: Vec<String>,
 }
@@ -218,6 +232,9 @@ pub struct CheckArgs {
     /// Treat any load error (bad line, unreadable file) as fatal: exit code 2.
     #[arg(long)]
     pub strict: bool,
+    /// Lease file (ScopeLease / ApprovalReceipt JSON) for the lease findings. Repeatable.
+    #[arg(long = "leases", value_name = "FILE")]
+    pub leases: Vec<String>,
     /// Verdicts for historical signing constructions.
     #[arg(long, value_enum, default_value = "forensic")]
     pub profile: ProfileArg,
@@ -268,6 +285,18 @@ pub fn run(cli: Cli) -> i32 {
                     eprintln!("aeplens: {}", crate::model::text::sanitize(&e));
                     2
                 }
+            }
+        }
+        Some(Command::Completions { shell }) => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut cmd, "aeplens", &mut std::io::stdout());
+            0
+        }
+        Some(Command::Man) => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            match clap_mangen::Man::new(cmd).render(&mut std::io::stdout()) {
+                Ok(()) => 0,
+                Err(_) => 2,
             }
         }
         None => explore::run(cli.explore),

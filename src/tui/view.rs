@@ -447,7 +447,8 @@ fn timeline(s: &State, area: Rect, buf: &mut Buffer) {
     }
     let tree_w = (inner.width / 2).min(46);
     let axis_x = inner.x + tree_w + 1;
-    let axis_w = inner.width.saturating_sub(tree_w + 1);
+    // One column spare on the right: markers such as ⌛ are two cells wide.
+    let axis_w = inner.width.saturating_sub(tree_w + 2);
     for y in inner.y..inner.y + inner.height {
         buf.set_string(inner.x + tree_w, y, "│", t.border);
     }
@@ -641,6 +642,7 @@ fn detail(s: &State, area: Rect, buf: &mut Buffer) {
         Paragraph::new(lines).render(top, buf);
         let [left, right] =
             Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
+                .spacing(2)
                 .areas(bottom);
         let col = |title: &str, fields: &[crate::analysis::authority::Field<'_>]| {
             let mut lines = vec![Line::styled(title.to_string(), t.title)];
@@ -666,8 +668,8 @@ fn detail(s: &State, area: Rect, buf: &mut Buffer) {
         Paragraph::new(col("AVAILABLE", &report.authority.available))
             .wrap(Wrap { trim: false })
             .scroll((s.detail_scroll as u16, 0))
-            .render(left.inner(ratatui::layout::Margin::new(0, 0)), buf);
-        Paragraph::new(col("│ EXERCISED", &report.authority.exercised))
+            .render(left, buf);
+        Paragraph::new(col("EXERCISED", &report.authority.exercised))
             .wrap(Wrap { trim: false })
             .scroll((s.detail_scroll as u16, 0))
             .render(right, buf);
@@ -1135,9 +1137,9 @@ fn digest_lines<'a>(s: &State, d: &Data, r: &crate::analysis::ActionReport<'_>) 
             format!(
                 "▲ state gap: {} post {} ≠ {} pre {}",
                 id(gp.from),
-                sanitize(&gp.post),
+                abbreviate(&sanitize(&gp.post)),
                 id(gp.to),
-                sanitize(&gp.pre)
+                abbreviate(&sanitize(&gp.pre))
             ),
             t.bad,
         ));

@@ -1,0 +1,64 @@
+//! Shell completions and the man page come from the clap definition; snapshots keep
+//! them reviewable.
+
+fn aeplens(args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_aeplens"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{args:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn completions_and_man_page() {
+    for shell in ["bash", "zsh", "fish"] {
+        let script = aeplens(&["completions", shell]);
+        assert!(
+            script.contains("findings") && script.contains("leases"),
+            "{shell}"
+        );
+        insta::assert_snapshot!(format!("completions_{shell}"), script);
+    }
+    let man = aeplens(&["man"]);
+    assert!(man.starts_with(".ie") && man.contains(".TH aeplens 1"));
+    insta::assert_snapshot!("man", man);
+}
+
+#[test]
+fn config_print_and_errors() {
+    let dir = std::env::temp_dir().join(format!("aeplens-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dir.join("good.toml");
+    std::fs::write(
+        &good,
+        "theme = \"light\"\n[keymap]\nparent = [\"u\", \"alt-up\"]\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_aeplens"))
+        .args(["config", "--print"])
+        .env("AEPLENS_CONFIG", &good)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("theme = \"light\""), "{text}");
+    assert!(text.contains("parent = [\"u\", \"alt-up\"]"), "{text}");
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "theme = \"dark\"\n[keymap]\nparent = [\"u\"\n").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_aeplens"))
+        .args(["config", "--print"])
+        .env("AEPLENS_CONFIG", &bad)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(err.contains("bad.toml:3:"), "line and column: {err}");
+    std::fs::write(&bad, "[keymap]\nfly = [\"x\"]\n").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_aeplens"))
+        .args(["config", "--print"])
+        .env("AEPLENS_CONFIG", &bad)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown command \"fly\""));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,33 @@
+//! Every ```console block of the README is run against the real binary: the first line
+//! is `$ aeplens ARGS`, the rest is exactly what it prints (trailing spaces aside).
+
+#[test]
+fn readme_examples_print_what_the_readme_says() {
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    let mut checked = 0;
+    for block in readme.split("```console\n").skip(1) {
+        let block = block.split("\n```").next().unwrap();
+        let mut lines = block.lines();
+        let command = lines.next().unwrap();
+        let args: Vec<&str> = command
+            .strip_prefix("$ aeplens ")
+            .unwrap_or_else(|| panic!("console block must start with `$ aeplens`: {command}"))
+            .split_whitespace()
+            .collect();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_aeplens"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let actual: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| l.trim_end().to_string())
+            .collect();
+        let expected: Vec<String> = lines.map(|l| l.trim_end().to_string()).collect();
+        assert_eq!(
+            actual, expected,
+            "README example `{command}` prints something else"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 4, "README console examples found: {checked}");
+}
