@@ -217,6 +217,7 @@ pub fn authenticate(
     auth.failures.push(format!(
         "signature does not verify under key {key_id:?} (tried S1, S2)"
     ));
+    lenient_only(record, &key, &sig, findings);
     other_signer(keys, key_id, findings, record, |k| {
         legacy_match(record, chain_bytes, k, &sig, sig_text).is_some()
     });
@@ -292,6 +293,27 @@ fn legacy_match(
         }
     }
     None
+}
+
+/// A signature strict Ed25519 rejects but a lenient verifier accepts (small-order key or
+/// R, non-canonical encodings — what ZIP-215 verifiers such as the reference emitter's
+/// may take): still invalid here, and named, because it is either an attack or a
+/// signer bug.
+fn lenient_only(record: &Record, key: &VerifyingKey, sig: &[u8; 64], findings: &mut Vec<Finding>) {
+    use ed25519_dalek::Verifier;
+    let message = canonical_bytes_without(&record.json, SIGNED_EXCLUDED, Variant::C1);
+    if key.verify(&message, &Signature::from_bytes(sig)).is_ok() {
+        findings.push(Finding {
+            id: "F-ED25519-LENIENT-ONLY",
+            severity: Severity::High,
+            run_id: record.run_id().map(str::to_string),
+            action_ids: Vec::new(),
+            message: "signature verifies only under lenient Ed25519 rules (small-order key or \
+                      point, or a non-canonical encoding); strict RFC 8032 rejects it and so does aeplens"
+                .into(),
+            evidence: serde_json::json!({ "key_is_weak": key.is_weak() }),
+        });
+    }
 }
 
 /// When the declared key fails, looks for a keyring key that does verify: a signature
