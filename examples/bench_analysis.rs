@@ -22,15 +22,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod synthetic;
 
 fn main() {
-    let counts: Vec<usize> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.parse().ok())
-        .collect();
-    let counts = if counts.is_empty() {
-        vec![10_000, 100_000, 1_000_000]
-    } else {
-        counts
-    };
+    let counts = synthetic::counts_from_args();
     println!(
         "| actions | records | parse | graph + leases + chains + badges | all per-action views | total analysis | per action |"
     );

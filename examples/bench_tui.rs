@@ -45,15 +45,7 @@ fn stats(mut d: Vec<Duration>) -> String {
 }
 
 fn main() {
-    let counts: Vec<usize> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.parse().ok())
-        .collect();
-    let counts = if counts.is_empty() {
-        vec![10_000, 100_000, 1_000_000]
-    } else {
-        counts
-    };
+    let counts = synthetic::counts_from_args();
     for n in counts {
         let path = std::env::temp_dir().join(format!("aeplens-bench-tui-{n}.ndjson"));
         std::fs::write(&path, synthetic::generate(n)).unwrap();

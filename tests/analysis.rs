@@ -9,9 +9,9 @@ use aeplens::analysis::evidence::Evidence;
 use aeplens::analysis::graph::GraphProblem;
 use aeplens::analysis::lease::{LeaseSource, LeaseVerdict, SuppliedLeases};
 use aeplens::cli::report::{chains_text, findings_text, show_text};
-use aeplens::load::{Corpus, load_paths, parse_input};
+use aeplens::load::{Corpus, parse_input};
 use aeplens::verify::{Keyring, Options};
-use common::{keyring, shared};
+use common::shared;
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -19,18 +19,8 @@ const RFC: &str = "tests/fixtures/rfc-final";
 const V03: &str = "../shared/fixtures/reference/v03.ndjson";
 
 fn open(paths: &[&str], keys: Option<&str>, leases: Option<&str>) -> Evidence {
-    let keys = keys.map(|k| keyring(Path::new(k))).unwrap_or_default();
-    let mut supplied = SuppliedLeases::default();
-    if let Some(l) = leases {
-        assert!(supplied.add_file(Path::new(l)).is_empty());
-    }
-    let paths: Vec<String> = paths.iter().map(|p| p.to_string()).collect();
-    Evidence::open(
-        Corpus::new(load_paths(&paths)),
-        &keys,
-        &Options::default(),
-        &supplied,
-    )
+    let (corpus, keys, supplied) = common::inputs(paths, keys, leases);
+    Evidence::open(corpus, &keys, &Options::default(), &supplied)
 }
 
 fn rfc() -> Evidence {
@@ -241,19 +231,32 @@ fn rfc_fixtures_cover_every_verdict_badge_and_finding() {
     );
 }
 
-fn regenerate(example: &str, committed: &Path) {
+/// The built example program: beside the test binaries (`scripts/test` builds the
+/// examples first), else built here into a separate target directory.
+fn example_binary(example: &str) -> std::path::PathBuf {
     let exe = std::env::current_exe().unwrap();
-    let bin = exe
+    let beside = exe
         .parent()
         .and_then(Path::parent)
         .unwrap()
         .join("examples")
         .join(example);
-    assert!(
-        bin.exists(),
-        "{} not built (cargo test builds examples)",
-        bin.display()
-    );
+    if beside.exists() {
+        return beside;
+    }
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/regen-examples");
+    let status = std::process::Command::new(env!("CARGO"))
+        .args(["build", "--quiet", "--example", example, "--target-dir"])
+        .arg(&target)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .unwrap();
+    assert!(status.success(), "building example {example}");
+    target.join("debug/examples").join(example)
+}
+
+fn regenerate(example: &str, committed: &Path) {
+    let bin = example_binary(example);
     let out = std::env::temp_dir().join(format!("aeplens-regen-{example}-{}", std::process::id()));
     let status = std::process::Command::new(&bin).arg(&out).status().unwrap();
     assert!(status.success());

@@ -4,14 +4,13 @@
 mod common;
 
 use aeplens::analysis::lease::SuppliedLeases;
-use aeplens::load::{Corpus, load_paths, parse_input};
+use aeplens::load::{Corpus, parse_input};
 use aeplens::tui::data::Data;
 use aeplens::tui::keymap::{Command, Keymap};
 use aeplens::tui::state::{Action, DetailTab, NavList, NavTarget, Overlay, Pane, State, update};
 use aeplens::tui::theme::Theme;
 use aeplens::tui::view::Screen;
 use aeplens::verify::Keyring;
-use common::keyring;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::style::Color;
@@ -22,13 +21,8 @@ const RFC: &str = "tests/fixtures/rfc-final";
 const DEMO: &str = "assets/demo";
 
 fn data(paths: &[&str], keys: Option<&str>, leases: Option<&str>) -> Data {
-    let keys = keys.map(|k| keyring(Path::new(k))).unwrap_or_default();
-    let mut supplied = SuppliedLeases::default();
-    if let Some(l) = leases {
-        assert!(supplied.add_file(Path::new(l)).is_empty());
-    }
-    let paths: Vec<String> = paths.iter().map(|p| p.to_string()).collect();
-    Data::open(Corpus::new(load_paths(&paths)), &keys, &supplied)
+    let (corpus, keys, supplied) = common::inputs(paths, keys, leases);
+    Data::open(corpus, &keys, &supplied)
 }
 
 fn state_with(d: Data, theme: Theme) -> State {

@@ -50,3 +50,16 @@ pub fn generate(actions: usize) -> String {
     }
     s
 }
+
+/// Action counts from the command line (default 10 k, 100 k, 1 M).
+pub fn counts_from_args() -> Vec<usize> {
+    let counts: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    if counts.is_empty() {
+        vec![10_000, 100_000, 1_000_000]
+    } else {
+        counts
+    }
+}

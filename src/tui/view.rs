@@ -644,32 +644,11 @@ fn detail(s: &State, area: Rect, buf: &mut Buffer) {
             Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
                 .spacing(2)
                 .areas(bottom);
-        let col = |title: &str, fields: &[crate::analysis::authority::Field<'_>]| {
-            let mut lines = vec![Line::styled(title.to_string(), t.title)];
-            lines.extend(
-                fields
-                    .iter()
-                    .filter(|f| f.value.is_some())
-                    .map(|f| field_line(s, f)),
-            );
-            let missing: Vec<&str> = fields
-                .iter()
-                .filter(|f| f.value.is_none())
-                .map(|f| f.name)
-                .collect();
-            if !missing.is_empty() {
-                lines.push(Line::styled(
-                    format!("not recorded: {}", missing.join(", ")),
-                    t.dim,
-                ));
-            }
-            lines
-        };
-        Paragraph::new(col("AVAILABLE", &report.authority.available))
+        Paragraph::new(field_lines(s, "AVAILABLE", &report.authority.available))
             .wrap(Wrap { trim: false })
             .scroll((s.detail_scroll as u16, 0))
             .render(left, buf);
-        Paragraph::new(col("EXERCISED", &report.authority.exercised))
+        Paragraph::new(field_lines(s, "EXERCISED", &report.authority.exercised))
             .wrap(Wrap { trim: false })
             .scroll((s.detail_scroll as u16, 0))
             .render(right, buf);
@@ -677,24 +656,8 @@ fn detail(s: &State, area: Rect, buf: &mut Buffer) {
     }
     let lines = match s.tab {
         DetailTab::Authority => {
-            let mut l = vec![Line::styled("AVAILABLE", t.title)];
-            l.extend(
-                report
-                    .authority
-                    .available
-                    .iter()
-                    .filter(|f| f.value.is_some())
-                    .map(|f| field_line(s, f)),
-            );
-            l.push(Line::styled("EXERCISED", t.title));
-            l.extend(
-                report
-                    .authority
-                    .exercised
-                    .iter()
-                    .filter(|f| f.value.is_some())
-                    .map(|f| field_line(s, f)),
-            );
+            let mut l = field_lines(s, "AVAILABLE", &report.authority.available);
+            l.extend(field_lines(s, "EXERCISED", &report.authority.exercised));
             l.push(Line::styled("CHANGED", t.title));
             l.extend(
                 report
@@ -777,6 +740,33 @@ pub fn abbreviate(text: &str) -> String {
     }
     flush(&mut run, &mut out);
     out
+}
+
+/// A titled list of the recorded fields, then one line naming those not recorded.
+fn field_lines<'a>(
+    s: &State,
+    title: &str,
+    fields: &[crate::analysis::authority::Field<'_>],
+) -> Vec<Line<'a>> {
+    let mut lines = vec![Line::styled(title.to_string(), s.theme.title)];
+    lines.extend(
+        fields
+            .iter()
+            .filter(|f| f.value.is_some())
+            .map(|f| field_line(s, f)),
+    );
+    let missing: Vec<&str> = fields
+        .iter()
+        .filter(|f| f.value.is_none())
+        .map(|f| f.name)
+        .collect();
+    if !missing.is_empty() {
+        lines.push(Line::styled(
+            format!("not recorded: {}", missing.join(", ")),
+            s.theme.dim,
+        ));
+    }
+    lines
 }
 
 fn field_line<'a>(s: &State, f: &crate::analysis::authority::Field<'_>) -> Line<'a> {

@@ -28,3 +28,26 @@ pub fn verify_path(path: &Path, keys: &Keyring) -> Report {
     let inputs = load_paths(&[path.display().to_string()]);
     verify_inputs(&inputs, keys, &Options::default(), None)
 }
+
+/// What the analysis tests open: the corpus of `paths`, a keyring file, a lease file.
+pub fn inputs(
+    paths: &[&str],
+    keys: Option<&str>,
+    leases: Option<&str>,
+) -> (
+    aeplens::load::Corpus,
+    Keyring,
+    aeplens::analysis::lease::SuppliedLeases,
+) {
+    let keys = keys.map(|k| keyring(Path::new(k))).unwrap_or_default();
+    let mut supplied = aeplens::analysis::lease::SuppliedLeases::default();
+    if let Some(l) = leases {
+        assert!(supplied.add_file(Path::new(l)).is_empty());
+    }
+    let paths: Vec<String> = paths.iter().map(|p| p.to_string()).collect();
+    (
+        aeplens::load::Corpus::new(load_paths(&paths)),
+        keys,
+        supplied,
+    )
+}
