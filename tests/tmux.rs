@@ -26,7 +26,7 @@ impl Tmux {
         // A clean environment: no user config, a known TERM, OSC 52 would reach tmux.
         let shell = format!(
             "env -i PATH=\"$PATH\" HOME={home} TERM=xterm-256color LANG=C.UTF-8 {command}; \
-             echo AEPLENS-EXIT=$?; stty -a | grep -q ' icanon' && echo TTY-COOKED; sleep 60",
+             echo AEPLENS-EXIT=$?; if stty -a | grep -q ' icanon'; then echo TTY-COOKED; else echo TTY-RAW; fi; sleep 60",
             home = t.home.display()
         );
         t.tmux(&[
@@ -120,7 +120,8 @@ fn demo_in_a_real_terminal() {
     let s = t.wait_for("keys from the keymap");
     assert!(s.contains("go to parent"), "{s}");
     t.keys(&["Escape", "q"]);
-    let s = t.wait_for("AEPLENS-EXIT=0");
+    let s = t.wait_for("TTY-");
+    assert!(s.contains("AEPLENS-EXIT=0"), "{s}");
     assert!(s.contains("TTY-COOKED"), "the shell is usable again:\n{s}");
     assert!(
         !s.contains("Timeline"),
@@ -159,8 +160,44 @@ fn a_panic_restores_the_terminal_and_says_what_happened() {
     let Some(t) = Tmux::start("panic", &format!("env AEPLENS_DEBUG_PANIC=1 {BIN}")) else {
         return;
     };
-    let s = t.wait_for("AEPLENS-EXIT=");
+    let s = t.wait_for("TTY-");
     assert!(s.contains("internal error"), "{s}");
     assert!(s.contains("terminal has been restored"), "{s}");
     assert!(s.contains("TTY-COOKED"), "{s}");
+}
+
+#[test]
+fn the_explorer_leaves_its_inputs_untouched() {
+    let dir = std::env::temp_dir().join(format!("aeplens-tmux-ro-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("incident.ndjson");
+    std::fs::copy("assets/demo/evidence/incident.ndjson", &file).unwrap();
+    let before = (
+        std::fs::read(&file).unwrap(),
+        std::fs::metadata(&file).unwrap().modified().unwrap(),
+    );
+    let Some(t) = Tmux::start(
+        "ro",
+        &format!(
+            "{BIN} --keys {} {}",
+            std::fs::canonicalize("assets/demo/keys.json")
+                .unwrap()
+                .display(),
+            file.display()
+        ),
+    ) else {
+        return;
+    };
+    t.wait_for("chains ✓");
+    // Walk every tab and list, copy something, then quit.
+    t.keys(&[
+        "e", "1", "2", "3", "4", "5", "6", "C", "y", "Escape", "BTab", "L", "L", "L", "q",
+    ]);
+    t.wait_for("AEPLENS-EXIT=0");
+    let after = (
+        std::fs::read(&file).unwrap(),
+        std::fs::metadata(&file).unwrap().modified().unwrap(),
+    );
+    assert!(before == after, "the explorer changed its input");
+    let _ = std::fs::remove_dir_all(&dir);
 }
