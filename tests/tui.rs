@@ -251,8 +251,8 @@ fn copy_menu_puts_the_chosen_text_on_the_clipboard() {
     let Overlay::Copy(items, _) = &s.overlay else {
         panic!("copy menu")
     };
-    let labels: Vec<&str> = items.iter().map(|(l, _)| l.as_str()).collect();
-    assert!(labels.contains(&"action id") && labels.contains(&"record canonical bytes"));
+    let labels: Vec<&str> = items.iter().map(|t| t.label()).collect();
+    assert!(labels.contains(&"action id") && labels.contains(&"record canonical bytes (C1)"));
     cmd(&mut s, Command::Tab(1));
     assert_eq!(s.clipboard, vec!["L03-sql-reapproved".to_string()]);
     assert_eq!(s.overlay, Overlay::None);

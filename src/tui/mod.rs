@@ -46,6 +46,9 @@ pub struct ExplorerOptions {
     pub banner: Option<String>,
 }
 
+/// How much of a large store the first frame shows while the rest loads.
+pub const QUICK_LOOK_BYTES: u64 = 4 * 1024 * 1024;
+
 /// Loads, analyses (first frame) and verifies in the background, reporting by `tx`.
 pub fn spawn_worker(paths: Vec<String>, keys: Keyring, leases: Vec<String>, tx: Sender<Action>) {
     std::thread::spawn(move || {
@@ -63,6 +66,22 @@ pub fn spawn_worker(paths: Vec<String>, keys: Keyring, leases: Vec<String>, tx: 
                     .iter()
                     .map(|e| e.to_string()),
             );
+        }
+        // Large evidence: show the first records at once, then the whole.
+        if let Some(head) = crate::load::load_prefix(&paths, QUICK_LOOK_BYTES) {
+            let corpus = Arc::new(Corpus::new(head));
+            let analysis = Arc::new(Analysis::build(&corpus, &supplied));
+            let early = findings::dedupe_and_sort(findings::analyse(&corpus, &analysis));
+            send(Action::Progress(Progress {
+                phase: format!(
+                    "loading everything (showing the first {} records)",
+                    corpus.len()
+                ),
+                ..Progress::default()
+            }));
+            if !send(Action::Loaded(Box::new(Data::new(corpus, analysis, early)))) {
+                return;
+            }
         }
         let corpus = Arc::new(Corpus::new(load_paths(&paths)));
         errors.extend(corpus.errors().map(|e| e.to_string()));

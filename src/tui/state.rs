@@ -128,8 +128,51 @@ pub struct Row {
 pub enum Overlay {
     None,
     Help,
-    /// The copy menu: (label, text to copy) and the highlighted entry.
-    Copy(Vec<(String, String)>, usize),
+    /// The copy menu: what can be copied for the selected action, and the highlighted entry.
+    Copy(Vec<CopyTarget>, usize),
+}
+
+/// Something the copy menu offers; the text is produced only when chosen (a record may
+/// be tens of megabytes).
+#[derive(Clone, Debug, PartialEq)]
+pub enum CopyTarget {
+    /// A short value shown in full: (label, text).
+    Value(String, String),
+    ActionJson,
+    RecordJson,
+    CanonicalBytes,
+}
+
+impl CopyTarget {
+    /// The menu label.
+    pub fn label(&self) -> &str {
+        match self {
+            CopyTarget::Value(label, _) => label,
+            CopyTarget::ActionJson => "action raw JSON",
+            CopyTarget::RecordJson => "record raw JSON",
+            CopyTarget::CanonicalBytes => "record canonical bytes (C1)",
+        }
+    }
+
+    /// The text to copy, for the selected node.
+    pub fn text(&self, state: &State) -> Option<String> {
+        let d = state.data.as_ref()?;
+        let node = state.node?;
+        let (record, _) = d.analysis.graph.action(&d.corpus, node)?;
+        Some(match self {
+            CopyTarget::Value(_, v) => v.clone(),
+            CopyTarget::ActionJson => {
+                serde_json::to_string_pretty(d.analysis.raw(&d.corpus, node)?).ok()?
+            }
+            CopyTarget::RecordJson => serde_json::to_string_pretty(&record.json).ok()?,
+            CopyTarget::CanonicalBytes => String::from_utf8_lossy(&canonical_bytes_without(
+                &record.json,
+                CHAIN_EXCLUDED,
+                Variant::C1,
+            ))
+            .into_owned(),
+        })
+    }
 }
 
 /// A line editor for `/` and `f`.
@@ -358,9 +401,11 @@ fn submit(state: &mut State) {
         state.filter.active = false;
         apply_filter(state);
     } else if let Overlay::Copy(items, i) = &state.overlay {
-        if let Some((label, text)) = items.get(*i) {
-            state.clipboard.push(text.clone());
-            state.message = Some(format!("copied {label}"));
+        if let Some(target) = items.get(*i).cloned()
+            && let Some(text) = target.text(state)
+        {
+            state.message = Some(format!("copied {} ({} bytes)", target.label(), text.len()));
+            state.clipboard.push(text);
         }
         state.overlay = Overlay::None;
     }
@@ -373,7 +418,7 @@ fn command(state: &mut State, c: Command) {
             Command::Up => *i = i.saturating_sub(1),
             Command::Down => *i = (*i + 1).min(items.len().saturating_sub(1)),
             Command::Toggle => submit(state),
-            Command::Tab(n) if (n as usize) <= items.len() => {
+            Command::Tab(n) if n >= 1 && (n as usize) <= items.len() => {
                 *i = n as usize - 1;
                 submit(state);
             }
@@ -413,7 +458,10 @@ fn command(state: &mut State, c: Command) {
             state.focus = order[(i + step) % 3];
         }
         Command::Tab(n) => {
-            if let Some(t) = DetailTab::ALL.get(n as usize - 1) {
+            if let Some(t) = (n as usize)
+                .checked_sub(1)
+                .and_then(|i| DetailTab::ALL.get(i))
+            {
                 state.tab = *t;
                 state.detail_scroll = 0;
                 state.raw_cursor = 0;
@@ -1248,12 +1296,12 @@ fn apply_filter(state: &mut State) {
 fn open_copy_menu(state: &mut State) {
     let Some(d) = state.data.as_ref() else { return };
     let Some(node) = state.node else { return };
-    let Some((record, a)) = d.analysis.graph.action(&d.corpus, node) else {
+    let Some((_, a)) = d.analysis.graph.action(&d.corpus, node) else {
         return;
     };
     let mut items = Vec::new();
     if let Some(id) = a.id() {
-        items.push(("action id".to_string(), id.to_string()));
+        items.push(CopyTarget::Value("action id".into(), id.to_string()));
     }
     for key in [
         "arguments_digest",
@@ -1262,28 +1310,14 @@ fn open_copy_menu(state: &mut State) {
         "result_digest",
     ] {
         if let Some(v) = a.str_field(key) {
-            items.push((key.replace('_', " "), v.to_string()));
+            items.push(CopyTarget::Value(key.replace('_', " "), v.to_string()));
         }
     }
-    if let Some(raw) = d.analysis.raw(&d.corpus, node) {
-        items.push((
-            "action raw JSON".into(),
-            serde_json::to_string_pretty(raw).unwrap_or_default(),
-        ));
-    }
-    items.push((
-        "record raw JSON".into(),
-        serde_json::to_string_pretty(&record.json).unwrap_or_default(),
-    ));
-    items.push((
-        "record canonical bytes".into(),
-        String::from_utf8_lossy(&canonical_bytes_without(
-            &record.json,
-            CHAIN_EXCLUDED,
-            Variant::C1,
-        ))
-        .into_owned(),
-    ));
+    items.extend([
+        CopyTarget::ActionJson,
+        CopyTarget::RecordJson,
+        CopyTarget::CanonicalBytes,
+    ]);
     state.overlay = Overlay::Copy(items, 0);
 }
 

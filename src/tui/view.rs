@@ -4,7 +4,7 @@
 use super::data::{Data, flag, glyphs};
 use super::keymap::Scope;
 use super::state::{
-    DetailTab, NavList, Overlay, Pane, Row, State, chain_status, nav_text, raw_lines,
+    CopyTarget, DetailTab, NavList, Overlay, Pane, Row, State, chain_status, nav_text, raw_lines,
 };
 use crate::analysis::comparability::BadgeState;
 use crate::analysis::graph::NodeId;
@@ -146,7 +146,7 @@ fn header(s: &State, area: Rect, buf: &mut Buffer) {
                     }
                 }
                 _ => spans.push(Span::styled(
-                    format!("verifying {} ", progress_pct(s)),
+                    format!("{} {} ", s.progress.phase, progress_pct(s)),
                     t.warn,
                 )),
             }
@@ -1322,15 +1322,18 @@ fn help(s: &State, area: Rect, buf: &mut Buffer) {
         .render(rect, buf);
 }
 
-fn copy_menu(s: &State, items: &[(String, String)], cursor: usize, area: Rect, buf: &mut Buffer) {
+fn copy_menu(s: &State, items: &[CopyTarget], cursor: usize, area: Rect, buf: &mut Buffer) {
     let t = &s.theme;
     let lines: Vec<Line> = items
         .iter()
         .enumerate()
-        .map(|(i, (label, text))| {
-            let preview: String = sanitize(text).chars().take(48).collect();
+        .map(|(i, item)| {
+            let preview: String = match item {
+                CopyTarget::Value(_, text) => sanitize(text).chars().take(48).collect(),
+                _ => String::new(),
+            };
             let style = if i == cursor { t.selected } else { t.base };
-            Line::styled(format!("{} {label:<24} {preview}", i + 1), style)
+            Line::styled(format!("{} {:<28} {preview}", i + 1, item.label()), style)
         })
         .collect();
     let rect = centered(area, 84, lines.len() as u16 + 2);
