@@ -130,20 +130,34 @@ const EXERCISED: [(&str, &[&str], &str); 19] = [
     ("mcp_header_risk", &["mcp_header_risk"], "Rust gateway"),
 ];
 
-fn lookup<'a>(root: &'a crate::model::json::Obj, path: &[&str]) -> Option<&'a Json> {
-    let (first, rest) = path.split_first()?;
-    rest.iter().try_fold(root.get(first)?, |v, k| v.get(k))
-}
-
 fn fields<'a>(
     root: &'a crate::model::json::Obj,
     table: &[(&'static str, &[&str], &'static str)],
     out: &mut Vec<Field<'a>>,
 ) {
-    out.extend(table.iter().map(|(name, path, dialect)| Field {
-        name,
-        value: lookup(root, path),
-        dialect,
+    // The parent of a nested path is looked up once per table, not once per field.
+    let mut parent: Option<(&str, Option<&'a Json>)> = None;
+    out.extend(table.iter().map(|(name, path, dialect)| {
+        let value = match path {
+            [key] => root.get(key),
+            [first, rest @ ..] => {
+                let p = match parent {
+                    Some((k, v)) if k == *first => v,
+                    _ => {
+                        let v = root.get(first);
+                        parent = Some((first, v));
+                        v
+                    }
+                };
+                p.and_then(|p| rest.iter().try_fold(p, |v, k| v.get(k)))
+            }
+            [] => None,
+        };
+        Field {
+            name,
+            value,
+            dialect,
+        }
     }));
 }
 

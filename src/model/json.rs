@@ -67,10 +67,11 @@ pub struct Obj {
 impl Obj {
     /// The value of `key` (the last one when the key is repeated).
     pub fn get(&self, key: &str) -> Option<&Json> {
+        let key = key.as_bytes();
         self.members
             .iter()
             .rev()
-            .find(|(k, _)| k.bytes() == key.as_bytes())
+            .find(|(k, _)| same_key(k.bytes(), key))
             .map(|(_, v)| v)
     }
 
@@ -79,7 +80,7 @@ impl Obj {
         let mut out = [None; N];
         for (k, v) in &self.members {
             let k = k.bytes();
-            if let Some(i) = keys.iter().position(|x| x.as_bytes() == k) {
+            if let Some(i) = keys.iter().position(|x| same_key(k, x.as_bytes())) {
                 out[i] = Some(v);
             }
         }
@@ -104,6 +105,13 @@ impl Obj {
         }
         out
     }
+}
+
+/// Key equality with a cheap first test (length and first byte) before the full compare:
+/// field look-ups are the analysis's innermost loop.
+#[inline]
+fn same_key(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.first() == b.first() && a == b
 }
 
 /// A parsed JSON value.
