@@ -556,3 +556,78 @@ fn parents_resolve_across_runs_only_when_unique() {
     assert_eq!(ev.analysis.graph.nodes[kid as usize].parent, Some(root));
     assert!(ev.analysis.graph.parent_is_cross_run(kid));
 }
+
+#[test]
+fn lease_findings_fire_and_stay_quiet() {
+    let leased = |exec: u64, label: &str| {
+        act(
+            "a",
+            &format!(
+                r#","scope_lease_id":"L","capability_decision":{{"capability":"c","subject":"s","resource":"r","decision":"allow","approval_grant":"bounded-lease","approval_decision":"{label}"}},"argument_drift":{{"result":"not-checked"}},"bounded_lease_evidence":{{"lease_id":"L","lease_granted_at_ms":1000,"lease_expires_at_ms":2000,"execution_started_at_ms":{exec}}}"#
+            ),
+        )
+    };
+    assert!(fires(&leased(2500, "allow"), "", "F-LEASE-OUTSIDE"));
+    assert!(!fires(&leased(1500, "allow"), "", "F-LEASE-OUTSIDE"));
+    assert!(fires(
+        &leased(1500, "expired"),
+        "",
+        "F-LEASE-LABEL-CONTRADICTED"
+    ));
+    assert!(!fires(
+        &leased(2500, "expired"),
+        "",
+        "F-LEASE-LABEL-CONTRADICTED"
+    ));
+}
+
+#[test]
+fn rewritten_copies_are_findings_only_in_chained_snapshots() {
+    use aeplens::model::json::Json;
+    let rec = |outcome: &str| {
+        format!(
+            r#"{{"schema_version":"aep/v0.3","run_id":"r","created_at_ms":1780000000000,"actions":[{}]}}"#,
+            act("a", &format!(r#","outcome":"{outcome}""#))
+        )
+    };
+    let first = rec("success");
+    let hash =
+        aeplens::canon::canonical_sha256(&Json::from_serde(&serde_json::from_str(&first).unwrap()));
+    let chained = rec("failure").replacen('{', &format!(r#"{{"prev_record_hash":"{hash}","#), 1);
+    let run = |second: &str| {
+        let text = format!("{first}\n{second}\n");
+        let input = parse_input("t.ndjson".into(), text.as_bytes());
+        Evidence::open(
+            Corpus::new(vec![input]),
+            &Keyring::default(),
+            &Options::default(),
+            &SuppliedLeases::default(),
+        )
+    };
+    let ev = run(&chained);
+    assert!(ev.findings.iter().any(|f| f.id == "F-ACTION-REWRITTEN"));
+    assert_eq!(ev.report.records[1].semantic.status, Some("fail"));
+    // The same difference between two unlinked emitters of one run is not a rewrite.
+    let ev = run(&rec("failure"));
+    assert!(!ev.findings.iter().any(|f| f.id == "F-ACTION-REWRITTEN"));
+}
+
+#[test]
+fn hygiene_findings_fire_and_stay_quiet() {
+    for (id, fire, quiet) in [
+        ("F-DUPLICATE-KEY", r#","k":1,"k":2"#, r#","k":1,"l":2"#),
+        (
+            "F-NUMBER-PRECISION",
+            r#","n":9007199254740993"#,
+            r#","n":9007199254740992"#,
+        ),
+        (
+            "F-TERMINAL-CONTROL",
+            r#","s":"a\u001b[2Jb""#,
+            r#","s":"a b""#,
+        ),
+    ] {
+        assert!(fires("", fire, id), "{id}");
+        assert!(!fires("", quiet, id), "{id}");
+    }
+}

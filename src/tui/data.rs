@@ -47,6 +47,42 @@ pub struct Data {
     pub finding_counts: [usize; 3],
     /// Report summary line values, for the header (computed once).
     pub summary: Option<crate::verify::Summary>,
+    /// The union of the flags of each run's, chain's and lease's actions.
+    pub group_flags: GroupFlags,
+}
+
+/// Flags of everything inside a navigator group (shown even when it is folded).
+#[derive(Debug, Default)]
+pub struct GroupFlags {
+    pub runs: Vec<u16>,
+    pub chains: Vec<u16>,
+    pub leases: Vec<u16>,
+}
+
+impl GroupFlags {
+    fn of(analysis: &Analysis, flags: &[u16]) -> GroupFlags {
+        let union =
+            |nodes: &mut dyn Iterator<Item = NodeId>| nodes.fold(0, |f, n| f | flags[n as usize]);
+        GroupFlags {
+            runs: analysis
+                .graph
+                .runs
+                .iter()
+                .map(|r| union(&mut r.nodes.iter().copied()))
+                .collect(),
+            chains: analysis
+                .chains
+                .iter()
+                .map(|c| union(&mut c.steps.iter().map(|s| s.node)))
+                .collect(),
+            leases: analysis
+                .leases
+                .summaries
+                .iter()
+                .map(|l| union(&mut l.nodes.iter().copied()))
+                .collect(),
+        }
+    }
 }
 
 impl Data {
@@ -134,6 +170,7 @@ impl Data {
             rank,
             finding_counts: [0; 3],
             summary: None,
+            group_flags: GroupFlags::default(),
         };
         data.set_findings(findings);
         data
@@ -167,6 +204,7 @@ impl Data {
                 self.flags[node as usize] |= flag::HIGH;
             }
         }
+        self.group_flags = GroupFlags::of(&self.analysis, &self.flags);
         self.finding_counts = [0; 3];
         for f in &findings {
             let i = match f.severity {

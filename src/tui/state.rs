@@ -908,7 +908,11 @@ fn nav_items(state: &State) -> Vec<NavItem> {
     let mut out = Vec::new();
     let chain_item = |i: usize, depth: u8, out: &mut Vec<NavItem>| {
         let c = &an.chains[i];
-        let (flags, pass) = union(&mut c.steps.iter().map(|s| s.node));
+        let (flags, pass) = if filtered {
+            union(&mut c.steps.iter().map(|s| s.node))
+        } else {
+            (d.group_flags.chains[i], true)
+        };
         if pass {
             let it = item(depth, NavTarget::Chain(i), flags, true);
             let folded = it.folded;
@@ -927,7 +931,11 @@ fn nav_items(state: &State) -> Vec<NavItem> {
     };
     let lease_item = |i: usize, depth: u8, out: &mut Vec<NavItem>| {
         let l = &an.leases.summaries[i];
-        let (flags, pass) = union(&mut l.nodes.iter().copied());
+        let (flags, pass) = if filtered {
+            union(&mut l.nodes.iter().copied())
+        } else {
+            (d.group_flags.leases[i], true)
+        };
         if pass {
             let it = item(depth, NavTarget::Lease(i), flags, true);
             let folded = it.folded;
@@ -947,7 +955,11 @@ fn nav_items(state: &State) -> Vec<NavItem> {
     match state.nav_list {
         NavList::Runs => {
             for (ri, run) in g.runs.iter().enumerate() {
-                let (flags, pass) = union(&mut run.nodes.iter().copied());
+                let (flags, pass) = if filtered {
+                    union(&mut run.nodes.iter().copied())
+                } else {
+                    (d.group_flags.runs[ri], true)
+                };
                 if !pass {
                     continue;
                 }
