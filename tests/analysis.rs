@@ -47,9 +47,9 @@ fn v03_deny_chain_lease_window_and_badges() {
         .analysis
         .chains
         .iter()
-        .find(|c| c.kind == ChainKind::DenyReapproval && c.actions[0] == "L02-sql-denied-drift")
+        .find(|c| c.kind == ChainKind::DenyReapproval && c.actions()[0] == "L02-sql-denied-drift")
         .expect("deny chain from L02");
-    assert_eq!(chain.actions[1], "L03-sql-reapproved");
+    assert_eq!(chain.actions()[1], "L03-sql-reapproved");
     assert!(
         chain.steps[1].fresh_approval,
         "L03 carries its own approval"

@@ -33,18 +33,38 @@ pub struct Step {
 }
 
 /// A denied→re-approved chain (one path from a deny to an action with no children)
-/// or a causal chain (actions sharing a `causal_chain_id`, by time).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// or a causal chain (actions sharing a `causal_chain_id`, by time). Serialised with
+/// `actions`, the action ids in order.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Chain {
     pub kind: ChainKind,
     pub id: String,
     pub run_id: String,
-    /// Action ids in order.
-    pub actions: Vec<CompactString>,
     /// `executed`, `denied-again` or `abandoned` (deny chains); the last action's
     /// observed result for causal chains.
     pub ended: Option<String>,
     pub steps: Vec<Step>,
+}
+
+impl Chain {
+    /// The action ids in order.
+    pub fn actions(&self) -> Vec<&str> {
+        self.steps.iter().map(|s| s.action_id.as_str()).collect()
+    }
+}
+
+impl Serialize for Chain {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("Chain", 6)?;
+        st.serialize_field("kind", &self.kind)?;
+        st.serialize_field("id", &self.id)?;
+        st.serialize_field("run_id", &self.run_id)?;
+        st.serialize_field("actions", &self.actions())?;
+        st.serialize_field("ended", &self.ended)?;
+        st.serialize_field("steps", &self.steps)?;
+        st.end()
+    }
 }
 
 /// Every deny chain, then every causal chain.
@@ -85,7 +105,6 @@ pub fn build(corpus: &Corpus, graph: &Graph, facts: &[ActionFacts<'_>]) -> Vec<C
                     format!("deny:{run_id}/{start_id}")
                 },
                 run_id,
-                actions: steps.iter().map(|s| s.action_id.clone()).collect(),
                 ended: Some(ended.into()),
                 steps,
             });
@@ -108,7 +127,6 @@ pub fn build(corpus: &Corpus, graph: &Graph, facts: &[ActionFacts<'_>]) -> Vec<C
             kind: ChainKind::Causal,
             id: group.id.clone(),
             run_id,
-            actions: steps.iter().map(|s| s.action_id.clone()).collect(),
             ended,
             steps,
         });

@@ -149,7 +149,7 @@ impl Graph {
         let component = components(&g.prev_record);
         let mut run_of: HashMap<&str, u32> = HashMap::default();
         let mut by_key: HashMap<(u32, CompactString), NodeId> = HashMap::default();
-        for (ri, record) in records.iter().enumerate() {
+        for (ri, (record, record_facts)) in records.iter().zip(facts).enumerate() {
             let run_id = record.run_id().unwrap_or("");
             let run = *run_of.entry(run_id).or_insert_with(|| {
                 g.runs.push(Run {
@@ -160,7 +160,7 @@ impl Graph {
                 (g.runs.len() - 1) as u32
             });
             g.runs[run as usize].records.push(ri as u32);
-            for &(pos, f) in &facts[ri] {
+            for (pos, f) in record_facts {
                 if let Some(id) = f.id
                     && let Some(&n) = by_key.get(&(run, CompactString::from(id)))
                 {
@@ -393,6 +393,82 @@ impl Graph {
         let n = &self.nodes[node as usize];
         let record = corpus.record(n.record as usize);
         record.action_at(n.pos as usize).map(|a| (record, a))
+    }
+}
+
+/// Values for some of the nodes, looked up by node through a dense index (a hash map of a
+/// million large values spends most of its time moving them).
+#[derive(Clone, Debug)]
+pub struct NodeMap<T> {
+    slot: Vec<u32>,
+    values: Vec<T>,
+}
+
+impl<T> Default for NodeMap<T> {
+    fn default() -> Self {
+        NodeMap {
+            slot: Vec::new(),
+            values: Vec::new(),
+        }
+    }
+}
+
+impl<T> NodeMap<T> {
+    /// An empty map over `nodes` nodes, with room for `capacity` values.
+    pub fn with_capacity(nodes: usize, capacity: usize) -> NodeMap<T> {
+        NodeMap {
+            slot: vec![u32::MAX; nodes],
+            values: Vec::with_capacity(capacity),
+        }
+    }
+
+    /// Sets the value of a node (nodes outside the map are ignored).
+    pub fn insert(&mut self, node: NodeId, value: T) {
+        match self.slot.get(node as usize).copied() {
+            Some(u32::MAX) => {
+                self.slot[node as usize] = self.values.len() as u32;
+                self.values.push(value);
+            }
+            Some(i) => self.values[i as usize] = value,
+            None => {}
+        }
+    }
+
+    /// A map over `nodes` nodes from (node, value) pairs (a later pair for a node wins).
+    pub fn from_pairs(nodes: usize, pairs: Vec<(NodeId, T)>) -> NodeMap<T> {
+        let mut map = NodeMap::with_capacity(nodes, pairs.len());
+        for (n, v) in pairs {
+            map.insert(n, v);
+        }
+        map
+    }
+
+    /// The value of a node.
+    pub fn get(&self, node: &NodeId) -> Option<&T> {
+        let i = *self.slot.get(*node as usize)?;
+        self.values.get(i as usize)
+    }
+
+    /// Every value.
+    pub fn values(&self) -> impl Iterator<Item = &T> {
+        self.values.iter()
+    }
+
+    /// Number of nodes with a value.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// True when no node has a value.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+}
+
+impl<T> std::ops::Index<&NodeId> for NodeMap<T> {
+    type Output = T;
+    fn index(&self, node: &NodeId) -> &T {
+        self.get(node).expect("no value for this node")
     }
 }
 

@@ -3,7 +3,7 @@
 //! file, or inference from the actions that share a `scope_lease_id` — and the source
 //! is always reported. Windows are half-open `[granted, expires)`.
 
-use super::graph::{Graph, NodeId, time_order};
+use super::graph::{Graph, NodeId, NodeMap, time_order};
 use crate::load::{LoadError, load_file};
 use crate::model::Record;
 use crate::model::facts::ActionFacts;
@@ -211,7 +211,7 @@ const REVOKED_FIELDS: [&str; 2] = ["revoked_at_ms", "revocation_at_ms"];
 #[derive(Clone, Debug, Default)]
 pub struct Leases {
     pub summaries: Vec<LeaseSummary>,
-    pub by_node: FxHashMap<NodeId, LeaseView>,
+    pub by_node: NodeMap<LeaseView>,
 }
 
 impl Leases {
@@ -281,7 +281,7 @@ impl Leases {
                 (k, n, view)
             })
             .collect();
-        out.by_node.reserve(views.len());
+        out.by_node = NodeMap::with_capacity(graph.nodes.len(), views.len());
         for (k, n, view) in views {
             let summary = &mut out.summaries[k];
             if view.source == LeaseSource::Recorded && summary.source != LeaseSource::Recorded {

@@ -22,7 +22,7 @@ use authority::AuthorityView;
 use chains::Chain;
 use comparability::{Comparability, CoverageFinding, PairVerdict};
 use envelope::DecisionEnvelope;
-use graph::{Graph, GraphProblem, NodeId};
+use graph::{Graph, GraphProblem, NodeId, NodeMap};
 use lease::{LeaseView, Leases, SuppliedLeases};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
@@ -50,7 +50,7 @@ pub struct Analysis {
     pub leases: Leases,
     pub chains: Vec<Chain>,
     /// The digest badge of each action that carries a state digest.
-    pub badges: HashMap<NodeId, (Comparability, Option<CoverageFinding>)>,
+    pub badges: NodeMap<(Comparability, Option<CoverageFinding>)>,
     pub gaps: Vec<StateGap>,
 }
 
@@ -129,8 +129,7 @@ impl Analysis {
                     })
                 })
                 .collect();
-        an.badges.reserve(badges.len());
-        an.badges.extend(badges);
+        an.badges = NodeMap::from_pairs(an.graph.nodes.len(), badges);
         an.gaps = an.state_gaps(&facts);
         an
     }

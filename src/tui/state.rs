@@ -1034,11 +1034,11 @@ pub fn nav_text(state: &State, item: &NavItem) -> String {
             match c.kind {
                 ChainKind::DenyReapproval => format!(
                     "⊘→ {} ({}) {}",
-                    c.actions.join(" → "),
-                    c.actions.len(),
+                    c.actions().join(" → "),
+                    c.steps.len(),
                     c.ended.as_deref().unwrap_or("")
                 ),
-                ChainKind::Causal => format!("causal {} ({})", c.id, c.actions.len()),
+                ChainKind::Causal => format!("causal {} ({})", c.id, c.steps.len()),
             }
         }
         NavTarget::Step(i, n) => {
