@@ -1168,36 +1168,24 @@ fn record_lines<'a>(s: &State, d: &Data, node: NodeId) -> Vec<Line<'a>> {
     let Some(r) = report.records.get(n.record as usize) else {
         return lines;
     };
-    let axis = |name: &str, evaluated: bool, status: Option<&str>| {
+    // An axis that was not evaluated carries no status (the verifier-result contract).
+    let axis = |name: &str, status: Option<&str>| {
         let st = status.unwrap_or("not evaluated");
         let (g, style) = match st {
             "pass" | "valid" | "intact" | "not-present" => ("✓", t.good),
             "not evaluated" | "unsigned" => ("○", t.dim),
             _ => ("✗", t.bad),
         };
-        let _ = evaluated;
         Line::from(vec![
             Span::styled(format!("{name:<18}"), t.accent),
             Span::styled(format!("{g} {st}"), style),
         ])
     };
-    lines.push(axis(
-        "structural",
-        r.structural.evaluated,
-        r.structural.status,
-    ));
-    lines.push(axis("semantic", r.semantic.evaluated, r.semantic.status));
-    lines.push(axis(
-        "authenticity",
-        r.authenticity.evaluated,
-        r.authenticity.status,
-    ));
-    lines.push(axis(
-        "chain",
-        r.chain.evaluated,
-        r.chain.status.map(|c| c.name()),
-    ));
-    lines.push(axis("capture", r.capture.evaluated, None));
+    lines.push(axis("structural", r.structural.status));
+    lines.push(axis("semantic", r.semantic.status));
+    lines.push(axis("authenticity", r.authenticity.status));
+    lines.push(axis("chain", r.chain.status.map(|c| c.name())));
+    lines.push(axis("capture", None));
     let a = &r.authenticity;
     if let Some(c) = a.construction {
         lines.push(kv(s, "construction", c));
