@@ -52,6 +52,8 @@ pub struct Analysis {
     /// The digest badge of each action that carries a state digest.
     pub badges: NodeMap<(Comparability, Option<CoverageFinding>)>,
     pub gaps: Vec<StateGap>,
+    /// (node, index into `gaps`) for both ends of every gap, sorted by node.
+    gap_index: Vec<(NodeId, u32)>,
 }
 
 /// One state digest of an action with its badge.
@@ -131,6 +133,13 @@ impl Analysis {
                 .collect();
         an.badges = NodeMap::from_pairs(an.graph.nodes.len(), badges);
         an.gaps = an.state_gaps(&facts);
+        an.gap_index = an
+            .gaps
+            .iter()
+            .enumerate()
+            .flat_map(|(i, g)| [(g.from, i as u32), (g.to, i as u32)])
+            .collect();
+        an.gap_index.sort_unstable();
         an
     }
 
@@ -208,11 +217,7 @@ impl Analysis {
             lease,
             digests,
             pre_post,
-            state_gaps: self
-                .gaps
-                .iter()
-                .filter(|g| g.from == node || g.to == node)
-                .collect(),
+            state_gaps: self.gaps_of(node).collect(),
             envelope: envelope::project(record, &a, lease),
             findings: findings
                 .iter()
@@ -226,6 +231,15 @@ impl Analysis {
             run_id,
             action_id,
         })
+    }
+
+    /// The state gaps an action is one end of.
+    pub fn gaps_of(&self, node: NodeId) -> impl Iterator<Item = &StateGap> {
+        let start = self.gap_index.partition_point(|(n, _)| *n < node);
+        self.gap_index[start..]
+            .iter()
+            .take_while(move |(n, _)| *n == node)
+            .map(|(_, i)| &self.gaps[*i as usize])
     }
 
     /// The decision envelope of every action, in node order.

@@ -49,6 +49,8 @@ pub struct Data {
     pub summary: Option<crate::verify::Summary>,
     /// The union of the flags of each run's, chain's and lease's actions.
     pub group_flags: GroupFlags,
+    /// (node, index into `findings`) for every action a finding names, sorted by node.
+    finding_index: Vec<(NodeId, u32)>,
 }
 
 /// Flags of everything inside a navigator group (shown even when it is folded).
@@ -171,6 +173,7 @@ impl Data {
             finding_counts: [0; 3],
             summary: None,
             group_flags: GroupFlags::default(),
+            finding_index: Vec::new(),
         };
         data.set_findings(findings);
         data
@@ -205,6 +208,12 @@ impl Data {
             }
         }
         self.group_flags = GroupFlags::of(&self.analysis, &self.flags);
+        self.finding_index = findings
+            .iter()
+            .enumerate()
+            .flat_map(|(i, f)| self.nodes_of(f).into_iter().map(move |n| (n, i as u32)))
+            .collect();
+        self.finding_index.sort_unstable();
         self.finding_counts = [0; 3];
         for f in &findings {
             let i = match f.severity {
@@ -215,6 +224,15 @@ impl Data {
             self.finding_counts[i] += 1;
         }
         self.findings = findings;
+    }
+
+    /// The findings that name an action.
+    pub fn findings_of(&self, node: NodeId) -> impl Iterator<Item = &Finding> {
+        let start = self.finding_index.partition_point(|(n, _)| *n < node);
+        self.finding_index[start..]
+            .iter()
+            .take_while(move |(n, _)| *n == node)
+            .map(|(_, i)| &self.findings[*i as usize])
     }
 
     /// Records the verification report: nodes whose record failed authenticity are marked.

@@ -620,7 +620,8 @@ fn detail(s: &State, area: Rect, buf: &mut Buffer) {
     let block = pane_block(s, Pane::Detail, Line::from(title));
     let inner = block.inner(area);
     block.render(area, buf);
-    let Some(report) = d.analysis.show(&d.corpus, node, &d.findings) else {
+    // Findings come from the explorer's index (the Record tab), not a scan of all of them.
+    let Some(report) = d.analysis.show(&d.corpus, node, &[]) else {
         return;
     };
     if s.tab == DetailTab::Authority && inner.width >= 60 {
@@ -1223,6 +1224,23 @@ fn record_lines<'a>(s: &State, d: &Data, node: NodeId) -> Vec<Line<'a>> {
         ));
     }
     lines.push(kv(s, "record chain", &chain_status(d, d.run_of(node))));
+    lines.push(Line::styled("FINDINGS ON THIS ACTION".to_string(), t.title));
+    let mut any = false;
+    for f in d.findings_of(node) {
+        any = true;
+        let (mark, style) = match f.severity {
+            crate::model::finding::Severity::High => ("▲", t.bad),
+            crate::model::finding::Severity::Medium => ("■", t.warn),
+            _ => ("·", t.base),
+        };
+        lines.push(Line::styled(
+            format!("{mark} {} {}", f.id, abbreviate(&sanitize(&f.message))),
+            style,
+        ));
+    }
+    if !any {
+        lines.push(Line::styled("none", t.dim));
+    }
     lines
 }
 
