@@ -161,10 +161,11 @@ fn fields<'a>(
     }));
 }
 
-/// Builds the authority view of one action.
+/// Builds the authority view of one action (`drift` is its normalised drift check).
 pub fn view<'a>(
     record: &'a Record,
     a: &Action<'a>,
+    drift: &Drift<'_>,
     lease: Option<&LeaseView>,
     parent: Option<(&'a Record, Action<'a>)>,
 ) -> AuthorityView<'a> {
@@ -177,17 +178,16 @@ pub fn view<'a>(
     AuthorityView {
         available,
         exercised,
-        changed: changes(record, a, lease, parent),
+        changed: changes(a, drift, lease, parent),
     }
 }
 
 fn changes(
-    record: &Record,
     a: &Action<'_>,
+    drift: &Drift<'_>,
     lease: Option<&LeaseView>,
     parent: Option<(&Record, Action<'_>)>,
 ) -> Vec<Change> {
-    let drift = Drift::of(record, a);
     let mut out = Vec::new();
     let (status, summary) = match drift.result {
         DriftResult::Matched => (

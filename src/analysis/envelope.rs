@@ -65,10 +65,11 @@ pub fn observed_result(a: &Action<'_>) -> Option<&'static str> {
     }
 }
 
-/// Projects one action.
+/// Projects one action (`drift` is its normalised drift check).
 pub fn project<'a>(
     record: &'a Record,
     a: &Action<'a>,
+    drift: &Drift<'a>,
     lease: Option<&LeaseView>,
 ) -> DecisionEnvelope<'a> {
     let target_boundary = match (
@@ -90,7 +91,6 @@ pub fn project<'a>(
         Some((id, v)) if !id.is_empty() && !v.is_empty() && !v.contains(':') => (Some(id), Some(v)),
         _ => (policy, None),
     };
-    let drift = Drift::of(record, a);
     DecisionEnvelope {
         action_class: a.side_effect_class().unwrap_or("unknown"),
         target_boundary,

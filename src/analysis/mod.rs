@@ -69,8 +69,8 @@ pub struct DigestView<'a> {
 /// Every view of one action: the answer to `aeplens show`.
 #[derive(Debug, Serialize)]
 pub struct ActionReport<'a> {
-    pub run_id: String,
-    pub action_id: Option<String>,
+    pub run_id: &'a str,
+    pub action_id: Option<&'a str>,
     /// `file:line` of the first record holding the action, and how many records hold it.
     pub source: String,
     pub copies: u32,
@@ -185,7 +185,7 @@ impl Analysis {
     ) -> Option<ActionReport<'a>> {
         let (record, a) = self.graph.action(corpus, node)?;
         let n = &self.graph.nodes[node as usize];
-        let run_id = self.graph.runs[n.run as usize].id.clone();
+        let run_id = self.graph.runs[n.run as usize].id.as_str();
         let lease = self.leases.by_node.get(&node);
         let parent = n.parent.and_then(|p| self.graph.action(corpus, p));
         let badge = self.badges.get(&node).map(|(b, _)| b);
@@ -208,24 +208,25 @@ impl Analysis {
             (Some(pre), Some(post), Some(b)) => Some(comparability::compare((pre, b), (post, b))),
             _ => None,
         };
-        let action_id = a.id().map(str::to_string);
+        let action_id = a.id();
+        let drift = Drift::of(record, &a);
+        let authority = authority::view(record, &a, &drift, lease, parent);
+        let envelope = envelope::project(record, &a, &drift, lease);
         Some(ActionReport {
             source: record.source.to_string(),
             copies: n.copies,
-            authority: authority::view(record, &a, lease, parent),
-            drift: Drift::of(record, &a),
+            authority,
+            drift,
             lease,
             digests,
             pre_post,
             state_gaps: self.gaps_of(node).collect(),
-            envelope: envelope::project(record, &a, lease),
+            envelope,
             findings: findings
                 .iter()
                 .filter(|f| {
-                    f.run_id.as_deref() == Some(run_id.as_str())
-                        && action_id
-                            .as_ref()
-                            .is_some_and(|id| f.action_ids.contains(id))
+                    f.run_id.as_deref() == Some(run_id)
+                        && action_id.is_some_and(|id| f.action_ids.iter().any(|x| x == id))
                 })
                 .collect(),
             run_id,
@@ -247,7 +248,13 @@ impl Analysis {
         (0..self.graph.nodes.len() as NodeId)
             .filter_map(|n| {
                 let (record, a) = self.graph.action(corpus, n)?;
-                Some(envelope::project(record, &a, self.leases.by_node.get(&n)))
+                let drift = Drift::of(record, &a);
+                Some(envelope::project(
+                    record,
+                    &a,
+                    &drift,
+                    self.leases.by_node.get(&n),
+                ))
             })
             .collect()
     }

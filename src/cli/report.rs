@@ -178,8 +178,8 @@ pub fn show_text(r: &ActionReport<'_>) -> String {
     let _ = writeln!(
         s,
         "action {} · run {} · {}{}",
-        sanitize(r.action_id.as_deref().unwrap_or("(no action_id)")),
-        sanitize(&r.run_id),
+        sanitize(r.action_id.unwrap_or("(no action_id)")),
+        sanitize(r.run_id),
         sanitize(&r.source),
         if r.copies > 1 {
             format!(" ({} copies in chained snapshots)", r.copies)
