@@ -7,6 +7,7 @@ use crate::load::Corpus;
 use crate::model::drift::{Drift, DriftResult};
 use crate::model::facts::ActionFacts;
 use compact_str::CompactString;
+use rayon::prelude::*;
 use rustc_hash::FxHashSet;
 use serde::Serialize;
 
@@ -69,16 +70,54 @@ impl Serialize for Chain {
 
 /// Every deny chain, then every causal chain.
 pub fn build(corpus: &Corpus, graph: &Graph, facts: &[ActionFacts<'_>]) -> Vec<Chain> {
-    let mut chains = Vec::new();
     let denied = |n: NodeId| facts[n as usize].outcome() == Some("deny");
-    for start in 0..graph.nodes.len() as NodeId {
-        if !denied(start) || has_denied_ancestor(graph, start, &denied) {
-            continue;
+    // Each start and each causal group is independent: built in parallel, kept in order.
+    let starts: Vec<NodeId> = (0..graph.nodes.len() as NodeId)
+        .filter(|n| denied(*n) && !has_denied_ancestor(graph, *n, &denied))
+        .collect();
+    let mut chains: Vec<Chain> = starts
+        .par_iter()
+        .flat_map_iter(|&start| deny_chains(corpus, graph, facts, start))
+        .collect();
+    chains.par_extend(graph.causal.par_iter().map(|group| {
+        let steps = steps(corpus, graph, facts, &group.nodes);
+        let ended = group
+            .nodes
+            .last()
+            .and_then(|n| graph.action(corpus, *n))
+            .and_then(|(_, a)| super::envelope::observed_result(&a))
+            .map(str::to_string);
+        let run_id = group
+            .nodes
+            .first()
+            .map(|n| graph.runs[graph.nodes[*n as usize].run as usize].id.clone())
+            .unwrap_or_default();
+        Chain {
+            kind: ChainKind::Causal,
+            id: group.id.clone(),
+            run_id,
+            ended,
+            steps,
         }
-        let mut paths = Vec::new();
-        collect_paths(graph, vec![start], &mut paths);
-        let many = paths.len() > 1;
-        for (i, path) in paths.into_iter().enumerate() {
+    }));
+    chains
+}
+
+/// The denied→re-approved chains starting at one deny: one per path to a leaf.
+fn deny_chains(
+    corpus: &Corpus,
+    graph: &Graph,
+    facts: &[ActionFacts<'_>],
+    start: NodeId,
+) -> Vec<Chain> {
+    let mut paths = Vec::new();
+    collect_paths(graph, vec![start], &mut paths);
+    let many = paths.len() > 1;
+    let run_id = &graph.runs[graph.nodes[start as usize].run as usize].id;
+    paths
+        .into_iter()
+        .enumerate()
+        .map(|(i, path)| {
             let steps = steps(corpus, graph, facts, &path);
             let last = steps.last();
             let ended = if path.len() == 1 {
@@ -94,44 +133,19 @@ pub fn build(corpus: &Corpus, graph: &Graph, facts: &[ActionFacts<'_>]) -> Vec<C
                 .first()
                 .map(|s| s.action_id.clone())
                 .unwrap_or_default();
-            let run_id = graph.runs[graph.nodes[start as usize].run as usize]
-                .id
-                .clone();
-            chains.push(Chain {
+            Chain {
                 kind: ChainKind::DenyReapproval,
                 id: if many {
                     format!("deny:{run_id}/{start_id}#{}", i + 1)
                 } else {
                     format!("deny:{run_id}/{start_id}")
                 },
-                run_id,
+                run_id: run_id.clone(),
                 ended: Some(ended.into()),
                 steps,
-            });
-        }
-    }
-    for group in &graph.causal {
-        let steps = steps(corpus, graph, facts, &group.nodes);
-        let ended = group
-            .nodes
-            .last()
-            .and_then(|n| graph.action(corpus, *n))
-            .and_then(|(_, a)| super::envelope::observed_result(&a))
-            .map(str::to_string);
-        let run_id = group
-            .nodes
-            .first()
-            .map(|n| graph.runs[graph.nodes[*n as usize].run as usize].id.clone())
-            .unwrap_or_default();
-        chains.push(Chain {
-            kind: ChainKind::Causal,
-            id: group.id.clone(),
-            run_id,
-            ended,
-            steps,
-        });
-    }
-    chains
+            }
+        })
+        .collect()
 }
 
 /// True when some ancestor (cycle-safe walk) is a deny.

@@ -145,35 +145,42 @@ impl Analysis {
 
     /// Post of an action vs pre of the next action of the run over the same tuple.
     fn state_gaps(&self, facts: &[ActionFacts<'_>]) -> Vec<StateGap> {
-        let mut gaps = Vec::new();
-        for run in &self.graph.runs {
-            let mut last_post: HashMap<&str, (NodeId, &str, &Comparability)> = HashMap::default();
-            for &n in &run.nodes {
-                let Some((badge, _)) = self.badges.get(&n) else {
-                    continue;
-                };
-                let Some(tuple) = badge.tuple.as_deref() else {
-                    continue;
-                };
-                let a = &facts[n as usize];
-                if let Some(pre) = a.pre_state_digest.and_then(Json::as_str)
-                    && let Some((from, post, prev_badge)) = last_post.get(tuple)
-                    && comparability::compare((post, prev_badge), (pre, badge)).verdict == "changed"
-                {
-                    gaps.push(StateGap {
-                        from: *from,
-                        to: n,
-                        post: post.to_string(),
-                        pre: pre.to_string(),
-                        assumption: badge.assumption.clone(),
-                    });
+        // Runs are independent: one pass per run, in parallel, kept in run order.
+        self.graph
+            .runs
+            .par_iter()
+            .flat_map_iter(|run| {
+                let mut gaps = Vec::new();
+                let mut last_post: HashMap<&str, (NodeId, &str, &Comparability)> =
+                    HashMap::default();
+                for &n in &run.nodes {
+                    let Some((badge, _)) = self.badges.get(&n) else {
+                        continue;
+                    };
+                    let Some(tuple) = badge.tuple.as_deref() else {
+                        continue;
+                    };
+                    let a = &facts[n as usize];
+                    if let Some(pre) = a.pre_state_digest.and_then(Json::as_str)
+                        && let Some((from, post, prev_badge)) = last_post.get(tuple)
+                        && comparability::compare((post, prev_badge), (pre, badge)).verdict
+                            == "changed"
+                    {
+                        gaps.push(StateGap {
+                            from: *from,
+                            to: n,
+                            post: post.to_string(),
+                            pre: pre.to_string(),
+                            assumption: badge.assumption.clone(),
+                        });
+                    }
+                    if let Some(post) = a.post_state_digest.and_then(Json::as_str) {
+                        last_post.insert(tuple, (n, post, badge));
+                    }
                 }
-                if let Some(post) = a.post_state_digest.and_then(Json::as_str) {
-                    last_post.insert(tuple, (n, post, badge));
-                }
-            }
-        }
-        gaps
+                gaps
+            })
+            .collect()
     }
 
     /// Every view of one action; `findings` is the full finding list to pick from.
