@@ -267,10 +267,7 @@ fn changes(
                 "execution {} lease {} ({} window)",
                 l.verdict.name(),
                 l.lease_id,
-                serde_json::to_value(l.source)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default()
+                l.source.name()
             ),
         });
     }

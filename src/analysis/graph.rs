@@ -114,12 +114,8 @@ pub struct Graph {
 }
 
 impl Graph {
-    /// Builds the graph. `hashes[i]` is the canonical SHA-256 of record `i`.
-    pub fn build(corpus: &Corpus, hashes: &[String]) -> Graph {
-        Graph::build_with_facts(corpus, hashes).0
-    }
-
-    /// Builds the graph and returns the facts of each node's action (by node index).
+    /// Builds the graph (`hashes[i]` is the canonical SHA-256 of record `i`) and returns
+    /// the facts of each node's action, by node index.
     pub fn build_with_facts<'c>(
         corpus: &'c Corpus,
         hashes: &[String],
@@ -470,6 +466,15 @@ impl<T> std::ops::Index<&NodeId> for NodeMap<T> {
     fn index(&self, node: &NodeId) -> &T {
         self.get(node).expect("no value for this node")
     }
+}
+
+/// The indices paired with `node` in a list of (node, index) pairs sorted by node.
+pub fn indices_of(pairs: &[(NodeId, u32)], node: NodeId) -> impl Iterator<Item = usize> + '_ {
+    let start = pairs.partition_point(|(n, _)| *n < node);
+    pairs[start..]
+        .iter()
+        .take_while(move |(n, _)| *n == node)
+        .map(|(_, i)| *i as usize)
 }
 
 /// Orders optional times: known times ascending (total order), unknown last.

@@ -25,6 +25,17 @@ pub enum LeaseSource {
     Inferred,
 }
 
+impl LeaseSource {
+    /// The kebab-case name (as serialised).
+    pub fn name(self) -> &'static str {
+        match self {
+            LeaseSource::Recorded => "recorded",
+            LeaseSource::Supplied => "supplied",
+            LeaseSource::Inferred => "inferred",
+        }
+    }
+}
+
 /// The lease verdict for one execution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]

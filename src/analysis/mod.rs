@@ -243,11 +243,7 @@ impl Analysis {
 
     /// The state gaps an action is one end of.
     pub fn gaps_of(&self, node: NodeId) -> impl Iterator<Item = &StateGap> {
-        let start = self.gap_index.partition_point(|(n, _)| *n < node);
-        self.gap_index[start..]
-            .iter()
-            .take_while(move |(n, _)| *n == node)
-            .map(|(_, i)| &self.gaps[*i as usize])
+        graph::indices_of(&self.gap_index, node).map(|i| &self.gaps[i])
     }
 
     /// The decision envelope of every action, in node order.

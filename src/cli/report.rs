@@ -216,19 +216,13 @@ pub fn show_text(r: &ActionReport<'_>) -> String {
     let _ = writeln!(
         s,
         "\nDRIFT  {} ({}) · approved {} · observed {} · equality {} · bound to {} ({})",
-        serde_json::to_value(d.result)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default(),
+        d.result.name(),
         d.dialect.unwrap_or("no evidence"),
         sanitize(d.approved_digest.unwrap_or("not recorded")),
         sanitize(d.observed_digest.unwrap_or("not recorded")),
         sanitize(d.equality_version.unwrap_or("not recorded")),
         sanitize(d.bound_to.unwrap_or("nothing")),
-        serde_json::to_value(d.binding)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default(),
+        d.binding.name(),
     );
     if let Some(note) = &d.interpretation {
         let _ = writeln!(s, "       aeplens interpretation: {}", sanitize(note));
@@ -243,10 +237,7 @@ pub fn show_text(r: &ActionReport<'_>) -> String {
                 s,
                 "\nLEASE  {} · {} window [{} → {}) · executed {} · verdict {}{}",
                 sanitize(&l.lease_id),
-                serde_json::to_value(l.source)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default(),
+                l.source.name(),
                 t(l.granted_at_ms),
                 t(l.expires_at_ms),
                 t(l.executed_at_ms),
@@ -370,10 +361,7 @@ pub fn chains_text(chains: &[Chain]) -> String {
                 ChainKind::DenyReapproval => "  ".repeat(depth),
                 ChainKind::Causal => String::new(),
             };
-            let drift = serde_json::to_value(step.drift)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default();
+            let drift = step.drift.name();
             let _ = writeln!(
                 s,
                 "  {indent}{}{glyph} {} {} · {} · {}{}{}",

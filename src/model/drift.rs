@@ -18,6 +18,18 @@ pub enum DriftResult {
     Absent,
 }
 
+impl DriftResult {
+    /// The kebab-case name (as serialised).
+    pub fn name(self) -> &'static str {
+        match self {
+            DriftResult::Matched => "matched",
+            DriftResult::Drifted => "drifted",
+            DriftResult::NotChecked => "not-checked",
+            DriftResult::Absent => "absent",
+        }
+    }
+}
+
 /// Whether the check is bound to the authority artifact the action relied on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -30,6 +42,18 @@ pub enum Binding {
     Unbound,
     /// Nothing to bind: no check recorded.
     NotApplicable,
+}
+
+impl Binding {
+    /// The kebab-case name (as serialised).
+    pub fn name(self) -> &'static str {
+        match self {
+            Binding::Holds => "holds",
+            Binding::Mismatch => "mismatch",
+            Binding::Unbound => "unbound",
+            Binding::NotApplicable => "not-applicable",
+        }
+    }
 }
 
 /// One action's drift evidence, normalised.

@@ -228,11 +228,7 @@ impl Data {
 
     /// The findings that name an action.
     pub fn findings_of(&self, node: NodeId) -> impl Iterator<Item = &Finding> {
-        let start = self.finding_index.partition_point(|(n, _)| *n < node);
-        self.finding_index[start..]
-            .iter()
-            .take_while(move |(n, _)| *n == node)
-            .map(|(_, i)| &self.findings[*i as usize])
+        crate::analysis::graph::indices_of(&self.finding_index, node).map(|i| &self.findings[i])
     }
 
     /// Records the verification report: nodes whose record failed authenticity are marked.

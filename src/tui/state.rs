@@ -1067,10 +1067,7 @@ pub fn nav_text(state: &State, item: &NavItem) -> String {
                 .iter()
                 .filter(|n| d.flags[**n as usize] & flag::LEASE_OUT != 0)
                 .count();
-            let source = serde_json::to_value(l.source)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default();
+            let source = l.source.name();
             format!(
                 "⧗ {} ({} uses, {source}){}",
                 l.lease_id,

@@ -805,9 +805,8 @@ fn change_line<'a>(s: &State, what: &str, status: &str, summary: &str) -> Line<'
 fn drift_lines<'a>(s: &State, r: &crate::analysis::ActionReport<'_>) -> Vec<Line<'a>> {
     let t = &s.theme;
     let d = &r.drift;
-    let name = |v: &dyn erased::Named| v.name_of();
-    let result = name(&d.result);
-    let style = match result.as_str() {
+    let result = d.result.name();
+    let style = match result {
         "drifted" => t.bad,
         "matched" => t.good,
         _ => t.warn,
@@ -853,7 +852,7 @@ fn drift_lines<'a>(s: &State, r: &crate::analysis::ActionReport<'_>) -> Vec<Line
             "bound to",
             d.bound_to.unwrap_or("nothing (no approval_or_lease_id)"),
         ),
-        kv(s, "binding", &name(&d.binding)),
+        kv(s, "binding", d.binding.name()),
     ];
     if let Some(e) = d.expected_binding {
         lines.push(kv(s, "expected artifact", e));
@@ -870,22 +869,6 @@ fn drift_lines<'a>(s: &State, r: &crate::analysis::ActionReport<'_>) -> Vec<Line
     lines
 }
 
-/// Kebab-case names of serialisable enums.
-mod erased {
-    /// The serde name of a unit variant.
-    pub trait Named {
-        fn name_of(&self) -> String;
-    }
-    impl<T: serde::Serialize> Named for T {
-        fn name_of(&self) -> String {
-            serde_json::to_value(self)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default()
-        }
-    }
-}
-
 fn kv<'a>(s: &State, k: &str, v: &str) -> Line<'a> {
     Line::from(vec![
         Span::styled(format!("{k:<18}"), s.theme.accent),
@@ -894,7 +877,6 @@ fn kv<'a>(s: &State, k: &str, v: &str) -> Line<'a> {
 }
 
 fn lease_lines<'a>(s: &State, d: &Data, lease: Option<&LeaseView>, width: u16) -> Vec<Line<'a>> {
-    use erased::Named;
     let t = &s.theme;
     let Some(l) = lease else {
         return vec![Line::styled("not under a lease (no scope_lease_id)", t.dim)];
@@ -902,7 +884,7 @@ fn lease_lines<'a>(s: &State, d: &Data, lease: Option<&LeaseView>, width: u16) -
     let ms = |v: Option<f64>| v.map(format_ms).unwrap_or_else(|| "unknown".into());
     let mut lines = vec![
         kv(s, "lease", &l.lease_id),
-        kv(s, "window source", &l.source.name_of()),
+        kv(s, "window source", l.source.name()),
         kv(s, "granted", &ms(l.granted_at_ms)),
         kv(s, "expires", &ms(l.expires_at_ms)),
         kv(s, "executed", &ms(l.executed_at_ms)),
