@@ -7,10 +7,11 @@
 //! links (denied→re-approved pairs), causal chains, leases with recorded windows, RFC
 //! drift checks and state digests. Times building the graph, lease windows, chains and
 //! badges (canonical hashes given, as `check` computes them anyway), then every
-//! per-action view (authority, drift, lease, digests, envelope) for every action.
+//! per-action view (authority, drift, lease, digests, envelope) for every action, then
+//! every finding (sorted by severity and time).
 
-use aeplens::analysis::Analysis;
 use aeplens::analysis::lease::SuppliedLeases;
+use aeplens::analysis::{Analysis, findings};
 use aeplens::load::{Corpus, parse_input};
 use rayon::prelude::*;
 use std::time::Instant;
@@ -24,9 +25,9 @@ mod synthetic;
 fn main() {
     let counts = synthetic::counts_from_args();
     println!(
-        "| actions | records | parse | graph + leases + chains + badges | all per-action views | total analysis | per action |"
+        "| actions | records | parse | graph + leases + chains + badges | all per-action views | findings | total analysis | per action |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     for n in counts {
         let text = synthetic::generate(n);
         let t = Instant::now();
@@ -53,13 +54,17 @@ fn main() {
         let fields: usize = (0..analysis.graph.nodes.len() as u32)
             .into_par_iter()
             .filter_map(|node| analysis.show(&corpus, node, &[]))
-            .map(|r| r.authority.available.len() + r.digests.len())
+            .map(|r| r.authority.available().len() + r.digests.len())
             .sum();
         let views = t.elapsed();
-        let total = build + views;
+        let t = Instant::now();
+        let findings = findings::dedupe_and_sort(findings::analyse(&corpus, &analysis));
+        let finding = t.elapsed();
+        let total = build + views + finding;
         println!(
-            "| {n} | {} | {parse:.2?} | {build:.2?} | {views:.2?} | **{total:.2?}** | {:.2} µs |",
+            "| {n} | {} | {parse:.2?} | {build:.2?} | {views:.2?} | {finding:.2?} ({} findings) | **{total:.2?}** | {:.2} µs |",
             corpus.len(),
+            findings.len(),
             total.as_secs_f64() * 1e6 / n as f64
         );
         assert!(fields > 0);

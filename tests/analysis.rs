@@ -170,7 +170,7 @@ fn rfc_fixtures_cover_every_verdict_badge_and_finding() {
         .analysis
         .badges
         .values()
-        .filter_map(|(b, _)| b.reason.clone().or(b.assumption.clone()))
+        .filter_map(|(b, _)| b.reason.clone().or(b.assumption.clone()).map(String::from))
         .collect();
     for needle in [
         "no coverage descriptor",

@@ -4,6 +4,7 @@
 
 use super::lease::LeaseView;
 use crate::model::drift::{Binding, Drift, DriftResult};
+use crate::model::fields::{ActionFields, Key};
 use crate::model::json::Json;
 use crate::model::{Action, Record};
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -17,11 +18,35 @@ pub struct Field<'a> {
 }
 
 /// Available and exercised authority of one action, plus what changed in between.
+/// Only the values are kept (names and dialects come from the field tables).
 #[derive(Clone, Debug, PartialEq)]
 pub struct AuthorityView<'a> {
-    pub available: Vec<Field<'a>>,
-    pub exercised: Vec<Field<'a>>,
+    available: [Option<&'a Json>; AVAILABLE.len()],
+    exercised: [Option<&'a Json>; EXERCISED.len()],
     pub changed: Vec<Change>,
+}
+
+impl<'a> AuthorityView<'a> {
+    /// The available authority, field by field.
+    pub fn available(&self) -> [Field<'a>; AVAILABLE.len()] {
+        with_names(&AVAILABLE, &self.available)
+    }
+
+    /// The exercised authority, field by field.
+    pub fn exercised(&self) -> [Field<'a>; EXERCISED.len()] {
+        with_names(&EXERCISED, &self.exercised)
+    }
+}
+
+fn with_names<'a, const N: usize>(
+    table: &[(&'static str, Path, &'static str); N],
+    values: &[Option<&'a Json>; N],
+) -> [Field<'a>; N] {
+    std::array::from_fn(|i| Field {
+        name: table[i].0,
+        value: values[i],
+        dialect: table[i].2,
+    })
 }
 
 /// One answer to "what changed between approval and execution?".
@@ -34,156 +59,192 @@ pub struct Change {
     pub summary: String,
 }
 
-/// Action-level fields of the available authority: (name, path in the action, dialect).
-const AVAILABLE: [(&str, &[&str], &str); 12] = [
-    ("decision", &["capability_decision", "decision"], "all"),
-    ("capability", &["capability_decision", "capability"], "all"),
-    ("subject", &["capability_decision", "subject"], "all"),
-    ("resource", &["capability_decision", "resource"], "all"),
-    (
-        "approval_grant",
-        &["capability_decision", "approval_grant"],
-        "RFC-final",
-    ),
-    (
-        "approval_decision",
-        &["capability_decision", "approval_decision"],
-        "RFC-final",
-    ),
-    (
-        "approval_mode",
-        &["capability_decision", "approval_mode"],
-        "JS v0.3",
-    ),
-    (
-        "approval_extension",
-        &["capability_decision", "approval_extension"],
-        "JS v0.3",
-    ),
-    (
-        "deny_reason_class",
-        &["capability_decision", "deny_reason_class"],
-        "JS v0.3",
-    ),
-    (
-        "reason_code",
-        &["capability_decision", "reason_code"],
-        "all",
-    ),
+/// Where a field of a view is read from.
+#[derive(Clone, Copy)]
+enum Path {
+    /// A member of the action.
+    Action(Key),
+    /// A member of the action's `capability_decision` (index into [`DECISION_KEYS`]).
+    Decision(usize),
+    /// A member of the record (index into [`RECORD_KEYS`]), or a member of that member.
+    Record(usize, Option<&'static str>),
+}
+
+use Path::Action as A;
+
+/// The decision members the views read, looked up in one pass per action.
+const DECISION_KEYS: [&str; 10] = [
+    "decision",
+    "capability",
+    "subject",
+    "resource",
+    "approval_grant",
+    "approval_decision",
+    "approval_mode",
+    "approval_extension",
+    "deny_reason_class",
+    "reason_code",
+];
+
+/// The record members the views read, looked up in one pass.
+const RECORD_KEYS: [&str; 5] = [
+    "policy_bundle_digest",
+    "run_context",
+    "authorized_by",
+    "authority_origin",
+    "attribution_backing",
+];
+
+/// Position of `name` in `keys`, at compile time (a name not listed fails the build).
+const fn index_of(keys: &[&str], name: &str) -> usize {
+    let mut i = 0;
+    while i < keys.len() {
+        let (a, b) = (keys[i].as_bytes(), name.as_bytes());
+        if a.len() == b.len() {
+            let mut j = 0;
+            while j < a.len() && a[j] == b[j] {
+                j += 1;
+            }
+            if j == a.len() {
+                return i;
+            }
+        }
+        i += 1;
+    }
+    panic!("key not listed")
+}
+
+/// A member of the decision.
+const fn d(name: &str) -> Path {
+    Path::Decision(index_of(&DECISION_KEYS, name))
+}
+
+/// A member of the record.
+const fn r(name: &str) -> Path {
+    Path::Record(index_of(&RECORD_KEYS, name), None)
+}
+
+/// Fields of the available authority: (name, where, dialect).
+const AVAILABLE: [(&str, Path, &str); 19] = [
+    ("decision", d("decision"), "all"),
+    ("capability", d("capability"), "all"),
+    ("subject", d("subject"), "all"),
+    ("resource", d("resource"), "all"),
+    ("approval_grant", d("approval_grant"), "RFC-final"),
+    ("approval_decision", d("approval_decision"), "RFC-final"),
+    ("approval_mode", d("approval_mode"), "JS v0.3"),
+    ("approval_extension", d("approval_extension"), "JS v0.3"),
+    ("deny_reason_class", d("deny_reason_class"), "JS v0.3"),
+    ("reason_code", d("reason_code"), "all"),
     (
         "approval_context_hash",
-        &["approval_context_hash"],
+        A(Key::ApprovalContextHash),
         "JS v0.2",
     ),
-    ("scope_lease_id", &["scope_lease_id"], "JS v0.2"),
-];
-
-const AVAILABLE_MORE: [(&str, &[&str], &str); 2] = [
+    ("scope_lease_id", A(Key::ScopeLeaseId), "JS v0.2"),
     (
         "bounded_lease_evidence",
-        &["bounded_lease_evidence"],
+        A(Key::BoundedLeaseEvidence),
         "RFC-final",
     ),
-    ("permission_gate", &["permission_gate"], "JS"),
-];
-
-/// Record-level fields of the available authority.
-const AVAILABLE_RECORD: [(&str, &[&str], &str); 5] = [
+    ("permission_gate", A(Key::PermissionGate), "JS"),
     (
         "policy_bundle_digest",
-        &["policy_bundle_digest"],
+        r("policy_bundle_digest"),
         "JS, protocol schema",
     ),
     (
         "delegation_chain",
-        &["run_context", "delegation_chain"],
+        Path::Record(
+            index_of(&RECORD_KEYS, "run_context"),
+            Some("delegation_chain"),
+        ),
         "JS v0.2",
     ),
-    ("authorized_by", &["authorized_by"], "v0.5"),
-    ("authority_origin", &["authority_origin"], "v0.5"),
-    ("attribution_backing", &["attribution_backing"], "v0.5"),
+    ("authorized_by", r("authorized_by"), "v0.5"),
+    ("authority_origin", r("authority_origin"), "v0.5"),
+    ("attribution_backing", r("attribution_backing"), "v0.5"),
 ];
 
-const EXERCISED: [(&str, &[&str], &str); 19] = [
-    ("tool_name", &["tool_name"], "all"),
-    ("capability", &["capability_decision", "capability"], "all"),
-    ("resource", &["capability_decision", "resource"], "all"),
-    ("side_effect_class", &["side_effect_class"], "JS v0.3"),
-    ("state_changing", &["state_changing"], "all"),
-    ("arguments_digest", &["arguments_digest"], "JS (#163)"),
-    ("outcome", &["outcome"], "JS (#163)"),
-    ("exit_code", &["exit_code"], "JS (#163)"),
-    ("result_digest", &["result_digest"], "all"),
-    ("pre_state_digest", &["pre_state_digest"], "JS v0.2"),
-    ("post_state_digest", &["post_state_digest"], "JS v0.2"),
-    ("state_digest_kind", &["state_digest_kind"], "JS v0.3"),
+/// Fields of the exercised authority: (name, where, dialect).
+const EXERCISED: [(&str, Path, &str); 19] = [
+    ("tool_name", A(Key::ToolName), "all"),
+    ("capability", d("capability"), "all"),
+    ("resource", d("resource"), "all"),
+    ("side_effect_class", A(Key::SideEffectClass), "JS v0.3"),
+    ("state_changing", A(Key::StateChanging), "all"),
+    ("arguments_digest", A(Key::ArgumentsDigest), "JS (#163)"),
+    ("outcome", A(Key::Outcome), "JS (#163)"),
+    ("exit_code", A(Key::ExitCode), "JS (#163)"),
+    ("result_digest", A(Key::ResultDigest), "all"),
+    ("pre_state_digest", A(Key::PreStateDigest), "JS v0.2"),
+    ("post_state_digest", A(Key::PostStateDigest), "JS v0.2"),
+    ("state_digest_kind", A(Key::StateDigestKind), "JS v0.3"),
     (
         "state_digest_coverage",
-        &["state_digest_coverage"],
+        A(Key::StateDigestCoverage),
         "JS v0.3 / RFC-final",
     ),
-    ("input_taint_labels", &["input_taint_labels"], "JS v0.2"),
-    ("output_taint_labels", &["output_taint_labels"], "JS v0.2"),
-    ("memory_read_refs", &["memory_read_refs"], "JS v0.2"),
-    ("memory_write_refs", &["memory_write_refs"], "JS v0.2"),
-    ("timestamp_ms", &["timestamp_ms"], "all"),
-    ("mcp_header_risk", &["mcp_header_risk"], "Rust gateway"),
+    ("input_taint_labels", A(Key::InputTaintLabels), "JS v0.2"),
+    ("output_taint_labels", A(Key::OutputTaintLabels), "JS v0.2"),
+    ("memory_read_refs", A(Key::MemoryReadRefs), "JS v0.2"),
+    ("memory_write_refs", A(Key::MemoryWriteRefs), "JS v0.2"),
+    ("timestamp_ms", A(Key::TimestampMs), "all"),
+    ("mcp_header_risk", A(Key::McpHeaderRisk), "Rust gateway"),
 ];
 
-fn fields<'a>(
-    root: &'a crate::model::json::Obj,
-    table: &[(&'static str, &[&str], &'static str)],
-    out: &mut Vec<Field<'a>>,
-) {
-    // The parent of a nested path is looked up once per table, not once per field.
-    let mut parent: Option<(&str, Option<&'a Json>)> = None;
-    out.extend(table.iter().map(|(name, path, dialect)| {
-        let value = match path {
-            [key] => root.get(key),
-            [first, rest @ ..] => {
-                let p = match parent {
-                    Some((k, v)) if k == *first => v,
-                    _ => {
-                        let v = root.get(first);
-                        parent = Some((first, v));
-                        v
-                    }
-                };
-                p.and_then(|p| rest.iter().try_fold(p, |v, k| v.get(k)))
-            }
-            [] => None,
+/// The members a view table reads: the action's, its decision's and its record's.
+struct Sources<'a, 'f> {
+    action: &'f ActionFields<'a>,
+    decision: [Option<&'a Json>; DECISION_KEYS.len()],
+    top: [Option<&'a Json>; RECORD_KEYS.len()],
+}
+
+fn values<'a, const N: usize>(
+    sources: &Sources<'a, '_>,
+    table: &[(&'static str, Path, &'static str); N],
+) -> [Option<&'a Json>; N] {
+    let Sources {
+        action,
+        decision,
+        top,
+    } = sources;
+    let mut out = [None; N];
+    for (value, (_, path, _)) in out.iter_mut().zip(table) {
+        *value = match *path {
+            Path::Action(key) => action.get(key),
+            Path::Decision(i) => decision[i],
+            Path::Record(i, None) => top[i],
+            Path::Record(i, Some(inner)) => top[i].and_then(|v| v.get(inner)),
         };
-        Field {
-            name,
-            value,
-            dialect,
-        }
-    }));
+    }
+    out
 }
 
 /// Builds the authority view of one action (`drift` is its normalised drift check).
 pub fn view<'a>(
     record: &'a Record,
-    a: &Action<'a>,
+    action: &ActionFields<'a>,
     drift: &Drift<'_>,
     lease: Option<&LeaseView>,
     parent: Option<(&'a Record, Action<'a>)>,
 ) -> AuthorityView<'a> {
-    let mut available = Vec::new();
-    fields(a.0, &AVAILABLE, &mut available);
-    fields(a.0, &AVAILABLE_MORE, &mut available);
-    fields(record.obj(), &AVAILABLE_RECORD, &mut available);
-    let mut exercised = Vec::new();
-    fields(a.0, &EXERCISED, &mut exercised);
+    let sources = Sources {
+        action,
+        decision: action
+            .obj(Key::CapabilityDecision)
+            .map_or([None; DECISION_KEYS.len()], |d| d.get_many(DECISION_KEYS)),
+        top: record.obj().get_many(RECORD_KEYS),
+    };
     AuthorityView {
-        available,
-        exercised,
-        changed: changes(a, drift, lease, parent),
+        available: values(&sources, &AVAILABLE),
+        exercised: values(&sources, &EXERCISED),
+        changed: changes(action, drift, lease, parent),
     }
 }
 
 fn changes(
-    a: &Action<'_>,
+    a: &ActionFields<'_>,
     drift: &Drift<'_>,
     lease: Option<&LeaseView>,
     parent: Option<(&Record, Action<'_>)>,
@@ -210,8 +271,9 @@ fn changes(
             "unknown",
             drift
                 .interpretation
-                .clone()
-                .unwrap_or_else(|| "no drift check recorded".into()),
+                .as_deref()
+                .unwrap_or("no drift check recorded")
+                .to_string(),
         ),
     };
     out.push(Change {
@@ -240,8 +302,8 @@ fn changes(
         status: binding.0,
         summary: binding.1,
     });
-    let approval = a.str_field("approval_context_hash");
-    let payload = drift.payload_digest(a);
+    let approval = a.str(Key::ApprovalContextHash);
+    let payload = drift.payload_digest(a.str(Key::ArgumentsDigest));
     out.push(Change {
         what: "approval_vs_payload",
         status: if approval.is_some() && payload.is_some() {
@@ -324,8 +386,8 @@ impl Serialize for FieldMap<'_, '_> {
 impl Serialize for AuthorityView<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(Some(3))?;
-        m.serialize_entry("available", &FieldMap(&self.available))?;
-        m.serialize_entry("exercised", &FieldMap(&self.exercised))?;
+        m.serialize_entry("available", &FieldMap(&self.available()))?;
+        m.serialize_entry("exercised", &FieldMap(&self.exercised()))?;
         let changed: serde_json::Map<String, serde_json::Value> = self
             .changed
             .iter()

@@ -2,10 +2,12 @@
 //! (analysis-rules §7): where a chain starts, each step and how it was authorised, and
 //! how it ended.
 
+use super::envelope::observed_result;
 use super::graph::{Graph, NodeId};
 use crate::load::Corpus;
-use crate::model::drift::{Drift, DriftResult};
+use crate::model::drift::DriftResult;
 use crate::model::facts::ActionFacts;
+use crate::model::fields::ActionFields;
 use compact_str::CompactString;
 use rayon::prelude::*;
 use rustc_hash::FxHashSet;
@@ -70,7 +72,7 @@ impl Serialize for Chain {
 
 /// Every deny chain, then every causal chain.
 pub fn build(corpus: &Corpus, graph: &Graph, facts: &[ActionFacts<'_>]) -> Vec<Chain> {
-    let denied = |n: NodeId| facts[n as usize].outcome() == Some("deny");
+    let denied = |n: NodeId| facts[n as usize].outcome == Some("deny");
     // Each start and each causal group is independent: built in parallel, kept in order.
     let starts: Vec<NodeId> = (0..graph.nodes.len() as NodeId)
         .filter(|n| denied(*n) && !has_denied_ancestor(graph, *n, &denied))
@@ -80,12 +82,12 @@ pub fn build(corpus: &Corpus, graph: &Graph, facts: &[ActionFacts<'_>]) -> Vec<C
         .flat_map_iter(|&start| deny_chains(corpus, graph, facts, start))
         .collect();
     chains.par_extend(graph.causal.par_iter().map(|group| {
-        let steps = steps(corpus, graph, facts, &group.nodes);
+        let steps = steps(facts, &group.nodes);
         let ended = group
             .nodes
             .last()
             .and_then(|n| graph.action(corpus, *n))
-            .and_then(|(_, a)| super::envelope::observed_result(&a))
+            .and_then(|(_, a)| observed_result(&ActionFields::of(a.0)))
             .map(str::to_string);
         let run_id = group
             .nodes
@@ -118,7 +120,7 @@ fn deny_chains(
         .into_iter()
         .enumerate()
         .map(|(i, path)| {
-            let steps = steps(corpus, graph, facts, &path);
+            let steps = steps(facts, &path);
             let last = steps.last();
             let ended = if path.len() == 1 {
                 "abandoned"
@@ -188,20 +190,19 @@ fn collect_paths(graph: &Graph, path: Vec<NodeId>, out: &mut Vec<Vec<NodeId>>) {
 fn executed(corpus: &Corpus, graph: &Graph, node: NodeId) -> bool {
     graph.action(corpus, node).is_some_and(|(_, a)| {
         matches!(
-            super::envelope::observed_result(&a),
+            observed_result(&ActionFields::of(a.0)),
             Some("success" | "failure")
         ) || a.decision().and_then(|d| d.outcome()) == Some("allow")
     })
 }
 
-fn steps(corpus: &Corpus, graph: &Graph, facts: &[ActionFacts<'_>], nodes: &[NodeId]) -> Vec<Step> {
+fn steps(facts: &[ActionFacts<'_>], nodes: &[NodeId]) -> Vec<Step> {
     let mut seen_hashes: FxHashSet<&str> = FxHashSet::default();
     let text = |s: Option<&str>| s.map(CompactString::from);
     nodes
         .iter()
         .map(|&n| {
             let f = &facts[n as usize];
-            let record = corpus.record(graph.nodes[n as usize].record as usize);
             let fresh = f
                 .approval_context_hash
                 .is_some_and(|h| seen_hashes.insert(h));
@@ -209,10 +210,10 @@ fn steps(corpus: &Corpus, graph: &Graph, facts: &[ActionFacts<'_>], nodes: &[Nod
                 node: n,
                 action_id: CompactString::from(f.id.unwrap_or("(no action_id)")),
                 tool: text(f.tool),
-                decision: text(f.outcome()),
-                grant: text(f.decision().and_then(|d| d.grant())),
+                decision: text(f.outcome),
+                grant: text(f.grant),
                 fresh_approval: fresh,
-                drift: Drift::from_facts(record, f).result,
+                drift: f.drift,
             }
         })
         .collect()

@@ -4,7 +4,7 @@
 
 use crate::model::json::{Json, Obj};
 use serde::Serialize;
-use std::fmt::Write as _;
+use std::borrow::Cow;
 
 /// The three badge states.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -31,14 +31,14 @@ impl BadgeState {
 pub struct Comparability {
     pub state: BadgeState,
     /// The named weaker assumption (state `weaker`).
-    pub assumption: Option<String>,
+    pub assumption: Option<Cow<'static, str>>,
     /// Why not comparable (state `not-comparable`).
-    pub reason: Option<String>,
+    pub reason: Option<Cow<'static, str>>,
     /// True when the rule applied is aeplens's interpretation, not the protocol's.
     pub interpretation: bool,
     /// The equality tuple: two digests are compared only when these are equal.
     #[serde(skip)]
-    pub tuple: Option<String>,
+    pub tuple: Option<Box<str>>,
     /// browser-dom `capture_timestamp_ms`: a different offset weakens a pair.
     #[serde(skip)]
     pub capture_offset: Option<String>,
@@ -54,7 +54,7 @@ pub enum CoverageFinding {
 }
 
 impl Comparability {
-    fn comparable(tuple: String) -> Self {
+    fn comparable(tuple: Box<str>) -> Self {
         Comparability {
             state: BadgeState::Comparable,
             assumption: None,
@@ -64,17 +64,21 @@ impl Comparability {
             capture_offset: None,
         }
     }
-    fn weaker(assumption: String, tuple: String, interpretation: bool) -> Self {
+    fn weaker(
+        assumption: impl Into<Cow<'static, str>>,
+        tuple: Box<str>,
+        interpretation: bool,
+    ) -> Self {
         Comparability {
             state: BadgeState::Weaker,
-            assumption: Some(assumption),
+            assumption: Some(assumption.into()),
             reason: None,
             interpretation,
             tuple: Some(tuple),
             capture_offset: None,
         }
     }
-    fn not(reason: impl Into<String>) -> Self {
+    fn not(reason: impl Into<Cow<'static, str>>) -> Self {
         Comparability {
             state: BadgeState::NotComparable,
             assumption: None,
@@ -111,12 +115,13 @@ pub fn badge(
     let (Some(kind), Some(cov)) = (kind.as_str(), coverage.as_object()) else {
         return (Comparability::not("no coverage descriptor"), None);
     };
-    let missing: Vec<&str> = identity_fields(kind)
-        .iter()
-        .copied()
-        .filter(|f| cov.get(f).is_none())
-        .collect();
-    if !identity_fields(kind).is_empty() && !missing.is_empty() && kind != "other" {
+    let identity = identity_fields(kind);
+    if kind != "other" && identity.iter().any(|f| cov.get(f).is_none()) {
+        let missing: Vec<&str> = identity
+            .iter()
+            .copied()
+            .filter(|f| cov.get(f).is_none())
+            .collect();
         return (
             Comparability::not(format!("identity incomplete: {}", missing.join(", "))),
             None,
@@ -135,10 +140,11 @@ pub fn badge(
         ),
         "db-rowset" => {
             let id = cov.get("database_id").and_then(Json::as_str).unwrap_or("");
-            if ["://", "@", "password="]
-                .iter()
-                .any(|p| id.to_ascii_lowercase().contains(p))
-            {
+            if ["://", "@", "password="].iter().any(|p| {
+                id.as_bytes()
+                    .windows(p.len())
+                    .any(|w| w.eq_ignore_ascii_case(p.as_bytes()))
+            }) {
                 return (
                     Comparability::not("database_id looks like a connection string"),
                     Some(CoverageFinding::Credential),
@@ -155,7 +161,7 @@ pub fn badge(
                 (Comparability::comparable(tuple(&fields)), None)
             } else {
                 (
-                    Comparability::weaker("best-effort, no snapshot".into(), tuple(&fields), false),
+                    Comparability::weaker("best-effort, no snapshot", tuple(&fields), false),
                     None,
                 )
             }
@@ -177,7 +183,7 @@ pub fn badge(
             } else {
                 (
                     Comparability::weaker(
-                        "unspecified symlink/generated-path policy".into(),
+                        "unspecified symlink/generated-path policy",
                         tuple(&fields),
                         true,
                     ),
@@ -241,7 +247,7 @@ fn memory_badge(kind: &str, cov: &Obj) -> Comparability {
         .any(|f| cov.get(f).is_some());
     match cov.get("durable_vs_scratch").and_then(Json::as_str) {
         Some("durable-only") if versioned => Comparability::comparable(tuple),
-        Some("durable-only") => Comparability::weaker("no version boundary".into(), tuple, false),
+        Some("durable-only") => Comparability::weaker("no version boundary", tuple, false),
         Some("scratch-only") => Comparability::not("scratch state is not portable"),
         Some("mixed") => {
             let basis = cov
@@ -251,7 +257,7 @@ fn memory_badge(kind: &str, cov: &Obj) -> Comparability {
             match (cov.get("mixed_partition"), basis) {
                 (None, _) => Comparability::not("mixed durable/scratch without mixed_partition"),
                 (Some(_), Some("durable-only")) => {
-                    Comparability::weaker("durable subset only".into(), tuple, false)
+                    Comparability::weaker("durable subset only", tuple, false)
                 }
                 (Some(_), Some("none")) => {
                     Comparability::not("mixed partition with audit_equality_basis none")
@@ -267,7 +273,7 @@ fn memory_badge(kind: &str, cov: &Obj) -> Comparability {
 }
 
 /// The equality tuple: kind plus each named field's value (absent kept distinct).
-fn equality_tuple(kind: &str, cov: &Obj, fields: &[&str]) -> String {
+fn equality_tuple(kind: &str, cov: &Obj, fields: &[&str]) -> Box<str> {
     let mut t = String::with_capacity(64);
     t.push_str(kind);
     for f in fields {
@@ -276,13 +282,15 @@ fn equality_tuple(kind: &str, cov: &Obj, fields: &[&str]) -> String {
             Some(Json::String(s)) => {
                 // Length-prefixed, so no value can imitate a field boundary.
                 let s = s.lossy();
-                let _ = write!(t, "{}:{s}", s.len());
+                t.push_str(itoa::Buffer::new().format(s.len()));
+                t.push(':');
+                t.push_str(&s);
             }
             Some(v) => t.push_str(&serde_json::to_string(v).unwrap_or_default()),
             None => t.push('∅'),
         }
     }
-    t
+    t.into_boxed_str()
 }
 
 /// True when a path segment is all digits or a UUID (not a template).
@@ -306,7 +314,7 @@ pub struct PairVerdict {
     /// `unchanged`, `changed` or `not-compared`.
     pub verdict: &'static str,
     /// Under which assumption, or why not compared.
-    pub note: Option<String>,
+    pub note: Option<Cow<'static, str>>,
 }
 
 /// Compares two digests with their badges: only when both are comparable (or both
@@ -314,7 +322,7 @@ pub struct PairVerdict {
 pub fn compare(a: (&str, &Comparability), b: (&str, &Comparability)) -> PairVerdict {
     let (da, ca) = a;
     let (db, cb) = b;
-    let not = |why: String| PairVerdict {
+    let not = |why: Cow<'static, str>| PairVerdict {
         verdict: "not-compared",
         note: Some(why),
     };
@@ -324,7 +332,7 @@ pub fn compare(a: (&str, &Comparability), b: (&str, &Comparability)) -> PairVerd
             .clone()
             .or_else(|| cb.reason.clone())
             .unwrap_or_default();
-        return not(format!("not comparable: {why}"));
+        return not(format!("not comparable: {why}").into());
     }
     if ca.state != cb.state || ca.assumption != cb.assumption {
         return not("the two digests are comparable under different assumptions".into());
@@ -338,7 +346,9 @@ pub fn compare(a: (&str, &Comparability), b: (&str, &Comparability)) -> PairVerd
     PairVerdict {
         verdict: if da == db { "unchanged" } else { "changed" },
         note: if offsets_differ {
-            Some("same phase, different capture offset (interpretation)".into())
+            Some(Cow::Borrowed(
+                "same phase, different capture offset (interpretation)",
+            ))
         } else {
             ca.assumption.clone()
         },

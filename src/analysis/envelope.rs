@@ -4,8 +4,9 @@
 use super::comparability::identity_fields;
 use super::lease::{LeaseSource, LeaseView};
 use crate::model::drift::Drift;
+use crate::model::fields::{ActionFields, Key};
 use crate::model::json::Json;
-use crate::model::{Action, Record};
+use crate::model::{Decision, Record};
 use serde::Serialize;
 
 /// One action's decision envelope, borrowing from the record; field order is the
@@ -46,10 +47,12 @@ impl Serialize for TargetBoundary<'_> {
 }
 
 /// `denied`, `skipped`, `failure`, `success` or None (analysis-rules §8).
-pub fn observed_result(a: &Action<'_>) -> Option<&'static str> {
-    let decision = a.decision().and_then(|d| d.outcome());
-    let outcome = a.str_field("outcome");
-    let exit = a.get("exit_code").and_then(Json::as_f64);
+pub fn observed_result(a: &ActionFields<'_>) -> Option<&'static str> {
+    let decision = a
+        .obj(Key::CapabilityDecision)
+        .and_then(|d| Decision(d).outcome());
+    let outcome = a.str(Key::Outcome);
+    let exit = a.get(Key::ExitCode).and_then(Json::as_f64);
     if decision == Some("deny") {
         Some("denied")
     } else if decision == Some("dry_run") {
@@ -58,7 +61,7 @@ pub fn observed_result(a: &Action<'_>) -> Option<&'static str> {
         || exit.is_some_and(|c| c != 0.0)
     {
         Some("failure")
-    } else if outcome.is_some() || exit.is_some() || a.get("result_digest").is_some() {
+    } else if outcome.is_some() || exit.is_some() || a.get(Key::ResultDigest).is_some() {
         Some("success")
     } else {
         None
@@ -68,14 +71,11 @@ pub fn observed_result(a: &Action<'_>) -> Option<&'static str> {
 /// Projects one action (`drift` is its normalised drift check).
 pub fn project<'a>(
     record: &'a Record,
-    a: &Action<'a>,
+    a: &ActionFields<'a>,
     drift: &Drift<'a>,
     lease: Option<&LeaseView>,
 ) -> DecisionEnvelope<'a> {
-    let target_boundary = match (
-        a.str_field("state_digest_kind"),
-        a.get("state_digest_coverage").and_then(Json::as_object),
-    ) {
+    let target_boundary = match (a.str(Key::StateDigestKind), a.obj(Key::StateDigestCoverage)) {
         (Some(kind), Some(cov)) => Some(TargetBoundary {
             kind,
             identity: identity_fields(kind)
@@ -92,20 +92,22 @@ pub fn project<'a>(
         _ => (policy, None),
     };
     DecisionEnvelope {
-        action_class: a.side_effect_class().unwrap_or("unknown"),
+        action_class: a.str(Key::SideEffectClass).unwrap_or("unknown"),
         target_boundary,
-        principal_id: a.decision().and_then(|d| d.str_field("subject")),
+        principal_id: a
+            .obj(Key::CapabilityDecision)
+            .and_then(|d| Decision(d).str_field("subject")),
         run_id: record.run_id(),
         policy_id,
         policy_version,
         approval_or_lease_id: a
-            .str_field("approval_context_hash")
-            .or_else(|| a.str_field("scope_lease_id")),
-        payload_digest: drift.payload_digest(a),
+            .str(Key::ApprovalContextHash)
+            .or_else(|| a.str(Key::ScopeLeaseId)),
+        payload_digest: drift.payload_digest(a.str(Key::ArgumentsDigest)),
         expiry_ms: lease
             .filter(|l| l.source != LeaseSource::Inferred)
             .and_then(|l| l.expires_at_ms),
         observed_result: observed_result(a),
-        action_id: a.id(),
+        action_id: a.str(Key::ActionId),
     }
 }

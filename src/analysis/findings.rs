@@ -6,11 +6,14 @@ use super::comparability::CoverageFinding;
 use super::graph::{GraphProblem, NodeId};
 use crate::load::Corpus;
 use crate::model::drift::{Drift, DriftResult};
+use crate::model::facts::ActionFacts;
+use crate::model::fields::{ActionFields, Key};
 use crate::model::finding::{Finding, Severity};
 use crate::model::json::Json;
 use crate::model::{Action, Decision, Record};
 use crate::verify::Report;
 use crate::verify::semantic::RuleSeverity;
+use rayon::prelude::*;
 use serde_json::json;
 use std::collections::HashSet;
 
@@ -61,14 +64,18 @@ fn ev(a: &Action<'_>, keys: &[&str]) -> serde_json::Value {
 
 /// Every finding the analysis makes (not those of the verifier).
 pub fn analyse(corpus: &Corpus, an: &Analysis) -> Vec<Timed> {
-    let mut out = Vec::new();
     let g = &an.graph;
-    for n in 0..g.nodes.len() as NodeId {
-        let Some((record, a)) = g.action(corpus, n) else {
-            continue;
-        };
-        per_action(corpus, an, n, record, &a, &mut out);
-    }
+    // Actions are independent: checked in parallel, kept in node order.
+    let mut out: Vec<Timed> = (0..g.nodes.len() as NodeId)
+        .into_par_iter()
+        .flat_map_iter(|n| {
+            let mut found = Vec::new();
+            if let Some((record, a)) = g.action(corpus, n) {
+                per_action(corpus, an, n, record, &a, &mut found);
+            }
+            found
+        })
+        .collect();
     for gap in &an.gaps {
         let (Some((record, from)), Some((_, to))) =
             (g.action(corpus, gap.from), g.action(corpus, gap.to))
@@ -131,16 +138,18 @@ fn per_action(
     a: &Action<'_>,
     out: &mut Vec<Timed>,
 ) {
-    let decision = a.decision();
-    let outcome = decision.and_then(|d| d.outcome());
-    let class = a.side_effect_class();
-    let drift = Drift::of(record, a);
+    let fields = ActionFields::of(a.0);
+    let (facts, drift) = ActionFacts::with_drift(record, &fields);
+    let decision = facts.decision();
+    let outcome = facts.outcome;
+    let class = facts.side_effect_class;
+    let state_changing = fields.get(Key::StateChanging).and_then(Json::as_bool);
     if outcome == Some("deny") {
-        let success_outcome = a
-            .str_field("outcome")
+        let success_outcome = fields
+            .str(Key::Outcome)
             .is_some_and(|o| matches!(o, "success" | "succeeded" | "ok" | "completed"));
-        let exit0 = a.get("exit_code").and_then(Json::as_f64) == Some(0.0);
-        if success_outcome || exit0 || a.get("result_digest").is_some() {
+        let exit0 = fields.get(Key::ExitCode).and_then(Json::as_f64) == Some(0.0);
+        if success_outcome || exit0 || fields.get(Key::ResultDigest).is_some() {
             out.push(finding(
                 "F-EXEC-AFTER-DENY",
                 Severity::High,
@@ -162,13 +171,12 @@ fn per_action(
             ));
         }
     }
-    let changing = a.get("state_changing").and_then(Json::as_bool) == Some(true)
-        || class.is_some_and(|c| c != "read");
+    let changing = state_changing == Some(true) || class.is_some_and(|c| c != "read");
     if decision.is_none() && (changing || class.is_none()) {
         let unknown = matches!(class, None | Some("unknown"));
         out.push(finding(
             "F-UNAPPROVED-MUTATION",
-            if unknown && a.get("state_changing").and_then(Json::as_bool) != Some(true) {
+            if unknown && state_changing != Some(true) {
                 Severity::Medium
             } else {
                 Severity::High
@@ -183,7 +191,7 @@ fn per_action(
             ev(a, &["tool_name", "side_effect_class", "state_changing"]),
         ));
     }
-    let grant = decision.and_then(|d| d.grant());
+    let grant = facts.grant;
     if matches!(class, None | Some("unknown"))
         && outcome == Some("allow")
         && matches!(grant, None | Some("none"))
@@ -218,17 +226,18 @@ fn per_action(
                 "{}: arguments drifted from the approval and the action was not denied",
                 a.id().unwrap_or("?")
             ),
-            json!({ "argument_drift": a.get("argument_drift").or(record.get("argument_drift")), "decision": outcome }),
+            json!({ "argument_drift": facts.argument_drift.or(record.get("argument_drift")), "decision": outcome }),
         ));
     }
     if let Some(p) = an.graph.nodes[n as usize].parent
         && let Some((prec, parent)) = an.graph.action(corpus, p)
         && parent.decision().and_then(|d| d.outcome()) == Some("deny")
-        && Drift::of(prec, &parent).result == DriftResult::Drifted
+        && let parent_drift = Drift::of(prec, &parent)
+        && parent_drift.result == DriftResult::Drifted
     {
-        let parent_payload = Drift::of(prec, &parent).payload_digest(&parent);
-        let own_payload = drift.payload_digest(a);
-        let own_approval = a.str_field("approval_context_hash");
+        let parent_payload = parent_drift.payload_digest(parent.str_field("arguments_digest"));
+        let own_payload = drift.payload_digest(fields.str(Key::ArgumentsDigest));
+        let own_approval = facts.approval_context_hash;
         let new_approval =
             own_approval.is_some() && own_approval != parent.str_field("approval_context_hash");
         if own_payload.is_some() && own_payload == parent_payload && !new_approval {
@@ -297,7 +306,7 @@ fn per_action(
             record,
             &[a],
             format!("{}: {msg}", a.id().unwrap_or("?")),
-            json!({ "state_digest_coverage": a.get("state_digest_coverage") }),
+            json!({ "state_digest_coverage": facts.state_digest_coverage }),
         ));
     }
 }

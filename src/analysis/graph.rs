@@ -14,6 +14,7 @@ use petgraph::visit::EdgeRef;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
 use serde::Serialize;
+use std::collections::hash_map::Entry;
 
 /// Index of an action node (also its petgraph node index).
 pub type NodeId = u32;
@@ -121,31 +122,38 @@ impl Graph {
         hashes: &[String],
     ) -> (Graph, Vec<ActionFacts<'c>>) {
         let records: Vec<&Record> = corpus.records().collect();
-        // One pass over each action's members, in parallel; the rest works on facts.
-        let facts: Vec<Vec<(u32, ActionFacts<'c>)>> = records
-            .par_iter()
-            .map(|r| {
-                r.get("actions")
-                    .and_then(Json::as_array)
-                    .unwrap_or(&[])
+        // Every object in an `actions` array: (record, position, action).
+        let mut located: Vec<(u32, u32, &'c Obj)> = Vec::new();
+        for (ri, r) in records.iter().enumerate() {
+            let actions = r.get("actions").and_then(Json::as_array).unwrap_or(&[]);
+            located.extend(
+                actions
                     .iter()
                     .enumerate()
-                    .filter_map(|(pos, a)| {
-                        a.as_object()
-                            .map(|o| (pos as u32, ActionFacts::of(&Action(o))))
-                    })
-                    .collect()
-            })
-            .collect();
-        let mut node_facts: Vec<ActionFacts<'c>> = Vec::new();
+                    .filter_map(|(pos, a)| Some((ri as u32, pos as u32, a.as_object()?))),
+            );
+        }
+        // One pass over each action's members, in parallel; the rest works on facts.
+        let mut facts: Vec<ActionFacts<'c>> = Vec::with_capacity(located.len());
+        located
+            .par_iter()
+            .map(|&(ri, _, a)| ActionFacts::of(records[ri as usize], &Action(a)))
+            .collect_into_vec(&mut facts);
         let mut g = Graph {
             prev_record: record_links(&records, hashes),
+            nodes: Vec::with_capacity(located.len()),
+            graph: DiGraph::with_capacity(located.len() + records.len(), located.len()),
             ..Graph::default()
         };
         let component = components(&g.prev_record);
         let mut run_of: HashMap<&str, u32> = HashMap::default();
-        let mut by_key: HashMap<(u32, CompactString), NodeId> = HashMap::default();
-        for (ri, (record, record_facts)) in records.iter().zip(facts).enumerate() {
+        let mut by_key: HashMap<(u32, CompactString), NodeId> =
+            HashMap::with_capacity_and_hasher(located.len(), Default::default());
+        // Copies of an action already seen are not nodes: their facts are dropped below.
+        let mut is_copy: Vec<bool> = Vec::new();
+        let mut i = 0;
+        for (ri, record) in records.iter().enumerate() {
+            let ri = ri as u32;
             let run_id = record.run_id().unwrap_or("");
             let run = *run_of.entry(run_id).or_insert_with(|| {
                 g.runs.push(Run {
@@ -155,44 +163,40 @@ impl Graph {
                 });
                 (g.runs.len() - 1) as u32
             });
-            g.runs[run as usize].records.push(ri as u32);
-            for (pos, f) in record_facts {
-                if let Some(id) = f.id
-                    && let Some(&n) = by_key.get(&(run, CompactString::from(id)))
-                {
-                    let node = &mut g.nodes[n as usize];
-                    node.copies += 1;
-                    let first = records[node.record as usize];
-                    let same_chain = component[node.record as usize] == component[ri];
-                    if same_chain
-                        && let Some(first_obj) = first.action_at(node.pos as usize)
-                        && let Some(obj) = record.action_at(pos as usize)
-                        && first_obj.0 != obj.0
-                    {
-                        g.problems.push(GraphProblem::Rewritten {
-                            node: n,
-                            first_record: node.record,
-                            record: ri as u32,
-                            fields: changed_fields(first_obj.0, obj.0),
-                        });
-                    }
-                    continue;
-                }
+            g.runs[run as usize].records.push(ri);
+            while let Some(&(_, pos, _)) = located.get(i).filter(|(r, _, _)| *r == ri) {
+                let f = &facts[i];
+                i += 1;
                 let n = g.nodes.len() as NodeId;
+                if let Some(id) = f.id {
+                    match by_key.entry((run, CompactString::from(id))) {
+                        Entry::Vacant(slot) => {
+                            slot.insert(n);
+                        }
+                        Entry::Occupied(first) => {
+                            if is_copy.is_empty() {
+                                is_copy = vec![false; located.len()];
+                            }
+                            is_copy[i - 1] = true;
+                            g.add_copy(*first.get(), &records, &component, ri, pos);
+                            continue;
+                        }
+                    }
+                }
                 g.nodes.push(ActionNode {
-                    record: ri as u32,
+                    record: ri,
                     pos,
                     run,
                     copies: 1,
                     time: f.time,
                     parent: None,
                 });
-                node_facts.push(f);
                 g.runs[run as usize].nodes.push(n);
-                if let Some(id) = f.id {
-                    by_key.insert((run, CompactString::from(id)), n);
-                }
             }
+        }
+        if !is_copy.is_empty() {
+            let mut copy = is_copy.into_iter();
+            facts.retain(|_| !copy.next().unwrap_or(false));
         }
         for n in 0..g.nodes.len() {
             g.graph.add_node(Vertex::Action(n as NodeId));
@@ -200,9 +204,9 @@ impl Graph {
         for r in 0..records.len() {
             g.graph.add_node(Vertex::Record(r as u32));
         }
-        g.resolve_parents(&node_facts, &by_key);
+        g.resolve_parents(&facts, &by_key);
         g.find_cycles();
-        g.group_causal(&node_facts);
+        g.group_causal(&facts);
         for (r, prev) in g.prev_record.iter().enumerate() {
             if let Some(p) = prev {
                 let (a, b) = (g.record_vertex(r as u32), g.record_vertex(*p));
@@ -221,7 +225,28 @@ impl Graph {
             .enumerate()
             .map(|(i, r)| (r.id.clone(), i as u32))
             .collect();
-        (g, node_facts)
+        (g, facts)
+    }
+
+    /// Counts a copy of node `n` found at `pos` of record `ri`, and reports it when it
+    /// differs from the first copy within one record chain (V17).
+    fn add_copy(&mut self, n: NodeId, records: &[&Record], component: &[u32], ri: u32, pos: u32) {
+        let node = &mut self.nodes[n as usize];
+        node.copies += 1;
+        let first = records[node.record as usize];
+        let same_chain = component[node.record as usize] == component[ri as usize];
+        if same_chain
+            && let Some(first_obj) = first.action_at(node.pos as usize)
+            && let Some(obj) = records[ri as usize].action_at(pos as usize)
+            && first_obj.0 != obj.0
+        {
+            self.problems.push(GraphProblem::Rewritten {
+                node: n,
+                first_record: node.record,
+                record: ri,
+                fields: changed_fields(first_obj.0, obj.0),
+            });
+        }
     }
 
     fn record_vertex(&self, record: u32) -> NodeIndex<u32> {
@@ -309,36 +334,54 @@ impl Graph {
     }
 
     fn group_causal(&mut self, facts: &[ActionFacts<'_>]) {
-        let mut groups: HashMap<&str, Vec<NodeId>> = HashMap::default();
-        let mut order: Vec<&str> = Vec::new();
-        for (n, f) in facts.iter().enumerate() {
-            let Some(id) = f.causal_chain_id else {
-                continue;
-            };
-            groups
-                .entry(id)
-                .or_insert_with(|| {
-                    order.push(id);
-                    Vec::new()
-                })
-                .push(n as NodeId);
+        // Group index per node (groups numbered by first appearance), then each group's
+        // nodes gathered with a counting sort and ordered by time in parallel.
+        let mut index: HashMap<&str, u32> = HashMap::default();
+        let mut ids: Vec<&str> = Vec::new();
+        let group_of: Vec<u32> = facts
+            .iter()
+            .map(|f| match f.causal_chain_id {
+                Some(id) => *index.entry(id).or_insert_with(|| {
+                    ids.push(id);
+                    ids.len() as u32 - 1
+                }),
+                None => u32::MAX,
+            })
+            .collect();
+        let mut start = vec![0usize; ids.len() + 1];
+        for &g in group_of.iter().filter(|g| **g != u32::MAX) {
+            start[g as usize + 1] += 1;
         }
-        for id in order {
-            let mut nodes = groups.remove(id).unwrap_or_default();
-            nodes.sort_by(|a, b| {
-                time_order(self.nodes[*a as usize].time, self.nodes[*b as usize].time)
-            });
-            for w in nodes.windows(2) {
+        for i in 1..start.len() {
+            start[i] += start[i - 1];
+        }
+        let mut members = vec![0 as NodeId; start[ids.len()]];
+        let mut next = start.clone();
+        for (n, &g) in group_of.iter().enumerate().filter(|(_, g)| **g != u32::MAX) {
+            members[next[g as usize]] = n as NodeId;
+            next[g as usize] += 1;
+        }
+        let nodes = &self.nodes;
+        self.causal = ids
+            .par_iter()
+            .enumerate()
+            .map(|(g, id)| {
+                let mut group = members[start[g]..start[g + 1]].to_vec();
+                group.sort_by(|a, b| time_order(nodes[*a as usize].time, nodes[*b as usize].time));
+                CausalGroup {
+                    id: id.to_string(),
+                    nodes: group,
+                }
+            })
+            .collect();
+        for group in &self.causal {
+            for w in group.nodes.windows(2) {
                 self.graph.add_edge(
                     NodeIndex::new(w[0] as usize),
                     NodeIndex::new(w[1] as usize),
                     Edge::Causal,
                 );
             }
-            self.causal.push(CausalGroup {
-                id: id.to_string(),
-                nodes,
-            });
         }
     }
 
@@ -410,33 +453,36 @@ impl<T> Default for NodeMap<T> {
 }
 
 impl<T> NodeMap<T> {
-    /// An empty map over `nodes` nodes, with room for `capacity` values.
-    pub fn with_capacity(nodes: usize, capacity: usize) -> NodeMap<T> {
-        NodeMap {
-            slot: vec![u32::MAX; nodes],
-            values: Vec::with_capacity(capacity),
-        }
-    }
-
-    /// Sets the value of a node (nodes outside the map are ignored).
-    pub fn insert(&mut self, node: NodeId, value: T) {
-        match self.slot.get(node as usize).copied() {
-            Some(u32::MAX) => {
-                self.slot[node as usize] = self.values.len() as u32;
-                self.values.push(value);
+    /// A map over `nodes` nodes where `keys[i]` has `values[i]`; keys are distinct
+    /// (the values are kept in place, not moved).
+    pub fn from_parts(nodes: usize, keys: &[NodeId], values: Vec<T>) -> NodeMap<T> {
+        debug_assert_eq!(keys.len(), values.len());
+        let mut slot = vec![u32::MAX; nodes];
+        for (i, &n) in keys.iter().enumerate() {
+            if let Some(s) = slot.get_mut(n as usize) {
+                *s = i as u32;
             }
-            Some(i) => self.values[i as usize] = value,
-            None => {}
         }
+        NodeMap { slot, values }
     }
 
-    /// A map over `nodes` nodes from (node, value) pairs (a later pair for a node wins).
-    pub fn from_pairs(nodes: usize, pairs: Vec<(NodeId, T)>) -> NodeMap<T> {
-        let mut map = NodeMap::with_capacity(nodes, pairs.len());
-        for (n, v) in pairs {
-            map.insert(n, v);
+    /// A map from a value-or-none for every node, in node order.
+    pub fn from_dense(values: Vec<Option<T>>) -> NodeMap<T> {
+        let mut next = 0;
+        let slot = values
+            .iter()
+            .map(|v| match v {
+                Some(_) => {
+                    next += 1;
+                    next - 1
+                }
+                None => u32::MAX,
+            })
+            .collect();
+        NodeMap {
+            slot,
+            values: values.into_iter().flatten().collect(),
         }
-        map
     }
 
     /// The value of a node.

@@ -189,7 +189,48 @@ pub struct LeaseView {
     #[serde(serialize_with = "crate::model::json::opt_number")]
     pub last_use_ms: Option<f64>,
     /// How the window, ordinal or budget were read when that is aeplens's choice.
-    pub notes: Vec<&'static str>,
+    pub notes: LeaseNotes,
+}
+
+/// The fixed notes a lease view can carry, in the order they are shown.
+const NOTES: [&str; 5] = [
+    "expiry computed as grant + lease_duration_ms",
+    "invocation ordinal, budget and revocation read from invocation_ordinal, \
+     max_invocations and revoked_at_ms: the RFC names no fields (interpretation)",
+    "grant time not in the lease file (a ScopeLease stores none)",
+    "window inferred from the actions sharing this scope_lease_id: its true bounds are unknown",
+    "ordinal counted from the loaded evidence (interpretation)",
+];
+
+/// A set of fixed notes, one bit each (no allocation for a million lease views).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LeaseNotes(u8);
+
+impl LeaseNotes {
+    const COMPUTED_EXPIRY: usize = 0;
+    const INVOCATION_FIELDS: usize = 1;
+    const NO_GRANT_IN_FILE: usize = 2;
+    const INFERRED: usize = 3;
+    const ORDINAL_COUNTED: usize = 4;
+
+    fn add(&mut self, note: usize) {
+        self.0 |= 1 << note;
+    }
+
+    /// The notes, in display order.
+    pub fn iter(self) -> impl Iterator<Item = &'static str> {
+        NOTES
+            .into_iter()
+            .enumerate()
+            .filter(move |(i, _)| self.0 & (1 << i) != 0)
+            .map(|(_, n)| n)
+    }
+}
+
+impl Serialize for LeaseNotes {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
 }
 
 /// One lease and every action under it.
@@ -279,9 +320,9 @@ impl Leases {
             );
             out.summaries.push(summary);
         }
-        let views: Vec<(usize, NodeId, LeaseView)> = jobs
-            .into_par_iter()
-            .map(|(k, ordinal, n)| {
+        let views: Vec<LeaseView> = jobs
+            .par_iter()
+            .map(|&(k, ordinal, n)| {
                 let summary = &out.summaries[k];
                 let id = summary.lease_id.as_str();
                 let mut view = view(&facts[n as usize], id, ordinal, supplied.leases.get(id));
@@ -289,11 +330,10 @@ impl Leases {
                     view.first_use_ms = summary.first_use_ms;
                     view.last_use_ms = summary.last_use_ms;
                 }
-                (k, n, view)
+                view
             })
             .collect();
-        out.by_node = NodeMap::with_capacity(graph.nodes.len(), views.len());
-        for (k, n, view) in views {
+        for (&(k, _, _), view) in jobs.iter().zip(&views) {
             let summary = &mut out.summaries[k];
             if view.source == LeaseSource::Recorded && summary.source != LeaseSource::Recorded {
                 summary.source = LeaseSource::Recorded;
@@ -301,8 +341,9 @@ impl Leases {
                 summary.expires_at_ms = view.expires_at_ms;
                 summary.max_invocations = view.max_invocations;
             }
-            out.by_node.insert(n, view);
         }
+        let nodes: Vec<NodeId> = jobs.iter().map(|&(_, _, n)| n).collect();
+        out.by_node = NodeMap::from_parts(graph.nodes.len(), &nodes, views);
         out
     }
 }
@@ -319,11 +360,8 @@ fn view(
         let ev = evidence?;
         keys.iter().find_map(|k| ev.get(k).and_then(Json::as_f64))
     };
-    let mut notes = Vec::new();
-    let label = action
-        .decision()
-        .and_then(|d| d.str_field("approval_decision"))
-        .map(CompactString::from);
+    let mut notes = LeaseNotes::default();
+    let label = action.approval_decision.map(CompactString::from);
     let executed_at_ms = num(&["execution_started_at_ms"]).or(action.time);
     let mut v = LeaseView {
         lease_id: CompactString::from(lease_id),
@@ -339,24 +377,21 @@ fn view(
         label_contradicted: false,
         first_use_ms: None,
         last_use_ms: None,
-        notes: Vec::new(),
+        notes: LeaseNotes::default(),
     };
     if evidence.is_some() {
         v.source = LeaseSource::Recorded;
         v.granted_at_ms = num(&["lease_granted_at_ms"]);
         v.expires_at_ms = num(&["lease_expires_at_ms"]).or_else(|| {
             let d = num(&["lease_duration_ms"])?;
-            notes.push("expiry computed as grant + lease_duration_ms");
+            notes.add(LeaseNotes::COMPUTED_EXPIRY);
             Some(v.granted_at_ms? + d)
         });
         v.ordinal = num(&ORDINAL_FIELDS);
         v.max_invocations = num(&BUDGET_FIELDS);
         v.revoked_at_ms = num(&REVOKED_FIELDS);
         if v.ordinal.is_some() || v.max_invocations.is_some() || v.revoked_at_ms.is_some() {
-            notes.push(
-                "invocation ordinal, budget and revocation read from invocation_ordinal, \
-                 max_invocations and revoked_at_ms: the RFC names no fields (interpretation)",
-            );
+            notes.add(LeaseNotes::INVOCATION_FIELDS);
         }
     } else if let Some(s) = supplied {
         v.source = LeaseSource::Supplied;
@@ -364,17 +399,14 @@ fn view(
         v.expires_at_ms = s.expires_ms;
         v.max_invocations = s.max_invocations;
         if s.granted_ms.is_none() {
-            notes.push("grant time not in the lease file (a ScopeLease stores none)");
+            notes.add(LeaseNotes::NO_GRANT_IN_FILE);
         }
     } else {
-        notes.push(
-            "window inferred from the actions sharing this scope_lease_id: its true bounds \
-             are unknown",
-        );
+        notes.add(LeaseNotes::INFERRED);
     }
     if v.ordinal.is_none() && v.source != LeaseSource::Inferred {
         v.ordinal = Some(ordinal as f64);
-        notes.push("ordinal counted from the loaded evidence (interpretation)");
+        notes.add(LeaseNotes::ORDINAL_COUNTED);
     }
     v.verdict = match (v.source, executed_at_ms) {
         (LeaseSource::Inferred, _) | (_, None) => LeaseVerdict::UnknownWindow,

@@ -13,8 +13,10 @@ pub mod lease;
 
 use crate::canon::{CHAIN_EXCLUDED, Variant, canonical_bytes_without, sha256_hex};
 use crate::load::Corpus;
+use crate::model::Source;
 use crate::model::drift::Drift;
 use crate::model::facts::ActionFacts;
+use crate::model::fields::{ActionFields, Key};
 use crate::model::finding::Finding;
 use crate::model::json::Json;
 use crate::verify::semantic::{RuleSeverity, Violation};
@@ -27,6 +29,14 @@ use lease::{LeaseView, Leases, SuppliedLeases};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
 use serde::Serialize;
+use std::borrow::Cow;
+
+fn serialize_display<S: serde::Serializer>(
+    v: &impl std::fmt::Display,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_str(v)
+}
 
 /// A state change between two recorded actions with nothing recorded in between.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -38,7 +48,7 @@ pub struct StateGap {
     pub post: String,
     pub pre: String,
     /// The weaker assumption both badges share, if any.
-    pub assumption: Option<String>,
+    pub assumption: Option<Cow<'static, str>>,
 }
 
 /// Everything concluded about a corpus.
@@ -72,7 +82,8 @@ pub struct ActionReport<'a> {
     pub run_id: &'a str,
     pub action_id: Option<&'a str>,
     /// `file:line` of the first record holding the action, and how many records hold it.
-    pub source: String,
+    #[serde(serialize_with = "serialize_display")]
+    pub source: &'a Source,
     pub copies: u32,
     pub authority: AuthorityView<'a>,
     pub drift: Drift<'a>,
@@ -118,20 +129,15 @@ impl Analysis {
             chains,
             ..Analysis::default()
         };
-        let badges: Vec<(NodeId, (Comparability, Option<CoverageFinding>))> =
-            (0..an.graph.nodes.len() as NodeId)
-                .into_par_iter()
-                .filter_map(|n| {
-                    let f = &facts[n as usize];
-                    f.has_state_digest().then(|| {
-                        (
-                            n,
-                            comparability::badge(f.state_digest_kind, f.state_digest_coverage),
-                        )
-                    })
-                })
-                .collect();
-        an.badges = NodeMap::from_pairs(an.graph.nodes.len(), badges);
+        let mut badges = Vec::with_capacity(facts.len());
+        facts
+            .par_iter()
+            .map(|f| {
+                f.has_state_digest()
+                    .then(|| comparability::badge(f.state_digest_kind, f.state_digest_coverage))
+            })
+            .collect_into_vec(&mut badges);
+        an.badges = NodeMap::from_dense(badges);
         an.gaps = an.state_gaps(&facts);
         an.gap_index = an
             .gaps
@@ -196,31 +202,32 @@ impl Analysis {
         let lease = self.leases.by_node.get(&node);
         let parent = n.parent.and_then(|p| self.graph.action(corpus, p));
         let badge = self.badges.get(&node).map(|(b, _)| b);
-        let mut digests = Vec::new();
-        for (which, key) in [("pre", "pre_state_digest"), ("post", "post_state_digest")] {
-            if let (Some(digest), Some(comparability)) = (a.get(key), badge) {
+        let fields = ActionFields::of(a.0);
+        let mut digests = Vec::with_capacity(2);
+        for (which, key) in [("pre", Key::PreStateDigest), ("post", Key::PostStateDigest)] {
+            if let (Some(digest), Some(comparability)) = (fields.get(key), badge) {
                 digests.push(DigestView {
                     which,
-                    kind: a.str_field("state_digest_kind"),
+                    kind: fields.str(Key::StateDigestKind),
                     digest,
                     comparability,
                 });
             }
         }
         let pre_post = match (
-            a.str_field("pre_state_digest"),
-            a.str_field("post_state_digest"),
+            fields.str(Key::PreStateDigest),
+            fields.str(Key::PostStateDigest),
             badge,
         ) {
             (Some(pre), Some(post), Some(b)) => Some(comparability::compare((pre, b), (post, b))),
             _ => None,
         };
-        let action_id = a.id();
-        let drift = Drift::of(record, &a);
-        let authority = authority::view(record, &a, &drift, lease, parent);
-        let envelope = envelope::project(record, &a, &drift, lease);
+        let action_id = fields.str(Key::ActionId);
+        let (_, drift) = ActionFacts::with_drift(record, &fields);
+        let authority = authority::view(record, &fields, &drift, lease, parent);
+        let envelope = envelope::project(record, &fields, &drift, lease);
         Some(ActionReport {
-            source: record.source.to_string(),
+            source: &record.source,
             copies: n.copies,
             authority,
             drift,
@@ -251,10 +258,11 @@ impl Analysis {
         (0..self.graph.nodes.len() as NodeId)
             .filter_map(|n| {
                 let (record, a) = self.graph.action(corpus, n)?;
-                let drift = Drift::of(record, &a);
+                let fields = ActionFields::of(a.0);
+                let (_, drift) = ActionFacts::with_drift(record, &fields);
                 Some(envelope::project(
                     record,
-                    &a,
+                    &fields,
                     &drift,
                     self.leases.by_node.get(&n),
                 ))

@@ -180,7 +180,7 @@ pub fn show_text(r: &ActionReport<'_>) -> String {
         "action {} · run {} · {}{}",
         sanitize(r.action_id.unwrap_or("(no action_id)")),
         sanitize(r.run_id),
-        sanitize(&r.source),
+        sanitize(&r.source.to_string()),
         if r.copies > 1 {
             format!(" ({} copies in chained snapshots)", r.copies)
         } else {
@@ -200,8 +200,8 @@ pub fn show_text(r: &ActionReport<'_>) -> String {
                 );
             }
         };
-    section(&mut s, "1. AUTHORITY AVAILABLE", &r.authority.available);
-    section(&mut s, "2. AUTHORITY EXERCISED", &r.authority.exercised);
+    section(&mut s, "1. AUTHORITY AVAILABLE", &r.authority.available());
+    section(&mut s, "2. AUTHORITY EXERCISED", &r.authority.exercised());
     let _ = writeln!(s, "\n3. CHANGED BETWEEN APPROVAL AND EXECUTION");
     for c in &r.authority.changed {
         let _ = writeln!(
@@ -256,7 +256,7 @@ pub fn show_text(r: &ActionReport<'_>) -> String {
                     format_ms(last)
                 );
             }
-            for n in &l.notes {
+            for n in l.notes.iter() {
                 let _ = writeln!(s, "       note: {n}");
             }
         }

@@ -57,11 +57,22 @@ pub fn parse_array_elements(text: &str) -> Result<Vec<(usize, Json)>, ParseError
 struct Parser<'a> {
     src: &'a [u8],
     pos: usize,
+    /// Members of the objects being parsed, innermost last: each object takes its own
+    /// from the top when it closes, in a vector of exactly its size (no growth by
+    /// doubling, so a record's tree is compact and read back with fewer cache misses).
+    members: Vec<(JStr, Json)>,
+    /// The same for array items.
+    items: Vec<Json>,
 }
 
 impl<'a> Parser<'a> {
     fn new(src: &'a [u8]) -> Self {
-        Parser { src, pos: 0 }
+        Parser {
+            src,
+            pos: 0,
+            members: Vec::new(),
+            items: Vec::new(),
+        }
     }
 
     fn error(&self, message: &str) -> ParseError {
@@ -135,18 +146,25 @@ impl<'a> Parser<'a> {
     fn array(&mut self, depth: usize) -> Result<Json, ParseError> {
         self.check_depth(depth)?;
         self.pos += 1;
-        let mut items = Vec::new();
+        let start = self.items.len();
+        let result = self.array_items(depth);
+        let items = self.items.drain(start..).collect();
+        result.map(|()| Json::Array(items))
+    }
+
+    fn array_items(&mut self, depth: usize) -> Result<(), ParseError> {
         self.skip_ws();
         if self.peek() == Some(b']') {
             self.pos += 1;
-            return Ok(Json::Array(items));
+            return Ok(());
         }
         loop {
-            items.push(self.value(depth)?);
+            let item = self.value(depth)?;
+            self.items.push(item);
             self.skip_ws();
             match self.next() {
                 Some(b',') => continue,
-                Some(b']') => return Ok(Json::Array(items)),
+                Some(b']') => return Ok(()),
                 None => return Err(self.error_at(self.src.len(), "unexpected end of input")),
                 _ => return Err(self.error_at(self.pos - 1, "expected ',' or ']'")),
             }
@@ -156,13 +174,26 @@ impl<'a> Parser<'a> {
     fn object(&mut self, depth: usize) -> Result<Json, ParseError> {
         self.check_depth(depth)?;
         self.pos += 1;
-        let mut obj = Obj::default();
+        let start = self.members.len();
+        let result = self.object_members(depth, start);
+        let members = self.members.drain(start..).collect();
+        result.map(|has_duplicates| {
+            Json::Object(Obj {
+                members,
+                has_duplicates,
+            })
+        })
+    }
+
+    /// Parses members onto the stack above `start`; returns whether a key repeats.
+    fn object_members(&mut self, depth: usize, start: usize) -> Result<bool, ParseError> {
+        let mut has_duplicates = false;
         // Keys seen so far, built only for large objects so duplicate detection stays linear.
         let mut seen: Option<std::collections::HashSet<JStr>> = None;
         self.skip_ws();
         if self.peek() == Some(b'}') {
             self.pos += 1;
-            return Ok(Json::Object(obj));
+            return Ok(false);
         }
         loop {
             self.skip_ws();
@@ -173,21 +204,21 @@ impl<'a> Parser<'a> {
             self.skip_ws();
             self.expect(b':')?;
             let value = self.value(depth)?;
-            if !obj.has_duplicates {
-                obj.has_duplicates = if obj.members.len() < 16 {
-                    obj.members.iter().any(|(k, _)| *k == key)
+            if !has_duplicates {
+                let earlier = &self.members[start..];
+                has_duplicates = if earlier.len() < 16 {
+                    earlier.iter().any(|(k, _)| *k == key)
                 } else {
-                    let set = seen.get_or_insert_with(|| {
-                        obj.members.iter().map(|(k, _)| k.clone()).collect()
-                    });
+                    let set = seen
+                        .get_or_insert_with(|| earlier.iter().map(|(k, _)| k.clone()).collect());
                     !set.insert(key.clone())
                 };
             }
-            obj.members.push((key, value));
+            self.members.push((key, value));
             self.skip_ws();
             match self.next() {
                 Some(b',') => continue,
-                Some(b'}') => return Ok(Json::Object(obj)),
+                Some(b'}') => return Ok(has_duplicates),
                 None => return Err(self.error_at(self.src.len(), "unexpected end of input")),
                 _ => return Err(self.error_at(self.pos - 1, "expected ',' or '}'")),
             }

@@ -6,6 +6,7 @@ use super::facts::ActionFacts;
 use super::json::Json;
 use super::{Action, Record};
 use serde::Serialize;
+use std::borrow::Cow;
 
 /// The check result, in RFC-final terms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -78,7 +79,7 @@ pub struct Drift<'a> {
     pub reason: Option<&'a str>,
     /// How aeplens read the evidence, when that is an interpretation.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub interpretation: Option<String>,
+    pub interpretation: Option<Cow<'static, str>>,
 }
 
 impl<'a> Drift<'a> {
@@ -100,63 +101,81 @@ impl<'a> Drift<'a> {
     /// Normalises the drift evidence of `action` (falling back to the record-level
     /// protocol-schema summary when it names the action's tool).
     pub fn of(record: &'a Record, action: &Action<'a>) -> Drift<'a> {
-        Drift::from_facts(record, &ActionFacts::of(action))
+        Drift::from_facts(record, &ActionFacts::of(record, action))
     }
 
     /// [`Drift::of`] from facts already read.
     pub fn from_facts(record: &'a Record, action: &ActionFacts<'a>) -> Drift<'a> {
         let mut d = match action.argument_drift {
-            Some(Json::Object(o)) if o.get("result").is_some() => {
-                let s = |k: &str| o.get(k).and_then(Json::as_str);
-                let mut d = Drift::none();
-                d.dialect = Some("RFC-final");
-                d.result = match s("result") {
-                    Some("matched") => DriftResult::Matched,
-                    Some("drifted") => DriftResult::Drifted,
-                    Some("not-checked") => DriftResult::NotChecked,
-                    _ => DriftResult::Absent,
-                };
-                d.approved_digest = s("approved_arg_digest");
-                d.observed_digest = s("observed_arg_digest");
-                d.equality_version = s("args_equality_version");
-                d.bound_to = s("approval_or_lease_id");
-                d.reason = s("drift_reason");
-                d
-            }
             Some(Json::Object(o)) => {
-                let s = |k: &str| o.get(k).and_then(Json::as_str);
+                let s = |v: Option<&'a Json>| v.and_then(Json::as_str);
+                let [
+                    result,
+                    approved,
+                    observed,
+                    version,
+                    bound,
+                    reason,
+                    detected,
+                    resolution,
+                    js_approved,
+                    js_observed,
+                ] = o.get_many([
+                    "result",
+                    "approved_arg_digest",
+                    "observed_arg_digest",
+                    "args_equality_version",
+                    "approval_or_lease_id",
+                    "drift_reason",
+                    "detected",
+                    "resolution",
+                    "approved_args_digest",
+                    "observed_args_digest",
+                ]);
                 let mut d = Drift::none();
-                d.dialect = Some("JS v0.3");
-                let detected = o.get("detected").and_then(Json::as_bool);
-                d.result = match (detected, s("resolution")) {
-                    (Some(true), _) | (None, Some("denied")) => DriftResult::Drifted,
-                    (Some(false), _) | (None, Some("matched")) => DriftResult::Matched,
-                    _ => DriftResult::Absent,
-                };
-                d.approved_digest = s("approved_args_digest");
-                d.observed_digest = s("observed_args_digest");
-                d.reason = s("resolution");
-                d.interpretation = Some(
-                    "JS detected/resolution mapped to RFC terms: detected=false → matched, \
-                     detected=true → drifted"
-                        .into(),
-                );
+                if result.is_some() {
+                    d.dialect = Some("RFC-final");
+                    d.result = match s(result) {
+                        Some("matched") => DriftResult::Matched,
+                        Some("drifted") => DriftResult::Drifted,
+                        Some("not-checked") => DriftResult::NotChecked,
+                        _ => DriftResult::Absent,
+                    };
+                    d.approved_digest = s(approved);
+                    d.observed_digest = s(observed);
+                    d.equality_version = s(version);
+                    d.bound_to = s(bound);
+                    d.reason = s(reason);
+                } else {
+                    d.dialect = Some("JS v0.3");
+                    d.result = match (detected.and_then(Json::as_bool), s(resolution)) {
+                        (Some(true), _) | (None, Some("denied")) => DriftResult::Drifted,
+                        (Some(false), _) | (None, Some("matched")) => DriftResult::Matched,
+                        _ => DriftResult::Absent,
+                    };
+                    d.approved_digest = s(js_approved);
+                    d.observed_digest = s(js_observed);
+                    d.reason = s(resolution);
+                    d.interpretation = Some(Cow::Borrowed(
+                        "JS detected/resolution mapped to RFC terms: detected=false → matched, \
+                         detected=true → drifted",
+                    ));
+                }
                 d
             }
             Some(Json::String(label)) => {
                 let mut d = Drift::none();
                 d.dialect = Some("open-agent-audit");
-                d.interpretation = Some(format!(
+                d.interpretation = Some(Cow::Owned(format!(
                     "open-agent-audit risk label {:?}: not a check result",
                     label.lossy()
-                ));
+                )));
                 d
             }
             _ => Drift::record_level(record, action).unwrap_or_else(Drift::none),
         };
         if d.dialect.is_some() && d.result != DriftResult::Absent {
-            let grant = action.decision().and_then(|x| x.grant());
-            d.expected_binding = match grant {
+            d.expected_binding = match action.grant {
                 Some("bounded-lease") => action.scope_lease_id,
                 Some("one-shot-payload") => action.approval_context_hash,
                 _ => None,
@@ -198,17 +217,17 @@ impl<'a> Drift<'a> {
         } else {
             DriftResult::Matched
         };
-        d.interpretation = Some(if o.members.is_empty() {
-            "record-level argument_drift is empty: no drift detected for the run".into()
+        d.interpretation = Some(Cow::Borrowed(if o.members.is_empty() {
+            "record-level argument_drift is empty: no drift detected for the run"
         } else {
-            "record-level argument_drift applied to the action whose tool it names".into()
-        });
+            "record-level argument_drift applied to the action whose tool it names"
+        }));
         Some(d)
     }
 
-    /// The observed argument digest: the drift check's, else the action's `arguments_digest`.
-    pub fn payload_digest(&self, action: &Action<'a>) -> Option<&'a str> {
-        self.observed_digest
-            .or_else(|| action.str_field("arguments_digest"))
+    /// The observed argument digest: the drift check's, else the action's
+    /// `arguments_digest` (passed in).
+    pub fn payload_digest(&self, arguments_digest: Option<&'a str>) -> Option<&'a str> {
+        self.observed_digest.or(arguments_digest)
     }
 }

@@ -1,12 +1,13 @@
-//! The fields the analysis reads from an action, taken in one pass over its members:
-//! with a million actions, one pass instead of one scan per field is what keeps the
-//! graph, lease and badge passes fast.
+//! The fields the graph, lease, chain and badge passes read from an action, typed, from
+//! the one-pass member index ([`ActionFields`]).
 
+use super::drift::{Drift, DriftResult};
+use super::fields::{ActionFields, Key};
 use super::json::{Json, Obj};
-use super::{Action, Decision};
+use super::{Action, Decision, Record};
 
 /// One action's analysis-relevant fields, borrowed from the stored JSON.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct ActionFacts<'a> {
     pub id: Option<&'a str>,
     pub tool: Option<&'a str>,
@@ -17,6 +18,14 @@ pub struct ActionFacts<'a> {
     pub time: Option<f64>,
     pub side_effect_class: Option<&'a str>,
     pub decision: Option<&'a Obj>,
+    /// `decision` of the capability decision (`allow`, `deny`, …).
+    pub outcome: Option<&'a str>,
+    /// The authority shape: `approval_grant`, else `approval_mode` ([`Decision::grant`]).
+    pub grant: Option<&'a str>,
+    /// The decision's RFC-final `approval_decision` label.
+    pub approval_decision: Option<&'a str>,
+    /// The drift check's result, every dialect normalised ([`Drift`]).
+    pub drift: DriftResult,
     pub argument_drift: Option<&'a Json>,
     pub bounded_lease_evidence: Option<&'a Obj>,
     pub state_digest_kind: Option<&'a Json>,
@@ -26,69 +35,57 @@ pub struct ActionFacts<'a> {
 }
 
 impl<'a> ActionFacts<'a> {
-    /// Reads the facts of one action.
-    pub fn of(action: &Action<'a>) -> ActionFacts<'a> {
-        let [
-            id,
-            tool,
-            parent,
-            causal,
-            lease,
-            approval,
-            time,
-            class,
-            decision,
-            drift,
-            evidence,
-            kind,
-            coverage,
-            pre,
-            post,
-        ] = action.0.get_many([
-            "action_id",
-            "tool_name",
-            "parent_action_id",
-            "causal_chain_id",
-            "scope_lease_id",
-            "approval_context_hash",
-            "timestamp_ms",
-            "side_effect_class",
-            "capability_decision",
-            "argument_drift",
-            "bounded_lease_evidence",
-            "state_digest_kind",
-            "state_digest_coverage",
-            "pre_state_digest",
-            "post_state_digest",
-        ]);
+    /// Reads the facts of one action of `record`.
+    pub fn of(record: &'a Record, action: &Action<'a>) -> ActionFacts<'a> {
+        ActionFacts::from_fields(record, &ActionFields::of(action.0))
+    }
+
+    /// The facts among fields already indexed (`record` holds the action).
+    pub fn from_fields(record: &'a Record, f: &ActionFields<'a>) -> ActionFacts<'a> {
+        ActionFacts::with_drift(record, f).0
+    }
+
+    /// [`ActionFacts::from_fields`], with the whole normalised drift check.
+    pub fn with_drift(record: &'a Record, f: &ActionFields<'a>) -> (ActionFacts<'a>, Drift<'a>) {
+        let decision = f.obj(Key::CapabilityDecision);
+        let [outcome, grant, mode, label] = decision.map_or([None; 4], |d| {
+            d.get_many([
+                "decision",
+                "approval_grant",
+                "approval_mode",
+                "approval_decision",
+            ])
+        });
         let s = |v: Option<&'a Json>| v.and_then(Json::as_str);
-        ActionFacts {
-            id: s(id),
-            tool: s(tool),
-            parent: s(parent),
-            causal_chain_id: s(causal),
-            scope_lease_id: s(lease),
-            approval_context_hash: s(approval),
-            time: time.and_then(Json::as_f64),
-            side_effect_class: s(class),
-            decision: decision.and_then(Json::as_object),
-            argument_drift: drift,
-            bounded_lease_evidence: evidence.and_then(Json::as_object),
-            state_digest_kind: kind,
-            state_digest_coverage: coverage,
-            pre_state_digest: pre,
-            post_state_digest: post,
-        }
+        let mut facts = ActionFacts {
+            id: f.str(Key::ActionId),
+            tool: f.str(Key::ToolName),
+            parent: f.str(Key::ParentActionId),
+            causal_chain_id: f.str(Key::CausalChainId),
+            scope_lease_id: f.str(Key::ScopeLeaseId),
+            approval_context_hash: f.str(Key::ApprovalContextHash),
+            time: f.get(Key::TimestampMs).and_then(Json::as_f64),
+            side_effect_class: f.str(Key::SideEffectClass),
+            decision,
+            outcome: s(outcome),
+            grant: s(grant).or(s(mode)),
+            approval_decision: s(label),
+            drift: DriftResult::Absent,
+            argument_drift: f.get(Key::ArgumentDrift),
+            bounded_lease_evidence: f.obj(Key::BoundedLeaseEvidence),
+            state_digest_kind: f.get(Key::StateDigestKind),
+            state_digest_coverage: f.get(Key::StateDigestCoverage),
+            pre_state_digest: f.get(Key::PreStateDigest),
+            post_state_digest: f.get(Key::PostStateDigest),
+        };
+        let drift = Drift::from_facts(record, &facts);
+        facts.drift = drift.result;
+        (facts, drift)
     }
 
     /// The capability decision.
     pub fn decision(&self) -> Option<Decision<'a>> {
         self.decision.map(Decision)
-    }
-
-    /// `decision` of the capability decision (`allow`, `deny`, …).
-    pub fn outcome(&self) -> Option<&'a str> {
-        self.decision().and_then(|d| d.outcome())
     }
 
     /// True when the action carries a pre or post state digest.

@@ -75,7 +75,8 @@ impl Obj {
             .map(|(_, v)| v)
     }
 
-    /// Several fields in one pass over the members (last wins, as in [`Obj::get`]).
+    /// Several fields in one pass over the members (last wins, as in [`Obj::get`]): for
+    /// the small nested objects (decision, drift check, coverage) read field by field.
     pub fn get_many<const N: usize>(&self, keys: [&str; N]) -> [Option<&Json>; N] {
         let mut out = [None; N];
         for (k, v) in &self.members {
@@ -111,7 +112,26 @@ impl Obj {
 /// field look-ups are the analysis's innermost loop.
 #[inline]
 fn same_key(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.first() == b.first() && a == b
+    a.len() == b.len() && a.first() == b.first() && same_bytes(a, b)
+}
+
+/// Equality of two slices of one length; keys of up to 24 bytes (nearly all) are
+/// compared in 8-byte words without a call to `memcmp`.
+#[inline]
+pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let word =
+        |s: &[u8], at: usize| u64::from_ne_bytes(s[at..at + 8].try_into().unwrap_or_default());
+    match n {
+        8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
+        17..=24 => {
+            word(a, 0) == word(b, 0) && word(a, 8) == word(b, 8) && word(a, n - 8) == word(b, n - 8)
+        }
+        _ => a == b,
+    }
 }
 
 /// A parsed JSON value.

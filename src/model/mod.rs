@@ -6,6 +6,7 @@
 
 pub mod drift;
 pub mod facts;
+pub mod fields;
 pub mod finding;
 pub mod json;
 pub mod text;

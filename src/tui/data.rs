@@ -8,6 +8,7 @@ use crate::analysis::lease::LeaseVerdict;
 use crate::load::Corpus;
 use crate::model::drift::DriftResult;
 use crate::model::facts::ActionFacts;
+use crate::model::fields::{ActionFields, Key};
 use crate::model::finding::{Finding, Severity};
 use crate::verify::Report;
 use rayon::prelude::*;
@@ -98,14 +99,14 @@ impl Data {
                 let Some((record, a)) = g.action(&corpus, node) else {
                     return (0, String::new());
                 };
-                let f = ActionFacts::of(&a);
+                let fields = ActionFields::of(a.0);
+                let f = ActionFacts::from_fields(record, &fields);
                 let mut bits = 0;
-                let denied = f.outcome() == Some("deny");
+                let denied = f.outcome == Some("deny");
                 if denied {
                     bits |= flag::DENIED;
                 }
-                if crate::model::drift::Drift::from_facts(record, &f).result == DriftResult::Drifted
-                {
+                if f.drift == DriftResult::Drifted {
                     bits |= flag::DRIFT;
                 }
                 if let Some(l) = analysis.leases.by_node.get(&node) {
@@ -115,7 +116,7 @@ impl Data {
                     }
                 }
                 if matches!(
-                    crate::analysis::envelope::observed_result(&a),
+                    crate::analysis::envelope::observed_result(&fields),
                     Some("success" | "failure")
                 ) {
                     bits |= flag::EXECUTED;
@@ -127,7 +128,7 @@ impl Data {
                 for part in [f.id, f.tool]
                     .into_iter()
                     .chain(f.decision().map(|d| d.str_field("resource")))
-                    .chain([a.str_field("arguments_digest"), f.scope_lease_id])
+                    .chain([fields.str(Key::ArgumentsDigest), f.scope_lease_id])
                     .chain(
                         [f.pre_state_digest, f.post_state_digest]
                             .map(|d| d.and_then(|d| d.as_str())),

@@ -645,11 +645,11 @@ fn detail(s: &State, area: Rect, buf: &mut Buffer) {
             Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
                 .spacing(2)
                 .areas(bottom);
-        Paragraph::new(field_lines(s, "AVAILABLE", &report.authority.available))
+        Paragraph::new(field_lines(s, "AVAILABLE", &report.authority.available()))
             .wrap(Wrap { trim: false })
             .scroll((s.detail_scroll as u16, 0))
             .render(left, buf);
-        Paragraph::new(field_lines(s, "EXERCISED", &report.authority.exercised))
+        Paragraph::new(field_lines(s, "EXERCISED", &report.authority.exercised()))
             .wrap(Wrap { trim: false })
             .scroll((s.detail_scroll as u16, 0))
             .render(right, buf);
@@ -657,8 +657,8 @@ fn detail(s: &State, area: Rect, buf: &mut Buffer) {
     }
     let lines = match s.tab {
         DetailTab::Authority => {
-            let mut l = field_lines(s, "AVAILABLE", &report.authority.available);
-            l.extend(field_lines(s, "EXERCISED", &report.authority.exercised));
+            let mut l = field_lines(s, "AVAILABLE", &report.authority.available());
+            l.extend(field_lines(s, "EXERCISED", &report.authority.exercised()));
             l.push(Line::styled("CHANGED", t.title));
             l.extend(
                 report
@@ -1015,7 +1015,7 @@ fn lease_lines<'a>(s: &State, d: &Data, lease: Option<&LeaseView>, width: u16) -
             ));
         }
     }
-    for n in &l.notes {
+    for n in l.notes.iter() {
         lines.push(Line::styled(format!("note: {n}"), t.dim));
     }
     lines
