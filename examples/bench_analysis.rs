@@ -44,7 +44,7 @@ fn main() {
             let _l = aeplens::analysis::lease::Leases::build(&g, &f, &SuppliedLeases::default());
             eprintln!("leases {:.2?}", t.elapsed());
             let t = Instant::now();
-            let _c = aeplens::analysis::chains::build(&corpus, &g, &f);
+            let _c = aeplens::analysis::chains::build(&g, &f);
             eprintln!("chains {:.2?}", t.elapsed());
         }
         let t = Instant::now();

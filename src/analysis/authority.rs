@@ -2,12 +2,13 @@
 //! what authority was exercised, and what changed between approval and execution.
 //! Every field says which dialect it comes from, and absent fields say "not recorded".
 
-use super::lease::LeaseView;
+use super::lease::{LeaseVerdict, LeaseView};
 use crate::model::drift::{Binding, Drift, DriftResult};
 use crate::model::fields::{ActionFields, Key};
 use crate::model::json::Json;
 use crate::model::{Action, Record};
 use serde::ser::{Serialize, SerializeMap, Serializer};
+use std::borrow::Cow;
 
 /// One field of a view: its value as stored (None = not recorded) and its dialect.
 #[derive(Clone, Debug, PartialEq)]
@@ -23,7 +24,7 @@ pub struct Field<'a> {
 pub struct AuthorityView<'a> {
     available: [Option<&'a Json>; AVAILABLE.len()],
     exercised: [Option<&'a Json>; EXERCISED.len()],
-    pub changed: Vec<Change>,
+    pub changed: Vec<Change<'a>>,
 }
 
 impl<'a> AuthorityView<'a> {
@@ -51,12 +52,39 @@ fn with_names<'a, const N: usize>(
 
 /// One answer to "what changed between approval and execution?".
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub struct Change {
+pub struct Change<'a> {
     #[serde(skip)]
     pub what: &'static str,
     /// `unchanged`, `changed`, `unknown` or `not-applicable`.
     pub status: &'static str,
-    pub summary: String,
+    #[serde(serialize_with = "super::serialize_display")]
+    pub summary: Summary<'a>,
+}
+
+/// A one-line summary kept as the pieces it is made of and joined only when shown: a
+/// million views are built without formatting a string for each change.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Summary<'a> {
+    /// Up to seven pieces, the unused ones empty.
+    Pieces([&'a str; 7]),
+    Text(String),
+}
+
+impl<'a> Summary<'a> {
+    fn of(pieces: &[&'a str]) -> Summary<'a> {
+        let mut all = [""; 7];
+        all[..pieces.len()].copy_from_slice(pieces);
+        Summary::Pieces(all)
+    }
+}
+
+impl std::fmt::Display for Summary<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Summary::Pieces(pieces) => pieces.iter().try_for_each(|p| f.write_str(p)),
+            Summary::Text(text) => f.write_str(text),
+        }
+    }
 }
 
 /// Where a field of a view is read from.
@@ -225,8 +253,8 @@ fn values<'a, const N: usize>(
 pub fn view<'a>(
     record: &'a Record,
     action: &ActionFields<'a>,
-    drift: &Drift<'_>,
-    lease: Option<&LeaseView>,
+    drift: &Drift<'a>,
+    lease: Option<&'a LeaseView>,
     parent: Option<(&'a Record, Action<'a>)>,
 ) -> AuthorityView<'a> {
     let sources = Sources {
@@ -243,37 +271,42 @@ pub fn view<'a>(
     }
 }
 
-fn changes(
-    a: &ActionFields<'_>,
-    drift: &Drift<'_>,
-    lease: Option<&LeaseView>,
-    parent: Option<(&Record, Action<'_>)>,
-) -> Vec<Change> {
-    let mut out = Vec::new();
+fn changes<'a>(
+    a: &ActionFields<'a>,
+    drift: &Drift<'a>,
+    lease: Option<&'a LeaseView>,
+    parent: Option<(&'a Record, Action<'a>)>,
+) -> Vec<Change<'a>> {
+    let mut out = Vec::with_capacity(5);
     let (status, summary) = match drift.result {
         DriftResult::Matched => (
             "unchanged",
-            format!(
-                "arguments matched the approval ({})",
-                drift.dialect.unwrap_or("?")
-            ),
+            Summary::of(&[
+                "arguments matched the approval (",
+                drift.dialect.unwrap_or("?"),
+                ")",
+            ]),
         ),
         DriftResult::Drifted => (
             "changed",
-            format!(
-                "arguments drifted: approved {} → observed {}",
+            Summary::of(&[
+                "arguments drifted: approved ",
                 drift.approved_digest.unwrap_or("not recorded"),
-                drift.observed_digest.unwrap_or("not recorded")
-            ),
+                " → observed ",
+                drift.observed_digest.unwrap_or("not recorded"),
+            ]),
         ),
-        DriftResult::NotChecked => ("unknown", "drift check explicitly not performed".into()),
+        DriftResult::NotChecked => (
+            "unknown",
+            Summary::of(&["drift check explicitly not performed"]),
+        ),
         DriftResult::Absent => (
             "unknown",
-            drift
-                .interpretation
-                .as_deref()
-                .unwrap_or("no drift check recorded")
-                .to_string(),
+            match &drift.interpretation {
+                Some(Cow::Borrowed(text)) => Summary::of(&[text]),
+                Some(Cow::Owned(text)) => Summary::Text(text.clone()),
+                None => Summary::of(&["no drift check recorded"]),
+            },
         ),
     };
     out.push(Change {
@@ -281,26 +314,30 @@ fn changes(
         status,
         summary,
     });
-    let binding = match drift.binding {
+    let (status, summary) = match drift.binding {
         Binding::Holds => (
             "unchanged",
-            format!("drift check bound to {}", drift.bound_to.unwrap_or("")),
+            Summary::of(&["drift check bound to ", drift.bound_to.unwrap_or("")]),
         ),
         Binding::Mismatch => (
             "changed",
-            format!(
-                "drift check bound to {} but the action relied on {}",
+            Summary::of(&[
+                "drift check bound to ",
                 drift.bound_to.unwrap_or(""),
-                drift.expected_binding.unwrap_or("(nothing recorded)")
-            ),
+                " but the action relied on ",
+                drift.expected_binding.unwrap_or("(nothing recorded)"),
+            ]),
         ),
-        Binding::Unbound => ("unknown", "drift check names no approval or lease".into()),
-        Binding::NotApplicable => ("not-applicable", "no drift check to bind".into()),
+        Binding::Unbound => (
+            "unknown",
+            Summary::of(&["drift check names no approval or lease"]),
+        ),
+        Binding::NotApplicable => ("not-applicable", Summary::of(&["no drift check to bind"])),
     };
     out.push(Change {
         what: "approval_binding",
-        status: binding.0,
-        summary: binding.1,
+        status,
+        summary,
     });
     let approval = a.str(Key::ApprovalContextHash);
     let payload = drift.payload_digest(a.str(Key::ArgumentsDigest));
@@ -311,26 +348,30 @@ fn changes(
         } else {
             "not-applicable"
         },
-        summary: format!(
-            "approval_context_hash {} · observed argument digest {}",
+        summary: Summary::of(&[
+            "approval_context_hash ",
             approval.unwrap_or("not recorded"),
-            payload.unwrap_or("not recorded")
-        ),
+            " · observed argument digest ",
+            payload.unwrap_or("not recorded"),
+        ]),
     });
     if let Some(l) = lease {
         out.push(Change {
             what: "lease",
-            status: match l.verdict.name() {
-                "inside" => "unchanged",
-                "unknown-window" => "unknown",
+            status: match l.verdict {
+                LeaseVerdict::Inside => "unchanged",
+                LeaseVerdict::UnknownWindow => "unknown",
                 _ => "changed",
             },
-            summary: format!(
-                "execution {} lease {} ({} window)",
+            summary: Summary::of(&[
+                "execution ",
                 l.verdict.name(),
-                l.lease_id,
-                l.source.name()
-            ),
+                " lease ",
+                &l.lease_id,
+                " (",
+                l.source.name(),
+                " window)",
+            ]),
         });
     }
     if let Some((_, p)) = parent
@@ -340,18 +381,20 @@ fn changes(
         out.push(Change {
             what: "re_approval",
             status: if fresh { "changed" } else { "unknown" },
-            summary: format!(
-                "follows denied {} ({}); {}",
+            summary: Summary::of(&[
+                "follows denied ",
                 p.id().unwrap_or("?"),
+                " (",
                 p.decision()
                     .and_then(|d| d.str_field("reason_code"))
                     .unwrap_or("no reason code"),
+                "); ",
                 if fresh {
                     "carries a new approval"
                 } else {
                     "carries no new approval"
-                }
-            ),
+                },
+            ]),
         });
     }
     out

@@ -2,12 +2,9 @@
 //! (analysis-rules §7): where a chain starts, each step and how it was authorised, and
 //! how it ended.
 
-use super::envelope::observed_result;
 use super::graph::{Graph, NodeId};
-use crate::load::Corpus;
 use crate::model::drift::DriftResult;
 use crate::model::facts::ActionFacts;
-use crate::model::fields::ActionFields;
 use compact_str::CompactString;
 use rayon::prelude::*;
 use rustc_hash::FxHashSet;
@@ -71,7 +68,7 @@ impl Serialize for Chain {
 }
 
 /// Every deny chain, then every causal chain.
-pub fn build(corpus: &Corpus, graph: &Graph, facts: &[ActionFacts<'_>]) -> Vec<Chain> {
+pub fn build(graph: &Graph, facts: &[ActionFacts<'_>]) -> Vec<Chain> {
     let denied = |n: NodeId| facts[n as usize].outcome == Some("deny");
     // Each start and each causal group is independent: built in parallel, kept in order.
     let starts: Vec<NodeId> = (0..graph.nodes.len() as NodeId)
@@ -79,15 +76,14 @@ pub fn build(corpus: &Corpus, graph: &Graph, facts: &[ActionFacts<'_>]) -> Vec<C
         .collect();
     let mut chains: Vec<Chain> = starts
         .par_iter()
-        .flat_map_iter(|&start| deny_chains(corpus, graph, facts, start))
+        .flat_map_iter(|&start| deny_chains(graph, facts, start))
         .collect();
     chains.par_extend(graph.causal.par_iter().map(|group| {
         let steps = steps(facts, &group.nodes);
         let ended = group
             .nodes
             .last()
-            .and_then(|n| graph.action(corpus, *n))
-            .and_then(|(_, a)| observed_result(&ActionFields::of(a.0)))
+            .and_then(|n| facts[*n as usize].observed)
             .map(str::to_string);
         let run_id = group
             .nodes
@@ -106,12 +102,7 @@ pub fn build(corpus: &Corpus, graph: &Graph, facts: &[ActionFacts<'_>]) -> Vec<C
 }
 
 /// The denied→re-approved chains starting at one deny: one per path to a leaf.
-fn deny_chains(
-    corpus: &Corpus,
-    graph: &Graph,
-    facts: &[ActionFacts<'_>],
-    start: NodeId,
-) -> Vec<Chain> {
+fn deny_chains(graph: &Graph, facts: &[ActionFacts<'_>], start: NodeId) -> Vec<Chain> {
     let mut paths = Vec::new();
     collect_paths(graph, vec![start], &mut paths);
     let many = paths.len() > 1;
@@ -126,7 +117,7 @@ fn deny_chains(
                 "abandoned"
             } else if last.and_then(|s| s.decision.as_deref()) == Some("deny") {
                 "denied-again"
-            } else if last.is_some_and(|s| executed(corpus, graph, s.node)) {
+            } else if last.is_some_and(|s| executed(facts, s.node)) {
                 "executed"
             } else {
                 "abandoned"
@@ -187,13 +178,9 @@ fn collect_paths(graph: &Graph, path: Vec<NodeId>, out: &mut Vec<Vec<NodeId>>) {
     }
 }
 
-fn executed(corpus: &Corpus, graph: &Graph, node: NodeId) -> bool {
-    graph.action(corpus, node).is_some_and(|(_, a)| {
-        matches!(
-            observed_result(&ActionFields::of(a.0)),
-            Some("success" | "failure")
-        ) || a.decision().and_then(|d| d.outcome()) == Some("allow")
-    })
+fn executed(facts: &[ActionFacts<'_>], node: NodeId) -> bool {
+    let f = &facts[node as usize];
+    matches!(f.observed, Some("success" | "failure")) || f.outcome == Some("allow")
 }
 
 fn steps(facts: &[ActionFacts<'_>], nodes: &[NodeId]) -> Vec<Step> {

@@ -103,6 +103,49 @@ pub fn identity_fields(kind: &str) -> &'static [&'static str] {
     }
 }
 
+/// The equality-tuple fields of each kind (§3), identity fields first.
+fn tuple_fields(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "git-tree" => &["tree_sha", "tree_root", "path_predicate", "excludes"],
+        "db-rowset" => &[
+            "database_id",
+            "schema",
+            "table",
+            "query_hash",
+            "snapshot_id",
+        ],
+        "sandbox-fs" => &[
+            "base_image_digest",
+            "sandbox_root",
+            "include_predicates",
+            "exclude_predicates",
+            "symlink_policy",
+            "generated_paths_included",
+        ],
+        "browser-dom" => &[
+            "origin",
+            "route_path",
+            "frame_path",
+            "selector_root",
+            "selector_kind",
+            "capture_phase",
+            "attribute_order",
+            "whitespace_policy",
+        ],
+        "memory-bag" | "kv-snapshot" => &[
+            "namespace",
+            "key_predicate",
+            "redaction_profile",
+            "durable_vs_scratch",
+        ],
+        "other" => &["other_kind", "coverage_schema_version"],
+        _ => &[],
+    }
+}
+
+/// The most tuple fields any kind has.
+const MAX_TUPLE: usize = 8;
+
 /// The badge for the state digests of an action (one kind and coverage cover both:
 /// `state_digest_kind`, `state_digest_coverage`), and any coverage finding.
 pub fn badge(
@@ -115,31 +158,31 @@ pub fn badge(
     let (Some(kind), Some(cov)) = (kind.as_str(), coverage.as_object()) else {
         return (Comparability::not("no coverage descriptor"), None);
     };
-    let identity = identity_fields(kind);
-    if kind != "other" && identity.iter().any(|f| cov.get(f).is_none()) {
-        let missing: Vec<&str> = identity
+    // The tuple fields, read in one pass over the coverage members.
+    let fields = tuple_fields(kind);
+    let mut values = [None; MAX_TUPLE];
+    let values = &mut values[..fields.len()];
+    cov.get_each(fields, values);
+    let values = &*values;
+    let identity = identity_fields(kind).len();
+    if kind != "other" && values[..identity].iter().any(Option::is_none) {
+        let missing: Vec<&str> = fields[..identity]
             .iter()
-            .copied()
-            .filter(|f| cov.get(f).is_none())
+            .zip(values)
+            .filter(|(_, v)| v.is_none())
+            .map(|(f, _)| *f)
             .collect();
         return (
             Comparability::not(format!("identity incomplete: {}", missing.join(", "))),
             None,
         );
     }
-    let tuple = |fields: &[&str]| equality_tuple(kind, cov, fields);
+    let tuple = || equality_tuple(kind, values);
+    let text = |i: usize| values[i].and_then(Json::as_str);
     match kind {
-        "git-tree" => (
-            Comparability::comparable(tuple(&[
-                "tree_sha",
-                "tree_root",
-                "path_predicate",
-                "excludes",
-            ])),
-            None,
-        ),
+        "git-tree" => (Comparability::comparable(tuple()), None),
         "db-rowset" => {
-            let id = cov.get("database_id").and_then(Json::as_str).unwrap_or("");
+            let id = text(0).unwrap_or("");
             if ["://", "@", "password="].iter().any(|p| {
                 id.as_bytes()
                     .windows(p.len())
@@ -150,41 +193,23 @@ pub fn badge(
                     Some(CoverageFinding::Credential),
                 );
             }
-            let fields = [
-                "database_id",
-                "schema",
-                "table",
-                "query_hash",
-                "snapshot_id",
-            ];
-            if cov.get("snapshot_id").is_some() {
-                (Comparability::comparable(tuple(&fields)), None)
+            if values[4].is_some() {
+                (Comparability::comparable(tuple()), None)
             } else {
                 (
-                    Comparability::weaker("best-effort, no snapshot", tuple(&fields), false),
+                    Comparability::weaker("best-effort, no snapshot", tuple(), false),
                     None,
                 )
             }
         }
         "sandbox-fs" => {
-            let fields = [
-                "base_image_digest",
-                "sandbox_root",
-                "include_predicates",
-                "exclude_predicates",
-                "symlink_policy",
-                "generated_paths_included",
-            ];
-            if ["symlink_policy", "generated_paths_included"]
-                .iter()
-                .all(|f| cov.get(f).is_some())
-            {
-                (Comparability::comparable(tuple(&fields)), None)
+            if values[4].is_some() && values[5].is_some() {
+                (Comparability::comparable(tuple()), None)
             } else {
                 (
                     Comparability::weaker(
                         "unspecified symlink/generated-path policy",
-                        tuple(&fields),
+                        tuple(),
                         true,
                     ),
                     None,
@@ -192,72 +217,51 @@ pub fn badge(
             }
         }
         "browser-dom" => {
-            let route = cov.get("route_path").and_then(Json::as_str).unwrap_or("");
+            let route = text(1).unwrap_or("");
             let finding =
                 route_has_concrete_id(route).then_some(CoverageFinding::RouteNotTemplated);
-            let fields = [
-                "origin",
-                "route_path",
-                "frame_path",
-                "selector_root",
-                "selector_kind",
-                "capture_phase",
-                "attribute_order",
-                "whitespace_policy",
-            ];
-            let mut c = Comparability::comparable(tuple(&fields));
+            let mut c = Comparability::comparable(tuple());
             c.capture_offset = cov.get("capture_timestamp_ms").map(|v| format!("{v:?}"));
             (c, finding)
         }
-        "memory-bag" | "kv-snapshot" => (memory_badge(kind, cov), None),
-        "other" => {
-            let other_kind = cov.get("other_kind").and_then(Json::as_str);
-            let version = cov.get("coverage_schema_version").and_then(Json::as_str);
-            match (other_kind, version) {
-                (Some(k), Some(v)) if k.contains('.') => (
-                    Comparability::weaker(
-                        format!("vendor-defined equality ({k}@{v})"),
-                        tuple(&["other_kind", "coverage_schema_version"]),
-                        false,
-                    ),
-                    None,
+        "memory-bag" | "kv-snapshot" => (memory_badge(cov, text(3), tuple), None),
+        "other" => match (text(0), text(1)) {
+            (Some(k), Some(v)) if k.contains('.') => (
+                Comparability::weaker(format!("vendor-defined equality ({k}@{v})"), tuple(), false),
+                None,
+            ),
+            _ => (
+                Comparability::not(
+                    "other kind without a namespaced other_kind and coverage_schema_version",
                 ),
-                _ => (
-                    Comparability::not(
-                        "other kind without a namespaced other_kind and coverage_schema_version",
-                    ),
-                    None,
-                ),
-            }
-        }
+                None,
+            ),
+        },
         _ => (Comparability::not("unknown kind"), None),
     }
 }
 
-fn memory_badge(kind: &str, cov: &Obj) -> Comparability {
-    let fields = [
-        "namespace",
-        "key_predicate",
-        "redaction_profile",
-        "durable_vs_scratch",
-    ];
-    let tuple = equality_tuple(kind, cov, &fields);
+fn memory_badge(
+    cov: &Obj,
+    durability: Option<&str>,
+    tuple: impl FnOnce() -> Box<str>,
+) -> Comparability {
     let versioned = ["vector_clock", "read_timestamp_ms", "generation_number"]
         .iter()
         .any(|f| cov.get(f).is_some());
-    match cov.get("durable_vs_scratch").and_then(Json::as_str) {
-        Some("durable-only") if versioned => Comparability::comparable(tuple),
-        Some("durable-only") => Comparability::weaker("no version boundary", tuple, false),
+    match durability {
+        Some("durable-only") if versioned => Comparability::comparable(tuple()),
+        Some("durable-only") => Comparability::weaker("no version boundary", tuple(), false),
         Some("scratch-only") => Comparability::not("scratch state is not portable"),
         Some("mixed") => {
-            let basis = cov
-                .get("mixed_partition")
+            let partition = cov.get("mixed_partition");
+            let basis = partition
                 .and_then(|p| p.get("audit_equality_basis"))
                 .and_then(Json::as_str);
-            match (cov.get("mixed_partition"), basis) {
+            match (partition, basis) {
                 (None, _) => Comparability::not("mixed durable/scratch without mixed_partition"),
                 (Some(_), Some("durable-only")) => {
-                    Comparability::weaker("durable subset only", tuple, false)
+                    Comparability::weaker("durable subset only", tuple(), false)
                 }
                 (Some(_), Some("none")) => {
                     Comparability::not("mixed partition with audit_equality_basis none")
@@ -272,13 +276,13 @@ fn memory_badge(kind: &str, cov: &Obj) -> Comparability {
     }
 }
 
-/// The equality tuple: kind plus each named field's value (absent kept distinct).
-fn equality_tuple(kind: &str, cov: &Obj, fields: &[&str]) -> Box<str> {
+/// The equality tuple: kind plus each tuple field's value (absent kept distinct).
+fn equality_tuple(kind: &str, values: &[Option<&Json>]) -> Box<str> {
     let mut t = String::with_capacity(64);
     t.push_str(kind);
-    for f in fields {
+    for v in values {
         t.push('|');
-        match cov.get(f) {
+        match v {
             Some(Json::String(s)) => {
                 // Length-prefixed, so no value can imitate a field boundary.
                 let s = s.lossy();
@@ -352,5 +356,27 @@ pub fn compare(a: (&str, &Comparability), b: (&str, &Comparability)) -> PairVerd
         } else {
             ca.assumption.clone()
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identity_fields_lead_every_tuple() {
+        for kind in [
+            "git-tree",
+            "db-rowset",
+            "sandbox-fs",
+            "browser-dom",
+            "memory-bag",
+            "kv-snapshot",
+            "other",
+        ] {
+            let (identity, tuple) = (identity_fields(kind), tuple_fields(kind));
+            assert!(tuple.len() <= MAX_TUPLE, "{kind}");
+            assert_eq!(identity, &tuple[..identity.len()], "{kind}");
+        }
     }
 }

@@ -4,6 +4,7 @@
 use super::comparability::identity_fields;
 use super::lease::{LeaseSource, LeaseView};
 use crate::model::drift::Drift;
+use crate::model::facts::observed_result;
 use crate::model::fields::{ActionFields, Key};
 use crate::model::json::Json;
 use crate::model::{Decision, Record};
@@ -43,28 +44,6 @@ impl Serialize for TargetBoundary<'_> {
             m.serialize_entry(k, v)?;
         }
         m.end()
-    }
-}
-
-/// `denied`, `skipped`, `failure`, `success` or None (analysis-rules §8).
-pub fn observed_result(a: &ActionFields<'_>) -> Option<&'static str> {
-    let decision = a
-        .obj(Key::CapabilityDecision)
-        .and_then(|d| Decision(d).outcome());
-    let outcome = a.str(Key::Outcome);
-    let exit = a.get(Key::ExitCode).and_then(Json::as_f64);
-    if decision == Some("deny") {
-        Some("denied")
-    } else if decision == Some("dry_run") {
-        Some("skipped")
-    } else if matches!(outcome, Some("failed" | "error" | "failure"))
-        || exit.is_some_and(|c| c != 0.0)
-    {
-        Some("failure")
-    } else if outcome.is_some() || exit.is_some() || a.get(Key::ResultDigest).is_some() {
-        Some("success")
-    } else {
-        None
     }
 }
 

@@ -435,19 +435,27 @@ impl Graph {
     }
 }
 
-/// Values for some of the nodes, looked up by node through a dense index (a hash map of a
-/// million large values spends most of its time moving them).
+/// Values for some of the nodes, looked up by node in O(1): either a slot per node into
+/// a vector of the values present (sparse), or a value-or-none per node (dense, when
+/// nearly every node has one). A hash map of a million large values spends most of its
+/// time moving them; the dense form is kept exactly as computed, never moved.
 #[derive(Clone, Debug)]
 pub struct NodeMap<T> {
-    slot: Vec<u32>,
-    values: Vec<T>,
+    store: Store<T>,
+    len: usize,
+}
+
+#[derive(Clone, Debug)]
+enum Store<T> {
+    Sparse { slot: Vec<u32>, values: Vec<T> },
+    Dense(Vec<Option<T>>),
 }
 
 impl<T> Default for NodeMap<T> {
     fn default() -> Self {
         NodeMap {
-            slot: Vec::new(),
-            values: Vec::new(),
+            store: Store::Dense(Vec::new()),
+            len: 0,
         }
     }
 }
@@ -463,47 +471,48 @@ impl<T> NodeMap<T> {
                 *s = i as u32;
             }
         }
-        NodeMap { slot, values }
+        NodeMap {
+            len: values.len(),
+            store: Store::Sparse { slot, values },
+        }
     }
 
     /// A map from a value-or-none for every node, in node order.
     pub fn from_dense(values: Vec<Option<T>>) -> NodeMap<T> {
-        let mut next = 0;
-        let slot = values
-            .iter()
-            .map(|v| match v {
-                Some(_) => {
-                    next += 1;
-                    next - 1
-                }
-                None => u32::MAX,
-            })
-            .collect();
         NodeMap {
-            slot,
-            values: values.into_iter().flatten().collect(),
+            len: values.iter().filter(|v| v.is_some()).count(),
+            store: Store::Dense(values),
         }
     }
 
     /// The value of a node.
     pub fn get(&self, node: &NodeId) -> Option<&T> {
-        let i = *self.slot.get(*node as usize)?;
-        self.values.get(i as usize)
+        match &self.store {
+            Store::Sparse { slot, values } => values.get(*slot.get(*node as usize)? as usize),
+            Store::Dense(values) => values.get(*node as usize)?.as_ref(),
+        }
     }
 
-    /// Every value.
+    /// Every value, in node order for a dense map.
     pub fn values(&self) -> impl Iterator<Item = &T> {
-        self.values.iter()
+        let (sparse, dense) = match &self.store {
+            Store::Sparse { values, .. } => (Some(values.iter()), None),
+            Store::Dense(values) => (None, Some(values.iter().flatten())),
+        };
+        sparse
+            .into_iter()
+            .flatten()
+            .chain(dense.into_iter().flatten())
     }
 
     /// Number of nodes with a value.
     pub fn len(&self) -> usize {
-        self.values.len()
+        self.len
     }
 
     /// True when no node has a value.
     pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
+        self.len == 0
     }
 }
 

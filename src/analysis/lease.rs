@@ -254,10 +254,20 @@ pub struct LeaseSummary {
     pub nodes: Vec<NodeId>,
 }
 
-/// Recorded evidence field names for the points the RFC left unnamed (interpretation).
-const ORDINAL_FIELDS: [&str; 2] = ["invocation_ordinal", "invocation_index"];
-const BUDGET_FIELDS: [&str; 2] = ["max_invocations", "invocation_budget"];
-const REVOKED_FIELDS: [&str; 2] = ["revoked_at_ms", "revocation_at_ms"];
+/// The `bounded_lease_evidence` members read, in one pass. The last six name the points
+/// the RFC left unnamed (interpretation), two spellings each.
+const EVIDENCE_FIELDS: [&str; 10] = [
+    "execution_started_at_ms",
+    "lease_granted_at_ms",
+    "lease_expires_at_ms",
+    "lease_duration_ms",
+    "invocation_ordinal",
+    "invocation_index",
+    "max_invocations",
+    "invocation_budget",
+    "revoked_at_ms",
+    "revocation_at_ms",
+];
 
 /// Lease summaries and the per-action views, indexed by node.
 #[derive(Clone, Debug, Default)]
@@ -356,13 +366,25 @@ fn view(
     supplied: Option<&SuppliedLease>,
 ) -> LeaseView {
     let evidence = action.bounded_lease_evidence;
-    let num = |keys: &[&str]| -> Option<f64> {
-        let ev = evidence?;
-        keys.iter().find_map(|k| ev.get(k).and_then(Json::as_f64))
-    };
+    let [
+        started,
+        granted,
+        expires,
+        duration,
+        ordinal_field,
+        index_field,
+        budget,
+        budget_alias,
+        revoked,
+        revoked_alias,
+    ] = evidence
+        .map_or([None; EVIDENCE_FIELDS.len()], |ev| {
+            ev.get_many(EVIDENCE_FIELDS)
+        })
+        .map(|v| v.and_then(Json::as_f64));
     let mut notes = LeaseNotes::default();
     let label = action.approval_decision.map(CompactString::from);
-    let executed_at_ms = num(&["execution_started_at_ms"]).or(action.time);
+    let executed_at_ms = started.or(action.time);
     let mut v = LeaseView {
         lease_id: CompactString::from(lease_id),
         source: LeaseSource::Inferred,
@@ -381,15 +403,15 @@ fn view(
     };
     if evidence.is_some() {
         v.source = LeaseSource::Recorded;
-        v.granted_at_ms = num(&["lease_granted_at_ms"]);
-        v.expires_at_ms = num(&["lease_expires_at_ms"]).or_else(|| {
-            let d = num(&["lease_duration_ms"])?;
+        v.granted_at_ms = granted;
+        v.expires_at_ms = expires.or_else(|| {
+            let d = duration?;
             notes.add(LeaseNotes::COMPUTED_EXPIRY);
             Some(v.granted_at_ms? + d)
         });
-        v.ordinal = num(&ORDINAL_FIELDS);
-        v.max_invocations = num(&BUDGET_FIELDS);
-        v.revoked_at_ms = num(&REVOKED_FIELDS);
+        v.ordinal = ordinal_field.or(index_field);
+        v.max_invocations = budget.or(budget_alias);
+        v.revoked_at_ms = revoked.or(revoked_alias);
         if v.ordinal.is_some() || v.max_invocations.is_some() || v.revoked_at_ms.is_some() {
             notes.add(LeaseNotes::INVOCATION_FIELDS);
         }

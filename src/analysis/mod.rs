@@ -31,7 +31,7 @@ use rustc_hash::FxHashMap as HashMap;
 use serde::Serialize;
 use std::borrow::Cow;
 
-fn serialize_display<S: serde::Serializer>(
+pub(crate) fn serialize_display<S: serde::Serializer>(
     v: &impl std::fmt::Display,
     s: S,
 ) -> Result<S::Ok, S::Error> {
@@ -121,7 +121,7 @@ impl Analysis {
     ) -> Analysis {
         let (graph, facts) = Graph::build_with_facts(corpus, &hashes);
         let leases = Leases::build(&graph, &facts, supplied);
-        let chains = chains::build(corpus, &graph, &facts);
+        let chains = chains::build(&graph, &facts);
         let mut an = Analysis {
             hashes,
             graph,

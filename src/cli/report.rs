@@ -209,7 +209,7 @@ pub fn show_text(r: &ActionReport<'_>) -> String {
             "  {:<20} {:<15} {}",
             c.what,
             c.status,
-            sanitize(&c.summary)
+            sanitize(&c.summary.to_string())
         );
     }
     let d = &r.drift;

@@ -26,6 +26,8 @@ pub struct ActionFacts<'a> {
     pub approval_decision: Option<&'a str>,
     /// The drift check's result, every dialect normalised ([`Drift`]).
     pub drift: DriftResult,
+    /// What the recorded result says happened ([`observed_result`]).
+    pub observed: Option<&'static str>,
     pub argument_drift: Option<&'a Json>,
     pub bounded_lease_evidence: Option<&'a Obj>,
     pub state_digest_kind: Option<&'a Json>,
@@ -71,6 +73,7 @@ impl<'a> ActionFacts<'a> {
             grant: s(grant).or(s(mode)),
             approval_decision: s(label),
             drift: DriftResult::Absent,
+            observed: observed(s(outcome), f),
             argument_drift: f.get(Key::ArgumentDrift),
             bounded_lease_evidence: f.obj(Key::BoundedLeaseEvidence),
             state_digest_kind: f.get(Key::StateDigestKind),
@@ -91,5 +94,33 @@ impl<'a> ActionFacts<'a> {
     /// True when the action carries a pre or post state digest.
     pub fn has_state_digest(&self) -> bool {
         self.pre_state_digest.is_some() || self.post_state_digest.is_some()
+    }
+}
+
+/// `denied`, `skipped`, `failure`, `success` or None (analysis-rules §8): what the
+/// action's recorded result says happened.
+pub fn observed_result(a: &ActionFields<'_>) -> Option<&'static str> {
+    let decision = a
+        .obj(Key::CapabilityDecision)
+        .and_then(|d| Decision(d).outcome());
+    observed(decision, a)
+}
+
+/// [`observed_result`] with the decision's outcome already read.
+fn observed(decision: Option<&str>, a: &ActionFields<'_>) -> Option<&'static str> {
+    let outcome = a.str(Key::Outcome);
+    let exit = a.get(Key::ExitCode).and_then(Json::as_f64);
+    if decision == Some("deny") {
+        Some("denied")
+    } else if decision == Some("dry_run") {
+        Some("skipped")
+    } else if matches!(outcome, Some("failed" | "error" | "failure"))
+        || exit.is_some_and(|c| c != 0.0)
+    {
+        Some("failure")
+    } else if outcome.is_some() || exit.is_some() || a.get(Key::ResultDigest).is_some() {
+        Some("success")
+    } else {
+        None
     }
 }

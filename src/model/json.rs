@@ -79,13 +79,18 @@ impl Obj {
     /// the small nested objects (decision, drift check, coverage) read field by field.
     pub fn get_many<const N: usize>(&self, keys: [&str; N]) -> [Option<&Json>; N] {
         let mut out = [None; N];
+        self.get_each(&keys, &mut out);
+        out
+    }
+
+    /// [`Obj::get_many`] for keys known at run time: `out[i]` receives `keys[i]`.
+    pub fn get_each<'a>(&'a self, keys: &[&str], out: &mut [Option<&'a Json>]) {
         for (k, v) in &self.members {
             let k = k.bytes();
             if let Some(i) = keys.iter().position(|x| same_key(k, x.as_bytes())) {
                 out[i] = Some(v);
             }
         }
-        out
     }
 
     /// Members with duplicates resolved last-wins, each key once, in first-seen order.

@@ -115,10 +115,7 @@ impl Data {
                         bits |= flag::LEASE_OUT;
                     }
                 }
-                if matches!(
-                    crate::analysis::envelope::observed_result(&fields),
-                    Some("success" | "failure")
-                ) {
+                if matches!(f.observed, Some("success" | "failure")) {
                     bits |= flag::EXECUTED;
                 }
                 if f.parent.is_some() && g.nodes[node as usize].parent.is_none() {

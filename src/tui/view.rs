@@ -638,7 +638,7 @@ fn detail(s: &State, area: Rect, buf: &mut Buffer) {
                 .authority
                 .changed
                 .iter()
-                .map(|c| change_line(s, c.what, c.status, &c.summary)),
+                .map(|c| change_line(s, c.what, c.status, &c.summary.to_string())),
         );
         Paragraph::new(lines).render(top, buf);
         let [left, right] =
@@ -665,7 +665,7 @@ fn detail(s: &State, area: Rect, buf: &mut Buffer) {
                     .authority
                     .changed
                     .iter()
-                    .map(|c| change_line(s, c.what, c.status, &c.summary)),
+                    .map(|c| change_line(s, c.what, c.status, &c.summary.to_string())),
             );
             l
         }
