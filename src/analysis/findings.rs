@@ -9,7 +9,6 @@ use crate::model::drift::{Drift, DriftResult};
 use crate::model::facts::ActionFacts;
 use crate::model::fields::{ActionFields, Key};
 use crate::model::finding::{Finding, Severity};
-use crate::model::json::Json;
 use crate::model::{Action, Decision, Record};
 use crate::verify::Report;
 use crate::verify::semantic::RuleSeverity;
@@ -130,6 +129,54 @@ pub fn analyse(corpus: &Corpus, an: &Analysis) -> Vec<Timed> {
     out
 }
 
+/// The findings an action's own facts decide, one bit each, worked out for every node
+/// while the analysis is built: [`analyse`] builds findings (and reads the stored JSON)
+/// only for the actions with a bit set, a denied-and-drifted parent, or a lease or
+/// coverage problem.
+pub mod check {
+    pub const EXEC_AFTER_DENY: u8 = 1;
+    pub const UNAPPROVED_MUTATION: u8 = 2;
+    pub const UNKNOWN_CLASS_ALLOWED: u8 = 4;
+    pub const DRIFT_EXECUTED: u8 = 8;
+    /// Not a finding: the action was denied after its arguments drifted, which makes a
+    /// child that re-runs the same payload F-REAPPROVAL-SAME-PAYLOAD.
+    pub const DENIED_DRIFTED: u8 = 16;
+}
+
+/// The [`check`] bits of one action.
+pub fn checks(f: &ActionFacts<'_>) -> u8 {
+    let mut bits = 0;
+    let denied = f.outcome == Some("deny");
+    let class = f.side_effect_class;
+    if denied
+        && (f
+            .result_outcome
+            .is_some_and(|o| matches!(o, "success" | "succeeded" | "ok" | "completed"))
+            || f.exit_code == Some(0.0)
+            || f.has_result_digest)
+    {
+        bits |= check::EXEC_AFTER_DENY;
+    }
+    let changing = f.state_changing == Some(true) || class.is_some_and(|c| c != "read");
+    if f.decision.is_none() && (changing || class.is_none()) {
+        bits |= check::UNAPPROVED_MUTATION;
+    }
+    if matches!(class, None | Some("unknown"))
+        && f.outcome == Some("allow")
+        && matches!(f.grant, None | Some("none"))
+    {
+        bits |= check::UNKNOWN_CLASS_ALLOWED;
+    }
+    if f.drift == DriftResult::Drifted {
+        bits |= if denied {
+            check::DENIED_DRIFTED
+        } else {
+            check::DRIFT_EXECUTED
+        };
+    }
+    bits
+}
+
 fn per_action(
     corpus: &Corpus,
     an: &Analysis,
@@ -138,45 +185,53 @@ fn per_action(
     a: &Action<'_>,
     out: &mut Vec<Timed>,
 ) {
+    let bits = an.checks[n as usize];
+    let parent = an.graph.nodes[n as usize]
+        .parent
+        .filter(|p| an.checks[*p as usize] & check::DENIED_DRIFTED != 0);
+    let lease = an
+        .leases
+        .by_node
+        .get(&n)
+        .filter(|l| l.verdict.is_outside() || l.label_contradicted);
+    let coverage = an.badges.get(&n).and_then(|(_, cf)| *cf);
+    let own = check::EXEC_AFTER_DENY
+        | check::UNAPPROVED_MUTATION
+        | check::UNKNOWN_CLASS_ALLOWED
+        | check::DRIFT_EXECUTED;
+    if bits & own == 0 && parent.is_none() && lease.is_none() && coverage.is_none() {
+        return;
+    }
     let fields = ActionFields::of(a.0);
     let (facts, drift) = ActionFacts::with_drift(record, &fields);
-    let decision = facts.decision();
     let outcome = facts.outcome;
     let class = facts.side_effect_class;
-    let state_changing = fields.get(Key::StateChanging).and_then(Json::as_bool);
-    if outcome == Some("deny") {
-        let success_outcome = fields
-            .str(Key::Outcome)
-            .is_some_and(|o| matches!(o, "success" | "succeeded" | "ok" | "completed"));
-        let exit0 = fields.get(Key::ExitCode).and_then(Json::as_f64) == Some(0.0);
-        if success_outcome || exit0 || fields.get(Key::ResultDigest).is_some() {
-            out.push(finding(
-                "F-EXEC-AFTER-DENY",
-                Severity::High,
-                record,
-                &[a],
-                format!(
-                    "{} was denied yet shows an executed result",
-                    a.id().unwrap_or("?")
-                ),
-                ev(
-                    a,
-                    &[
-                        "capability_decision.decision",
-                        "outcome",
-                        "exit_code",
-                        "result_digest",
-                    ],
-                ),
-            ));
-        }
+    if bits & check::EXEC_AFTER_DENY != 0 {
+        out.push(finding(
+            "F-EXEC-AFTER-DENY",
+            Severity::High,
+            record,
+            &[a],
+            format!(
+                "{} was denied yet shows an executed result",
+                a.id().unwrap_or("?")
+            ),
+            ev(
+                a,
+                &[
+                    "capability_decision.decision",
+                    "outcome",
+                    "exit_code",
+                    "result_digest",
+                ],
+            ),
+        ));
     }
-    let changing = state_changing == Some(true) || class.is_some_and(|c| c != "read");
-    if decision.is_none() && (changing || class.is_none()) {
+    if bits & check::UNAPPROVED_MUTATION != 0 {
         let unknown = matches!(class, None | Some("unknown"));
         out.push(finding(
             "F-UNAPPROVED-MUTATION",
-            if unknown && state_changing != Some(true) {
+            if unknown && facts.state_changing != Some(true) {
                 Severity::Medium
             } else {
                 Severity::High
@@ -191,11 +246,7 @@ fn per_action(
             ev(a, &["tool_name", "side_effect_class", "state_changing"]),
         ));
     }
-    let grant = facts.grant;
-    if matches!(class, None | Some("unknown"))
-        && outcome == Some("allow")
-        && matches!(grant, None | Some("none"))
-    {
+    if bits & check::UNKNOWN_CLASS_ALLOWED != 0 {
         out.push(finding(
             "F-UNKNOWN-CLASS-ALLOWED",
             Severity::Medium,
@@ -216,7 +267,7 @@ fn per_action(
             ),
         ));
     }
-    if drift.result == DriftResult::Drifted && outcome != Some("deny") {
+    if bits & check::DRIFT_EXECUTED != 0 {
         out.push(finding(
             "F-DRIFT-EXECUTED",
             Severity::High,
@@ -229,12 +280,10 @@ fn per_action(
             json!({ "argument_drift": facts.argument_drift.or(record.get("argument_drift")), "decision": outcome }),
         ));
     }
-    if let Some(p) = an.graph.nodes[n as usize].parent
+    if let Some(p) = parent
         && let Some((prec, parent)) = an.graph.action(corpus, p)
-        && parent.decision().and_then(|d| d.outcome()) == Some("deny")
-        && let parent_drift = Drift::of(prec, &parent)
-        && parent_drift.result == DriftResult::Drifted
     {
+        let parent_drift = Drift::of(prec, &parent);
         let parent_payload = parent_drift.payload_digest(parent.str_field("arguments_digest"));
         let own_payload = drift.payload_digest(fields.str(Key::ArgumentsDigest));
         let own_approval = facts.approval_context_hash;
@@ -255,7 +304,7 @@ fn per_action(
             ));
         }
     }
-    if let Some(l) = an.leases.by_node.get(&n) {
+    if let Some(l) = lease {
         if l.verdict.is_outside() {
             out.push(finding(
                 "F-LEASE-OUTSIDE",
@@ -287,7 +336,7 @@ fn per_action(
             ));
         }
     }
-    if let Some((_, Some(cf))) = an.badges.get(&n) {
+    if let Some(cf) = coverage {
         let (id, severity, msg) = match cf {
             CoverageFinding::Credential => (
                 "F-COV-CREDENTIAL",

@@ -97,6 +97,9 @@ pub enum GraphProblem {
     },
 }
 
+/// `(run index, action id)` → node.
+type ActionIndex = HashMap<(u32, CompactString), NodeId>;
+
 /// The graph over a corpus.
 #[derive(Debug, Default)]
 pub struct Graph {
@@ -109,7 +112,7 @@ pub struct Graph {
     /// Nodes then records; edges of every [`Edge`] kind.
     pub graph: DiGraph<Vertex, Edge, u32>,
     /// `(run index, action id)` → node, for look-ups by id.
-    index: HashMap<(u32, CompactString), NodeId>,
+    index: ActionIndex,
     /// `run_id` → run index.
     run_index: HashMap<String, u32>,
 }
@@ -146,55 +149,8 @@ impl Graph {
             ..Graph::default()
         };
         let component = components(&g.prev_record);
-        let mut run_of: HashMap<&str, u32> = HashMap::default();
-        let mut by_key: HashMap<(u32, CompactString), NodeId> =
-            HashMap::with_capacity_and_hasher(located.len(), Default::default());
-        // Copies of an action already seen are not nodes: their facts are dropped below.
-        let mut is_copy: Vec<bool> = Vec::new();
-        let mut i = 0;
-        for (ri, record) in records.iter().enumerate() {
-            let ri = ri as u32;
-            let run_id = record.run_id().unwrap_or("");
-            let run = *run_of.entry(run_id).or_insert_with(|| {
-                g.runs.push(Run {
-                    id: run_id.to_string(),
-                    nodes: Vec::new(),
-                    records: Vec::new(),
-                });
-                (g.runs.len() - 1) as u32
-            });
-            g.runs[run as usize].records.push(ri);
-            while let Some(&(_, pos, _)) = located.get(i).filter(|(r, _, _)| *r == ri) {
-                let f = &facts[i];
-                i += 1;
-                let n = g.nodes.len() as NodeId;
-                if let Some(id) = f.id {
-                    match by_key.entry((run, CompactString::from(id))) {
-                        Entry::Vacant(slot) => {
-                            slot.insert(n);
-                        }
-                        Entry::Occupied(first) => {
-                            if is_copy.is_empty() {
-                                is_copy = vec![false; located.len()];
-                            }
-                            is_copy[i - 1] = true;
-                            g.add_copy(*first.get(), &records, &component, ri, pos);
-                            continue;
-                        }
-                    }
-                }
-                g.nodes.push(ActionNode {
-                    record: ri,
-                    pos,
-                    run,
-                    copies: 1,
-                    time: f.time,
-                    parent: None,
-                });
-                g.runs[run as usize].nodes.push(n);
-            }
-        }
-        if !is_copy.is_empty() {
+        let (by_key, is_copy) = g.assign_nodes(&records, &located, &facts, &component);
+        if let Some(is_copy) = is_copy {
             let mut copy = is_copy.into_iter();
             facts.retain(|_| !copy.next().unwrap_or(false));
         }
@@ -228,6 +184,63 @@ impl Graph {
         (g, facts)
     }
 
+    /// Assigns a node to each action not seen before in its run (in record order) and
+    /// counts the copies; returns the `(run, action id)` index and, when there are
+    /// copies, which actions (by position in `located`) are copies.
+    fn assign_nodes<'c>(
+        &mut self,
+        records: &[&'c Record],
+        located: &[(u32, u32, &'c Obj)],
+        facts: &[ActionFacts<'c>],
+        component: &[u32],
+    ) -> (ActionIndex, Option<Vec<bool>>) {
+        let mut run_of: HashMap<&str, u32> = HashMap::default();
+        let mut by_key: ActionIndex =
+            HashMap::with_capacity_and_hasher(located.len(), Default::default());
+        let mut is_copy: Option<Vec<bool>> = None;
+        let mut i = 0;
+        for (ri, record) in records.iter().enumerate() {
+            let ri = ri as u32;
+            let run_id = record.run_id().unwrap_or("");
+            let run = *run_of.entry(run_id).or_insert_with(|| {
+                self.runs.push(Run {
+                    id: run_id.to_string(),
+                    nodes: Vec::new(),
+                    records: Vec::new(),
+                });
+                (self.runs.len() - 1) as u32
+            });
+            self.runs[run as usize].records.push(ri);
+            while let Some(&(_, pos, _)) = located.get(i).filter(|(r, _, _)| *r == ri) {
+                let f = &facts[i];
+                i += 1;
+                let n = self.nodes.len() as NodeId;
+                if let Some(id) = f.id {
+                    match by_key.entry((run, CompactString::from(id))) {
+                        Entry::Vacant(slot) => {
+                            slot.insert(n);
+                        }
+                        Entry::Occupied(first) => {
+                            is_copy.get_or_insert_with(|| vec![false; located.len()])[i - 1] = true;
+                            self.add_copy(*first.get(), records, component, ri, pos);
+                            continue;
+                        }
+                    }
+                }
+                self.nodes.push(ActionNode {
+                    record: ri,
+                    pos,
+                    run,
+                    copies: 1,
+                    time: f.time,
+                    parent: None,
+                });
+                self.runs[run as usize].nodes.push(n);
+            }
+        }
+        (by_key, is_copy)
+    }
+
     /// Counts a copy of node `n` found at `pos` of record `ri`, and reports it when it
     /// differs from the first copy within one record chain (V17).
     fn add_copy(&mut self, n: NodeId, records: &[&Record], component: &[u32], ri: u32, pos: u32) {
@@ -253,11 +266,7 @@ impl Graph {
         NodeIndex::new(self.nodes.len() + record as usize)
     }
 
-    fn resolve_parents(
-        &mut self,
-        facts: &[ActionFacts<'_>],
-        by_key: &HashMap<(u32, CompactString), NodeId>,
-    ) {
+    fn resolve_parents(&mut self, facts: &[ActionFacts<'_>], by_key: &ActionIndex) {
         // Action id → node when the id occurs in exactly one run (built when first needed).
         let mut unique: Option<HashMap<&str, Option<NodeId>>> = None;
         for (n, f) in facts.iter().enumerate() {

@@ -61,6 +61,8 @@ pub struct Analysis {
     pub chains: Vec<Chain>,
     /// The digest badge of each action that carries a state digest.
     pub badges: NodeMap<(Comparability, Option<CoverageFinding>)>,
+    /// The [`findings::check`] bits of each node.
+    pub checks: Vec<u8>,
     pub gaps: Vec<StateGap>,
     /// (node, index into `gaps`) for both ends of every gap, sorted by node.
     gap_index: Vec<(NodeId, u32)>,
@@ -120,24 +122,38 @@ impl Analysis {
         supplied: &SuppliedLeases,
     ) -> Analysis {
         let (graph, facts) = Graph::build_with_facts(corpus, &hashes);
-        let leases = Leases::build(&graph, &facts, supplied);
-        let chains = chains::build(&graph, &facts);
+        // Leases, chains and badges are independent of one another: each is parallel
+        // inside, and running them side by side also overlaps their serial parts.
+        let ((leases, chains), (badges, checks)) = rayon::join(
+            || {
+                rayon::join(
+                    || Leases::build(&graph, &facts, supplied),
+                    || chains::build(&graph, &facts),
+                )
+            },
+            || {
+                let (mut badges, mut checks) = (Vec::new(), Vec::new());
+                facts
+                    .par_iter()
+                    .map(|f| {
+                        let badge = f.has_state_digest().then(|| {
+                            comparability::badge(f.state_digest_kind, f.state_digest_coverage)
+                        });
+                        (badge, findings::checks(f))
+                    })
+                    .unzip_into_vecs(&mut badges, &mut checks);
+                (NodeMap::from_dense(badges), checks)
+            },
+        );
         let mut an = Analysis {
             hashes,
             graph,
             leases,
             chains,
+            badges,
+            checks,
             ..Analysis::default()
         };
-        let mut badges = Vec::with_capacity(facts.len());
-        facts
-            .par_iter()
-            .map(|f| {
-                f.has_state_digest()
-                    .then(|| comparability::badge(f.state_digest_kind, f.state_digest_coverage))
-            })
-            .collect_into_vec(&mut badges);
-        an.badges = NodeMap::from_dense(badges);
         an.gaps = an.state_gaps(&facts);
         an.gap_index = an
             .gaps

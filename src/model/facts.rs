@@ -28,6 +28,14 @@ pub struct ActionFacts<'a> {
     pub drift: DriftResult,
     /// What the recorded result says happened ([`observed_result`]).
     pub observed: Option<&'static str>,
+    /// `state_changing`, when it is a boolean.
+    pub state_changing: Option<bool>,
+    /// The action's own `outcome` text (not the decision's).
+    pub result_outcome: Option<&'a str>,
+    /// `exit_code`, when it is a number.
+    pub exit_code: Option<f64>,
+    /// True when `result_digest` is present.
+    pub has_result_digest: bool,
     pub argument_drift: Option<&'a Json>,
     pub bounded_lease_evidence: Option<&'a Obj>,
     pub state_digest_kind: Option<&'a Json>,
@@ -74,6 +82,10 @@ impl<'a> ActionFacts<'a> {
             approval_decision: s(label),
             drift: DriftResult::Absent,
             observed: observed(s(outcome), f),
+            state_changing: f.get(Key::StateChanging).and_then(Json::as_bool),
+            result_outcome: f.str(Key::Outcome),
+            exit_code: f.get(Key::ExitCode).and_then(Json::as_f64),
+            has_result_digest: f.get(Key::ResultDigest).is_some(),
             argument_drift: f.get(Key::ArgumentDrift),
             bounded_lease_evidence: f.obj(Key::BoundedLeaseEvidence),
             state_digest_kind: f.get(Key::StateDigestKind),
