@@ -1,5 +1,6 @@
-//! The fields the graph, lease, chain and badge passes read from an action, typed, from
-//! the one-pass member index ([`ActionFields`]).
+//! What the analysis passes (graph, leases, chains, badges, finding checks, the
+//! explorer's row markers) read from an action, typed, taken from the one-pass member
+//! index ([`ActionFields`]) while the action is in cache.
 
 use super::drift::{Drift, DriftResult};
 use super::fields::{ActionFields, Key};
