@@ -97,8 +97,9 @@ pub enum GraphProblem {
     },
 }
 
-/// `(run index, action id)` → node.
-type ActionIndex = HashMap<(u32, CompactString), NodeId>;
+/// Action id → node, one map per run (by run index): small maps stay in cache while a
+/// million actions are assigned.
+type ActionIndex = Vec<HashMap<CompactString, NodeId>>;
 
 /// The graph over a corpus.
 #[derive(Debug, Default)]
@@ -111,7 +112,7 @@ pub struct Graph {
     pub problems: Vec<GraphProblem>,
     /// Nodes then records; edges of every [`Edge`] kind.
     pub graph: DiGraph<Vertex, Edge, u32>,
-    /// `(run index, action id)` → node, for look-ups by id.
+    /// Action id → node per run, for look-ups by id.
     index: ActionIndex,
     /// `run_id` → run index.
     run_index: HashMap<String, u32>,
@@ -195,8 +196,7 @@ impl Graph {
         component: &[u32],
     ) -> (ActionIndex, Option<Vec<bool>>) {
         let mut run_of: HashMap<&str, u32> = HashMap::default();
-        let mut by_key: ActionIndex =
-            HashMap::with_capacity_and_hasher(located.len(), Default::default());
+        let mut by_key: ActionIndex = Vec::new();
         let mut is_copy: Option<Vec<bool>> = None;
         let mut i = 0;
         for (ri, record) in records.iter().enumerate() {
@@ -208,6 +208,7 @@ impl Graph {
                     nodes: Vec::new(),
                     records: Vec::new(),
                 });
+                by_key.push(HashMap::default());
                 (self.runs.len() - 1) as u32
             });
             self.runs[run as usize].records.push(ri);
@@ -216,7 +217,7 @@ impl Graph {
                 i += 1;
                 let n = self.nodes.len() as NodeId;
                 if let Some(id) = f.id {
-                    match by_key.entry((run, CompactString::from(id))) {
+                    match by_key[run as usize].entry(CompactString::from(id)) {
                         Entry::Vacant(slot) => {
                             slot.insert(n);
                         }
@@ -279,12 +280,12 @@ impl Graph {
                     .push(GraphProblem::SelfParent { node: n as NodeId });
                 continue;
             }
-            let (parent, kind) = match by_key.get(&(node.run, CompactString::from(parent_id))) {
+            let (parent, kind) = match by_key[node.run as usize].get(parent_id) {
                 Some(&p) => (p, Edge::Parent),
                 None => match unique
                     .get_or_insert_with(|| {
                         let mut u: HashMap<&str, Option<NodeId>> = HashMap::default();
-                        for ((_, id), &n) in by_key {
+                        for (id, &n) in by_key.iter().flatten() {
                             u.entry(id.as_str())
                                 .and_modify(|v| *v = None)
                                 .or_insert(Some(n));
@@ -343,44 +344,11 @@ impl Graph {
     }
 
     fn group_causal(&mut self, facts: &[ActionFacts<'_>]) {
-        // Group index per node (groups numbered by first appearance), then each group's
-        // nodes gathered with a counting sort and ordered by time in parallel.
-        let mut index: HashMap<&str, u32> = HashMap::default();
-        let mut ids: Vec<&str> = Vec::new();
-        let group_of: Vec<u32> = facts
-            .iter()
-            .map(|f| match f.causal_chain_id {
-                Some(id) => *index.entry(id).or_insert_with(|| {
-                    ids.push(id);
-                    ids.len() as u32 - 1
-                }),
-                None => u32::MAX,
-            })
-            .collect();
-        let mut start = vec![0usize; ids.len() + 1];
-        for &g in group_of.iter().filter(|g| **g != u32::MAX) {
-            start[g as usize + 1] += 1;
-        }
-        for i in 1..start.len() {
-            start[i] += start[i - 1];
-        }
-        let mut members = vec![0 as NodeId; start[ids.len()]];
-        let mut next = start.clone();
-        for (n, &g) in group_of.iter().enumerate().filter(|(_, g)| **g != u32::MAX) {
-            members[next[g as usize]] = n as NodeId;
-            next[g as usize] += 1;
-        }
-        let nodes = &self.nodes;
-        self.causal = ids
-            .par_iter()
-            .enumerate()
-            .map(|(g, id)| {
-                let mut group = members[start[g]..start[g + 1]].to_vec();
-                group.sort_by(|a, b| time_order(nodes[*a as usize].time, nodes[*b as usize].time));
-                CausalGroup {
-                    id: id.to_string(),
-                    nodes: group,
-                }
+        self.causal = groups_in_time_order(&self.nodes, facts.iter().map(|f| f.causal_chain_id))
+            .into_iter()
+            .map(|(id, nodes)| CausalGroup {
+                id: id.to_string(),
+                nodes,
             })
             .collect();
         for group in &self.causal {
@@ -397,19 +365,15 @@ impl Graph {
     /// The node of `(run_id, action_id)`.
     pub fn find(&self, run_id: &str, action_id: &str) -> Option<NodeId> {
         let run = *self.run_index.get(run_id)?;
-        self.index
-            .get(&(run, CompactString::from(action_id)))
-            .copied()
+        self.index.get(run as usize)?.get(action_id).copied()
     }
 
     /// Every node whose action id is `action_id`, in any run.
     pub fn find_all(&self, action_id: &str) -> Vec<NodeId> {
-        let mut found: Vec<NodeId> = (0..self.runs.len() as u32)
-            .filter_map(|run| {
-                self.index
-                    .get(&(run, CompactString::from(action_id)))
-                    .copied()
-            })
+        let mut found: Vec<NodeId> = self
+            .index
+            .iter()
+            .filter_map(|run| run.get(action_id).copied())
             .collect();
         found.sort_unstable();
         found
@@ -539,6 +503,49 @@ pub fn indices_of(pairs: &[(NodeId, u32)], node: NodeId) -> impl Iterator<Item =
         .iter()
         .take_while(move |(n, _)| *n == node)
         .map(|(_, i)| *i as usize)
+}
+
+/// Nodes grouped by a key (`keys` has one per node, in node order): groups in order of
+/// first appearance, each group's nodes in time order. Group numbers come from one
+/// hash look-up per node; members are gathered with a counting sort and each group is
+/// sorted in parallel.
+pub fn groups_in_time_order<'a>(
+    nodes: &[ActionNode],
+    keys: impl Iterator<Item = Option<&'a str>>,
+) -> Vec<(&'a str, Vec<NodeId>)> {
+    let mut index: HashMap<&str, u32> = HashMap::default();
+    let mut names: Vec<&str> = Vec::new();
+    let group_of: Vec<u32> = keys
+        .map(|key| match key {
+            Some(key) => *index.entry(key).or_insert_with(|| {
+                names.push(key);
+                names.len() as u32 - 1
+            }),
+            None => u32::MAX,
+        })
+        .collect();
+    let mut start = vec![0usize; names.len() + 1];
+    for &g in group_of.iter().filter(|g| **g != u32::MAX) {
+        start[g as usize + 1] += 1;
+    }
+    for i in 1..start.len() {
+        start[i] += start[i - 1];
+    }
+    let mut members = vec![0 as NodeId; start[names.len()]];
+    let mut next = start.clone();
+    for (n, &g) in group_of.iter().enumerate().filter(|(_, g)| **g != u32::MAX) {
+        members[next[g as usize]] = n as NodeId;
+        next[g as usize] += 1;
+    }
+    names
+        .par_iter()
+        .enumerate()
+        .map(|(g, name)| {
+            let mut group = members[start[g]..start[g + 1]].to_vec();
+            group.sort_by(|a, b| time_order(nodes[*a as usize].time, nodes[*b as usize].time));
+            (*name, group)
+        })
+        .collect()
 }
 
 /// Orders optional times: known times ascending (total order), unknown last.

@@ -3,7 +3,7 @@
 //! file, or inference from the actions that share a `scope_lease_id` — and the source
 //! is always reported. Windows are half-open `[granted, expires)`.
 
-use super::graph::{Graph, NodeId, NodeMap, time_order};
+use super::graph::{Graph, NodeId, NodeMap, groups_in_time_order};
 use crate::load::{LoadError, load_file};
 use crate::model::Record;
 use crate::model::facts::ActionFacts;
@@ -11,7 +11,6 @@ use crate::model::json::Json;
 use crate::model::time::parse_iso8601_ms;
 use compact_str::CompactString;
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::Path;
@@ -279,27 +278,10 @@ pub struct Leases {
 impl Leases {
     /// Computes every lease window and verdict.
     pub fn build(graph: &Graph, facts: &[ActionFacts<'_>], supplied: &SuppliedLeases) -> Leases {
-        let mut groups: FxHashMap<&str, Vec<NodeId>> = FxHashMap::default();
-        let mut order = Vec::new();
-        for (n, f) in facts.iter().enumerate() {
-            let n = n as NodeId;
-            if let Some(id) = f.scope_lease_id {
-                groups
-                    .entry(id)
-                    .or_insert_with(|| {
-                        order.push(id);
-                        Vec::new()
-                    })
-                    .push(n);
-            }
-        }
         let mut out = Leases::default();
         let mut jobs: Vec<(usize, usize, NodeId)> = Vec::new();
-        for id in order {
-            let mut nodes = groups.remove(id).unwrap_or_default();
-            nodes.sort_by(|a, b| {
-                time_order(graph.nodes[*a as usize].time, graph.nodes[*b as usize].time)
-            });
+        let groups = groups_in_time_order(&graph.nodes, facts.iter().map(|f| f.scope_lease_id));
+        for (id, nodes) in groups {
             let times: Vec<f64> = nodes
                 .iter()
                 .filter_map(|n| graph.nodes[*n as usize].time)
