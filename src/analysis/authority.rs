@@ -40,7 +40,7 @@ impl<'a> AuthorityView<'a> {
 }
 
 fn with_names<'a, const N: usize>(
-    table: &[(&'static str, Path, &'static str); N],
+    table: &[Row; N],
     values: &[Option<&'a Json>; N],
 ) -> [Field<'a>; N] {
     std::array::from_fn(|i| Field {
@@ -98,8 +98,6 @@ enum Path {
     Record(usize, Option<&'static str>),
 }
 
-use Path::Action as A;
-
 /// The decision members the views read, looked up in one pass per action.
 const DECISION_KEYS: [&str; 10] = [
     "decision",
@@ -142,45 +140,49 @@ const fn index_of(keys: &[&str], name: &str) -> usize {
     panic!("key not listed")
 }
 
-/// A member of the decision.
-const fn d(name: &str) -> Path {
-    Path::Decision(index_of(&DECISION_KEYS, name))
+/// A table row: (name, where, dialect).
+type Row = (&'static str, Path, &'static str);
+
+/// A row for a member of the action.
+const fn act(key: Key, dialect: &'static str) -> Row {
+    (key.name(), Path::Action(key), dialect)
 }
 
-/// A member of the record.
-const fn r(name: &str) -> Path {
-    Path::Record(index_of(&RECORD_KEYS, name), None)
+/// A row for a member of the decision.
+const fn dec(name: &'static str, dialect: &'static str) -> Row {
+    (
+        name,
+        Path::Decision(index_of(&DECISION_KEYS, name)),
+        dialect,
+    )
 }
 
-/// Fields of the available authority: (name, where, dialect).
-const AVAILABLE: [(&str, Path, &str); 19] = [
-    ("decision", d("decision"), "all"),
-    ("capability", d("capability"), "all"),
-    ("subject", d("subject"), "all"),
-    ("resource", d("resource"), "all"),
-    ("approval_grant", d("approval_grant"), "RFC-final"),
-    ("approval_decision", d("approval_decision"), "RFC-final"),
-    ("approval_mode", d("approval_mode"), "JS v0.3"),
-    ("approval_extension", d("approval_extension"), "JS v0.3"),
-    ("deny_reason_class", d("deny_reason_class"), "JS v0.3"),
-    ("reason_code", d("reason_code"), "all"),
+/// A row for a member of the record.
+const fn rec(name: &'static str, dialect: &'static str) -> Row {
     (
-        "approval_context_hash",
-        A(Key::ApprovalContextHash),
-        "JS v0.2",
-    ),
-    ("scope_lease_id", A(Key::ScopeLeaseId), "JS v0.2"),
-    (
-        "bounded_lease_evidence",
-        A(Key::BoundedLeaseEvidence),
-        "RFC-final",
-    ),
-    ("permission_gate", A(Key::PermissionGate), "JS"),
-    (
-        "policy_bundle_digest",
-        r("policy_bundle_digest"),
-        "JS, protocol schema",
-    ),
+        name,
+        Path::Record(index_of(&RECORD_KEYS, name), None),
+        dialect,
+    )
+}
+
+/// Fields of the available authority.
+const AVAILABLE: [Row; 19] = [
+    dec("decision", "all"),
+    dec("capability", "all"),
+    dec("subject", "all"),
+    dec("resource", "all"),
+    dec("approval_grant", "RFC-final"),
+    dec("approval_decision", "RFC-final"),
+    dec("approval_mode", "JS v0.3"),
+    dec("approval_extension", "JS v0.3"),
+    dec("deny_reason_class", "JS v0.3"),
+    dec("reason_code", "all"),
+    act(Key::ApprovalContextHash, "JS v0.2"),
+    act(Key::ScopeLeaseId, "JS v0.2"),
+    act(Key::BoundedLeaseEvidence, "RFC-final"),
+    act(Key::PermissionGate, "JS"),
+    rec("policy_bundle_digest", "JS, protocol schema"),
     (
         "delegation_chain",
         Path::Record(
@@ -189,36 +191,32 @@ const AVAILABLE: [(&str, Path, &str); 19] = [
         ),
         "JS v0.2",
     ),
-    ("authorized_by", r("authorized_by"), "v0.5"),
-    ("authority_origin", r("authority_origin"), "v0.5"),
-    ("attribution_backing", r("attribution_backing"), "v0.5"),
+    rec("authorized_by", "v0.5"),
+    rec("authority_origin", "v0.5"),
+    rec("attribution_backing", "v0.5"),
 ];
 
-/// Fields of the exercised authority: (name, where, dialect).
-const EXERCISED: [(&str, Path, &str); 19] = [
-    ("tool_name", A(Key::ToolName), "all"),
-    ("capability", d("capability"), "all"),
-    ("resource", d("resource"), "all"),
-    ("side_effect_class", A(Key::SideEffectClass), "JS v0.3"),
-    ("state_changing", A(Key::StateChanging), "all"),
-    ("arguments_digest", A(Key::ArgumentsDigest), "JS (#163)"),
-    ("outcome", A(Key::Outcome), "JS (#163)"),
-    ("exit_code", A(Key::ExitCode), "JS (#163)"),
-    ("result_digest", A(Key::ResultDigest), "all"),
-    ("pre_state_digest", A(Key::PreStateDigest), "JS v0.2"),
-    ("post_state_digest", A(Key::PostStateDigest), "JS v0.2"),
-    ("state_digest_kind", A(Key::StateDigestKind), "JS v0.3"),
-    (
-        "state_digest_coverage",
-        A(Key::StateDigestCoverage),
-        "JS v0.3 / RFC-final",
-    ),
-    ("input_taint_labels", A(Key::InputTaintLabels), "JS v0.2"),
-    ("output_taint_labels", A(Key::OutputTaintLabels), "JS v0.2"),
-    ("memory_read_refs", A(Key::MemoryReadRefs), "JS v0.2"),
-    ("memory_write_refs", A(Key::MemoryWriteRefs), "JS v0.2"),
-    ("timestamp_ms", A(Key::TimestampMs), "all"),
-    ("mcp_header_risk", A(Key::McpHeaderRisk), "Rust gateway"),
+/// Fields of the exercised authority.
+const EXERCISED: [Row; 19] = [
+    act(Key::ToolName, "all"),
+    dec("capability", "all"),
+    dec("resource", "all"),
+    act(Key::SideEffectClass, "JS v0.3"),
+    act(Key::StateChanging, "all"),
+    act(Key::ArgumentsDigest, "JS (#163)"),
+    act(Key::Outcome, "JS (#163)"),
+    act(Key::ExitCode, "JS (#163)"),
+    act(Key::ResultDigest, "all"),
+    act(Key::PreStateDigest, "JS v0.2"),
+    act(Key::PostStateDigest, "JS v0.2"),
+    act(Key::StateDigestKind, "JS v0.3"),
+    act(Key::StateDigestCoverage, "JS v0.3 / RFC-final"),
+    act(Key::InputTaintLabels, "JS v0.2"),
+    act(Key::OutputTaintLabels, "JS v0.2"),
+    act(Key::MemoryReadRefs, "JS v0.2"),
+    act(Key::MemoryWriteRefs, "JS v0.2"),
+    act(Key::TimestampMs, "all"),
+    act(Key::McpHeaderRisk, "Rust gateway"),
 ];
 
 /// The members a view table reads: the action's, its decision's and its record's.
@@ -230,7 +228,7 @@ struct Sources<'a, 'f> {
 
 fn values<'a, const N: usize>(
     sources: &Sources<'a, '_>,
-    table: &[(&'static str, Path, &'static str); N],
+    table: &[Row; N],
 ) -> [Option<&'a Json>; N] {
     let Sources {
         action,

@@ -18,7 +18,7 @@ macro_rules! keys {
             pub const ALL: &'static [Key] = &[$(Key::$key,)*];
 
             /// The member name.
-            pub fn name(self) -> &'static str {
+            pub const fn name(self) -> &'static str {
                 match self { $(Key::$key => $name,)* }
             }
         }
