@@ -5,7 +5,7 @@
 use super::lease::{LeaseVerdict, LeaseView};
 use crate::model::drift::{Binding, Drift, DriftResult};
 use crate::model::fields::{ActionFields, Key};
-use crate::model::json::Json;
+use crate::model::json::{Json, KeySet};
 use crate::model::{Action, Record};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use std::borrow::Cow;
@@ -92,14 +92,14 @@ impl std::fmt::Display for Summary<'_> {
 enum Path {
     /// A member of the action.
     Action(Key),
-    /// A member of the action's `capability_decision` (index into [`DECISION_KEYS`]).
+    /// A member of the action's `capability_decision` (index into [`DECISION_NAMES`]).
     Decision(usize),
-    /// A member of the record (index into [`RECORD_KEYS`]), or a member of that member.
+    /// A member of the record (index into [`RECORD_NAMES`]), or a member of that member.
     Record(usize, Option<&'static str>),
 }
 
 /// The decision members the views read, looked up in one pass per action.
-const DECISION_KEYS: [&str; 10] = [
+const DECISION_NAMES: [&str; 10] = [
     "decision",
     "capability",
     "subject",
@@ -113,13 +113,16 @@ const DECISION_KEYS: [&str; 10] = [
 ];
 
 /// The record members the views read, looked up in one pass.
-const RECORD_KEYS: [&str; 5] = [
+const RECORD_NAMES: [&str; 5] = [
     "policy_bundle_digest",
     "run_context",
     "authorized_by",
     "authority_origin",
     "attribution_backing",
 ];
+
+static DECISION_KEYS: KeySet = KeySet::new(&DECISION_NAMES);
+static RECORD_KEYS: KeySet = KeySet::new(&RECORD_NAMES);
 
 /// Position of `name` in `keys`, at compile time (a name not listed fails the build).
 const fn index_of(keys: &[&str], name: &str) -> usize {
@@ -152,7 +155,7 @@ const fn act(key: Key, dialect: &'static str) -> Row {
 const fn dec(name: &'static str, dialect: &'static str) -> Row {
     (
         name,
-        Path::Decision(index_of(&DECISION_KEYS, name)),
+        Path::Decision(index_of(&DECISION_NAMES, name)),
         dialect,
     )
 }
@@ -161,7 +164,7 @@ const fn dec(name: &'static str, dialect: &'static str) -> Row {
 const fn rec(name: &'static str, dialect: &'static str) -> Row {
     (
         name,
-        Path::Record(index_of(&RECORD_KEYS, name), None),
+        Path::Record(index_of(&RECORD_NAMES, name), None),
         dialect,
     )
 }
@@ -186,7 +189,7 @@ const AVAILABLE: [Row; 19] = [
     (
         "delegation_chain",
         Path::Record(
-            index_of(&RECORD_KEYS, "run_context"),
+            index_of(&RECORD_NAMES, "run_context"),
             Some("delegation_chain"),
         ),
         "JS v0.2",
@@ -222,8 +225,8 @@ const EXERCISED: [Row; 19] = [
 /// The members a view table reads: the action's, its decision's and its record's.
 struct Sources<'a, 'f> {
     action: &'f ActionFields<'a>,
-    decision: [Option<&'a Json>; DECISION_KEYS.len()],
-    top: [Option<&'a Json>; RECORD_KEYS.len()],
+    decision: [Option<&'a Json>; DECISION_NAMES.len()],
+    top: [Option<&'a Json>; RECORD_NAMES.len()],
 }
 
 fn values<'a, const N: usize>(
@@ -259,8 +262,8 @@ pub fn view<'a>(
         action,
         decision: action
             .obj(Key::CapabilityDecision)
-            .map_or([None; DECISION_KEYS.len()], |d| d.get_many(DECISION_KEYS)),
-        top: record.obj().get_many(RECORD_KEYS),
+            .map_or([None; DECISION_NAMES.len()], |d| d.get_many(&DECISION_KEYS)),
+        top: record.obj().get_many(&RECORD_KEYS),
     };
     AuthorityView {
         available: values(&sources, &AVAILABLE),

@@ -69,9 +69,12 @@ impl Serialize for Chain {
 
 /// Every deny chain, then every causal chain.
 pub fn build(graph: &Graph, facts: &[ActionFacts<'_>]) -> Vec<Chain> {
-    let denied = |n: NodeId| facts[n as usize].outcome == Some("deny");
+    // `observed` is "denied" exactly when the decision is a deny (read while the action
+    // was in cache; comparing the decision text here would reload every action).
+    let denied = |n: NodeId| facts[n as usize].observed == Some("denied");
     // Each start and each causal group is independent: built in parallel, kept in order.
     let starts: Vec<NodeId> = (0..graph.nodes.len() as NodeId)
+        .into_par_iter()
         .filter(|n| denied(*n) && !has_denied_ancestor(graph, *n, &denied))
         .collect();
     let mut chains: Vec<Chain> = starts
@@ -142,7 +145,11 @@ fn deny_chains(graph: &Graph, facts: &[ActionFacts<'_>], start: NodeId) -> Vec<C
 }
 
 /// True when some ancestor (cycle-safe walk) is a deny.
-fn has_denied_ancestor(graph: &Graph, node: NodeId, denied: &dyn Fn(NodeId) -> bool) -> bool {
+fn has_denied_ancestor(
+    graph: &Graph,
+    node: NodeId,
+    denied: &(dyn Fn(NodeId) -> bool + Sync),
+) -> bool {
     let mut cur = graph.nodes[node as usize].parent;
     let mut steps = 0;
     while let Some(p) = cur {

@@ -2,7 +2,7 @@
 //! comparable / comparable under a named weaker assumption / not comparable, per kind,
 //! with the equality tuple used to pair digests, plus pre-vs-post and state-gap pairs.
 
-use crate::model::json::{Json, Obj};
+use crate::model::json::{Json, KeySet, Obj};
 use serde::Serialize;
 use std::borrow::Cow;
 
@@ -38,7 +38,7 @@ pub struct Comparability {
     pub interpretation: bool,
     /// The equality tuple: two digests are compared only when these are equal.
     #[serde(skip)]
-    pub tuple: Option<Box<str>>,
+    pub tuple: Option<Box<[u8]>>,
     /// browser-dom `capture_timestamp_ms`: a different offset weakens a pair.
     #[serde(skip)]
     pub capture_offset: Option<String>,
@@ -54,7 +54,7 @@ pub enum CoverageFinding {
 }
 
 impl Comparability {
-    fn comparable(tuple: Box<str>) -> Self {
+    fn comparable(tuple: Box<[u8]>) -> Self {
         Comparability {
             state: BadgeState::Comparable,
             assumption: None,
@@ -66,7 +66,7 @@ impl Comparability {
     }
     fn weaker(
         assumption: impl Into<Cow<'static, str>>,
-        tuple: Box<str>,
+        tuple: Box<[u8]>,
         interpretation: bool,
     ) -> Self {
         Comparability {
@@ -104,47 +104,66 @@ pub fn identity_fields(kind: &str) -> &'static [&'static str] {
 }
 
 /// The equality-tuple fields of each kind (§3), identity fields first.
-fn tuple_fields(kind: &str) -> &'static [&'static str] {
+fn tuple_fields(kind: &str) -> &'static KeySet {
+    static GIT: KeySet = KeySet::new(&["tree_sha", "tree_root", "path_predicate", "excludes"]);
+    static DB: KeySet = KeySet::new(&[
+        "database_id",
+        "schema",
+        "table",
+        "query_hash",
+        "snapshot_id",
+    ]);
+    static SANDBOX: KeySet = KeySet::new(&[
+        "base_image_digest",
+        "sandbox_root",
+        "include_predicates",
+        "exclude_predicates",
+        "symlink_policy",
+        "generated_paths_included",
+    ]);
+    static BROWSER: KeySet = KeySet::new(&[
+        "origin",
+        "route_path",
+        "frame_path",
+        "selector_root",
+        "selector_kind",
+        "capture_phase",
+        "attribute_order",
+        "whitespace_policy",
+    ]);
+    static MEMORY: KeySet = KeySet::new(&[
+        "namespace",
+        "key_predicate",
+        "redaction_profile",
+        "durable_vs_scratch",
+    ]);
+    static OTHER: KeySet = KeySet::new(&["other_kind", "coverage_schema_version"]);
+    static NONE: KeySet = KeySet::new(&[]);
     match kind {
-        "git-tree" => &["tree_sha", "tree_root", "path_predicate", "excludes"],
-        "db-rowset" => &[
-            "database_id",
-            "schema",
-            "table",
-            "query_hash",
-            "snapshot_id",
-        ],
-        "sandbox-fs" => &[
-            "base_image_digest",
-            "sandbox_root",
-            "include_predicates",
-            "exclude_predicates",
-            "symlink_policy",
-            "generated_paths_included",
-        ],
-        "browser-dom" => &[
-            "origin",
-            "route_path",
-            "frame_path",
-            "selector_root",
-            "selector_kind",
-            "capture_phase",
-            "attribute_order",
-            "whitespace_policy",
-        ],
-        "memory-bag" | "kv-snapshot" => &[
-            "namespace",
-            "key_predicate",
-            "redaction_profile",
-            "durable_vs_scratch",
-        ],
-        "other" => &["other_kind", "coverage_schema_version"],
-        _ => &[],
+        "git-tree" => &GIT,
+        "db-rowset" => &DB,
+        "sandbox-fs" => &SANDBOX,
+        "browser-dom" => &BROWSER,
+        "memory-bag" | "kv-snapshot" => &MEMORY,
+        "other" => &OTHER,
+        _ => &NONE,
     }
 }
 
+/// The identity fields of a kind and the coverage values of its tuple fields, read in
+/// one pass over the coverage members: `(names, values)`, identity fields first.
+pub fn tuple_values<'a>(
+    kind: &str,
+    coverage: &'a Obj,
+) -> (&'static [&'static str], [Option<&'a Json>; MAX_TUPLE]) {
+    let fields = tuple_fields(kind);
+    let mut values = [None; MAX_TUPLE];
+    coverage.get_each(fields, &mut values[..fields.names().len()]);
+    (fields.names(), values)
+}
+
 /// The most tuple fields any kind has.
-const MAX_TUPLE: usize = 8;
+pub const MAX_TUPLE: usize = 8;
 
 /// The badge for the state digests of an action (one kind and coverage cover both:
 /// `state_digest_kind`, `state_digest_coverage`), and any coverage finding.
@@ -158,12 +177,8 @@ pub fn badge(
     let (Some(kind), Some(cov)) = (kind.as_str(), coverage.as_object()) else {
         return (Comparability::not("no coverage descriptor"), None);
     };
-    // The tuple fields, read in one pass over the coverage members.
-    let fields = tuple_fields(kind);
-    let mut values = [None; MAX_TUPLE];
-    let values = &mut values[..fields.len()];
-    cov.get_each(fields, values);
-    let values = &*values;
+    let (fields, values) = tuple_values(kind, cov);
+    let values = &values[..fields.len()];
     let identity = identity_fields(kind).len();
     if kind != "other" && values[..identity].iter().any(Option::is_none) {
         let missing: Vec<&str> = fields[..identity]
@@ -244,7 +259,7 @@ pub fn badge(
 fn memory_badge(
     cov: &Obj,
     durability: Option<&str>,
-    tuple: impl FnOnce() -> Box<str>,
+    tuple: impl FnOnce() -> Box<[u8]>,
 ) -> Comparability {
     let versioned = ["vector_clock", "read_timestamp_ms", "generation_number"]
         .iter()
@@ -276,25 +291,37 @@ fn memory_badge(
     }
 }
 
-/// The equality tuple: kind plus each tuple field's value (absent kept distinct).
-fn equality_tuple(kind: &str, values: &[Option<&Json>]) -> Box<str> {
-    let mut t = String::with_capacity(64);
-    t.push_str(kind);
+/// The equality tuple: kind plus each tuple field's value (absent kept distinct), as
+/// bytes compared only for equality. Each value is length-prefixed and tagged, so no
+/// value can imitate a field boundary or a value of another type.
+fn equality_tuple(kind: &str, values: &[Option<&Json>]) -> Box<[u8]> {
+    let mut t = Vec::with_capacity(
+        kind.len()
+            + values
+                .iter()
+                .map(|v| 5 + v.map_or(0, value_len))
+                .sum::<usize>(),
+    );
+    t.extend_from_slice(kind.as_bytes());
     for v in values {
-        t.push('|');
-        match v {
-            Some(Json::String(s)) => {
-                // Length-prefixed, so no value can imitate a field boundary.
-                let s = s.lossy();
-                t.push_str(itoa::Buffer::new().format(s.len()));
-                t.push(':');
-                t.push_str(&s);
-            }
-            Some(v) => t.push_str(&serde_json::to_string(v).unwrap_or_default()),
-            None => t.push('∅'),
-        }
+        let (tag, bytes): (u8, Cow<'_, [u8]>) = match v {
+            Some(Json::String(s)) => (b's', Cow::Borrowed(s.bytes())),
+            Some(v) => (b'j', Cow::Owned(serde_json::to_vec(v).unwrap_or_default())),
+            None => (b'-', Cow::Borrowed(&[][..])),
+        };
+        t.push(tag);
+        t.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+        t.extend_from_slice(&bytes);
     }
-    t.into_boxed_str()
+    t.into_boxed_slice()
+}
+
+/// The bytes a string value adds to a tuple (other values are measured when written).
+fn value_len(v: &Json) -> usize {
+    match v {
+        Json::String(s) => s.bytes().len(),
+        _ => 0,
+    }
 }
 
 /// True when a path segment is all digits or a UUID (not a template).
@@ -374,7 +401,7 @@ mod tests {
             "kv-snapshot",
             "other",
         ] {
-            let (identity, tuple) = (identity_fields(kind), tuple_fields(kind));
+            let (identity, tuple) = (identity_fields(kind), tuple_fields(kind).names());
             assert!(tuple.len() <= MAX_TUPLE, "{kind}");
             assert_eq!(identity, &tuple[..identity.len()], "{kind}");
         }

@@ -1,7 +1,7 @@
 //! The decision-envelope projection (analysis-rules §8, RFC Gap 5): materialised per
 //! action from flat fields, never stored.
 
-use super::comparability::identity_fields;
+use super::comparability::{identity_fields, tuple_values};
 use super::lease::{LeaseSource, LeaseView};
 use crate::model::drift::Drift;
 use crate::model::facts::observed_result;
@@ -55,13 +55,17 @@ pub fn project<'a>(
     lease: Option<&LeaseView>,
 ) -> DecisionEnvelope<'a> {
     let target_boundary = match (a.str(Key::StateDigestKind), a.obj(Key::StateDigestCoverage)) {
-        (Some(kind), Some(cov)) => Some(TargetBoundary {
-            kind,
-            identity: identity_fields(kind)
-                .iter()
-                .filter_map(|f| cov.get(f).map(|v| (*f, v)))
-                .collect(),
-        }),
+        (Some(kind), Some(cov)) => {
+            let (names, values) = tuple_values(kind, cov);
+            Some(TargetBoundary {
+                kind,
+                identity: names[..identity_fields(kind).len()]
+                    .iter()
+                    .zip(values)
+                    .filter_map(|(f, v)| Some((*f, v?)))
+                    .collect(),
+            })
+        }
         _ => None,
     };
     let policy = record.str_field("policy_bundle_digest");

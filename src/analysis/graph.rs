@@ -6,7 +6,7 @@
 use crate::load::Corpus;
 use crate::model::facts::ActionFacts;
 use crate::model::json::{Json, Obj};
-use crate::model::{Action, Link, Record};
+use crate::model::{Action, Link, Record, prefetch};
 use compact_str::CompactString;
 use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -116,6 +116,8 @@ pub struct Graph {
     index: ActionIndex,
     /// `run_id` → run index.
     run_index: HashMap<String, u32>,
+    /// While building: which located actions are copies of an earlier one.
+    is_copy: Option<Vec<bool>>,
 }
 
 impl Graph {
@@ -125,6 +127,19 @@ impl Graph {
         corpus: &'c Corpus,
         hashes: &[String],
     ) -> (Graph, Vec<ActionFacts<'c>>) {
+        let (graph, facts, _) = Graph::build_with(corpus, hashes, |_| ());
+        (graph, facts)
+    }
+
+    /// [`Graph::build_with_facts`], also mapping `per_action` over the facts of every
+    /// node (in parallel, by node index). The graph's own work is mostly serial (node
+    /// assignment, parents, causal groups); `per_action` runs beside it on the other
+    /// cores instead of after it.
+    pub fn build_with<'c, T: Send>(
+        corpus: &'c Corpus,
+        hashes: &[String],
+        per_action: impl Fn(&ActionFacts<'c>) -> T + Sync,
+    ) -> (Graph, Vec<ActionFacts<'c>>, Vec<T>) {
         let records: Vec<&Record> = corpus.records().collect();
         // Every object in an `actions` array: (record, position, action).
         let mut located: Vec<(u32, u32, &'c Obj)> = Vec::new();
@@ -143,27 +158,73 @@ impl Graph {
             .par_iter()
             .map(|&(ri, _, a)| ActionFacts::of(records[ri as usize], &Action(a)))
             .collect_into_vec(&mut facts);
+        let (mut g, mut mapped) = rayon::join(
+            || Graph::from_facts(&records, hashes, &located, &facts),
+            || {
+                facts
+                    .par_iter()
+                    .enumerate()
+                    .map(|(i, f)| {
+                        if let Some(ahead) = facts.get(i + prefetch::AHEAD) {
+                            ahead.prefetch_values();
+                        }
+                        if let Some(ahead) = facts.get(i + prefetch::AHEAD / 2) {
+                            ahead.prefetch_members();
+                        }
+                        per_action(f)
+                    })
+                    .collect::<Vec<T>>()
+            },
+        );
+        if let Some(is_copy) = g.is_copy.take() {
+            let mut copy = is_copy.iter();
+            facts.retain(|_| !copy.next().is_some_and(|c| *c));
+            let mut copy = is_copy.iter();
+            mapped.retain(|_| !copy.next().is_some_and(|c| *c));
+        }
+        (g, facts, mapped)
+    }
+
+    /// The graph over located actions and their facts (copies included; the copies
+    /// are marked in `is_copy`).
+    fn from_facts<'c>(
+        records: &[&'c Record],
+        hashes: &[String],
+        located: &[(u32, u32, &'c Obj)],
+        all_facts: &[ActionFacts<'c>],
+    ) -> Graph {
         let mut g = Graph {
-            prev_record: record_links(&records, hashes),
+            prev_record: record_links(records, hashes),
             nodes: Vec::with_capacity(located.len()),
             graph: DiGraph::with_capacity(located.len() + records.len(), located.len()),
             ..Graph::default()
         };
         let component = components(&g.prev_record);
-        let (by_key, is_copy) = g.assign_nodes(&records, &located, &facts, &component);
-        if let Some(is_copy) = is_copy {
-            let mut copy = is_copy.into_iter();
-            facts.retain(|_| !copy.next().unwrap_or(false));
-        }
+        let (by_key, is_copy) = g.assign_nodes(records, located, all_facts, &component);
+        // The facts of the nodes (the first copy of each action).
+        let kept: Vec<ActionFacts<'c>>;
+        let facts = match &is_copy {
+            Some(is_copy) => {
+                kept = all_facts
+                    .iter()
+                    .zip(is_copy)
+                    .filter(|(_, c)| !**c)
+                    .map(|(f, _)| *f)
+                    .collect();
+                &kept[..]
+            }
+            None => all_facts,
+        };
+        g.is_copy = is_copy;
         for n in 0..g.nodes.len() {
             g.graph.add_node(Vertex::Action(n as NodeId));
         }
         for r in 0..records.len() {
             g.graph.add_node(Vertex::Record(r as u32));
         }
-        g.resolve_parents(&facts, &by_key);
+        g.resolve_parents(facts, &by_key);
         g.find_cycles();
-        g.group_causal(&facts);
+        g.group_causal(facts);
         for (r, prev) in g.prev_record.iter().enumerate() {
             if let Some(p) = prev {
                 let (a, b) = (g.record_vertex(r as u32), g.record_vertex(*p));
@@ -182,7 +243,7 @@ impl Graph {
             .enumerate()
             .map(|(i, r)| (r.id.clone(), i as u32))
             .collect();
-        (g, facts)
+        g
     }
 
     /// Assigns a node to each action not seen before in its run (in record order) and
@@ -213,6 +274,7 @@ impl Graph {
             });
             self.runs[run as usize].records.push(ri);
             while let Some(&(_, pos, _)) = located.get(i).filter(|(r, _, _)| *r == ri) {
+                prefetch::text(facts.get(i + prefetch::AHEAD).and_then(|f| f.id));
                 let f = &facts[i];
                 i += 1;
                 let n = self.nodes.len() as NodeId;
@@ -271,6 +333,7 @@ impl Graph {
         // Action id → node when the id occurs in exactly one run (built when first needed).
         let mut unique: Option<HashMap<&str, Option<NodeId>>> = None;
         for (n, f) in facts.iter().enumerate() {
+            prefetch::text(facts.get(n + prefetch::AHEAD).and_then(|f| f.parent));
             let node = &self.nodes[n];
             let Some(parent_id) = f.parent else {
                 continue;
@@ -344,7 +407,7 @@ impl Graph {
     }
 
     fn group_causal(&mut self, facts: &[ActionFacts<'_>]) {
-        self.causal = groups_in_time_order(&self.nodes, facts.iter().map(|f| f.causal_chain_id))
+        self.causal = groups_in_time_order(&self.nodes, facts, |f| f.causal_chain_id)
             .into_iter()
             .map(|(id, nodes)| CausalGroup {
                 id: id.to_string(),
@@ -509,13 +572,18 @@ pub fn indices_of(pairs: &[(NodeId, u32)], node: NodeId) -> impl Iterator<Item =
 /// first appearance, each group's nodes in time order. Group numbers come from one
 /// hash look-up per node; members are gathered with a counting sort and each group is
 /// sorted in parallel.
-pub fn groups_in_time_order<'a>(
+pub fn groups_in_time_order<'a, T>(
     nodes: &[ActionNode],
-    keys: impl Iterator<Item = Option<&'a str>>,
+    items: &[T],
+    key: impl Fn(&T) -> Option<&'a str>,
 ) -> Vec<(&'a str, Vec<NodeId>)> {
     let mut index: HashMap<&str, u32> = HashMap::default();
     let mut names: Vec<&str> = Vec::new();
-    let group_of: Vec<u32> = keys
+    let group_of: Vec<u32> = (0..items.len())
+        .map(|i| {
+            prefetch::text(items.get(i + prefetch::AHEAD).and_then(&key));
+            key(&items[i])
+        })
         .map(|key| match key {
             Some(key) => *index.entry(key).or_insert_with(|| {
                 names.push(key);

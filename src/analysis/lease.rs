@@ -5,10 +5,10 @@
 
 use super::graph::{Graph, NodeId, NodeMap, groups_in_time_order};
 use crate::load::{LoadError, load_file};
-use crate::model::Record;
 use crate::model::facts::ActionFacts;
-use crate::model::json::Json;
+use crate::model::json::{Json, KeySet};
 use crate::model::time::parse_iso8601_ms;
+use crate::model::{Record, prefetch};
 use compact_str::CompactString;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -255,7 +255,7 @@ pub struct LeaseSummary {
 
 /// The `bounded_lease_evidence` members read, in one pass. The last six name the points
 /// the RFC left unnamed (interpretation), two spellings each.
-const EVIDENCE_FIELDS: [&str; 10] = [
+static EVIDENCE_FIELDS: KeySet = KeySet::new(&[
     "execution_started_at_ms",
     "lease_granted_at_ms",
     "lease_expires_at_ms",
@@ -266,7 +266,7 @@ const EVIDENCE_FIELDS: [&str; 10] = [
     "invocation_budget",
     "revoked_at_ms",
     "revocation_at_ms",
-];
+]);
 
 /// Lease summaries and the per-action views, indexed by node.
 #[derive(Clone, Debug, Default)]
@@ -280,7 +280,7 @@ impl Leases {
     pub fn build(graph: &Graph, facts: &[ActionFacts<'_>], supplied: &SuppliedLeases) -> Leases {
         let mut out = Leases::default();
         let mut jobs: Vec<(usize, usize, NodeId)> = Vec::new();
-        let groups = groups_in_time_order(&graph.nodes, facts.iter().map(|f| f.scope_lease_id));
+        let groups = groups_in_time_order(&graph.nodes, facts, |f| f.scope_lease_id);
         for (id, nodes) in groups {
             let times: Vec<f64> = nodes
                 .iter()
@@ -312,9 +312,18 @@ impl Leases {
             );
             out.summaries.push(summary);
         }
+        let ahead = |i: usize| jobs.get(i).map(|&(_, _, n)| &facts[n as usize]);
         let views: Vec<LeaseView> = jobs
             .par_iter()
-            .map(|&(k, ordinal, n)| {
+            .enumerate()
+            .map(|(i, &(k, ordinal, n))| {
+                if let Some(f) = ahead(i + prefetch::AHEAD) {
+                    f.prefetch_values();
+                    prefetch::text(f.approval_decision);
+                }
+                if let Some(f) = ahead(i + prefetch::AHEAD / 2) {
+                    f.prefetch_members();
+                }
                 let summary = &out.summaries[k];
                 let id = summary.lease_id.as_str();
                 let mut view = view(&facts[n as usize], id, ordinal, supplied.leases.get(id));
@@ -360,9 +369,7 @@ fn view(
         revoked,
         revoked_alias,
     ] = evidence
-        .map_or([None; EVIDENCE_FIELDS.len()], |ev| {
-            ev.get_many(EVIDENCE_FIELDS)
-        })
+        .map_or([None; 10], |ev| ev.get_many(&EVIDENCE_FIELDS))
         .map(|v| v.and_then(Json::as_f64));
     let mut notes = LeaseNotes::default();
     let label = action.approval_decision.map(CompactString::from);

@@ -121,29 +121,19 @@ impl Analysis {
         hashes: Vec<String>,
         supplied: &SuppliedLeases,
     ) -> Analysis {
-        let (graph, facts) = Graph::build_with_facts(corpus, &hashes);
-        // Leases, chains and badges are independent of one another: each is parallel
-        // inside, and running them side by side also overlaps their serial parts.
-        let ((leases, chains), (badges, checks)) = rayon::join(
-            || {
-                rayon::join(
-                    || Leases::build(&graph, &facts, supplied),
-                    || chains::build(&graph, &facts),
-                )
-            },
-            || {
-                let (mut badges, mut checks) = (Vec::new(), Vec::new());
-                facts
-                    .par_iter()
-                    .map(|f| {
-                        let badge = f.has_state_digest().then(|| {
-                            comparability::badge(f.state_digest_kind, f.state_digest_coverage)
-                        });
-                        (badge, findings::checks(f))
-                    })
-                    .unzip_into_vecs(&mut badges, &mut checks);
-                (NodeMap::from_dense(badges), checks)
-            },
+        // The badge and check bits of each action are computed beside the graph's
+        // serial part; leases and chains (each parallel inside) then run side by side.
+        let (graph, facts, per_action) = Graph::build_with(corpus, &hashes, |f| {
+            let badge = f
+                .has_state_digest()
+                .then(|| comparability::badge(f.state_digest_kind, f.state_digest_coverage));
+            (badge, findings::checks(f))
+        });
+        let (badges, checks): (Vec<_>, Vec<u8>) = per_action.into_par_iter().unzip();
+        let badges = NodeMap::from_dense(badges);
+        let (leases, chains) = rayon::join(
+            || Leases::build(&graph, &facts, supplied),
+            || chains::build(&graph, &facts),
         );
         let mut an = Analysis {
             hashes,
@@ -173,7 +163,7 @@ impl Analysis {
             .par_iter()
             .flat_map_iter(|run| {
                 let mut gaps = Vec::new();
-                let mut last_post: HashMap<&str, (NodeId, &str, &Comparability)> =
+                let mut last_post: HashMap<&[u8], (NodeId, &str, &Comparability)> =
                     HashMap::default();
                 for &n in &run.nodes {
                     let Some((badge, _)) = self.badges.get(&n) else {

@@ -3,7 +3,7 @@
 //! summary and open-agent-audit's string label.
 
 use super::facts::ActionFacts;
-use super::json::Json;
+use super::json::{Json, KeySet};
 use super::{Action, Record};
 use serde::Serialize;
 use std::borrow::Cow;
@@ -56,6 +56,20 @@ impl Binding {
         }
     }
 }
+
+/// The members of a per-action drift object, RFC-final then JS v0.3.
+static DRIFT_KEYS: KeySet = KeySet::new(&[
+    "result",
+    "approved_arg_digest",
+    "observed_arg_digest",
+    "args_equality_version",
+    "approval_or_lease_id",
+    "drift_reason",
+    "detected",
+    "resolution",
+    "approved_args_digest",
+    "observed_args_digest",
+]);
 
 /// One action's drift evidence, normalised.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -120,18 +134,7 @@ impl<'a> Drift<'a> {
                     resolution,
                     js_approved,
                     js_observed,
-                ] = o.get_many([
-                    "result",
-                    "approved_arg_digest",
-                    "observed_arg_digest",
-                    "args_equality_version",
-                    "approval_or_lease_id",
-                    "drift_reason",
-                    "detected",
-                    "resolution",
-                    "approved_args_digest",
-                    "observed_args_digest",
-                ]);
+                ] = o.get_many(&DRIFT_KEYS);
                 let mut d = Drift::none();
                 if result.is_some() {
                     d.dialect = Some("RFC-final");

@@ -4,8 +4,16 @@
 
 use super::drift::{Drift, DriftResult};
 use super::fields::{ActionFields, Key};
-use super::json::{Json, Obj};
-use super::{Action, Decision, Record};
+use super::json::{Json, KeySet, Obj};
+use super::{Action, Decision, Record, prefetch};
+
+/// The decision members the facts read.
+static DECISION_FACTS: KeySet = KeySet::new(&[
+    "decision",
+    "approval_grant",
+    "approval_mode",
+    "approval_decision",
+]);
 
 /// One action's analysis-relevant fields, borrowed from the stored JSON.
 #[derive(Clone, Copy, Debug)]
@@ -59,14 +67,8 @@ impl<'a> ActionFacts<'a> {
     /// [`ActionFacts::from_fields`], with the whole normalised drift check.
     pub fn with_drift(record: &'a Record, f: &ActionFields<'a>) -> (ActionFacts<'a>, Drift<'a>) {
         let decision = f.obj(Key::CapabilityDecision);
-        let [outcome, grant, mode, label] = decision.map_or([None; 4], |d| {
-            d.get_many([
-                "decision",
-                "approval_grant",
-                "approval_mode",
-                "approval_decision",
-            ])
-        });
+        let [outcome, grant, mode, label] =
+            decision.map_or([None; 4], |d| d.get_many(&DECISION_FACTS));
         let s = |v: Option<&'a Json>| v.and_then(Json::as_str);
         let mut facts = ActionFacts {
             id: f.str(Key::ActionId),
@@ -102,6 +104,29 @@ impl<'a> ActionFacts<'a> {
     /// The capability decision.
     pub fn decision(&self) -> Option<Decision<'a>> {
         self.decision.map(Decision)
+    }
+
+    /// Asks the CPU for the stored values the later passes read through these facts
+    /// (digest kind, coverage, lease evidence; see [`prefetch`]).
+    pub fn prefetch_values(&self) {
+        for v in [self.state_digest_kind, self.state_digest_coverage] {
+            prefetch::line(v.map_or(std::ptr::null(), |v| v as *const Json));
+        }
+        prefetch::line(
+            self.bounded_lease_evidence
+                .map_or(std::ptr::null(), |o| o as *const Obj),
+        );
+    }
+
+    /// Asks for the members of the coverage and lease-evidence objects: call it some
+    /// items after [`ActionFacts::prefetch_values`], once the objects themselves arrived.
+    pub fn prefetch_members(&self) {
+        if let Some(Json::Object(o)) = self.state_digest_coverage {
+            prefetch::line(o.members.as_ptr());
+        }
+        if let Some(o) = self.bounded_lease_evidence {
+            prefetch::line(o.members.as_ptr());
+        }
     }
 
     /// True when the action carries a pre or post state digest.

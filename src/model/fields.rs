@@ -4,7 +4,6 @@
 //! once (one hash and one comparison per member) and read from it in O(1).
 
 use super::json::{Json, Obj, same_bytes};
-use std::sync::LazyLock;
 
 macro_rules! keys {
     ($($key:ident = $name:literal,)*) => {
@@ -55,47 +54,38 @@ keys! {
 }
 
 const KEYS: usize = Key::ALL.len();
-const SLOTS: usize = 256;
+const SLOTS: usize = 64;
 const EMPTY: u8 = u8::MAX;
 
-/// A cheap hash of a member name: its length and three of its bytes.
-fn slot_of(name: &[u8]) -> usize {
-    let (Some(&first), Some(&last)) = (name.first(), name.last()) else {
+/// A perfect hash of the key names (no two keys share a slot; the table below fails
+/// to compile if a new key collides): length and three of the bytes.
+const fn slot_of(name: &[u8]) -> usize {
+    let n = name.len();
+    if n == 0 {
         return 0;
-    };
-    let mid = name[name.len() / 2] as usize;
-    (name.len() * 151 + first as usize * 31 + last as usize * 7 + mid * 3) % SLOTS
+    }
+    (n + name[0] as usize * 2 + name[n - 1] as usize * 57 + name[n / 2] as usize) % SLOTS
 }
 
-/// Open-addressed table from [`slot_of`] to key index.
-static TABLE: LazyLock<[u8; SLOTS]> = LazyLock::new(|| {
+/// Slot → key index, built at compile time.
+const TABLE: [u8; SLOTS] = {
     let mut table = [EMPTY; SLOTS];
-    for (i, key) in Key::ALL.iter().enumerate() {
-        let mut s = slot_of(key.name().as_bytes());
-        while table[s] != EMPTY {
-            s = (s + 1) % SLOTS;
-        }
+    let mut i = 0;
+    while i < KEYS {
+        let s = slot_of(Key::ALL[i].name().as_bytes());
+        assert!(table[s] == EMPTY, "two keys share a slot: adjust slot_of");
         table[s] = i as u8;
+        i += 1;
     }
     table
-});
+};
 
 impl Key {
-    /// The key named `name`, if the analysis reads it.
+    /// The key named `name`, if the analysis reads it: one slot, one comparison.
+    #[inline]
     pub fn of(name: &[u8]) -> Option<Key> {
-        let table = &*TABLE;
-        let mut s = slot_of(name);
-        loop {
-            let i = table[s];
-            if i == EMPTY {
-                return None;
-            }
-            let key = Key::ALL[i as usize];
-            if same_bytes(key.name().as_bytes(), name) {
-                return Some(key);
-            }
-            s = (s + 1) % SLOTS;
-        }
+        let key = *Key::ALL.get(TABLE[slot_of(name)] as usize)?;
+        same_bytes(key.name().as_bytes(), name).then_some(key)
     }
 }
 

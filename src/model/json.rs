@@ -77,18 +77,29 @@ impl Obj {
 
     /// Several fields in one pass over the members (last wins, as in [`Obj::get`]): for
     /// the small nested objects (decision, drift check, coverage) read field by field.
-    pub fn get_many<const N: usize>(&self, keys: [&str; N]) -> [Option<&Json>; N] {
+    /// `out[i]` receives `keys.names()[i]`.
+    #[inline]
+    pub fn get_many<const N: usize>(&self, keys: &KeySet) -> [Option<&Json>; N] {
+        debug_assert_eq!(keys.names.len(), N);
         let mut out = [None; N];
-        self.get_each(&keys, &mut out);
+        self.get_each(keys, &mut out);
         out
     }
 
-    /// [`Obj::get_many`] for keys known at run time: `out[i]` receives `keys[i]`.
-    pub fn get_each<'a>(&'a self, keys: &[&str], out: &mut [Option<&'a Json>]) {
+    /// [`Obj::get_many`] into a slice (`out` as long as the set).
+    #[inline]
+    pub fn get_each<'a>(&'a self, keys: &KeySet, out: &mut [Option<&'a Json>]) {
         for (k, v) in &self.members {
             let k = k.bytes();
-            if let Some(i) = keys.iter().position(|x| same_key(k, x.as_bytes())) {
-                out[i] = Some(v);
+            // Only the names of this length are compared (usually none or one).
+            let mut candidates = keys.by_len[k.len().min(LONG)];
+            while candidates != 0 {
+                let i = candidates.trailing_zeros() as usize;
+                if same_bytes(keys.names[i].as_bytes(), k) {
+                    out[i] = Some(v);
+                    break;
+                }
+                candidates &= candidates - 1;
             }
         }
     }
@@ -110,6 +121,38 @@ impl Obj {
             }
         }
         out
+    }
+}
+
+/// Names of this length and longer share the last length bucket of a [`KeySet`].
+const LONG: usize = 32;
+
+/// A fixed list of member names read together from one object, with the names
+/// bucketed by length, so each member is compared with at most the names of its length.
+#[derive(Debug)]
+pub struct KeySet {
+    names: &'static [&'static str],
+    /// For each name length, a bit per name of that length.
+    by_len: [u32; LONG + 1],
+}
+
+impl KeySet {
+    /// The set of `names` (at most 32).
+    pub const fn new(names: &'static [&'static str]) -> KeySet {
+        assert!(names.len() <= 32, "a key set holds at most 32 names");
+        let mut by_len = [0u32; LONG + 1];
+        let mut i = 0;
+        while i < names.len() {
+            let len = names[i].len();
+            by_len[if len < LONG { len } else { LONG }] |= 1 << i;
+            i += 1;
+        }
+        KeySet { names, by_len }
+    }
+
+    /// The names, in the order [`Obj::get_many`] returns them.
+    pub const fn names(&self) -> &'static [&'static str] {
+        self.names
     }
 }
 
