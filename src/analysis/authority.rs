@@ -3,7 +3,8 @@
 //! Every field says which dialect it comes from, and absent fields say "not recorded".
 
 use super::lease::{LeaseVerdict, LeaseView};
-use crate::model::drift::{Binding, Drift, DriftResult};
+use crate::model::drift::{Binding, Drift, DriftInputs, DriftResult};
+use crate::model::facts::observed;
 use crate::model::fields::{ActionFields, Key};
 use crate::model::json::{Json, KeySet};
 use crate::model::{Action, Record};
@@ -222,21 +223,70 @@ const EXERCISED: [Row; 19] = [
     act(Key::McpHeaderRisk, "Rust gateway"),
 ];
 
-/// The members a view table reads: the action's, its decision's and its record's.
-struct Sources<'a, 'f> {
-    action: &'f ActionFields<'a>,
+/// The members the per-action views read: the action's, its decision's and its
+/// record's, each object read in one pass and shared by every view.
+#[derive(Clone, Copy, Debug)]
+pub struct Sources<'a> {
+    pub record: &'a Record,
+    pub action: ActionFields<'a>,
     decision: [Option<&'a Json>; DECISION_NAMES.len()],
     top: [Option<&'a Json>; RECORD_NAMES.len()],
 }
 
-fn values<'a, const N: usize>(
-    sources: &Sources<'a, '_>,
-    table: &[Row; N],
-) -> [Option<&'a Json>; N] {
+impl<'a> Sources<'a> {
+    /// Reads the members of one action of `record`.
+    pub fn of(record: &'a Record, action: ActionFields<'a>) -> Sources<'a> {
+        Sources {
+            record,
+            decision: action
+                .obj(Key::CapabilityDecision)
+                .map_or([None; DECISION_NAMES.len()], |d| d.get_many(&DECISION_KEYS)),
+            top: record.obj().get_many(&RECORD_KEYS),
+            action,
+        }
+    }
+
+    /// The decision's `subject`.
+    pub fn subject(&self) -> Option<&'a str> {
+        self.decision[SUBJECT].and_then(Json::as_str)
+    }
+
+    /// The record's `policy_bundle_digest`.
+    pub fn policy_bundle_digest(&self) -> Option<&'a str> {
+        self.top[POLICY].and_then(Json::as_str)
+    }
+
+    /// The authority shape: `approval_grant`, else `approval_mode`
+    /// ([`crate::model::Decision::grant`]).
+    pub fn grant(&self) -> Option<&'a str> {
+        self.decision[GRANT]
+            .and_then(Json::as_str)
+            .or_else(|| self.decision[MODE].and_then(Json::as_str))
+    }
+
+    /// The normalised drift check of the action.
+    pub fn drift(&self) -> Drift<'a> {
+        Drift::from_inputs(self.record, &DriftInputs::of(&self.action, self.grant()))
+    }
+
+    /// What the action's recorded result says happened ([`observed`]).
+    pub fn observed(&self) -> Option<&'static str> {
+        observed(self.decision[OUTCOME].and_then(Json::as_str), &self.action)
+    }
+}
+
+const OUTCOME: usize = index_of(&DECISION_NAMES, "decision");
+const GRANT: usize = index_of(&DECISION_NAMES, "approval_grant");
+const MODE: usize = index_of(&DECISION_NAMES, "approval_mode");
+const SUBJECT: usize = index_of(&DECISION_NAMES, "subject");
+const POLICY: usize = index_of(&RECORD_NAMES, "policy_bundle_digest");
+
+fn values<'a, const N: usize>(sources: &Sources<'a>, table: &[Row; N]) -> [Option<&'a Json>; N] {
     let Sources {
         action,
         decision,
         top,
+        ..
     } = sources;
     let mut out = [None; N];
     for (value, (_, path, _)) in out.iter_mut().zip(table) {
@@ -252,23 +302,15 @@ fn values<'a, const N: usize>(
 
 /// Builds the authority view of one action (`drift` is its normalised drift check).
 pub fn view<'a>(
-    record: &'a Record,
-    action: &ActionFields<'a>,
+    sources: &Sources<'a>,
     drift: &Drift<'a>,
     lease: Option<&'a LeaseView>,
     parent: Option<(&'a Record, Action<'a>)>,
 ) -> AuthorityView<'a> {
-    let sources = Sources {
-        action,
-        decision: action
-            .obj(Key::CapabilityDecision)
-            .map_or([None; DECISION_NAMES.len()], |d| d.get_many(&DECISION_KEYS)),
-        top: record.obj().get_many(&RECORD_KEYS),
-    };
     AuthorityView {
-        available: values(&sources, &AVAILABLE),
-        exercised: values(&sources, &EXERCISED),
-        changed: changes(action, drift, lease, parent),
+        available: values(sources, &AVAILABLE),
+        exercised: values(sources, &EXERCISED),
+        changed: changes(&sources.action, drift, lease, parent),
     }
 }
 

@@ -1,13 +1,12 @@
 //! The decision-envelope projection (analysis-rules §8, RFC Gap 5): materialised per
 //! action from flat fields, never stored.
 
+use super::authority::Sources;
 use super::comparability::{identity_fields, tuple_values};
 use super::lease::{LeaseSource, LeaseView};
 use crate::model::drift::Drift;
-use crate::model::facts::observed_result;
-use crate::model::fields::{ActionFields, Key};
+use crate::model::fields::Key;
 use crate::model::json::Json;
-use crate::model::{Decision, Record};
 use serde::Serialize;
 
 /// One action's decision envelope, borrowing from the record; field order is the
@@ -49,11 +48,11 @@ impl Serialize for TargetBoundary<'_> {
 
 /// Projects one action (`drift` is its normalised drift check).
 pub fn project<'a>(
-    record: &'a Record,
-    a: &ActionFields<'a>,
+    sources: &Sources<'a>,
     drift: &Drift<'a>,
     lease: Option<&LeaseView>,
 ) -> DecisionEnvelope<'a> {
+    let a = &sources.action;
     let target_boundary = match (a.str(Key::StateDigestKind), a.obj(Key::StateDigestCoverage)) {
         (Some(kind), Some(cov)) => {
             let (names, values) = tuple_values(kind, cov);
@@ -68,7 +67,7 @@ pub fn project<'a>(
         }
         _ => None,
     };
-    let policy = record.str_field("policy_bundle_digest");
+    let policy = sources.policy_bundle_digest();
     // A digest carries a version only as `id@version` (the version not itself a digest).
     let (policy_id, policy_version) = match policy.and_then(|p| p.rsplit_once('@')) {
         Some((id, v)) if !id.is_empty() && !v.is_empty() && !v.contains(':') => (Some(id), Some(v)),
@@ -77,10 +76,8 @@ pub fn project<'a>(
     DecisionEnvelope {
         action_class: a.str(Key::SideEffectClass).unwrap_or("unknown"),
         target_boundary,
-        principal_id: a
-            .obj(Key::CapabilityDecision)
-            .and_then(|d| Decision(d).str_field("subject")),
-        run_id: record.run_id(),
+        principal_id: sources.subject(),
+        run_id: sources.record.run_id(),
         policy_id,
         policy_version,
         approval_or_lease_id: a
@@ -90,7 +87,7 @@ pub fn project<'a>(
         expiry_ms: lease
             .filter(|l| l.source != LeaseSource::Inferred)
             .and_then(|l| l.expires_at_ms),
-        observed_result: observed_result(a),
+        observed_result: sources.observed(),
         action_id: a.str(Key::ActionId),
     }
 }

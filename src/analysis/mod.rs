@@ -20,7 +20,7 @@ use crate::model::fields::{ActionFields, Key};
 use crate::model::finding::Finding;
 use crate::model::json::Json;
 use crate::verify::semantic::{RuleSeverity, Violation};
-use authority::AuthorityView;
+use authority::{AuthorityView, Sources};
 use chains::Chain;
 use comparability::{Comparability, CoverageFinding, PairVerdict};
 use envelope::DecisionEnvelope;
@@ -229,9 +229,10 @@ impl Analysis {
             _ => None,
         };
         let action_id = fields.str(Key::ActionId);
-        let (_, drift) = ActionFacts::with_drift(record, &fields);
-        let authority = authority::view(record, &fields, &drift, lease, parent);
-        let envelope = envelope::project(record, &fields, &drift, lease);
+        let sources = Sources::of(record, fields);
+        let drift = sources.drift();
+        let authority = authority::view(&sources, &drift, lease, parent);
+        let envelope = envelope::project(&sources, &drift, lease);
         Some(ActionReport {
             source: &record.source,
             copies: n.copies,
@@ -264,12 +265,10 @@ impl Analysis {
         (0..self.graph.nodes.len() as NodeId)
             .filter_map(|n| {
                 let (record, a) = self.graph.action(corpus, n)?;
-                let fields = ActionFields::of(a.0);
-                let (_, drift) = ActionFacts::with_drift(record, &fields);
+                let sources = Sources::of(record, ActionFields::of(a.0));
                 Some(envelope::project(
-                    record,
-                    &fields,
-                    &drift,
+                    &sources,
+                    &sources.drift(),
                     self.leases.by_node.get(&n),
                 ))
             })

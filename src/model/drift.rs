@@ -3,6 +3,7 @@
 //! summary and open-agent-audit's string label.
 
 use super::facts::ActionFacts;
+use super::fields::{ActionFields, Key};
 use super::json::{Json, KeySet};
 use super::{Action, Record};
 use serde::Serialize;
@@ -71,6 +72,30 @@ static DRIFT_KEYS: KeySet = KeySet::new(&[
     "observed_args_digest",
 ]);
 
+/// What the drift normalisation reads from an action.
+#[derive(Clone, Copy, Debug)]
+pub struct DriftInputs<'a> {
+    pub argument_drift: Option<&'a Json>,
+    pub tool: Option<&'a str>,
+    /// The authority shape ([`super::Decision::grant`]).
+    pub grant: Option<&'a str>,
+    pub scope_lease_id: Option<&'a str>,
+    pub approval_context_hash: Option<&'a str>,
+}
+
+impl<'a> DriftInputs<'a> {
+    /// The inputs among an action's indexed members, its grant read from the decision.
+    pub fn of(fields: &ActionFields<'a>, grant: Option<&'a str>) -> DriftInputs<'a> {
+        DriftInputs {
+            argument_drift: fields.get(Key::ArgumentDrift),
+            tool: fields.str(Key::ToolName),
+            grant,
+            scope_lease_id: fields.str(Key::ScopeLeaseId),
+            approval_context_hash: fields.str(Key::ApprovalContextHash),
+        }
+    }
+}
+
 /// One action's drift evidence, normalised.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Drift<'a> {
@@ -115,11 +140,11 @@ impl<'a> Drift<'a> {
     /// Normalises the drift evidence of `action` (falling back to the record-level
     /// protocol-schema summary when it names the action's tool).
     pub fn of(record: &'a Record, action: &Action<'a>) -> Drift<'a> {
-        Drift::from_facts(record, &ActionFacts::of(record, action))
+        ActionFacts::with_drift(record, &ActionFields::of(action.0)).1
     }
 
-    /// [`Drift::of`] from facts already read.
-    pub fn from_facts(record: &'a Record, action: &ActionFacts<'a>) -> Drift<'a> {
+    /// [`Drift::of`] from the members already read.
+    pub fn from_inputs(record: &'a Record, action: &DriftInputs<'a>) -> Drift<'a> {
         let mut d = match action.argument_drift {
             Some(Json::Object(o)) => {
                 let s = |v: Option<&'a Json>| v.and_then(Json::as_str);
@@ -199,7 +224,7 @@ impl<'a> Drift<'a> {
     }
 
     /// The protocol schema's record-level summary, when it names this action's tool.
-    fn record_level(record: &'a Record, action: &ActionFacts<'a>) -> Option<Drift<'a>> {
+    fn record_level(record: &'a Record, action: &DriftInputs<'a>) -> Option<Drift<'a>> {
         let o = record.get("argument_drift")?.as_object()?;
         let s = |k: &str| o.get(k).and_then(Json::as_str);
         if s("tool_name").is_some_and(|t| Some(t) != action.tool) {

@@ -2,7 +2,7 @@
 //! explorer's row markers) read from an action, typed, taken from the one-pass member
 //! index ([`ActionFields`]) while the action is in cache.
 
-use super::drift::{Drift, DriftResult};
+use super::drift::{Drift, DriftInputs, DriftResult};
 use super::fields::{ActionFields, Key};
 use super::json::{Json, KeySet, Obj};
 use super::{Action, Decision, Record, prefetch};
@@ -96,7 +96,7 @@ impl<'a> ActionFacts<'a> {
             pre_state_digest: f.get(Key::PreStateDigest),
             post_state_digest: f.get(Key::PostStateDigest),
         };
-        let drift = Drift::from_facts(record, &facts);
+        let drift = Drift::from_inputs(record, &DriftInputs::of(f, facts.grant));
         facts.drift = drift.result;
         (facts, drift)
     }
@@ -145,7 +145,7 @@ pub fn observed_result(a: &ActionFields<'_>) -> Option<&'static str> {
 }
 
 /// [`observed_result`] with the decision's outcome already read.
-fn observed(decision: Option<&str>, a: &ActionFields<'_>) -> Option<&'static str> {
+pub fn observed(decision: Option<&str>, a: &ActionFields<'_>) -> Option<&'static str> {
     let outcome = a.str(Key::Outcome);
     let exit = a.get(Key::ExitCode).and_then(Json::as_f64);
     if decision == Some("deny") {

@@ -163,8 +163,8 @@ fn same_key(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.first() == b.first() && same_bytes(a, b)
 }
 
-/// Equality of two slices of one length; keys of up to 24 bytes (nearly all) are
-/// compared in 8-byte words without a call to `memcmp`.
+/// Equality of two slices; keys of up to 24 bytes (nearly all) are compared in a few
+/// overlapping words without a call to `memcmp`.
 #[inline]
 pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     let n = a.len();
@@ -173,7 +173,12 @@ pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     }
     let word =
         |s: &[u8], at: usize| u64::from_ne_bytes(s[at..at + 8].try_into().unwrap_or_default());
+    let half =
+        |s: &[u8], at: usize| u32::from_ne_bytes(s[at..at + 4].try_into().unwrap_or_default());
     match n {
+        0 => true,
+        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
+        4..=7 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
         8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
         17..=24 => {
             word(a, 0) == word(b, 0) && word(a, 8) == word(b, 8) && word(a, n - 8) == word(b, n - 8)
@@ -359,5 +364,40 @@ pub fn opt_number<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, 
         }
         Some(x) if x.is_finite() => s.serialize_f64(*x),
         _ => s.serialize_none(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_bytes_agrees_with_slice_equality_at_every_length_and_position() {
+        let base: Vec<u8> = (0..40u8).map(|i| b'a' + i % 26).collect();
+        for n in 0..=base.len() {
+            let a = &base[..n];
+            assert!(same_bytes(a, a), "len {n}");
+            for at in 0..n {
+                let mut b = a.to_vec();
+                b[at] ^= 0x20;
+                assert!(!same_bytes(a, &b), "len {n}, differing at {at}");
+            }
+            if n > 0 {
+                assert!(!same_bytes(a, &base[..n - 1]), "len {n} vs shorter");
+            }
+        }
+    }
+
+    #[test]
+    fn key_sets_find_each_name_last_one_winning() {
+        static KEYS: KeySet = KeySet::new(&["result", "detected", "approved_arg_digest", "x"]);
+        let parsed = crate::load::parser::parse(
+            r#"{"detected":1,"result":"a","other":2,"result":"b","approved_args_digest":3}"#,
+        )
+        .unwrap();
+        let [result, detected, digest, x] = parsed.as_object().unwrap().get_many::<4>(&KEYS);
+        assert_eq!(result.and_then(Json::as_str), Some("b"));
+        assert_eq!(detected.and_then(Json::as_f64), Some(1.0));
+        assert_eq!((digest, x), (None, None));
     }
 }
