@@ -5,6 +5,7 @@
 use super::graph::{Graph, NodeId};
 use crate::model::drift::DriftResult;
 use crate::model::facts::ActionFacts;
+use crate::model::prefetch;
 use compact_str::CompactString;
 use rayon::prelude::*;
 use rustc_hash::FxHashSet;
@@ -193,6 +194,13 @@ fn executed(facts: &[ActionFacts<'_>], node: NodeId) -> bool {
 fn steps(facts: &[ActionFacts<'_>], nodes: &[NodeId]) -> Vec<Step> {
     let mut seen_hashes: FxHashSet<&str> = FxHashSet::default();
     let text = |s: Option<&str>| s.map(CompactString::from);
+    // Ask for every step's texts first: their loads overlap instead of queueing.
+    for &n in nodes {
+        let f = &facts[n as usize];
+        for s in [f.id, f.tool, f.outcome, f.grant, f.approval_context_hash] {
+            prefetch::text(s);
+        }
+    }
     nodes
         .iter()
         .map(|&n| {

@@ -13,12 +13,12 @@ pub mod lease;
 
 use crate::canon::{CHAIN_EXCLUDED, Variant, canonical_bytes_without, sha256_hex};
 use crate::load::Corpus;
-use crate::model::Source;
 use crate::model::drift::Drift;
 use crate::model::facts::ActionFacts;
 use crate::model::fields::{ActionFields, Key};
 use crate::model::finding::Finding;
 use crate::model::json::Json;
+use crate::model::{Source, prefetch};
 use crate::verify::semantic::{RuleSeverity, Violation};
 use authority::{AuthorityView, Sources};
 use chains::Chain;
@@ -121,20 +121,18 @@ impl Analysis {
         hashes: Vec<String>,
         supplied: &SuppliedLeases,
     ) -> Analysis {
-        // The badge and check bits of each action are computed beside the graph's
-        // serial part; leases and chains (each parallel inside) then run side by side.
-        let (graph, facts, per_action) = Graph::build_with(corpus, &hashes, |f| {
-            let badge = f
-                .has_state_digest()
-                .then(|| comparability::badge(f.state_digest_kind, f.state_digest_coverage));
-            (badge, findings::checks(f))
+        // The badge of each action is computed beside the graph's serial part; leases
+        // and chains (each parallel inside) then run side by side.
+        let (graph, facts, badges) = Graph::build_with(corpus, &hashes, |f| {
+            f.has_state_digest()
+                .then(|| comparability::badge(f.state_digest_kind, f.state_digest_coverage))
         });
-        let (badges, checks): (Vec<_>, Vec<u8>) = per_action.into_par_iter().unzip();
         let badges = NodeMap::from_dense(badges);
         let (leases, chains) = rayon::join(
             || Leases::build(&graph, &facts, supplied),
             || chains::build(&graph, &facts),
         );
+        let checks = facts.par_iter().map(findings::checks).collect();
         let mut an = Analysis {
             hashes,
             graph,
@@ -165,7 +163,19 @@ impl Analysis {
                 let mut gaps = Vec::new();
                 let mut last_post: HashMap<&[u8], (NodeId, &str, &Comparability)> =
                     HashMap::default();
-                for &n in &run.nodes {
+                for (i, &n) in run.nodes.iter().enumerate() {
+                    if let Some(&ahead) = run.nodes.get(i + prefetch::AHEAD) {
+                        let f = &facts[ahead as usize];
+                        for digest in [f.pre_state_digest, f.post_state_digest]
+                            .into_iter()
+                            .flatten()
+                        {
+                            prefetch::line(digest);
+                        }
+                        if let Some((b, _)) = self.badges.get(&ahead) {
+                            prefetch::line(b.tuple.as_deref().unwrap_or_default());
+                        }
+                    }
                     let Some((badge, _)) = self.badges.get(&n) else {
                         continue;
                     };

@@ -35,7 +35,7 @@ pub struct ActionFacts<'a> {
     pub approval_decision: Option<&'a str>,
     /// The drift check's result, every dialect normalised ([`Drift`]).
     pub drift: DriftResult,
-    /// What the recorded result says happened ([`observed_result`]).
+    /// What the recorded result says happened ([`observed`]).
     pub observed: Option<&'static str>,
     /// `state_changing`, when it is a boolean.
     pub state_changing: Option<bool>,
@@ -136,15 +136,7 @@ impl<'a> ActionFacts<'a> {
 }
 
 /// `denied`, `skipped`, `failure`, `success` or None (analysis-rules §8): what the
-/// action's recorded result says happened.
-pub fn observed_result(a: &ActionFields<'_>) -> Option<&'static str> {
-    let decision = a
-        .obj(Key::CapabilityDecision)
-        .and_then(|d| Decision(d).outcome());
-    observed(decision, a)
-}
-
-/// [`observed_result`] with the decision's outcome already read.
+/// action's recorded result says happened, given its decision's outcome.
 pub fn observed(decision: Option<&str>, a: &ActionFields<'_>) -> Option<&'static str> {
     let outcome = a.str(Key::Outcome);
     let exit = a.get(Key::ExitCode).and_then(Json::as_f64);

@@ -4,6 +4,7 @@
 //! once (one hash and one comparison per member) and read from it in O(1).
 
 use super::json::{Json, Obj, same_bytes};
+use super::prefetch;
 
 macro_rules! keys {
     ($($key:ident = $name:literal,)*) => {
@@ -102,6 +103,11 @@ impl<'a> ActionFields<'a> {
         let mut values = [None; KEYS];
         for (k, v) in &action.members {
             if let Some(key) = Key::of(k.bytes()) {
+                // Nested objects (decision, drift, coverage, lease evidence) are read
+                // next: ask for their members now so the loads overlap.
+                if let Json::Object(o) = v {
+                    prefetch::line(o.members.as_ptr());
+                }
                 values[key as usize] = Some(v);
             }
         }
