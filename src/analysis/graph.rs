@@ -116,8 +116,6 @@ pub struct Graph {
     index: ActionIndex,
     /// `run_id` → run index.
     run_index: HashMap<String, u32>,
-    /// While building: which located actions are copies of an earlier one.
-    is_copy: Option<Vec<bool>>,
 }
 
 impl Graph {
@@ -158,7 +156,7 @@ impl Graph {
             .par_iter()
             .map(|&(ri, _, a)| ActionFacts::of(records[ri as usize], &Action(a)))
             .collect_into_vec(&mut facts);
-        let (mut g, mut mapped) = rayon::join(
+        let ((g, is_copy), mut mapped) = rayon::join(
             || Graph::from_facts(&records, hashes, &located, &facts),
             || {
                 facts
@@ -176,7 +174,7 @@ impl Graph {
                     .collect::<Vec<T>>()
             },
         );
-        if let Some(is_copy) = g.is_copy.take() {
+        if let Some(is_copy) = is_copy {
             let mut copy = is_copy.iter();
             facts.retain(|_| !copy.next().is_some_and(|c| *c));
             let mut copy = is_copy.iter();
@@ -185,14 +183,14 @@ impl Graph {
         (g, facts, mapped)
     }
 
-    /// The graph over located actions and their facts (copies included; the copies
-    /// are marked in `is_copy`).
+    /// The graph over located actions and their facts (copies included), and which
+    /// located actions are copies of an earlier one (None when none is).
     fn from_facts<'c>(
         records: &[&'c Record],
         hashes: &[String],
         located: &[(u32, u32, &'c Obj)],
         all_facts: &[ActionFacts<'c>],
-    ) -> Graph {
+    ) -> (Graph, Option<Vec<bool>>) {
         let mut g = Graph {
             prev_record: record_links(records, hashes),
             nodes: Vec::with_capacity(located.len()),
@@ -215,7 +213,6 @@ impl Graph {
             }
             None => all_facts,
         };
-        g.is_copy = is_copy;
         for n in 0..g.nodes.len() {
             g.graph.add_node(Vertex::Action(n as NodeId));
         }
@@ -243,7 +240,7 @@ impl Graph {
             .enumerate()
             .map(|(i, r)| (r.id.clone(), i as u32))
             .collect();
-        g
+        (g, is_copy)
     }
 
     /// Assigns a node to each action not seen before in its run (in record order) and

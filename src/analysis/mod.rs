@@ -170,10 +170,10 @@ impl Analysis {
                             .into_iter()
                             .flatten()
                         {
-                            prefetch::line(digest);
+                            prefetch::at(digest);
                         }
                         if let Some((b, _)) = self.badges.get(&ahead) {
-                            prefetch::line(b.tuple.as_deref().unwrap_or_default());
+                            prefetch::at(b.tuple.as_deref().unwrap_or_default());
                         }
                     }
                     let Some((badge, _)) = self.badges.get(&n) else {

@@ -109,23 +109,25 @@ impl<'a> ActionFacts<'a> {
     /// Asks the CPU for the stored values the later passes read through these facts
     /// (digest kind, coverage, lease evidence; see [`prefetch`]).
     pub fn prefetch_values(&self) {
-        for v in [self.state_digest_kind, self.state_digest_coverage] {
-            prefetch::line(v.map_or(std::ptr::null(), |v| v as *const Json));
+        for v in [self.state_digest_kind, self.state_digest_coverage]
+            .into_iter()
+            .flatten()
+        {
+            prefetch::at(v);
         }
-        prefetch::line(
-            self.bounded_lease_evidence
-                .map_or(std::ptr::null(), |o| o as *const Obj),
-        );
+        if let Some(o) = self.bounded_lease_evidence {
+            prefetch::at(o);
+        }
     }
 
     /// Asks for the members of the coverage and lease-evidence objects: call it some
     /// items after [`ActionFacts::prefetch_values`], once the objects themselves arrived.
     pub fn prefetch_members(&self) {
         if let Some(Json::Object(o)) = self.state_digest_coverage {
-            prefetch::line(o.members.as_ptr());
+            prefetch::at(o.members.as_ptr());
         }
         if let Some(o) = self.bounded_lease_evidence {
-            prefetch::line(o.members.as_ptr());
+            prefetch::at(o.members.as_ptr());
         }
     }
 

@@ -106,7 +106,7 @@ impl<'a> ActionFields<'a> {
                 // Nested objects (decision, drift, coverage, lease evidence) are read
                 // next: ask for their members now so the loads overlap.
                 if let Json::Object(o) = v {
-                    prefetch::line(o.members.as_ptr());
+                    prefetch::at(o.members.as_ptr());
                 }
                 values[key as usize] = Some(v);
             }

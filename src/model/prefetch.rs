@@ -9,7 +9,7 @@ pub const AHEAD: usize = 8;
 /// Asks the CPU to start loading the cache line at `p`. Only a hint: it never faults,
 /// whatever the address, and does nothing on targets without the instruction.
 #[inline(always)]
-pub fn line<T: ?Sized>(p: *const T) {
+pub fn at<T: ?Sized>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: `prefetcht0` is a hint; it never faults and has no visible effect.
     unsafe {
@@ -19,10 +19,10 @@ pub fn line<T: ?Sized>(p: *const T) {
     let _ = p;
 }
 
-/// [`line`] for the bytes of a string, if any.
+/// [`at`] for the bytes of a string, if any.
 #[inline(always)]
 pub fn text(s: Option<&str>) {
     if let Some(s) = s {
-        line(s.as_ptr());
+        at(s.as_ptr());
     }
 }
