@@ -114,7 +114,8 @@ const DECISION_NAMES: [&str; 10] = [
 ];
 
 /// The record members the views read, looked up in one pass.
-const RECORD_NAMES: [&str; 5] = [
+const RECORD_NAMES: [&str; 6] = [
+    "run_id",
     "policy_bundle_digest",
     "run_context",
     "authorized_by",
@@ -251,6 +252,11 @@ impl<'a> Sources<'a> {
         self.decision[SUBJECT].and_then(Json::as_str)
     }
 
+    /// The record's `run_id`.
+    pub fn run_id(&self) -> Option<&'a str> {
+        self.top[RUN_ID].and_then(Json::as_str)
+    }
+
     /// The record's `policy_bundle_digest`.
     pub fn policy_bundle_digest(&self) -> Option<&'a str> {
         self.top[POLICY].and_then(Json::as_str)
@@ -280,6 +286,7 @@ const GRANT: usize = index_of(&DECISION_NAMES, "approval_grant");
 const MODE: usize = index_of(&DECISION_NAMES, "approval_mode");
 const SUBJECT: usize = index_of(&DECISION_NAMES, "subject");
 const POLICY: usize = index_of(&RECORD_NAMES, "policy_bundle_digest");
+const RUN_ID: usize = index_of(&RECORD_NAMES, "run_id");
 
 fn values<'a, const N: usize>(sources: &Sources<'a>, table: &[Row; N]) -> [Option<&'a Json>; N] {
     let Sources {

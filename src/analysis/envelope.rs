@@ -77,7 +77,7 @@ pub fn project<'a>(
         action_class: a.str(Key::SideEffectClass).unwrap_or("unknown"),
         target_boundary,
         principal_id: sources.subject(),
-        run_id: sources.record.run_id(),
+        run_id: sources.run_id(),
         policy_id,
         policy_version,
         approval_or_lease_id: a

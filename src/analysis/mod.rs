@@ -121,16 +121,21 @@ impl Analysis {
         hashes: Vec<String>,
         supplied: &SuppliedLeases,
     ) -> Analysis {
-        // The badge of each action is computed beside the graph's serial part; leases
-        // and chains (each parallel inside) then run side by side.
+        // The badge of each action is computed beside the graph's serial part; leases,
+        // chains and state gaps (each parallel inside) then run side by side.
         let (graph, facts, badges) = Graph::build_with(corpus, &hashes, |f| {
             f.has_state_digest()
                 .then(|| comparability::badge(f.state_digest_kind, f.state_digest_coverage))
         });
         let badges = NodeMap::from_dense(badges);
-        let (leases, chains) = rayon::join(
+        let (leases, (chains, gaps)) = rayon::join(
             || Leases::build(&graph, &facts, supplied),
-            || chains::build(&graph, &facts),
+            || {
+                rayon::join(
+                    || chains::build(&graph, &facts),
+                    || state_gaps(&graph, &badges, &facts),
+                )
+            },
         );
         let checks = facts.par_iter().map(findings::checks).collect();
         let mut an = Analysis {
@@ -140,9 +145,9 @@ impl Analysis {
             chains,
             badges,
             checks,
+            gaps,
             ..Analysis::default()
         };
-        an.gaps = an.state_gaps(&facts);
         an.gap_index = an
             .gaps
             .iter()
@@ -151,58 +156,6 @@ impl Analysis {
             .collect();
         an.gap_index.sort_unstable();
         an
-    }
-
-    /// Post of an action vs pre of the next action of the run over the same tuple.
-    fn state_gaps(&self, facts: &[ActionFacts<'_>]) -> Vec<StateGap> {
-        // Runs are independent: one pass per run, in parallel, kept in run order.
-        self.graph
-            .runs
-            .par_iter()
-            .flat_map_iter(|run| {
-                let mut gaps = Vec::new();
-                let mut last_post: HashMap<&[u8], (NodeId, &str, &Comparability)> =
-                    HashMap::default();
-                for (i, &n) in run.nodes.iter().enumerate() {
-                    if let Some(&ahead) = run.nodes.get(i + prefetch::AHEAD) {
-                        let f = &facts[ahead as usize];
-                        for digest in [f.pre_state_digest, f.post_state_digest]
-                            .into_iter()
-                            .flatten()
-                        {
-                            prefetch::at(digest);
-                        }
-                        if let Some((b, _)) = self.badges.get(&ahead) {
-                            prefetch::at(b.tuple.as_deref().unwrap_or_default());
-                        }
-                    }
-                    let Some((badge, _)) = self.badges.get(&n) else {
-                        continue;
-                    };
-                    let Some(tuple) = badge.tuple.as_deref() else {
-                        continue;
-                    };
-                    let a = &facts[n as usize];
-                    if let Some(pre) = a.pre_state_digest.and_then(Json::as_str)
-                        && let Some((from, post, prev_badge)) = last_post.get(tuple)
-                        && comparability::compare((post, prev_badge), (pre, badge)).verdict
-                            == "changed"
-                    {
-                        gaps.push(StateGap {
-                            from: *from,
-                            to: n,
-                            post: post.to_string(),
-                            pre: pre.to_string(),
-                            assumption: badge.assumption.clone(),
-                        });
-                    }
-                    if let Some(post) = a.post_state_digest.and_then(Json::as_str) {
-                        last_post.insert(tuple, (n, post, badge));
-                    }
-                }
-                gaps
-            })
-            .collect()
     }
 
     /// Every view of one action; `findings` is the full finding list to pick from.
@@ -326,4 +279,58 @@ impl Analysis {
             .as_array()?
             .get(n.pos as usize)
     }
+}
+
+/// Post of an action vs pre of the next action of the run over the same tuple.
+fn state_gaps(
+    graph: &Graph,
+    badges: &NodeMap<(Comparability, Option<CoverageFinding>)>,
+    facts: &[ActionFacts<'_>],
+) -> Vec<StateGap> {
+    // Runs are independent: one pass per run, in parallel, kept in run order.
+    graph
+        .runs
+        .par_iter()
+        .flat_map_iter(|run| {
+            let mut gaps = Vec::new();
+            let mut last_post: HashMap<&[u8], (NodeId, &str, &Comparability)> = HashMap::default();
+            for (i, &n) in run.nodes.iter().enumerate() {
+                if let Some(&ahead) = run.nodes.get(i + prefetch::AHEAD) {
+                    let f = &facts[ahead as usize];
+                    for digest in [f.pre_state_digest, f.post_state_digest]
+                        .into_iter()
+                        .flatten()
+                    {
+                        prefetch::at(digest);
+                    }
+                    if let Some((b, _)) = badges.get(&ahead) {
+                        prefetch::at(b.tuple.as_deref().unwrap_or_default());
+                    }
+                }
+                let Some((badge, _)) = badges.get(&n) else {
+                    continue;
+                };
+                let Some(tuple) = badge.tuple.as_deref() else {
+                    continue;
+                };
+                let a = &facts[n as usize];
+                if let Some(pre) = a.pre_state_digest.and_then(Json::as_str)
+                    && let Some((from, post, prev_badge)) = last_post.get(tuple)
+                    && comparability::compare((post, prev_badge), (pre, badge)).verdict == "changed"
+                {
+                    gaps.push(StateGap {
+                        from: *from,
+                        to: n,
+                        post: post.to_string(),
+                        pre: pre.to_string(),
+                        assumption: badge.assumption.clone(),
+                    });
+                }
+                if let Some(post) = a.post_state_digest.and_then(Json::as_str) {
+                    last_post.insert(tuple, (n, post, badge));
+                }
+            }
+            gaps
+        })
+        .collect()
 }
