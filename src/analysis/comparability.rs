@@ -296,12 +296,13 @@ fn memory_badge(
 /// value can imitate a field boundary or a value of another type.
 fn equality_tuple(kind: &str, values: &[Option<&Json>]) -> Box<[u8]> {
     let mut t = Vec::with_capacity(
-        kind.len()
+        4 + kind.len()
             + values
                 .iter()
                 .map(|v| 5 + v.map_or(0, value_len))
                 .sum::<usize>(),
     );
+    t.extend_from_slice(&(kind.len() as u32).to_le_bytes());
     t.extend_from_slice(kind.as_bytes());
     for v in values {
         let (tag, bytes): (u8, Cow<'_, [u8]>) = match v {
@@ -391,6 +392,29 @@ pub fn compare(a: (&str, &Comparability), b: (&str, &Comparability)) -> PairVerd
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn equality_tuples_keep_field_boundaries_and_value_types() {
+        let parsed = crate::load::parser::parse(
+            r#"[{"tree_sha":"as","tree_root":"b"},{"tree_sha":"a","tree_root":"sb"},
+                {"tree_sha":"1","tree_root":"c"},{"tree_sha":1,"tree_root":"c"},
+                {"tree_root":"b","tree_sha":"as"}]"#,
+        )
+        .unwrap();
+        let kind = Json::String("git-tree".into());
+        let tuples: Vec<_> = parsed
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|cov| badge(Some(&kind), Some(cov)).0.tuple.unwrap())
+            .collect();
+        assert_ne!(
+            tuples[0], tuples[1],
+            "a value must not spill into the next field"
+        );
+        assert_ne!(tuples[2], tuples[3], "a string and a number must differ");
+        assert_eq!(tuples[0], tuples[4], "equal coverage, equal tuple");
+    }
 
     #[test]
     fn identity_fields_lead_every_tuple() {
