@@ -6,8 +6,8 @@ use super::lease::{LeaseVerdict, LeaseView};
 use crate::model::drift::{Binding, Drift, DriftInputs, DriftResult};
 use crate::model::facts::observed;
 use crate::model::fields::{ActionFields, Key};
-use crate::model::json::{Json, KeySet};
-use crate::model::{Action, Record};
+use crate::model::json::{Json, KeySet, index_of};
+use crate::model::{Action, DECISION_MEMBERS, DecisionMembers, Record};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use std::borrow::Cow;
 
@@ -93,25 +93,11 @@ impl std::fmt::Display for Summary<'_> {
 enum Path {
     /// A member of the action.
     Action(Key),
-    /// A member of the action's `capability_decision` (index into [`DECISION_NAMES`]).
+    /// A member of the action's `capability_decision` (index into [`DECISION_MEMBERS`]).
     Decision(usize),
     /// A member of the record (index into [`RECORD_NAMES`]), or a member of that member.
     Record(usize, Option<&'static str>),
 }
-
-/// The decision members the views read, looked up in one pass per action.
-const DECISION_NAMES: [&str; 10] = [
-    "decision",
-    "capability",
-    "subject",
-    "resource",
-    "approval_grant",
-    "approval_decision",
-    "approval_mode",
-    "approval_extension",
-    "deny_reason_class",
-    "reason_code",
-];
 
 /// The record members the views read, looked up in one pass.
 const RECORD_NAMES: [&str; 6] = [
@@ -123,27 +109,7 @@ const RECORD_NAMES: [&str; 6] = [
     "attribution_backing",
 ];
 
-static DECISION_KEYS: KeySet = KeySet::new(&DECISION_NAMES);
 static RECORD_KEYS: KeySet = KeySet::new(&RECORD_NAMES);
-
-/// Position of `name` in `keys`, at compile time (a name not listed fails the build).
-const fn index_of(keys: &[&str], name: &str) -> usize {
-    let mut i = 0;
-    while i < keys.len() {
-        let (a, b) = (keys[i].as_bytes(), name.as_bytes());
-        if a.len() == b.len() {
-            let mut j = 0;
-            while j < a.len() && a[j] == b[j] {
-                j += 1;
-            }
-            if j == a.len() {
-                return i;
-            }
-        }
-        i += 1;
-    }
-    panic!("key not listed")
-}
 
 /// A table row: (name, where, dialect).
 type Row = (&'static str, Path, &'static str);
@@ -157,7 +123,7 @@ const fn act(key: Key, dialect: &'static str) -> Row {
 const fn dec(name: &'static str, dialect: &'static str) -> Row {
     (
         name,
-        Path::Decision(index_of(&DECISION_NAMES, name)),
+        Path::Decision(index_of(&DECISION_MEMBERS, name)),
         dialect,
     )
 }
@@ -230,7 +196,7 @@ const EXERCISED: [Row; 19] = [
 pub struct Sources<'a> {
     pub record: &'a Record,
     pub action: ActionFields<'a>,
-    decision: [Option<&'a Json>; DECISION_NAMES.len()],
+    pub decision: DecisionMembers<'a>,
     top: [Option<&'a Json>; RECORD_NAMES.len()],
 }
 
@@ -239,17 +205,10 @@ impl<'a> Sources<'a> {
     pub fn of(record: &'a Record, action: ActionFields<'a>) -> Sources<'a> {
         Sources {
             record,
-            decision: action
-                .obj(Key::CapabilityDecision)
-                .map_or([None; DECISION_NAMES.len()], |d| d.get_many(&DECISION_KEYS)),
+            decision: DecisionMembers::of(action.obj(Key::CapabilityDecision)),
             top: record.obj().get_many(&RECORD_KEYS),
             action,
         }
-    }
-
-    /// The decision's `subject`.
-    pub fn subject(&self) -> Option<&'a str> {
-        self.decision[SUBJECT].and_then(Json::as_str)
     }
 
     /// The record's `run_id`.
@@ -262,29 +221,20 @@ impl<'a> Sources<'a> {
         self.top[POLICY].and_then(Json::as_str)
     }
 
-    /// The authority shape: `approval_grant`, else `approval_mode`
-    /// ([`crate::model::Decision::grant`]).
-    pub fn grant(&self) -> Option<&'a str> {
-        self.decision[GRANT]
-            .and_then(Json::as_str)
-            .or_else(|| self.decision[MODE].and_then(Json::as_str))
-    }
-
     /// The normalised drift check of the action.
     pub fn drift(&self) -> Drift<'a> {
-        Drift::from_inputs(self.record, &DriftInputs::of(&self.action, self.grant()))
+        Drift::from_inputs(
+            self.record,
+            &DriftInputs::of(&self.action, self.decision.grant()),
+        )
     }
 
     /// What the action's recorded result says happened ([`observed`]).
     pub fn observed(&self) -> Option<&'static str> {
-        observed(self.decision[OUTCOME].and_then(Json::as_str), &self.action)
+        observed(self.decision.outcome(), &self.action)
     }
 }
 
-const OUTCOME: usize = index_of(&DECISION_NAMES, "decision");
-const GRANT: usize = index_of(&DECISION_NAMES, "approval_grant");
-const MODE: usize = index_of(&DECISION_NAMES, "approval_mode");
-const SUBJECT: usize = index_of(&DECISION_NAMES, "subject");
 const POLICY: usize = index_of(&RECORD_NAMES, "policy_bundle_digest");
 const RUN_ID: usize = index_of(&RECORD_NAMES, "run_id");
 
@@ -299,7 +249,7 @@ fn values<'a, const N: usize>(sources: &Sources<'a>, table: &[Row; N]) -> [Optio
     for (value, (_, path, _)) in out.iter_mut().zip(table) {
         *value = match *path {
             Path::Action(key) => action.get(key),
-            Path::Decision(i) => decision[i],
+            Path::Decision(i) => decision.0[i],
             Path::Record(i, None) => top[i],
             Path::Record(i, Some(inner)) => top[i].and_then(|v| v.get(inner)),
         };

@@ -76,7 +76,7 @@ pub fn project<'a>(
     DecisionEnvelope {
         action_class: a.str(Key::SideEffectClass).unwrap_or("unknown"),
         target_boundary,
-        principal_id: sources.subject(),
+        principal_id: sources.decision.subject(),
         run_id: sources.run_id(),
         policy_id,
         policy_version,

@@ -4,16 +4,8 @@
 
 use super::drift::{Drift, DriftInputs, DriftResult};
 use super::fields::{ActionFields, Key};
-use super::json::{Json, KeySet, Obj};
-use super::{Action, Decision, Record, prefetch};
-
-/// The decision members the facts read.
-static DECISION_FACTS: KeySet = KeySet::new(&[
-    "decision",
-    "approval_grant",
-    "approval_mode",
-    "approval_decision",
-]);
+use super::json::{Json, Obj};
+use super::{Action, Decision, DecisionMembers, Record, prefetch};
 
 /// One action's analysis-relevant fields, borrowed from the stored JSON.
 #[derive(Clone, Copy, Debug)]
@@ -67,9 +59,7 @@ impl<'a> ActionFacts<'a> {
     /// [`ActionFacts::from_fields`], with the whole normalised drift check.
     pub fn with_drift(record: &'a Record, f: &ActionFields<'a>) -> (ActionFacts<'a>, Drift<'a>) {
         let decision = f.obj(Key::CapabilityDecision);
-        let [outcome, grant, mode, label] =
-            decision.map_or([None; 4], |d| d.get_many(&DECISION_FACTS));
-        let s = |v: Option<&'a Json>| v.and_then(Json::as_str);
+        let members = DecisionMembers::of(decision);
         let mut facts = ActionFacts {
             id: f.str(Key::ActionId),
             tool: f.str(Key::ToolName),
@@ -80,11 +70,11 @@ impl<'a> ActionFacts<'a> {
             time: f.get(Key::TimestampMs).and_then(Json::as_f64),
             side_effect_class: f.str(Key::SideEffectClass),
             decision,
-            outcome: s(outcome),
-            grant: s(grant).or(s(mode)),
-            approval_decision: s(label),
+            outcome: members.outcome(),
+            grant: members.grant(),
+            approval_decision: members.approval_decision(),
             drift: DriftResult::Absent,
-            observed: observed(s(outcome), f),
+            observed: observed(members.outcome(), f),
             state_changing: f.get(Key::StateChanging).and_then(Json::as_bool),
             result_outcome: f.str(Key::Outcome),
             exit_code: f.get(Key::ExitCode).and_then(Json::as_f64),

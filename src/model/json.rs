@@ -156,6 +156,25 @@ impl KeySet {
     }
 }
 
+/// Position of `name` in `names`, at compile time (a name not listed fails the build).
+pub const fn index_of(names: &[&str], name: &str) -> usize {
+    let mut i = 0;
+    while i < names.len() {
+        let (a, b) = (names[i].as_bytes(), name.as_bytes());
+        if a.len() == b.len() {
+            let mut j = 0;
+            while j < a.len() && a[j] == b[j] {
+                j += 1;
+            }
+            if j == a.len() {
+                return i;
+            }
+        }
+        i += 1;
+    }
+    panic!("name not listed")
+}
+
 /// Key equality with a cheap first test (length and first byte) before the full compare:
 /// field look-ups are the analysis's innermost loop.
 #[inline]

@@ -13,7 +13,7 @@ pub mod prefetch;
 pub mod text;
 pub mod time;
 
-use json::{Json, Obj};
+use json::{Json, KeySet, Obj, index_of};
 use std::sync::Arc;
 
 /// Where a record was read from.
@@ -202,6 +202,62 @@ impl<'a> Action<'a> {
     }
 }
 
+/// The decision members the analysis and the views read, each decision in one pass
+/// ([`DecisionMembers`]).
+pub const DECISION_MEMBERS: [&str; 10] = [
+    "decision",
+    "capability",
+    "subject",
+    "resource",
+    "approval_grant",
+    "approval_decision",
+    "approval_mode",
+    "approval_extension",
+    "deny_reason_class",
+    "reason_code",
+];
+
+static DECISION_KEYS: KeySet = KeySet::new(&DECISION_MEMBERS);
+
+/// The [`DECISION_MEMBERS`] of one decision, by position (all none without a decision).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DecisionMembers<'a>(pub [Option<&'a Json>; DECISION_MEMBERS.len()]);
+
+impl<'a> DecisionMembers<'a> {
+    /// Reads the members of a decision in one pass.
+    pub fn of(decision: Option<&'a Obj>) -> DecisionMembers<'a> {
+        decision.map_or_else(Default::default, |d| {
+            DecisionMembers(d.get_many(&DECISION_KEYS))
+        })
+    }
+
+    fn text(&self, name: usize) -> Option<&'a str> {
+        self.0[name].and_then(Json::as_str)
+    }
+
+    /// `decision` ([`Decision::outcome`]).
+    pub fn outcome(&self) -> Option<&'a str> {
+        self.text(const { index_of(&DECISION_MEMBERS, "decision") })
+    }
+
+    /// The authority shape: RFC-final `approval_grant`, else the implemented
+    /// `approval_mode` (both dialects name `bounded-lease` and `one-shot-payload` alike).
+    pub fn grant(&self) -> Option<&'a str> {
+        self.text(const { index_of(&DECISION_MEMBERS, "approval_grant") })
+            .or_else(|| self.text(const { index_of(&DECISION_MEMBERS, "approval_mode") }))
+    }
+
+    /// The RFC-final `approval_decision` label.
+    pub fn approval_decision(&self) -> Option<&'a str> {
+        self.text(const { index_of(&DECISION_MEMBERS, "approval_decision") })
+    }
+
+    /// `subject`.
+    pub fn subject(&self) -> Option<&'a str> {
+        self.text(const { index_of(&DECISION_MEMBERS, "subject") })
+    }
+}
+
 /// A capability decision (record list entry or `actions[].capability_decision`).
 #[derive(Clone, Copy, Debug)]
 pub struct Decision<'a>(pub &'a Obj);
@@ -217,10 +273,8 @@ impl<'a> Decision<'a> {
         self.str_field("decision")
     }
 
-    /// The authority shape: RFC-final `approval_grant`, else the implemented
-    /// `approval_mode` (both dialects name `bounded-lease` and `one-shot-payload` alike).
+    /// The authority shape ([`DecisionMembers::grant`]).
     pub fn grant(&self) -> Option<&'a str> {
-        self.str_field("approval_grant")
-            .or_else(|| self.str_field("approval_mode"))
+        DecisionMembers::of(Some(self.0)).grant()
     }
 }
