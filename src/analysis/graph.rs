@@ -101,6 +101,10 @@ pub enum GraphProblem {
 /// million actions are assigned.
 type ActionIndex = Vec<HashMap<CompactString, NodeId>>;
 
+/// Which located actions are copies of an earlier one, and the facts of the nodes (the
+/// first copy of each action).
+type Copies<'c> = (Vec<bool>, Vec<ActionFacts<'c>>);
+
 /// The graph over a corpus.
 #[derive(Debug, Default)]
 pub struct Graph {
@@ -156,7 +160,7 @@ impl Graph {
             .par_iter()
             .map(|&(ri, _, a)| ActionFacts::of(records[ri as usize], &Action(a)))
             .collect_into_vec(&mut facts);
-        let ((g, is_copy), mut mapped) = rayon::join(
+        let ((g, copies), mut mapped) = rayon::join(
             || Graph::from_facts(&records, hashes, &located, &facts),
             || {
                 facts
@@ -174,23 +178,22 @@ impl Graph {
                     .collect::<Vec<T>>()
             },
         );
-        if let Some(is_copy) = is_copy {
-            let mut copy = is_copy.iter();
-            facts.retain(|_| !copy.next().is_some_and(|c| *c));
+        if let Some((is_copy, node_facts)) = copies {
+            facts = node_facts;
             let mut copy = is_copy.iter();
             mapped.retain(|_| !copy.next().is_some_and(|c| *c));
         }
         (g, facts, mapped)
     }
 
-    /// The graph over located actions and their facts (copies included), and which
-    /// located actions are copies of an earlier one (None when none is).
+    /// The graph over located actions and their facts (copies included). When some
+    /// located actions are copies of an earlier one: which, and the facts of the nodes.
     fn from_facts<'c>(
         records: &[&'c Record],
         hashes: &[String],
         located: &[(u32, u32, &'c Obj)],
         all_facts: &[ActionFacts<'c>],
-    ) -> (Graph, Option<Vec<bool>>) {
+    ) -> (Graph, Option<Copies<'c>>) {
         let mut g = Graph {
             prev_record: record_links(records, hashes),
             nodes: Vec::with_capacity(located.len()),
@@ -200,19 +203,16 @@ impl Graph {
         let component = components(&g.prev_record);
         let (by_key, is_copy) = g.assign_nodes(records, located, all_facts, &component);
         // The facts of the nodes (the first copy of each action).
-        let kept: Vec<ActionFacts<'c>>;
-        let facts = match &is_copy {
-            Some(is_copy) => {
-                kept = all_facts
-                    .iter()
-                    .zip(is_copy)
-                    .filter(|(_, c)| !**c)
-                    .map(|(f, _)| *f)
-                    .collect();
-                &kept[..]
-            }
-            None => all_facts,
-        };
+        let copies = is_copy.map(|is_copy| {
+            let kept: Vec<ActionFacts<'c>> = all_facts
+                .iter()
+                .zip(&is_copy)
+                .filter(|(_, c)| !**c)
+                .map(|(f, _)| *f)
+                .collect();
+            (is_copy, kept)
+        });
+        let facts = copies.as_ref().map_or(all_facts, |(_, kept)| &kept[..]);
         for n in 0..g.nodes.len() {
             g.graph.add_node(Vertex::Action(n as NodeId));
         }
@@ -240,7 +240,7 @@ impl Graph {
             .enumerate()
             .map(|(i, r)| (r.id.clone(), i as u32))
             .collect();
-        (g, is_copy)
+        (g, copies)
     }
 
     /// Assigns a node to each action not seen before in its run (in record order) and
