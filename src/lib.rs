@@ -30,7 +30,7 @@
 //!   "timestamp_ms":1780000000000,"side_effect_class":"mutate-external"}]}"#;
 //! let corpus = Corpus::new(vec![parse_input("example.json".into(), text)]);
 //! let ev = Evidence::open(corpus, &Keyring::default(), &Options::default(), &SuppliedLeases::default());
-//! assert_eq!(ev.report.records[0].structural.status, Some("pass"));
+//! assert_eq!(ev.report.records[0].structural.status.map(|s| s.name()), Some("pass"));
 //! // A state-changing action with no capability decision at all:
 //! assert!(ev.findings.iter().any(|f| f.id == "F-UNAPPROVED-MUTATION"));
 //! let node = ev.analysis.graph.find("r1", "a1").unwrap();

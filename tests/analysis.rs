@@ -11,12 +11,12 @@ use aeplens::analysis::lease::{LeaseSource, LeaseVerdict, SuppliedLeases};
 use aeplens::cli::report::{chains_text, findings_text, show_text};
 use aeplens::load::{Corpus, parse_input};
 use aeplens::verify::{Keyring, Options};
-use common::shared;
+use common::fixtures;
 use std::collections::BTreeSet;
 use std::path::Path;
 
 const RFC: &str = "tests/fixtures/rfc-final";
-const V03: &str = "../shared/fixtures/reference/v03.ndjson";
+const V03: &str = "tests/fixtures/reference/v03.ndjson";
 
 fn open(paths: &[&str], keys: Option<&str>, leases: Option<&str>) -> Evidence {
     let (corpus, keys, supplied) = common::inputs(paths, keys, leases);
@@ -214,7 +214,7 @@ fn rfc_fixtures_cover_every_verdict_badge_and_finding() {
     }
     // V17 lands on the semantic axis of the snapshot that rewrote the action.
     let rewritten = &ev.report.records[5];
-    assert_eq!(rewritten.semantic.status, Some("fail"));
+    assert_eq!(rewritten.semantic.status.map(|s| s.name()), Some("fail"));
     assert!(
         rewritten
             .semantic
@@ -227,7 +227,7 @@ fn rfc_fixtures_cover_every_verdict_badge_and_finding() {
             .records
             .iter()
             .skip(3)
-            .all(|r| r.authenticity.status == Some("valid"))
+            .all(|r| r.authenticity.status.map(|s| s.name()) == Some("valid"))
     );
 }
 
@@ -300,12 +300,7 @@ fn generators_regenerate_the_committed_bytes() {
 fn golden_reference_outputs() {
     let ev = open(
         &[V03],
-        Some(
-            &shared()
-                .join("fixtures/reference/keys.json")
-                .display()
-                .to_string(),
-        ),
+        Some(&fixtures().join("reference/keys.json").display().to_string()),
         None,
     );
     let all: Vec<_> = ev.findings.iter().collect();
@@ -606,7 +601,10 @@ fn rewritten_copies_are_findings_only_in_chained_snapshots() {
     };
     let ev = run(&chained);
     assert!(ev.findings.iter().any(|f| f.id == "F-ACTION-REWRITTEN"));
-    assert_eq!(ev.report.records[1].semantic.status, Some("fail"));
+    assert_eq!(
+        ev.report.records[1].semantic.status.map(|s| s.name()),
+        Some("fail")
+    );
     // The same difference between two unlinked emitters of one run is not a rewrite.
     let ev = run(&rec("failure"));
     assert!(!ev.findings.iter().any(|f| f.id == "F-ACTION-REWRITTEN"));

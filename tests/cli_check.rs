@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::shared;
+use common::fixtures;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -20,8 +20,8 @@ fn aeplens(args: &[&str]) -> (i32, String, String) {
 }
 
 fn reference(name: &str) -> String {
-    shared()
-        .join("fixtures/reference")
+    fixtures()
+        .join("reference")
         .join(name)
         .display()
         .to_string()
@@ -57,7 +57,20 @@ fn json_report_follows_the_contract() {
     assert_eq!(r["authenticity"]["construction"], "js-legacy-inline");
     assert_eq!(r["authenticity"]["ed25519"], "strict");
     assert_eq!(r["capture"], serde_json::json!({"evaluated": false}));
-    assert_eq!(doc["chains"][0]["status"], "intact");
+    // e.1 in file order: #1 links to #0, #2–#10 carry no link (other emitters' genesis
+    // records) — partial, never intact; in the link graph every path is intact or vacuous.
+    assert_eq!(doc["chains"][0]["status"], "partial");
+    let paths = doc["chain_paths"].as_array().unwrap();
+    assert_eq!(paths.len(), 10);
+    assert_eq!(paths[0]["status"], "intact");
+    assert_eq!(
+        paths[0]["records"],
+        serde_json::json!([
+            {"path": reference("v03.ndjson"), "index": 0},
+            {"path": reference("v03.ndjson"), "index": 1}
+        ])
+    );
+    assert!(paths[1..].iter().all(|p| p["status"] == "not-present"));
     let text = out.to_lowercase();
     assert!(!text.contains("\"verdict\"") && !text.contains("\"complete\""));
 }
@@ -85,8 +98,21 @@ fn exit_codes() {
         &keys,
         &reference("tampered_chain_swapped.ndjson"),
     ]);
-    assert_eq!(code, 1);
-    assert!(out.contains("broken at record 7"), "{out}");
+    // Swapped lines: file order breaks at 7, but every link resolves and the one path is
+    // intact, so the chain part passes (verification.md e.2) and the text says why.
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("file order broken at record 7"), "{out}");
+    assert!(out.contains("stored out of link order"), "{out}");
+    let (code, out, _) = aeplens(&[
+        "check",
+        "--format",
+        "text",
+        "--keys",
+        &keys,
+        &reference("tampered_chain_removed.ndjson"),
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("F-CHAIN-GAP"), "{out}");
     let (code, _, err) = aeplens(&[
         "check",
         "--keys",

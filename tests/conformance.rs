@@ -3,11 +3,11 @@
 
 mod common;
 
-use aeplens::verify::RecordResult;
+use aeplens::verify::{AuthStatus, BindingStatus, RecordResult};
 use common::*;
 
 fn corpus() -> std::path::PathBuf {
-    shared().join("fixtures/ecosystem/wasmagent-protocol-conformance")
+    fixtures().join("ecosystem/wasmagent-protocol-conformance")
 }
 
 fn word_for_pass(status: Option<&str>) -> &'static str {
@@ -21,7 +21,7 @@ fn word_for_pass(status: Option<&str>) -> &'static str {
 /// Maps our authenticity axis to the manifest vocabulary.
 fn authenticity_word(r: &RecordResult) -> &'static str {
     let a = &r.authenticity;
-    match a.status {
+    match a.status.map(|s| s.name()) {
         None => "not-checked",
         Some("unsigned") => "unsigned",
         Some("valid") if a.construction == Some("aep-dsse-ed25519-decoded-body-v1") => "dsse-valid",
@@ -32,7 +32,7 @@ fn authenticity_word(r: &RecordResult) -> &'static str {
 #[test]
 fn manifest_targets_get_their_verdicts() {
     let manifest = read_json(&corpus().join("manifest.json"));
-    let keys = keyring(&shared().join("fixtures/ecosystem/keyring.json"));
+    let keys = keyring(&fixtures().join("ecosystem/keyring.json"));
     let targets = manifest["conformance_target"].as_array().unwrap();
     assert_eq!(targets.len(), 24);
     for t in targets {
@@ -47,7 +47,7 @@ fn manifest_targets_get_their_verdicts() {
         for r in &report.records {
             if let Some(want) = t["structural"].as_str() {
                 assert_eq!(
-                    word_for_pass(r.structural.status),
+                    word_for_pass(r.structural.status.map(|s| s.name())),
                     want,
                     "{name} structural: {:?}",
                     r.structural
@@ -55,7 +55,7 @@ fn manifest_targets_get_their_verdicts() {
             }
             if let Some(want) = t["semantic"].as_str() {
                 assert_eq!(
-                    word_for_pass(r.semantic.status),
+                    word_for_pass(r.semantic.status.map(|s| s.name())),
                     want,
                     "{name} semantic: {:?}",
                     r.semantic
@@ -85,12 +85,15 @@ fn manifest_targets_get_their_verdicts() {
 
 #[test]
 fn historical_records_are_identified_by_construction() {
-    let keys = keyring(&shared().join("fixtures/ecosystem/keyring.json"));
+    let keys = keyring(&fixtures().join("ecosystem/keyring.json"));
     let js = verify_path(
         &corpus().join("historical/js-canonical-ed25519.json"),
         &keys,
     );
-    assert_eq!(js.records[0].authenticity.status, Some("valid"));
+    assert_eq!(
+        js.records[0].authenticity.status.map(|s| s.name()),
+        Some("valid")
+    );
     assert_eq!(
         js.records[0].authenticity.construction,
         Some("js-legacy-inline")
@@ -110,28 +113,32 @@ fn historical_records_are_identified_by_construction() {
             .contains("legacy-sample-key")
     );
     let prefix = verify_path(
-        &shared().join("fixtures/ecosystem/wasmagent-proxy/wasmagent-js-dsse.json"),
+        &fixtures().join("ecosystem/wasmagent-proxy/wasmagent-js-dsse.json"),
         &keys,
     );
     let a = &prefix.records[0].authenticity;
     assert_eq!(
         (a.status, a.construction, a.binding),
-        (Some("valid"), Some("dsse-prefix-b64"), Some("exact"))
+        (
+            Some(AuthStatus::Valid),
+            Some("dsse-prefix-b64"),
+            Some(BindingStatus::Exact)
+        )
     );
-    let bscode = verify_path(
-        &shared().join("fixtures/ecosystem/bscode/aep-shared.jsonl"),
-        &keys,
-    );
+    let bscode = verify_path(&fixtures().join("ecosystem/bscode/aep-shared.jsonl"), &keys);
     assert_eq!(
         bscode.records[0].authenticity.construction,
         Some("js-legacy-inline")
     );
-    assert_eq!(bscode.records[0].authenticity.status, Some("valid"));
+    assert_eq!(
+        bscode.records[0].authenticity.status.map(|s| s.name()),
+        Some("valid")
+    );
 }
 
 #[test]
 fn dsse_failures_name_the_failed_check() {
-    let keys = keyring(&shared().join("fixtures/ecosystem/keyring.json"));
+    let keys = keyring(&fixtures().join("ecosystem/keyring.json"));
     for (file, check) in [
         ("dsse/wrong-payload-type-resigned.json", "D1"),
         ("dsse/multiple-signatures.json", "D2"),
@@ -148,19 +155,19 @@ fn dsse_failures_name_the_failed_check() {
             a.failures.iter().any(|f| f.starts_with(check)),
             "{file}: {a:?}"
         );
-        assert_ne!(a.status, Some("valid"), "{file}");
+        assert_ne!(a.status.map(|s| s.name()), Some("valid"), "{file}");
     }
 }
 
 #[test]
 fn other_producers_records_are_judged_honestly() {
-    let keys = keyring(&shared().join("fixtures/ecosystem/keyring.json"));
+    let keys = keyring(&fixtures().join("ecosystem/keyring.json"));
     let oaa = verify_path(
-        &shared().join("fixtures/ecosystem/open-agent-audit/aep-v0.3-fixture.json"),
+        &fixtures().join("ecosystem/open-agent-audit/aep-v0.3-fixture.json"),
         &keys,
     );
     let s = &oaa.records[0].structural;
-    assert_eq!(s.status, Some("fail"));
+    assert_eq!(s.status.map(|s| s.name()), Some("fail"));
     assert!(
         s.violations
             .iter()
@@ -171,23 +178,23 @@ fn other_producers_records_are_judged_honestly() {
             .iter()
             .any(|v| v.path.ends_with("argument_drift"))
     );
-    let bad = shared().join("fixtures/ecosystem/wasmagent-protocol-tests/invalid/aep-record");
+    let bad = fixtures().join("ecosystem/wasmagent-protocol-tests/invalid/aep-record");
     for entry in std::fs::read_dir(&bad).unwrap() {
         let path = entry.unwrap().path();
         let report = verify_path(&path, &keys);
         assert_eq!(
-            report.records[0].structural.status,
+            report.records[0].structural.status.map(|s| s.name()),
             Some("fail"),
             "{}",
             path.display()
         );
     }
-    let good = shared().join("fixtures/ecosystem/wasmagent-protocol-tests/valid/aep-record");
+    let good = fixtures().join("ecosystem/wasmagent-protocol-tests/valid/aep-record");
     for entry in std::fs::read_dir(&good).unwrap() {
         let path = entry.unwrap().path();
         let report = verify_path(&path, &keys);
         assert_eq!(
-            report.records[0].structural.status,
+            report.records[0].structural.status.map(|s| s.name()),
             Some("pass"),
             "{}: {:?}",
             path.display(),

@@ -16,7 +16,7 @@ use ratatui::backend::TestBackend;
 use ratatui::style::Color;
 use std::path::Path;
 
-const V03: &str = "../shared/fixtures/reference/v03.ndjson";
+const V03: &str = "tests/fixtures/reference/v03.ndjson";
 const RFC: &str = "tests/fixtures/rfc-final";
 const DEMO: &str = "assets/demo";
 
@@ -33,7 +33,7 @@ fn state_with(d: Data, theme: Theme) -> State {
 
 fn v03() -> State {
     state_with(
-        data(&[V03], Some("../shared/fixtures/reference/keys.json"), None),
+        data(&[V03], Some("tests/fixtures/reference/keys.json"), None),
         Theme::dark(),
     )
 }
@@ -398,7 +398,7 @@ fn snapshots_of_every_pane_and_overlay() {
 
 #[test]
 fn monochrome_theme_never_queues_a_colour_and_keeps_the_states_readable() {
-    let d = data(&[V03], Some("../shared/fixtures/reference/keys.json"), None);
+    let d = data(&[V03], Some("tests/fixtures/reference/keys.json"), None);
     let mut s = state_with(d, Theme::monochrome());
     go(&mut s, LEDGER, "L02-sql-denied-drift");
     let t = render(&s, 160, 48);

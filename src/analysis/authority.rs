@@ -51,13 +51,36 @@ fn with_names<'a, const N: usize>(
     })
 }
 
+/// The answer to one "what changed?" question.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChangeStatus {
+    Unchanged,
+    Changed,
+    /// The evidence cannot tell.
+    Unknown,
+    /// The question does not arise for this action.
+    NotApplicable,
+}
+
+impl ChangeStatus {
+    /// The name used in output.
+    pub fn name(self) -> &'static str {
+        match self {
+            ChangeStatus::Unchanged => "unchanged",
+            ChangeStatus::Changed => "changed",
+            ChangeStatus::Unknown => "unknown",
+            ChangeStatus::NotApplicable => "not-applicable",
+        }
+    }
+}
+
 /// One answer to "what changed between approval and execution?".
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Change<'a> {
     #[serde(skip)]
     pub what: &'static str,
-    /// `unchanged`, `changed`, `unknown` or `not-applicable`.
-    pub status: &'static str,
+    pub status: ChangeStatus,
     #[serde(serialize_with = "super::serialize_display")]
     pub summary: Summary<'a>,
 }
@@ -280,7 +303,7 @@ fn changes<'a>(
     let mut out = Vec::with_capacity(5);
     let (status, summary) = match drift.result {
         DriftResult::Matched => (
-            "unchanged",
+            ChangeStatus::Unchanged,
             Summary::of(&[
                 "arguments matched the approval (",
                 drift.dialect.unwrap_or("?"),
@@ -288,7 +311,7 @@ fn changes<'a>(
             ]),
         ),
         DriftResult::Drifted => (
-            "changed",
+            ChangeStatus::Changed,
             Summary::of(&[
                 "arguments drifted: approved ",
                 drift.approved_digest.unwrap_or("not recorded"),
@@ -297,11 +320,11 @@ fn changes<'a>(
             ]),
         ),
         DriftResult::NotChecked => (
-            "unknown",
+            ChangeStatus::Unknown,
             Summary::of(&["drift check explicitly not performed"]),
         ),
         DriftResult::Absent => (
-            "unknown",
+            ChangeStatus::Unknown,
             match &drift.interpretation {
                 Some(Cow::Borrowed(text)) => Summary::of(&[text]),
                 Some(Cow::Owned(text)) => Summary::Text(text.clone()),
@@ -316,11 +339,11 @@ fn changes<'a>(
     });
     let (status, summary) = match drift.binding {
         Binding::Holds => (
-            "unchanged",
+            ChangeStatus::Unchanged,
             Summary::of(&["drift check bound to ", drift.bound_to.unwrap_or("")]),
         ),
         Binding::Mismatch => (
-            "changed",
+            ChangeStatus::Changed,
             Summary::of(&[
                 "drift check bound to ",
                 drift.bound_to.unwrap_or(""),
@@ -329,10 +352,13 @@ fn changes<'a>(
             ]),
         ),
         Binding::Unbound => (
-            "unknown",
+            ChangeStatus::Unknown,
             Summary::of(&["drift check names no approval or lease"]),
         ),
-        Binding::NotApplicable => ("not-applicable", Summary::of(&["no drift check to bind"])),
+        Binding::NotApplicable => (
+            ChangeStatus::NotApplicable,
+            Summary::of(&["no drift check to bind"]),
+        ),
     };
     out.push(Change {
         what: "approval_binding",
@@ -344,9 +370,9 @@ fn changes<'a>(
     out.push(Change {
         what: "approval_vs_payload",
         status: if approval.is_some() && payload.is_some() {
-            "unknown"
+            ChangeStatus::Unknown
         } else {
-            "not-applicable"
+            ChangeStatus::NotApplicable
         },
         summary: Summary::of(&[
             "approval_context_hash ",
@@ -359,9 +385,9 @@ fn changes<'a>(
         out.push(Change {
             what: "lease",
             status: match l.verdict {
-                LeaseVerdict::Inside => "unchanged",
-                LeaseVerdict::UnknownWindow => "unknown",
-                _ => "changed",
+                LeaseVerdict::Inside => ChangeStatus::Unchanged,
+                LeaseVerdict::UnknownWindow => ChangeStatus::Unknown,
+                _ => ChangeStatus::Changed,
             },
             summary: Summary::of(&[
                 "execution ",
@@ -380,7 +406,11 @@ fn changes<'a>(
         let fresh = approval.is_some() && approval != p.str_field("approval_context_hash");
         out.push(Change {
             what: "re_approval",
-            status: if fresh { "changed" } else { "unknown" },
+            status: if fresh {
+                ChangeStatus::Changed
+            } else {
+                ChangeStatus::Unknown
+            },
             summary: Summary::of(&[
                 "follows denied ",
                 p.id().unwrap_or("?"),

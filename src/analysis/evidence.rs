@@ -54,7 +54,7 @@ pub fn complete(
     for (record, violation) in analysis.rewritten(corpus) {
         let axis = &mut report.records[record].semantic;
         axis.violations.push(violation);
-        axis.status = Some("fail");
+        axis.status = Some(crate::verify::CheckStatus::Fail);
     }
     let findings = findings::all(corpus, &report, analysis);
     (report, findings)

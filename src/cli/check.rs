@@ -6,7 +6,8 @@ use crate::analysis::lease::SuppliedLeases;
 use crate::load::{Corpus, load_paths};
 use crate::model::finding::{Finding, Severity};
 use crate::model::text::sanitize;
-use crate::verify::{Options, Profile, Report, SeverityCounts, Summary};
+use crate::verify::chain::ChainStatus;
+use crate::verify::{AuthStatus, CheckStatus, Options, Profile, Report, SeverityCounts, Summary};
 use std::io::{IsTerminal, Write};
 
 /// Runs `check`; returns the exit code.
@@ -101,6 +102,7 @@ pub fn json_report(report: &Report, findings: &[Finding], profile: Profile) -> S
         "inputs": report.inputs,
         "records": report.records,
         "chains": report.chains,
+        "chain_paths": report.links.paths,
         "findings": findings,
         "summary": summary(report, findings),
     });
@@ -112,11 +114,11 @@ pub fn json_report(report: &Report, findings: &[Finding], profile: Profile) -> S
 fn auth_cell(r: &crate::verify::RecordResult) -> String {
     let a = &r.authenticity;
     let glyph = match a.status {
-        Some("valid") => "✓",
-        Some("unsigned") | None => "○",
+        Some(AuthStatus::Valid) => "✓",
+        Some(AuthStatus::Unsigned) | None => "○",
         _ => "✗",
     };
-    let status = a.status.unwrap_or("not-checked");
+    let status = a.status.map_or("not-checked", AuthStatus::name);
     match a.construction {
         Some(c) if a.status.is_some() => format!("{glyph} {status} ({c})"),
         _ => format!("{glyph} {status}"),
@@ -155,12 +157,11 @@ pub fn text_report(report: &Report, findings: &[Finding]) -> String {
             truncate(&sanitize(r.run_id.as_deref().unwrap_or("—")), 26),
             truncate(&auth_cell(r), 44),
             r.chain.status.map(|c| c.name()).unwrap_or("—"),
-            r.structural.status.unwrap_or("—"),
-            r.semantic.status.unwrap_or("—"),
+            r.structural.status.map_or("—", CheckStatus::name),
+            r.semantic.status.map_or("—", CheckStatus::name),
         );
         let a = &r.authenticity;
-        if a.status != Some("valid")
-            && a.status != Some("unsigned")
+        if !matches!(a.status, Some(AuthStatus::Valid | AuthStatus::Unsigned))
             && let Some(reason) = &a.reason
         {
             let _ = writeln!(s, "    authenticity: {}", sanitize(reason));
@@ -205,20 +206,31 @@ pub fn text_report(report: &Report, findings: &[Finding]) -> String {
             .unwrap_or_default();
         let _ = writeln!(
             s,
-            "chain  {}: {}{at} ({} segment{})",
+            "chain  {}: file order {}{at} ({} segment{})",
             sanitize(&c.path),
-            c.status
-                .map(|s| s.name())
-                .unwrap_or("not-checked (single record, no link)"),
+            c.status.map_or(
+                if c.segments.is_empty() {
+                    "not-checked (no record read)"
+                } else {
+                    "not-checked (a single record, not a store)"
+                },
+                |s| s.name()
+            ),
             c.segments.len(),
             if c.segments.len() == 1 { "" } else { "s" }
         );
     }
+    s.push_str(&paths_text(report));
     let sum = summary(report, findings);
     let chains: Vec<String> = sum.chains.iter().map(|(k, v)| format!("{v} {k}")).collect();
+    let paths: Vec<String> = sum
+        .chain_paths
+        .iter()
+        .map(|(k, v)| format!("{v} {k}"))
+        .collect();
     let _ = writeln!(
         s,
-        "summary: {} records in {} inputs · authenticity {} valid, {} invalid, {} binding-mismatch, {} unsupported-legacy, {} unsigned, {} not-checked · structural {} fail · semantic {} fail · chains {} · findings {} high, {} medium, {} low · load errors {} · Ed25519 strict",
+        "summary: {} records in {} inputs · authenticity {} valid, {} invalid, {} binding-mismatch, {} unsupported-legacy, {} unsigned, {} not-checked · structural {} fail · semantic {} fail · chains {} (file order), paths {} · findings {} high, {} medium, {} low · load errors {} · Ed25519 strict",
         sum.records,
         sum.inputs,
         sum.authenticity.valid,
@@ -234,11 +246,92 @@ pub fn text_report(report: &Report, findings: &[Finding]) -> String {
         } else {
             chains.join(", ")
         },
+        if paths.is_empty() {
+            "none".to_string()
+        } else {
+            paths.join(", ")
+        },
         sum.findings.high,
         sum.findings.medium,
         sum.findings.low,
         sum.load_errors,
     );
+    s
+}
+
+/// The link graph in words: each path that is not a lone unlinked record, then where
+/// file order and the graph disagree and why.
+fn paths_text(report: &Report) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let at = |r: &crate::verify::links::RecordAt| {
+        let name = std::path::Path::new(&r.path)
+            .file_name()
+            .map_or_else(|| r.path.clone(), |n| n.to_string_lossy().into_owned());
+        format!("{}#{}", sanitize(&name), r.index)
+    };
+    let paths = &report.links.paths;
+    let shown: Vec<_> = paths
+        .iter()
+        .filter(|p| p.records.len() > 1 || p.status != ChainStatus::NotPresent)
+        .collect();
+    for p in &shown {
+        let (first, last) = (p.records.first(), p.records.last());
+        let _ = writeln!(
+            s,
+            "path   {}: {} record{} {} → {}{}{}",
+            p.status.name(),
+            p.records.len(),
+            if p.records.len() == 1 { "" } else { "s" },
+            first.map(&at).unwrap_or_default(),
+            last.map(&at).unwrap_or_default(),
+            if p.files.len() > 1 {
+                format!(" across {} files", p.files.len())
+            } else {
+                String::new()
+            },
+            p.continues
+                .as_ref()
+                .map(|c| format!(" (branch; continues {})", at(c)))
+                .unwrap_or_default(),
+        );
+    }
+    let lone = paths.len() - shown.len();
+    if lone > 0 {
+        let _ = writeln!(
+            s,
+            "path   not-present: {lone} record{} with no link and no successor",
+            if lone == 1 { "" } else { "s" }
+        );
+    }
+    let file_broken = report
+        .chains
+        .iter()
+        .any(|c| c.status == Some(ChainStatus::Broken));
+    let file_orphaned = report
+        .chains
+        .iter()
+        .any(|c| c.status == Some(ChainStatus::Orphaned));
+    let graph_ok = report.links.passes();
+    let reordered = paths
+        .iter()
+        .any(|p| p.members.windows(2).any(|w| w[0] > w[1]));
+    if graph_ok && file_broken && reordered {
+        let _ = writeln!(
+            s,
+            "note   file order reads broken but every chain path is intact: records are stored out of link order (lines moved or swapped; nothing signed was changed)"
+        );
+    } else if graph_ok && file_broken {
+        let _ = writeln!(
+            s,
+            "note   file order reads broken but every chain path is intact: interleaved emitters (each link resolves to a record elsewhere in the evidence)"
+        );
+    } else if graph_ok && file_orphaned {
+        let _ = writeln!(
+            s,
+            "note   a file reads orphaned alone, but its first link resolves to a record in another input (a chain rotated into several files)"
+        );
+    }
     s
 }
 

@@ -8,7 +8,7 @@ use crate::analysis::lease::SuppliedLeases;
 use crate::analysis::{ActionReport, graph::NodeId};
 use crate::load::{Corpus, load_paths};
 use crate::model::finding::{Finding, Severity};
-use crate::model::text::sanitize;
+use crate::model::text::{sanitize, show_id};
 use crate::model::time::format_ms;
 use crate::verify::Options;
 use std::fmt::Write as _;
@@ -89,7 +89,8 @@ pub fn findings_text(list: &[&Finding]) -> String {
             if f.action_ids.is_empty() {
                 String::new()
             } else {
-                format!(" / {}", sanitize(&f.action_ids.join(", ")))
+                let ids: Vec<_> = f.action_ids.iter().map(|a| show_id(a)).collect();
+                format!(" / {}", ids.join(", "))
             },
             sanitize(&f.message)
         );
@@ -208,7 +209,7 @@ pub fn show_text(r: &ActionReport<'_>) -> String {
             s,
             "  {:<20} {:<15} {}",
             c.what,
-            c.status,
+            c.status.name(),
             sanitize(&c.summary.to_string())
         );
     }

@@ -358,7 +358,13 @@ pub fn parse_input(path: Arc<str>, bytes: &[u8]) -> Input {
         rest_has_content
             && std::str::from_utf8(&body[first..end]).is_ok_and(|t| parser::parse(t).is_ok())
     });
+    // One record on one newline-terminated line, not named `.json`: a store of one
+    // record (what `FilesystemEvidenceStore` writes), not a standalone document.
+    let one_line_store = first_line_end
+        .is_some_and(|end| body[end..].iter().all(|b| b" \t\r\n".contains(b)))
+        && !path.ends_with(".json");
     if !first_line_complete
+        && !one_line_store
         && let Ok(text) = std::str::from_utf8(body)
         && let Ok(json) = parser::parse(text)
     {
@@ -454,6 +460,7 @@ mod tests {
     fn detects_formats() {
         assert_eq!(load(b"{\"a\":1}").format, Format::Object);
         assert_eq!(load(b"{\n  \"a\": 1\n}\n").format, Format::Object);
+        assert_eq!(load(b"{\"a\":1}\n").format, Format::Ndjson);
         assert_eq!(load(b"[{\"a\":1},{\"b\":2}]").records.len(), 2);
         let nd = load(b"{\"a\":1}\n{\"b\":2}\n");
         assert_eq!(nd.format, Format::Ndjson);

@@ -2,10 +2,22 @@
 
 use std::borrow::Cow;
 
-/// True for characters that must never reach a terminal raw: C0/C1 controls, DEL and
-/// bidi embedding/override/isolate marks.
+/// True for characters that must never reach a terminal raw: C0/C1 controls, DEL,
+/// bidi embedding/override/isolate marks, and the invisible ones that move or hide text
+/// (U+2028/U+2029 separators, zero-width space and joiners, BOM, soft hyphen, word
+/// joiner and invisible operators, tag characters U+E0000–U+E007F).
 pub fn is_terminal_control(c: char) -> bool {
-    matches!(c, '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}')
+    matches!(c,
+        '\u{0}'..='\u{1f}'
+        | '\u{7f}'..='\u{9f}'
+        | '\u{ad}'
+        | '\u{061c}'
+        | '\u{200b}'..='\u{200f}'
+        | '\u{2028}'..='\u{202e}'
+        | '\u{2060}'..='\u{2064}'
+        | '\u{2066}'..='\u{2069}'
+        | '\u{feff}'
+        | '\u{e0000}'..='\u{e007f}')
 }
 
 /// The text with every terminal control shown visibly escaped (`\u{1b}` → `\e`,
@@ -28,9 +40,44 @@ pub fn sanitize(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// An id as shown in a list: escaped like any record text, and, when it is not in
+/// Unicode NFC, marked with its code points, so an NFC and an NFD spelling of the same
+/// name never print identically (`step-ñ⟨not NFC: step-n\u{303}⟩`).
+pub fn show_id(id: &str) -> Cow<'_, str> {
+    if unicode_normalization::is_nfc(id) {
+        sanitize(id)
+    } else {
+        Cow::Owned(format!("{}⟨not NFC: {}⟩", sanitize(id), code_points(id)))
+    }
+}
+
+/// The text with every non-ASCII character written as its code point (`\u{f1}`).
+pub fn code_points(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii() && !c.is_ascii_control() {
+                c.to_string()
+            } else {
+                format!("\\u{{{:x}}}", c as u32)
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn non_nfc_ids_are_marked() {
+        assert_eq!(show_id("step-\u{f1}"), "step-\u{f1}");
+        assert_eq!(
+            show_id("step-n\u{303}"),
+            "step-n\u{303}⟨not NFC: step-n\\u{303}⟩"
+        );
+        assert_ne!(show_id("step-n\u{303}"), show_id("step-\u{f1}"));
+        assert_eq!(code_points("a\u{2028}b"), "a\\u{2028}b");
+    }
 
     #[test]
     fn escapes_controls_and_bidi() {

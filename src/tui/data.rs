@@ -10,7 +10,7 @@ use crate::model::drift::DriftResult;
 use crate::model::facts::ActionFacts;
 use crate::model::fields::{ActionFields, Key};
 use crate::model::finding::{Finding, Severity};
-use crate::verify::Report;
+use crate::verify::{AuthStatus, Report};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -237,7 +237,7 @@ impl Data {
                 .records
                 .get(n.record as usize)
                 .and_then(|r| r.authenticity.status);
-            if matches!(status, Some(s) if s != "valid" && s != "unsigned") {
+            if matches!(status, Some(s) if !matches!(s, AuthStatus::Valid | AuthStatus::Unsigned)) {
                 self.flags[node] |= flag::INVALID;
             }
         }

@@ -8,7 +8,7 @@ use crate::analysis::chains::ChainKind;
 use crate::analysis::graph::NodeId;
 use crate::canon::{CHAIN_EXCLUDED, Variant, canonical_bytes_without};
 use crate::model::json::Json;
-use crate::model::text::sanitize;
+use crate::model::text::{sanitize, show_id};
 use crate::verify::Report;
 use fuzzy_matcher::FuzzyMatcher;
 use fuzzy_matcher::skim::SkimMatcherV2;
@@ -1058,7 +1058,8 @@ pub fn nav_text(state: &State, item: &NavItem) -> String {
                 crate::model::finding::Severity::Medium => "■",
                 _ => "·",
             };
-            format!("{mark} {} {} {}", f.id, f.action_ids.join(","), f.message)
+            let ids: Vec<_> = f.action_ids.iter().map(|a| show_id(a)).collect();
+            format!("{mark} {} {} {}", f.id, ids.join(","), f.message)
         }
         NavTarget::Lease(i) => {
             let l = &an.leases.summaries[i];

@@ -6,12 +6,15 @@ use super::keymap::Scope;
 use super::state::{
     CopyTarget, DetailTab, NavList, Overlay, Pane, Row, State, chain_status, nav_text, raw_lines,
 };
+use crate::analysis::authority::ChangeStatus;
 use crate::analysis::comparability::BadgeState;
 use crate::analysis::graph::NodeId;
 use crate::analysis::lease::{LeaseSource, LeaseView};
 use crate::model::json::Json;
 use crate::model::text::sanitize;
 use crate::model::time::{format_duration_ms, format_ms};
+use crate::verify::chain::ChainStatus;
+use crate::verify::{AuthStatus, CheckStatus};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
@@ -789,12 +792,12 @@ fn field_line<'a>(s: &State, f: &crate::analysis::authority::Field<'_>) -> Line<
     ])
 }
 
-fn change_line<'a>(s: &State, what: &str, status: &str, summary: &str) -> Line<'a> {
+fn change_line<'a>(s: &State, what: &str, status: ChangeStatus, summary: &str) -> Line<'a> {
     let (glyph, style) = match status {
-        "changed" => ("≠", s.theme.bad),
-        "unchanged" => ("=", s.theme.good),
-        "unknown" => ("?", s.theme.warn),
-        _ => ("·", s.theme.dim),
+        ChangeStatus::Changed => ("≠", s.theme.bad),
+        ChangeStatus::Unchanged => ("=", s.theme.good),
+        ChangeStatus::Unknown => ("?", s.theme.warn),
+        ChangeStatus::NotApplicable => ("·", s.theme.dim),
     };
     Line::from(vec![
         Span::styled(format!("{glyph} {what:<20}"), style),
@@ -1152,22 +1155,53 @@ fn record_lines<'a>(s: &State, d: &Data, node: NodeId) -> Vec<Line<'a>> {
         return lines;
     };
     // An axis that was not evaluated carries no status (the verifier-result contract).
-    let axis = |name: &str, status: Option<&str>| {
-        let st = status.unwrap_or("not evaluated");
-        let (g, style) = match st {
-            "pass" | "valid" | "intact" | "not-present" => ("✓", t.good),
-            "not evaluated" | "unsigned" => ("○", t.dim),
-            _ => ("✗", t.bad),
+    // ✓ only for a positive result: a vacuous chain or an unsigned record is ○.
+    let axis = |name: &str, status: Option<(&str, Tone)>| {
+        let (st, tone) = status.unwrap_or(("not evaluated", Tone::Vacuous));
+        let (g, style) = match tone {
+            Tone::Good => ("✓", t.good),
+            Tone::Vacuous => ("○", t.dim),
+            Tone::Doubt => ("~", t.warn),
+            Tone::Bad => ("✗", t.bad),
         };
         Line::from(vec![
             Span::styled(format!("{name:<18}"), t.accent),
             Span::styled(format!("{g} {st}"), style),
         ])
     };
-    lines.push(axis("structural", r.structural.status));
-    lines.push(axis("semantic", r.semantic.status));
-    lines.push(axis("authenticity", r.authenticity.status));
-    lines.push(axis("chain", r.chain.status.map(|c| c.name())));
+    let check = |c: CheckStatus| {
+        let tone = if c == CheckStatus::Pass {
+            Tone::Good
+        } else {
+            Tone::Bad
+        };
+        (c.name(), tone)
+    };
+    lines.push(axis("structural", r.structural.status.map(check)));
+    lines.push(axis("semantic", r.semantic.status.map(check)));
+    lines.push(axis(
+        "authenticity",
+        r.authenticity.status.map(|a| {
+            let tone = match a {
+                AuthStatus::Valid => Tone::Good,
+                AuthStatus::Unsigned => Tone::Vacuous,
+                _ => Tone::Bad,
+            };
+            (a.name(), tone)
+        }),
+    ));
+    lines.push(axis(
+        "chain",
+        r.chain.status.map(|c| {
+            let tone = match c {
+                ChainStatus::Intact => Tone::Good,
+                ChainStatus::NotPresent => Tone::Vacuous,
+                ChainStatus::Partial | ChainStatus::Orphaned => Tone::Doubt,
+                ChainStatus::Broken => Tone::Bad,
+            };
+            (c.name(), tone)
+        }),
+    ));
     lines.push(axis("capture", None));
     let a = &r.authenticity;
     if let Some(c) = a.construction {
@@ -1334,4 +1368,17 @@ fn copy_menu(s: &State, items: &[CopyTarget], cursor: usize, area: Rect, buf: &m
                 .border_style(t.focus_border),
         )
         .render(rect, buf);
+}
+
+/// How much trust a verification status carries, for its glyph.
+#[derive(Clone, Copy)]
+enum Tone {
+    /// Positively verified (✓).
+    Good,
+    /// Nothing to check: never drawn as ✓ (○).
+    Vacuous,
+    /// Consistent but incomplete (~).
+    Doubt,
+    /// Failed (✗).
+    Bad,
 }

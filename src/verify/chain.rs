@@ -1,6 +1,8 @@
-//! `prev_record_hash` chains in file order (verification.md §e.1). An explicit
-//! `prev_record_hash: null` starts a new segment: a store holds many emitters' chains
-//! back to back. Each segment gets the five-valued status; the file gets the worst.
+//! `prev_record_hash` chains in file order (verification.md §e.1): the file's status is
+//! the exact e.1 status of its records in file order — what the reference verifier and
+//! the conformance manifest report. File order is one witness only: the link graph
+//! ([`super::links`]) follows links across every input and decides the chain verdict.
+//! The segments (runs between explicit `null` links) show where emitters' chains start.
 
 use crate::model::{Link, Record};
 use serde::Serialize;
@@ -62,17 +64,25 @@ pub struct Segment {
     pub broken_at: Option<usize>,
 }
 
-/// The chain verdict of one file.
+/// The chain verdict of one file, in file order.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct FileChain {
     pub path: String,
-    /// False for a lone record with no link: there is no chain to check
-    /// (conformance manifest `not-checked`).
+    /// False for a file that is a single JSON record rather than a store, and for a file
+    /// nothing could be read from (conformance manifest `not-checked`).
     pub evaluated: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The e.1 status; `not-checked` in output when not evaluated.
+    #[serde(serialize_with = "status_or_not_checked")]
     pub status: Option<ChainStatus>,
     pub broken_at: Option<usize>,
     pub segments: Vec<Segment>,
+}
+
+fn status_or_not_checked<S: serde::Serializer>(
+    status: &Option<ChainStatus>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.serialize_str(status.map_or("not-checked", ChainStatus::name))
 }
 
 /// The exact e.1 sequence status of `links` (each paired with whether it matches the
@@ -112,13 +122,15 @@ pub fn sequence_status(links: &[(Link<'_>, bool)]) -> (ChainStatus, Option<usize
     (status, None)
 }
 
-/// Checks the chain of one file. `hashes[i]` is the chain hash of `records[i]`.
-/// Returns the file verdict and, per record, its link state and its segment's status.
+/// Checks the chain of one file in file order. `hashes[i]` is the chain hash of
+/// `records[i]`; `is_store` is false for a file holding a single JSON object. Returns
+/// the file verdict and each record's link state relative to the record before it.
 pub fn check_file(
     path: &str,
     records: &[&Record],
     hashes: &[&str],
-) -> (FileChain, Vec<(LinkState, ChainStatus)>) {
+    is_store: bool,
+) -> (FileChain, Vec<LinkState>) {
     let links: Vec<(Link<'_>, bool)> = records
         .iter()
         .enumerate()
@@ -144,51 +156,27 @@ pub fn check_file(
             broken_at: broken.map(|b| b + start),
         });
         for (i, (link, matches)) in links[start..end].iter().enumerate() {
-            let state = match link {
+            per_record.push(match link {
                 Link::Null => LinkState::Genesis,
                 Link::Absent => LinkState::Absent,
                 _ if i == 0 => LinkState::Dangling,
                 _ if *matches => LinkState::Linked,
                 _ => LinkState::Mismatch,
-            };
-            per_record.push((state, status));
+            });
         }
     }
-    let (status, broken_at) = combine(&segments);
-    let evaluated = records.len() != 1 || links[0].0.is_present();
+    let evaluated = is_store && !records.is_empty();
+    let (status, broken_at) = sequence_status(&links);
     (
         FileChain {
             path: path.to_string(),
             evaluated,
             status: evaluated.then_some(status),
-            broken_at,
+            broken_at: broken_at.filter(|_| evaluated),
             segments,
         },
         per_record,
     )
-}
-
-/// The file verdict: broken if any segment is; else the worst of orphaned, partial and
-/// intact; a lone genesis record adds nothing, but an unlinked run of several records
-/// beside linked ones makes the file partial.
-fn combine(segments: &[Segment]) -> (ChainStatus, Option<usize>) {
-    if let Some(b) = segments.iter().find(|s| s.status == ChainStatus::Broken) {
-        return (ChainStatus::Broken, b.broken_at);
-    }
-    let any_linked = segments.iter().any(|s| s.status != ChainStatus::NotPresent);
-    let unlinked_run = segments
-        .iter()
-        .any(|s| s.status == ChainStatus::NotPresent && s.records > 1);
-    let worst = segments
-        .iter()
-        .map(|s| s.status)
-        .max()
-        .unwrap_or(ChainStatus::NotPresent);
-    if any_linked && unlinked_run && worst < ChainStatus::Partial {
-        (ChainStatus::Partial, None)
-    } else {
-        (worst, None)
-    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Findings about how a record is written rather than what it says: repeated keys
 //! (F-DUPLICATE-KEY), numbers a double cannot hold (F-NUMBER-PRECISION) and strings
-//! that would drive a terminal (F-TERMINAL-CONTROL). One walk over the stored JSON.
+//! that would drive a terminal (F-TERMINAL-CONTROL), one walk over the stored JSON; and,
+//! across records, ids a reviewer cannot tell apart on screen (F-CONFUSABLE-ID).
 
 use crate::canon::{PrecisionLoss, precision_loss};
 use crate::model::Record;
@@ -27,10 +28,11 @@ impl Walk {
     fn string(&mut self, s: &JStr, path: &dyn Fn() -> String) {
         let bytes = s.bytes();
         // Fast path: printable ASCII and ordinary UTF-8 lead bytes cannot hold a control
-        // except C1 (0xC2 0x80..0x9F) and the bidi marks (0xE2 0x80/0x81, 0xD8 0x9C).
+        // except C1 and the soft hyphen (0xC2), the bidi, zero-width and separator marks
+        // (0xE2, 0xD8 0x9C), the BOM (0xEF) and tag characters (0xF3).
         if !bytes
             .iter()
-            .any(|&b| b < 0x20 || b == 0x7f || b == 0xc2 || b == 0xe2 || b == 0xd8)
+            .any(|&b| b < 0x20 || b == 0x7f || matches!(b, 0xc2 | 0xd8 | 0xe2 | 0xef | 0xf3))
         {
             return;
         }
@@ -154,4 +156,162 @@ fn paths(list: &[(String, String)]) -> String {
         .map(|(p, raw)| format!("{p} ({raw})"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The id kinds F-CONFUSABLE-ID compares (analysis-rules §6): record-level and
+/// action-level members, and the signing key.
+const ID_KINDS: [(&str, IdLevel); 5] = [
+    ("run_id", IdLevel::Record),
+    ("action_id", IdLevel::Action),
+    ("causal_chain_id", IdLevel::Action),
+    ("scope_lease_id", IdLevel::Action),
+    ("key_id", IdLevel::Signature),
+];
+
+#[derive(Clone, Copy, PartialEq)]
+enum IdLevel {
+    Record,
+    Action,
+    Signature,
+}
+
+/// One id as it occurs: its kind, text, record and the action holding it.
+struct IdUse<'a> {
+    kind: &'static str,
+    text: &'a str,
+    record: usize,
+    action: Option<&'a str>,
+}
+
+/// The id quoted, with its code points beside it when it is not plain ASCII.
+fn spelled(id: &str) -> String {
+    let points = crate::model::text::code_points(id);
+    if points == id {
+        format!("{id:?}")
+    } else {
+        format!("{:?} ({points})", crate::model::text::sanitize(id))
+    }
+}
+
+/// F-CONFUSABLE-ID over every record: an id not in NFC, or two ids of one kind equal
+/// after NFC and the UTS #39 confusable skeleton while their bytes differ. Each finding
+/// comes with the flat index of the record it is shown on.
+pub fn confusable_ids(records: &[&Record]) -> Vec<(usize, Finding)> {
+    use std::collections::{BTreeMap, BTreeSet};
+    use unicode_normalization::{UnicodeNormalization, is_nfc};
+    use unicode_security::confusable_detection::skeleton;
+    let mut uses: Vec<IdUse<'_>> = Vec::new();
+    for (i, r) in records.iter().enumerate() {
+        for (kind, level) in ID_KINDS {
+            match level {
+                IdLevel::Record => uses.extend(r.run_id().map(|text| IdUse {
+                    kind,
+                    text,
+                    record: i,
+                    action: None,
+                })),
+                IdLevel::Signature => uses.extend(
+                    r.get("signature")
+                        .and_then(|s| s.get(kind))
+                        .and_then(Json::as_str)
+                        .map(|text| IdUse {
+                            kind,
+                            text,
+                            record: i,
+                            action: None,
+                        }),
+                ),
+                IdLevel::Action => uses.extend(r.actions().filter_map(|a| {
+                    a.str_field(kind).map(|text| IdUse {
+                        kind,
+                        text,
+                        record: i,
+                        action: a.id(),
+                    })
+                })),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    // Every distinct spelling once per kind, with where it first occurs.
+    let mut first: BTreeMap<(&str, &str), &IdUse<'_>> = BTreeMap::new();
+    for u in &uses {
+        if !u.text.is_ascii() {
+            first.entry((u.kind, u.text)).or_insert(u);
+        }
+    }
+    let finding = |u: &IdUse<'_>, others: &[&IdUse<'_>], message: String| Finding {
+        id: "F-CONFUSABLE-ID",
+        severity: Severity::Medium,
+        run_id: records[u.record].run_id().map(str::to_string),
+        action_ids: std::iter::once(u)
+            .chain(others.iter().copied())
+            .filter_map(|x| x.action.map(str::to_string))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect(),
+        message,
+        evidence: serde_json::json!({
+            "kind": u.kind,
+            "ids": std::iter::once(u).chain(others.iter().copied()).map(|x| serde_json::json!({
+                "id": x.text,
+                "nfc": is_nfc(x.text),
+                "record": records[x.record].source.to_string(),
+            })).collect::<Vec<_>>(),
+        }),
+    };
+    for u in first.values() {
+        if !is_nfc(u.text) {
+            out.push((
+                u.record,
+                finding(
+                    u,
+                    &[],
+                    format!(
+                        "{} {} is not in Unicode NFC: it prints like its composed form but its bytes differ",
+                        u.kind,
+                        spelled(u.text)
+                    ),
+                ),
+            ));
+        }
+    }
+    // Ids of one kind grouped by skeleton; ASCII ids join a group only when a non-ASCII
+    // id shares their skeleton (op-o vs op-ο).
+    let mut groups: BTreeMap<(&str, String), Vec<&IdUse<'_>>> = BTreeMap::new();
+    for u in first.values() {
+        let nfc: String = u.text.nfc().collect();
+        groups
+            .entry((u.kind, skeleton(&nfc).collect()))
+            .or_default()
+            .push(u);
+    }
+    let mut ascii_seen: BTreeSet<(&str, &str)> = BTreeSet::new();
+    for u in &uses {
+        if u.text.is_ascii() && ascii_seen.insert((u.kind, u.text)) {
+            let key = (u.kind, skeleton(u.text).collect::<String>());
+            if let Some(group) = groups.get_mut(&key) {
+                group.push(u);
+            }
+        }
+    }
+    for group in groups.values() {
+        let Some((head, rest)) = group.split_first().filter(|(_, rest)| !rest.is_empty()) else {
+            continue;
+        };
+        let names: Vec<String> = group.iter().map(|u| spelled(u.text)).collect();
+        out.push((
+            rest[0].record,
+            finding(
+                head,
+                rest,
+                format!(
+                    "{} ids look alike but differ in their bytes: {} — a reviewer cannot tell them apart on screen",
+                    head.kind,
+                    names.join(" vs ")
+                ),
+            ),
+        ));
+    }
+    out
 }

@@ -1,24 +1,27 @@
 //! Verification: five independent axes per record (structural, semantic, authenticity,
-//! chain, capture) following the verifier-result contract (verification.md §f), plus a
-//! chain verdict per file. Records are verified in parallel; chains in file order.
+//! chain, capture) following the verifier-result contract (verification.md §f), a chain
+//! verdict per file in file order (§e.1), and the link graph across every input (§e.2)
+//! that the chain verdict follows. Records are verified in parallel.
 
 pub mod chain;
 pub mod encoding;
 pub mod hygiene;
 pub mod keys;
+pub mod links;
 pub mod semantic;
 pub mod sign;
 pub mod signature;
 pub mod structural;
 
 pub use keys::Keyring;
-pub use signature::Profile;
+pub use signature::{AuthStatus, BindingStatus, Profile, TimestampState};
 
 use crate::canon::{CHAIN_EXCLUDED, Variant, canonical_bytes_without, sha256_hex};
-use crate::load::{Input, LoadError};
+use crate::load::{Format, Input, LoadError};
 use crate::model::Record;
 use crate::model::finding::{Finding, Severity};
 use chain::{ChainStatus, FileChain, LinkState};
+use links::LinkGraph;
 use rayon::prelude::*;
 use semantic::{RuleSeverity, Violation};
 use serde::Serialize;
@@ -31,12 +34,39 @@ pub struct Options {
     pub profile: Profile,
 }
 
+/// Outcome of the structural and semantic axes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CheckStatus {
+    Pass,
+    Fail,
+}
+
+impl CheckStatus {
+    /// `Pass` when `ok`.
+    pub fn from_ok(ok: bool) -> CheckStatus {
+        if ok {
+            CheckStatus::Pass
+        } else {
+            CheckStatus::Fail
+        }
+    }
+
+    /// The name used in output.
+    pub fn name(self) -> &'static str {
+        match self {
+            CheckStatus::Pass => "pass",
+            CheckStatus::Fail => "fail",
+        }
+    }
+}
+
 /// The structural axis.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct StructuralAxis {
     pub evaluated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub status: Option<&'static str>,
+    pub status: Option<CheckStatus>,
     pub violations: Vec<StructuralViolation>,
 }
 
@@ -45,11 +75,12 @@ pub struct StructuralAxis {
 pub struct SemanticAxis {
     pub evaluated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub status: Option<&'static str>,
+    pub status: Option<CheckStatus>,
     pub violations: Vec<Violation>,
 }
 
-/// The chain axis of one record: its segment's status and its own link.
+/// The chain axis of one record: the worst status of the link-graph paths through it
+/// (§e.2), and its link relative to the record before it in its file.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct ChainAxis {
     pub evaluated: bool,
@@ -124,7 +155,11 @@ pub struct Report {
     pub inputs: Vec<InputOut>,
     /// In input order, then file order: `records[i]` belongs to the i-th loaded record.
     pub records: Vec<RecordResult>,
+    /// File order, one entry per input.
     pub chains: Vec<FileChain>,
+    /// The link graph over every input at once (§e.2); `chain_paths` in output.
+    #[serde(skip)]
+    pub links: LinkGraph,
 }
 
 /// Verifies every record of every input; `progress`, when given, counts verified records.
@@ -148,25 +183,54 @@ pub fn verify_inputs(
             result
         })
         .collect();
-    let mut chains = Vec::new();
+    let refs: Vec<&Record> = all.iter().map(|(_, r)| *r).collect();
+    let hashes: Vec<&str> = records
+        .iter()
+        .map(|r| r.canonical_sha256.as_str())
+        .collect();
+    let links = links::build(&refs, &hashes);
+    let mut chains = Vec::with_capacity(inputs.len());
+    let mut axes = Vec::with_capacity(records.len());
     let mut offset = 0;
     for input in inputs {
         let n = input.records.len();
-        let slice = &mut records[offset..offset + n];
-        let refs: Vec<&Record> = input.records.iter().collect();
-        let hashes: Vec<&str> = slice.iter().map(|r| r.canonical_sha256.as_str()).collect();
-        let (file_chain, per_record) = chain::check_file(&input.path, &refs, &hashes);
-        for (result, (link, status)) in slice.iter_mut().zip(per_record) {
-            result.chain = ChainAxis {
+        let is_store = input.format != Format::Object;
+        let (file_chain, link_states) = chain::check_file(
+            &input.path,
+            &refs[offset..offset + n],
+            &hashes[offset..offset + n],
+            is_store,
+        );
+        for (i, link) in link_states.into_iter().enumerate() {
+            axes.push(ChainAxis {
                 evaluated: file_chain.evaluated,
-                status: file_chain.evaluated.then_some(status),
+                status: file_chain
+                    .evaluated
+                    .then_some(links.record_status[offset + i]),
                 link: Some(link),
-            };
+            });
         }
-        if n > 0 {
-            chains.push(file_chain);
-        }
+        chains.push(file_chain);
         offset += n;
+    }
+    for (record, axis) in records.iter_mut().zip(axes) {
+        record.chain = axis;
+    }
+    for (i, finding) in &links.findings {
+        records[*i].findings.push(finding.clone());
+    }
+    for (i, finding) in hygiene::confusable_ids(&refs) {
+        records[i].findings.push(finding);
+    }
+    let mut stamped: Vec<(&crate::model::json::Obj, &mut Authenticity)> = refs
+        .iter()
+        .zip(records.iter_mut())
+        .filter(|(_, r)| r.authenticity.timestamp.is_some())
+        .map(|(rec, r)| (rec.obj(), &mut r.authenticity))
+        .collect();
+    signature::local_authorities(&mut stamped);
+    for r in &mut records {
+        r.findings.sort_by_key(|f| f.severity);
     }
     let inputs = inputs
         .iter()
@@ -182,6 +246,7 @@ pub fn verify_inputs(
         inputs,
         records,
         chains,
+        links,
     }
 }
 
@@ -204,7 +269,7 @@ pub fn verify_record(
     let semantic_ok = !semantic_violations
         .iter()
         .any(|v| v.severity == RuleSeverity::Error);
-    if authenticity.status == Some("unsigned") && !record.is_signed() {
+    if authenticity.status == Some(AuthStatus::Unsigned) && !record.is_signed() {
         // Conformance policy: "unsigned" is an outcome only for a well-formed standalone
         // record. An unsigned record inside a store is left to the chain axis, and one
         // that fails L0/L1 is not taken further (manifest `not-checked`).
@@ -233,12 +298,12 @@ pub fn verify_record(
         canonical_sha256,
         structural: StructuralAxis {
             evaluated: true,
-            status: Some(if structural_ok { "pass" } else { "fail" }),
+            status: Some(CheckStatus::from_ok(structural_ok)),
             violations: structural_violations,
         },
         semantic: SemanticAxis {
             evaluated: true,
-            status: Some(if semantic_ok { "pass" } else { "fail" }),
+            status: Some(CheckStatus::from_ok(semantic_ok)),
             violations: semantic_violations,
         },
         authenticity,
@@ -265,16 +330,16 @@ impl Report {
         for r in &self.records {
             match r.authenticity.status {
                 None => s.authenticity.not_checked += 1,
-                Some("valid") => s.authenticity.valid += 1,
-                Some("unsigned") => s.authenticity.unsigned += 1,
-                Some("binding-mismatch") => s.authenticity.binding_mismatch += 1,
-                Some("unsupported-legacy") => s.authenticity.unsupported_legacy += 1,
-                Some(_) => s.authenticity.invalid += 1,
+                Some(AuthStatus::Valid) => s.authenticity.valid += 1,
+                Some(AuthStatus::Unsigned) => s.authenticity.unsigned += 1,
+                Some(AuthStatus::BindingMismatch) => s.authenticity.binding_mismatch += 1,
+                Some(AuthStatus::UnsupportedLegacy) => s.authenticity.unsupported_legacy += 1,
+                Some(AuthStatus::Invalid) => s.authenticity.invalid += 1,
             }
-            if r.structural.status == Some("fail") {
+            if r.structural.status == Some(CheckStatus::Fail) {
                 s.structural_fail += 1;
             }
-            if r.semantic.status == Some("fail") {
+            if r.semantic.status == Some(CheckStatus::Fail) {
                 s.semantic_fail += 1;
             }
             for f in &r.findings {
@@ -290,24 +355,24 @@ impl Report {
             let name = c.status.map(ChainStatus::name).unwrap_or("not-checked");
             *s.chains.entry(name).or_default() += 1;
         }
+        for p in &self.links.paths {
+            *s.chain_paths.entry(p.status.name()).or_default() += 1;
+        }
         s
     }
 
-    /// The `check` exit code: 0 when every signed record is valid, every chain is intact
-    /// or not-present and no error-severity violation exists; 1 otherwise.
+    /// The `check` exit code: 0 when every signed record is valid, the link graph passes
+    /// (every chain path intact or not-present, no fork, no conflicting duplicate — file
+    /// order may still read `broken` on interleaved emitters) and no error-severity
+    /// violation exists; 1 otherwise.
     pub fn exit_code(&self) -> i32 {
         let bad_record = self.records.iter().any(|r| {
-            let signed_not_valid = r.signed && r.authenticity.status != Some("valid");
+            let signed_not_valid = r.signed && r.authenticity.status != Some(AuthStatus::Valid);
             signed_not_valid
-                || r.structural.status == Some("fail")
-                || r.semantic.status == Some("fail")
+                || r.structural.status == Some(CheckStatus::Fail)
+                || r.semantic.status == Some(CheckStatus::Fail)
         });
-        let bad_chain = self.chains.iter().any(|c| {
-            !matches!(
-                c.status,
-                None | Some(ChainStatus::Intact | ChainStatus::NotPresent)
-            )
-        });
+        let bad_chain = !self.links.passes();
         i32::from(bad_record || bad_chain)
     }
 }
@@ -321,7 +386,10 @@ pub struct Summary {
     pub authenticity: AuthCounts,
     pub structural_fail: usize,
     pub semantic_fail: usize,
+    /// Files per file-order status.
     pub chains: std::collections::BTreeMap<&'static str, usize>,
+    /// Link-graph paths per status.
+    pub chain_paths: std::collections::BTreeMap<&'static str, usize>,
     pub findings: SeverityCounts,
 }
 

@@ -5,8 +5,8 @@
 use super::encoding::{decode_base64, decode_hex, encode_base64, is_hex_signature};
 use super::keys::Keyring;
 use crate::canon::{
-    SIGNED_EXCLUDED, SignatureSlot, Variant, canonical_bytes, canonical_bytes_without,
-    has_divergence_trigger, sha256_hex, stored_order_bytes,
+    CHAIN_EXCLUDED, SIGNED_EXCLUDED, SignatureSlot, Variant, canonical_bytes,
+    canonical_bytes_without, has_divergence_trigger, sha256_hex, stored_order_bytes,
 };
 use crate::load::parser;
 use crate::model::Record;
@@ -63,15 +63,83 @@ pub enum Profile {
     Current,
 }
 
+/// Authenticity outcomes (verifier-result contract, §f).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AuthStatus {
+    /// No signature material (or a placeholder).
+    Unsigned,
+    /// The signature verifies and, for DSSE, D1–D11 hold.
+    Valid,
+    /// The signature does not verify, or the envelope is malformed.
+    Invalid,
+    /// A historical construction verified, under the current profile.
+    UnsupportedLegacy,
+    /// The envelope signature verifies but the outer record is not what it signed.
+    BindingMismatch,
+}
+
+impl AuthStatus {
+    /// The name used in output.
+    pub fn name(self) -> &'static str {
+        match self {
+            AuthStatus::Unsigned => "unsigned",
+            AuthStatus::Valid => "valid",
+            AuthStatus::Invalid => "invalid",
+            AuthStatus::UnsupportedLegacy => "unsupported-legacy",
+            AuthStatus::BindingMismatch => "binding-mismatch",
+        }
+    }
+}
+
+/// The DSSE binding result (JS-later `verify.ts` vocabulary, §c).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BindingStatus {
+    /// The outer record is the predicate.
+    Exact,
+    /// Equal once the predicate's `aep/v0.3` is read as the outer `aep/v0.4`.
+    LegacyNormalized,
+    /// No envelope.
+    NotApplicable,
+    /// D8–D11 failed.
+    Invalid,
+}
+
+/// What a `timestamp_proof` is worth (§d).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum TimestampState {
+    /// Recomputes under the LocalTimestamper recipe (proves nothing about time).
+    #[serde(rename = "local-consistent")]
+    LocalConsistent,
+    /// From a local authority, but does not recompute: edited or back-dated.
+    #[serde(rename = "local-inconsistent")]
+    LocalInconsistent,
+    /// Another kind of proof: not verified.
+    #[serde(rename = "opaque (not verified)")]
+    Opaque,
+}
+
+impl TimestampState {
+    /// The name used in output.
+    pub fn name(self) -> &'static str {
+        match self {
+            TimestampState::LocalConsistent => "local-consistent",
+            TimestampState::LocalInconsistent => "local-inconsistent",
+            TimestampState::Opaque => "opaque (not verified)",
+        }
+    }
+}
+
 /// The authenticity axis of one record.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Authenticity {
     pub evaluated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub status: Option<&'static str>,
+    pub status: Option<AuthStatus>,
     pub construction: Option<&'static str>,
     pub key_id: Option<String>,
-    pub binding: Option<&'static str>,
+    pub binding: Option<BindingStatus>,
     pub canon: Option<&'static str>,
     pub ed25519: &'static str,
     pub reason: Option<String>,
@@ -80,9 +148,9 @@ pub struct Authenticity {
     pub failures: Vec<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
-    /// `local-consistent`, `local-inconsistent` or `opaque (not verified)`.
+    /// What the `timestamp_proof` is worth, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub timestamp: Option<&'static str>,
+    pub timestamp: Option<TimestampState>,
 }
 
 impl Default for Authenticity {
@@ -111,7 +179,7 @@ impl Authenticity {
         self
     }
 
-    fn with_status(mut self, status: &'static str, reason: Option<String>) -> Self {
+    fn with_status(mut self, status: AuthStatus, reason: Option<String>) -> Self {
         self.status = Some(status);
         self.reason = reason;
         self
@@ -154,12 +222,12 @@ pub fn authenticate(
     }
     let sig_obj = match record.get("signature") {
         None | Some(Json::Null) => {
-            return auth.with_status("unsigned", Some("no signature".into()));
+            return auth.with_status(AuthStatus::Unsigned, Some("no signature".into()));
         }
         Some(Json::Object(o)) => o,
         Some(other) => {
             return auth.with_status(
-                "invalid",
+                AuthStatus::Invalid,
                 Some(format!(
                     "signature is a {}, not an object",
                     other.type_name()
@@ -169,7 +237,10 @@ pub fn authenticate(
     };
     let sig_text = sig_obj.get("sig").and_then(Json::as_str);
     if let Some(p) = sig_text.filter(|s| PLACEHOLDERS.contains(s)) {
-        let mut a = auth.with_status("unsigned", Some(format!("placeholder signature {p:?}")));
+        let mut a = auth.with_status(
+            AuthStatus::Unsigned,
+            Some(format!("placeholder signature {p:?}")),
+        );
         a.notes
             .push("built but never signed (build() placeholder)".into());
         return a;
@@ -180,12 +251,18 @@ pub fn authenticate(
     match sig_obj.get("alg").and_then(Json::as_str) {
         Some("ed25519") => {}
         Some(other) => {
-            return auth.with_status("invalid", Some(format!("unsupported alg {other:?}")));
+            return auth.with_status(
+                AuthStatus::Invalid,
+                Some(format!("unsupported alg {other:?}")),
+            );
         }
         None => auth.notes.push("no alg given; ed25519 assumed".into()),
     }
     let Some(sig_text) = sig_text else {
-        return auth.with_status("invalid", Some("signature has no sig string".into()));
+        return auth.with_status(
+            AuthStatus::Invalid,
+            Some("signature has no sig string".into()),
+        );
     };
     let Some(key_id) = key_id else {
         return auth.not_evaluated("signature has no key_id: no trusted key can be chosen");
@@ -195,36 +272,77 @@ pub fn authenticate(
     };
     let sig = match decode_signature(sig_text, &mut auth.notes) {
         Ok(sig) => sig,
-        Err(e) => return auth.with_status("invalid", Some(e)),
+        Err(e) => {
+            if let Some(sig) = without_whitespace(sig_text)
+                && legacy_match(record, chain_bytes, true, |m| verify_strict(&key, m, &sig))
+                    .is_some()
+            {
+                findings.push(sig_encoding(record, "verifies once whitespace is removed"));
+            }
+            return auth.with_status(AuthStatus::Invalid, Some(e));
+        }
     };
-    if let Some((construction, canon)) = legacy_match(record, chain_bytes, &key, &sig, sig_text) {
-        auth.construction = Some(construction.name());
-        auth.canon = canon.map(Variant::name);
-        auth.binding = Some("not-applicable");
-        if let Some(v) = canon.filter(|v| *v != Variant::C1) {
+    let hex = is_hex_signature(sig_text);
+    if let Some(m) = legacy_match(record, chain_bytes, !hex, |m| verify_strict(&key, m, &sig)) {
+        auth.construction = Some(m.construction.name());
+        auth.canon = m.canon.map(Variant::name);
+        auth.binding = Some(BindingStatus::NotApplicable);
+        if let Some(v) = m.canon.filter(|v| *v != Variant::C1) {
             auth.notes
                 .push(format!("verified only under canonicalisation {}", v.name()));
         }
         if record.get("timestamp_proof").is_some() {
-            auth.notes.push(
-                "timestamp_proof is not covered by the signature (attached after signing)".into(),
-            );
+            auth.notes.push(if m.proof_signed {
+                "timestamp_proof is signed (passed through emitter options)".into()
+            } else {
+                "timestamp_proof is not covered by the signature (attached after signing)".into()
+            });
             let signed = canonical_bytes_without(&record.json, SIGNED_EXCLUDED, Variant::C1);
-            auth.timestamp = timestamp_state(record.obj(), &signed);
+            auth.timestamp = Some(timestamp_state(record.obj(), &signed));
         }
-        return finish(auth, construction, profile);
+        return finish(auth, m.construction, profile);
     }
     auth.failures.push(format!(
-        "signature does not verify under key {key_id:?} (tried S1, S2)"
+        "signature does not verify under key {key_id:?} (tried {})",
+        if hex { "S2" } else { "S1, S2" }
     ));
-    lenient_only(record, &key, &sig, findings);
+    if hex && legacy_match(record, chain_bytes, true, |m| verify_strict(&key, m, &sig)).is_some() {
+        findings.push(sig_encoding(record, "S1 signature written in hex"));
+    } else if legacy_match(record, chain_bytes, !hex, |m| verify_lenient(&key, m, &sig)).is_some() {
+        findings.push(lenient_only(record, &key));
+    }
     other_signer(keys, key_id, findings, record, |k| {
-        legacy_match(record, chain_bytes, k, &sig, sig_text).is_some()
+        legacy_match(record, chain_bytes, !hex, |m| verify_strict(k, m, &sig)).is_some()
     });
     auth.with_status(
-        "invalid",
+        AuthStatus::Invalid,
         Some(format!("signature does not verify under key {key_id:?}")),
     )
+}
+
+/// The signature bytes of a `sig` that holds whitespace (line-wrapped or
+/// newline-terminated base64), once the whitespace is removed. Such a spelling stays
+/// invalid (b.4); this only tells a spelling problem from a forgery.
+fn without_whitespace(text: &str) -> Option<[u8; 64]> {
+    if !text.chars().any(char::is_whitespace) {
+        return None;
+    }
+    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    decode_base64(&compact).ok()?.bytes.try_into().ok()
+}
+
+/// F-SIG-ENCODING: a genuine signature rejected only for how it is written.
+fn sig_encoding(record: &Record, spelling: &str) -> Finding {
+    Finding {
+        id: "F-SIG-ENCODING",
+        severity: Severity::Info,
+        run_id: record.run_id().map(str::to_string),
+        action_ids: Vec::new(),
+        message: format!(
+            "signature rejected for its spelling, not forged: {spelling} (still invalid, as the encoding rules require)"
+        ),
+        evidence: serde_json::json!({ "spelling": spelling, "record": record.source.to_string() }),
+    }
 }
 
 fn finish(auth: Authenticity, construction: Construction, profile: Profile) -> Authenticity {
@@ -233,9 +351,9 @@ fn finish(auth: Authenticity, construction: Construction, profile: Profile) -> A
             "{} verified, but only S4 is valid under the current profile",
             construction.name()
         );
-        auth.with_status("unsupported-legacy", Some(reason))
+        auth.with_status(AuthStatus::UnsupportedLegacy, Some(reason))
     } else {
-        auth.with_status("valid", None)
+        auth.with_status(AuthStatus::Valid, None)
     }
 }
 
@@ -258,61 +376,81 @@ fn decode_signature(text: &str, notes: &mut Vec<String>) -> Result<[u8; 64], Str
     })
 }
 
-/// Tries S1 (C1, then C2/C3 when the record has divergence triggers) and S2.
+/// A legacy construction that verified.
+struct LegacyMatch {
+    construction: Construction,
+    canon: Option<Variant>,
+    /// S1 verified only with the `timestamp_proof` included (b.1 exception).
+    proof_signed: bool,
+}
+
+/// Tries each legacy message in turn with `verifies`: S1 when `try_s1` (C1 without the
+/// timestamp proof, C1 with it, then C2/C3 when the record has divergence triggers), then
+/// S2. Strict and lenient checks pass different `verifies` over the same messages.
 fn legacy_match(
     record: &Record,
     chain_bytes: &[u8],
-    key: &VerifyingKey,
-    sig: &[u8; 64],
-    sig_text: &str,
-) -> Option<(Construction, Option<Variant>)> {
-    if !is_hex_signature(sig_text) {
-        let has_proof = record.get("timestamp_proof").is_some();
-        // Without a timestamp proof the S1 message is exactly the chain bytes.
-        let c1: std::borrow::Cow<'_, [u8]> = if has_proof {
-            canonical_bytes_without(&record.json, SIGNED_EXCLUDED, Variant::C1).into()
-        } else {
-            chain_bytes.into()
-        };
-        if verify_strict(key, &c1, sig) {
-            return Some((Construction::JsLegacyInline, Some(Variant::C1)));
+    try_s1: bool,
+    verifies: impl Fn(&[u8]) -> bool,
+) -> Option<LegacyMatch> {
+    let s1 = |canon, proof_signed| LegacyMatch {
+        construction: Construction::JsLegacyInline,
+        canon: Some(canon),
+        proof_signed,
+    };
+    if try_s1 {
+        if record.get("timestamp_proof").is_some() {
+            let unstamped = canonical_bytes_without(&record.json, SIGNED_EXCLUDED, Variant::C1);
+            if verifies(&unstamped) {
+                return Some(s1(Variant::C1, false));
+            }
+            // Chain bytes keep the proof: a proof passed through the emitter's options.
+            if verifies(chain_bytes) {
+                return Some(s1(Variant::C1, true));
+            }
+        } else if verifies(chain_bytes) {
+            return Some(s1(Variant::C1, false));
         }
         if has_divergence_trigger(&record.json) {
             for v in [Variant::C2, Variant::C3] {
-                let bytes = canonical_bytes_without(&record.json, SIGNED_EXCLUDED, v);
-                if verify_strict(key, &bytes, sig) {
-                    return Some((Construction::JsLegacyInline, Some(v)));
+                if verifies(&canonical_bytes_without(&record.json, SIGNED_EXCLUDED, v)) {
+                    return Some(s1(v, false));
                 }
             }
         }
     }
     for slot in [SignatureSlot::NullInPlace, SignatureSlot::Removed] {
-        let digest = Sha256::digest(stored_order_bytes(&record.json, slot));
-        if verify_strict(key, &digest, sig) {
-            return Some((Construction::RustGatewayLegacy, None));
+        if verifies(&Sha256::digest(stored_order_bytes(&record.json, slot))) {
+            return Some(LegacyMatch {
+                construction: Construction::RustGatewayLegacy,
+                canon: None,
+                proof_signed: false,
+            });
         }
     }
     None
 }
 
-/// A signature strict Ed25519 rejects but a lenient verifier accepts (small-order key or
-/// R, non-canonical encodings — what ZIP-215 verifiers such as the reference emitter's
-/// may take): still invalid here, and named, because it is either an attack or a
-/// signer bug.
-fn lenient_only(record: &Record, key: &VerifyingKey, sig: &[u8; 64], findings: &mut Vec<Finding>) {
+/// Cofactorless Ed25519 without the strict checks (small-order keys and R accepted).
+fn verify_lenient(key: &VerifyingKey, msg: &[u8], sig: &[u8; 64]) -> bool {
     use ed25519_dalek::Verifier;
-    let message = canonical_bytes_without(&record.json, SIGNED_EXCLUDED, Variant::C1);
-    if key.verify(&message, &Signature::from_bytes(sig)).is_ok() {
-        findings.push(Finding {
-            id: "F-ED25519-LENIENT-ONLY",
-            severity: Severity::High,
-            run_id: record.run_id().map(str::to_string),
-            action_ids: Vec::new(),
-            message: "signature verifies only under lenient Ed25519 rules (small-order key or \
-                      point, or a non-canonical encoding); strict RFC 8032 rejects it and so does aeplens"
-                .into(),
-            evidence: serde_json::json!({ "key_is_weak": key.is_weak() }),
-        });
+    key.verify(msg, &Signature::from_bytes(sig)).is_ok()
+}
+
+/// F-ED25519-LENIENT-ONLY: strict Ed25519 rejects the signature, and a lenient verifier
+/// (small-order key or R, non-canonical encodings — what ZIP-215 verifiers such as the
+/// reference emitter's may take) accepts it over the same message. Still invalid, and
+/// named, because it is either an attack or a signer bug.
+fn lenient_only(record: &Record, key: &VerifyingKey) -> Finding {
+    Finding {
+        id: "F-ED25519-LENIENT-ONLY",
+        severity: Severity::High,
+        run_id: record.run_id().map(str::to_string),
+        action_ids: Vec::new(),
+        message: "signature verifies only under lenient Ed25519 rules (small-order key or \
+                  point, or a non-canonical encoding); strict RFC 8032 rejects it and so does aeplens"
+            .into(),
+        evidence: serde_json::json!({ "key_is_weak": key.is_weak() }),
     }
 }
 
@@ -337,21 +475,63 @@ fn other_signer(
     }
 }
 
-/// The LocalTimestamper check (verification.md §d): `proof` = base64(SHA-256(B ‖ timestamp)).
-fn timestamp_state(record: &Obj, signed_bytes: &[u8]) -> Option<&'static str> {
-    let proof = record.get("timestamp_proof")?;
+/// The LocalTimestamper check (verification.md §d.3–d.4): `proof` =
+/// base64(SHA-256(B ‖ timestamp)). A proof without `logIndex` that recomputes is
+/// local-consistent whatever its authority; one that does not is local-inconsistent when
+/// it names the recipe's default authority, else opaque here — [`local_authorities`]
+/// then settles it against the rest of the evidence.
+fn timestamp_state(record: &Obj, signed_bytes: &[u8]) -> TimestampState {
+    let Some(proof) = record.get("timestamp_proof") else {
+        return TimestampState::Opaque;
+    };
+    if proof.get("logIndex").is_some() {
+        return TimestampState::Opaque;
+    }
     let stamp = proof.get("timestamp").and_then(Json::as_str).unwrap_or("");
     let claimed = proof.get("proof").and_then(Json::as_str).unwrap_or("");
-    let authority = proof.get("authority").and_then(Json::as_str).unwrap_or("");
     let mut h = Sha256::new();
     h.update(signed_bytes);
     h.update(stamp.as_bytes());
     if encode_base64(&h.finalize()) == claimed {
-        Some("local-consistent")
-    } else if authority.contains("local") || authority.contains("dev") {
-        Some("local-inconsistent")
+        TimestampState::LocalConsistent
+    } else if timestamp_authority(record) == Some(LOCAL_TIMESTAMPER_DEFAULT) {
+        TimestampState::LocalInconsistent
     } else {
-        Some("opaque (not verified)")
+        TimestampState::Opaque
+    }
+}
+
+/// The LocalTimestamper's default authority name.
+pub const LOCAL_TIMESTAMPER_DEFAULT: &str = "local-dev-tsa";
+
+/// The `authority` of a record's `timestamp_proof`, when it has no `logIndex` (a log
+/// entry is never the local recipe).
+pub fn timestamp_authority(record: &Obj) -> Option<&str> {
+    let proof = record.get("timestamp_proof")?;
+    if proof.get("logIndex").is_some() {
+        return None;
+    }
+    proof.get("authority").and_then(Json::as_str)
+}
+
+/// d.4 across the evidence: an authority that produced a local-consistent proof anywhere
+/// makes its proofs that do not recompute local-inconsistent, never opaque.
+pub fn local_authorities(results: &mut [(&Obj, &mut Authenticity)]) {
+    let consistent: std::collections::HashSet<&str> = results
+        .iter()
+        .filter(|(_, a)| a.timestamp == Some(TimestampState::LocalConsistent))
+        .filter_map(|(r, _)| timestamp_authority(r))
+        .collect();
+    for (record, auth) in results.iter_mut() {
+        if auth.timestamp == Some(TimestampState::Opaque)
+            && let Some(authority) = timestamp_authority(record)
+            && consistent.contains(authority)
+        {
+            auth.timestamp = Some(TimestampState::LocalInconsistent);
+            auth.notes.push(format!(
+                "timestamp proof does not recompute, though {authority:?} produced a local-consistent proof elsewhere in the evidence"
+            ));
+        }
     }
 }
 
@@ -365,7 +545,10 @@ fn dsse(
 ) -> Authenticity {
     let mut auth = Authenticity::default();
     let Some(env) = env.as_object() else {
-        return auth.with_status("invalid", Some("dsse_envelope is not an object".into()));
+        return auth.with_status(
+            AuthStatus::Invalid,
+            Some("dsse_envelope is not an object".into()),
+        );
     };
     let payload_type = env.get("payloadType").and_then(Json::as_str).unwrap_or("");
     let payload = env.get("payload").and_then(Json::as_str);
@@ -444,7 +627,14 @@ fn dsse(
         _ => None,
     };
     match (&sig, construction) {
-        (Err(e), _) => fatal.push(format!("D3 {e}")),
+        (Err(e), _) => {
+            fatal.push(format!("D3 {e}"));
+            if let (Some(sig), Ok(body)) = (env_sig_text.and_then(without_whitespace), &decoded)
+                && dsse_match(&key, &sig, payload_type, body, payload.unwrap_or("")).is_some()
+            {
+                findings.push(sig_encoding(record, "verifies once whitespace is removed"));
+            }
+        }
         (Ok(_), None) => {
             fatal.push(format!(
                 "D3 envelope signature does not verify under key {key_id:?} (tried S4, S3)"
@@ -487,30 +677,35 @@ fn dsse(
     }
 
     if record.get("timestamp_proof").is_some() {
+        let predicate = statement.as_ref().ok().and_then(|s| s.get("predicate"));
         auth.notes.push(
-            "timestamp_proof is not covered by the signature (attached after signing)".into(),
+            if predicate.is_some_and(|p| p.get("timestamp_proof").is_some()) {
+                "timestamp_proof is signed (inside the predicate: passed through emitter options)"
+                    .into()
+            } else {
+                "timestamp_proof is not covered by the signature (attached after signing)".into()
+            },
         );
-        if let Ok(statement) = &statement
-            && let Some(pred) = statement.get("predicate")
-        {
-            auth.timestamp = timestamp_state(record.obj(), &canonical_bytes(pred, Variant::C1));
+        if let Some(pred) = predicate {
+            let signed = canonical_bytes_without(pred, SIGNED_EXCLUDED, Variant::C1);
+            auth.timestamp = Some(timestamp_state(record.obj(), &signed));
         }
     }
 
     let status = if !fatal.is_empty() {
-        "invalid"
+        AuthStatus::Invalid
     } else if !binding.is_empty() {
-        "binding-mismatch"
+        AuthStatus::BindingMismatch
     } else {
-        "valid"
+        AuthStatus::Valid
     };
     if !binding.is_empty() {
-        auth.binding = Some("invalid");
+        auth.binding = Some(BindingStatus::Invalid);
     }
     let reason = fatal.first().or(binding.first()).cloned();
     auth.failures = fatal.into_iter().chain(binding).collect();
     match (status, construction) {
-        ("valid", Some(c)) => finish(auth, c, profile),
+        (AuthStatus::Valid, Some(c)) => finish(auth, c, profile),
         _ => auth.with_status(status, reason),
     }
 }
@@ -604,9 +799,15 @@ fn statement_checks(
         binding.push("D10 statement has no predicate object".into());
         return;
     };
-    let outer = canonical_bytes_without(&record.json, SIGNED_EXCLUDED, Variant::C1);
+    // D10: the outer proof is left out only when the predicate carries none (b.1).
+    let excluded = if pred.get("timestamp_proof").is_some() {
+        CHAIN_EXCLUDED
+    } else {
+        SIGNED_EXCLUDED
+    };
+    let outer = canonical_bytes_without(&record.json, excluded, Variant::C1);
     if canonical_bytes(pred, Variant::C1) == outer {
-        auth.binding = Some("exact");
+        auth.binding = Some(BindingStatus::Exact);
         return;
     }
     let pred_sv = pred.get("schema_version").and_then(Json::as_str);
@@ -620,12 +821,12 @@ fn statement_checks(
             }
         }
         if canonical_bytes(&normalised, Variant::C1) == outer {
-            auth.binding = Some("legacy-normalized");
+            auth.binding = Some(BindingStatus::LegacyNormalized);
             return;
         }
     }
     let mut paths = Vec::new();
-    let outer_json = record.json.without(SIGNED_EXCLUDED);
+    let outer_json = record.json.without(excluded);
     diff_paths(pred, &outer_json, "", &mut paths);
     paths.retain(|p| p != "schema_version" || pred_sv != Some("aep/v0.3"));
     binding.push(format!(

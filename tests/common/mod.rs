@@ -5,9 +5,10 @@ use aeplens::load::load_paths;
 use aeplens::verify::{Keyring, Options, Report, verify_inputs};
 use std::path::{Path, PathBuf};
 
-/// `../shared` beside the project root.
-pub fn shared() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared")
+/// `tests/fixtures/`: copies of the shared fixtures (see its README), so a fresh clone
+/// tests itself.
+pub fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
 /// Reads a JSON file with serde_json.

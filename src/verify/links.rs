@@ -1,0 +1,341 @@
+//! The link graph over every loaded record at once (verification.md §e.2): records
+//! indexed by their chain hash `H`, `prev_record_hash` followed to its target wherever
+//! it was loaded from. It yields one path per emitter chain with its e.1 status in link
+//! order, and names what file order cannot see: forks, duplicated records and gaps.
+//!
+//! A vertex is one distinct `H` (its first copy stands for it; later copies are
+//! duplicates). Heads are records with no link (genesis) or a link that resolves to
+//! nothing (orphan heads). Paths run from each head to each leaf, so the branches of a
+//! fork share their prefix.
+
+use super::chain::ChainStatus;
+use crate::model::finding::{Finding, Severity};
+use crate::model::{Link, Record};
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+/// Where a record is: its file and its 0-based position in it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RecordAt {
+    pub path: String,
+    pub index: usize,
+}
+
+impl RecordAt {
+    fn of(record: &Record) -> RecordAt {
+        RecordAt {
+            path: record.source.path.to_string(),
+            index: record.source.index,
+        }
+    }
+}
+
+/// One maximal path of the link graph (one emitter chain, or one branch of a fork).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ChainPath {
+    /// e.1 status computed in link order.
+    pub status: ChainStatus,
+    /// The records in link order.
+    pub records: Vec<RecordAt>,
+    /// The files it runs through, in link order.
+    pub files: Vec<String>,
+    /// The record whose link is not a hash string (the only way a path breaks).
+    pub broken_at: Option<RecordAt>,
+    /// Set when a branch is listed from its fork only, because listing every branch from
+    /// its head would exceed the output budget (pathological fork combs): the record the
+    /// branch's first listed record links to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub continues: Option<RecordAt>,
+    /// Flat indices of the records listed (not output).
+    #[serde(skip)]
+    pub members: Vec<usize>,
+}
+
+/// What the link graph says about a set of records.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LinkGraph {
+    pub paths: Vec<ChainPath>,
+    /// Per flat record index: the worst status of the paths through it.
+    pub record_status: Vec<ChainStatus>,
+    /// F-CHAIN-FORK, F-DUPLICATE-RECORD and F-CHAIN-GAP, each with the flat index of the
+    /// record it is shown on.
+    pub findings: Vec<(usize, Finding)>,
+    /// True when some record has two distinct successors.
+    pub forked: bool,
+    /// True when one `H` is held by records that differ in their other bytes.
+    pub conflicting_duplicates: bool,
+}
+
+impl LinkGraph {
+    /// The chain part of `check` passes: every path intact or not-present, no fork, and
+    /// no `H` held by two different records.
+    pub fn passes(&self) -> bool {
+        !self.forked
+            && !self.conflicting_duplicates
+            && self
+                .paths
+                .iter()
+                .all(|p| matches!(p.status, ChainStatus::Intact | ChainStatus::NotPresent))
+    }
+}
+
+/// How a head starts its path.
+#[derive(Clone, Copy, PartialEq)]
+enum Head {
+    /// `null` or no `prev_record_hash`.
+    Genesis,
+    /// A hash that resolves to no loaded record.
+    Dangling,
+    /// A link that is not a string: present and mismatching.
+    Malformed,
+}
+
+/// Builds the link graph; `records[i]` has chain hash `hashes[i]` (flat order: input
+/// order, then file order).
+pub fn build(records: &[&Record], hashes: &[&str]) -> LinkGraph {
+    let n = records.len();
+    let mut first_of: FxHashMap<&str, usize> = FxHashMap::default();
+    first_of.reserve(n);
+    let vertex: Vec<usize> = (0..n)
+        .map(|i| *first_of.entry(hashes[i]).or_insert(i))
+        .collect();
+    let mut graph = LinkGraph {
+        record_status: vec![ChainStatus::NotPresent; n],
+        ..LinkGraph::default()
+    };
+    duplicates(records, &vertex, &mut graph);
+
+    // Successors and heads, over vertices only.
+    let mut successors: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut heads: Vec<(usize, Head)> = Vec::new();
+    for v in (0..n).filter(|&i| vertex[i] == i) {
+        match records[v].link() {
+            Link::Null | Link::Absent => heads.push((v, Head::Genesis)),
+            Link::Malformed => heads.push((v, Head::Malformed)),
+            Link::Hash(h) => match first_of.get(h) {
+                Some(&p) if p != v => successors[p].push(v),
+                _ => heads.push((v, Head::Dangling)),
+            },
+        }
+    }
+    for (p, next) in successors.iter().enumerate() {
+        if next.len() > 1 {
+            graph.forked = true;
+            graph.findings.push((next[1], fork(records, p, next)));
+        }
+    }
+    let head_of = paths(records, &heads, &successors, &mut graph);
+    let dangling: Vec<usize> = heads
+        .iter()
+        .filter(|(_, h)| *h == Head::Dangling)
+        .map(|(v, _)| *v)
+        .collect();
+    if !dangling.is_empty() {
+        let by_run = vertices_by_run(records, &vertex);
+        for v in dangling {
+            if let Some(p) = last_before(records, v, &by_run, &head_of) {
+                graph.findings.push((v, gap(records, p, v)));
+            }
+        }
+    }
+    for (i, &v) in vertex.iter().enumerate() {
+        graph.record_status[i] = graph.record_status[v];
+    }
+    graph
+}
+
+/// F-DUPLICATE-RECORD for every later copy of an `H`: info when the copy is the same
+/// JSON member for member (a retried append), high when other bytes differ (signature
+/// parts are outside `H`).
+fn duplicates(records: &[&Record], vertex: &[usize], graph: &mut LinkGraph) {
+    for (i, &v) in vertex.iter().enumerate() {
+        if v == i {
+            continue;
+        }
+        let identical = records[i].json == records[v].json;
+        graph.conflicting_duplicates |= !identical;
+        let (severity, what) = if identical {
+            (Severity::Info, "an identical copy (a retried append)")
+        } else {
+            (
+                Severity::High,
+                "a different record with the same chain hash (its signature or envelope differs)",
+            )
+        };
+        graph.findings.push((
+            i,
+            Finding {
+                id: "F-DUPLICATE-RECORD",
+                severity,
+                run_id: records[i].run_id().map(str::to_string),
+                action_ids: Vec::new(),
+                message: format!(
+                    "{} holds the chain hash of {}: {what}",
+                    records[i].source, records[v].source
+                ),
+                evidence: serde_json::json!({
+                    "first": RecordAt::of(records[v]),
+                    "copy": RecordAt::of(records[i]),
+                    "identical": identical,
+                }),
+            },
+        ));
+    }
+}
+
+fn fork(records: &[&Record], predecessor: usize, branches: &[usize]) -> Finding {
+    let names: Vec<String> = branches
+        .iter()
+        .map(|&b| records[b].source.to_string())
+        .collect();
+    Finding {
+        id: "F-CHAIN-FORK",
+        severity: Severity::High,
+        run_id: records[predecessor].run_id().map(str::to_string),
+        action_ids: Vec::new(),
+        message: format!(
+            "{} distinct records claim {} as their predecessor: {} (a replayed or concurrent emitter, or a spliced history)",
+            branches.len(),
+            records[predecessor].source,
+            names.join(" and ")
+        ),
+        evidence: serde_json::json!({
+            "predecessor": RecordAt::of(records[predecessor]),
+            "branches": branches.iter().map(|&b| RecordAt::of(records[b])).collect::<Vec<_>>(),
+        }),
+    }
+}
+
+fn gap(records: &[&Record], before: usize, after: usize) -> Finding {
+    Finding {
+        id: "F-CHAIN-GAP",
+        severity: Severity::High,
+        run_id: records[after].run_id().map(str::to_string),
+        action_ids: Vec::new(),
+        message: format!(
+            "the link of {} resolves to no loaded record, while earlier records of its emitter are loaded (last before the gap: {}): a lost append or a deleted or altered record",
+            records[after].source, records[before].source
+        ),
+        evidence: serde_json::json!({
+            "before": RecordAt::of(records[before]),
+            "after": RecordAt::of(records[after]),
+            "missing": match records[after].link() { Link::Hash(h) => h, _ => "" },
+        }),
+    }
+}
+
+/// Vertices per run id, in time order (then load order).
+fn vertices_by_run<'a>(
+    records: &[&'a Record],
+    vertex: &[usize],
+) -> FxHashMap<&'a str, Vec<(f64, usize)>> {
+    let mut by_run: FxHashMap<&str, Vec<(f64, usize)>> = FxHashMap::default();
+    for (i, r) in records.iter().enumerate() {
+        if vertex[i] == i
+            && let Some(run) = r.run_id()
+        {
+            let t = r.created_at_ms().unwrap_or(f64::NEG_INFINITY);
+            by_run.entry(run).or_default().push((t, i));
+        }
+    }
+    for list in by_run.values_mut() {
+        list.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    }
+    by_run
+}
+
+/// How many earlier records of a run are tried when looking for a gap's near side.
+const GAP_CANDIDATES: usize = 64;
+
+/// The last loaded record of the dangling head `v`'s emitter before it, if any: same
+/// run, not later, and its actions a prefix of `v`'s (an emitter's records are snapshots
+/// that only grow, e.3); never a record of `v`'s own paths.
+fn last_before(
+    records: &[&Record],
+    v: usize,
+    by_run: &FxHashMap<&str, Vec<(f64, usize)>>,
+    head_of: &[usize],
+) -> Option<usize> {
+    let list = by_run.get(records[v].run_id()?)?;
+    let time = records[v].created_at_ms().unwrap_or(f64::INFINITY);
+    let ids: Vec<Option<&str>> = records[v].actions().map(|a| a.id()).collect();
+    let end = list.partition_point(|(t, _)| *t <= time);
+    list[..end]
+        .iter()
+        .rev()
+        .filter(|(_, p)| *p != v && head_of[*p] != v)
+        .take(GAP_CANDIDATES)
+        .find(|(_, p)| {
+            let mut count = 0;
+            records[*p].actions().all(|a| {
+                count += 1;
+                ids.get(count - 1) == Some(&a.id())
+            })
+        })
+        .map(|(_, p)| *p)
+}
+
+/// Every head-to-leaf path. Branches of a fork repeat their shared prefix unless the
+/// listing would exceed a budget proportional to the input; past it a branch is listed
+/// from the fork (with `continues`).
+fn paths(
+    records: &[&Record],
+    heads: &[(usize, Head)],
+    successors: &[Vec<usize>],
+    graph: &mut LinkGraph,
+) -> Vec<usize> {
+    let mut head_of = vec![usize::MAX; records.len()];
+    let mut budget = 4 * records.len() + 10_000;
+    for &(head, kind) in heads {
+        // Depth-first, iterative: (vertex, its depth in the current path).
+        let mut stack = vec![(head, 0usize)];
+        let mut current: Vec<usize> = Vec::new();
+        // The first depth of `current` that no earlier path of this head listed.
+        let mut diverged_at = 0;
+        while let Some((v, depth)) = stack.pop() {
+            diverged_at = diverged_at.min(depth);
+            current.truncate(depth);
+            if current.contains(&v) {
+                continue; // a cycle cannot come from hashes; never loop on one anyway
+            }
+            current.push(v);
+            let next = &successors[v];
+            if !next.is_empty() {
+                stack.extend(next.iter().rev().map(|&s| (s, depth + 1)));
+                continue;
+            }
+            let from = if current.len() <= budget {
+                0
+            } else {
+                diverged_at.min(current.len() - 1)
+            };
+            diverged_at = usize::MAX;
+            let status = match (kind, current.len()) {
+                (Head::Malformed, _) => ChainStatus::Broken,
+                (Head::Dangling, _) => ChainStatus::Orphaned,
+                (Head::Genesis, 1) => ChainStatus::NotPresent,
+                (Head::Genesis, _) => ChainStatus::Intact,
+            };
+            let members = current[from..].to_vec();
+            budget = budget.saturating_sub(members.len());
+            let mut files: Vec<String> = Vec::new();
+            for &m in &members {
+                head_of[m] = head;
+                graph.record_status[m] = graph.record_status[m].max(status);
+                let path = &*records[m].source.path;
+                if files.last().map(String::as_str) != Some(path) {
+                    files.push(path.to_string());
+                }
+            }
+            graph.paths.push(ChainPath {
+                status,
+                records: members.iter().map(|&m| RecordAt::of(records[m])).collect(),
+                files,
+                broken_at: (kind == Head::Malformed).then(|| RecordAt::of(records[head])),
+                continues: (from > 0).then(|| RecordAt::of(records[current[from - 1]])),
+                members,
+            });
+        }
+    }
+    head_of
+}
