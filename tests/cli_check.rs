@@ -71,6 +71,16 @@ fn json_report_follows_the_contract() {
         ])
     );
     assert!(paths[1..].iter().all(|p| p["status"] == "not-present"));
+    // The pinned shape of a chain path (scripts depend on it).
+    let keys: Vec<&str> = paths[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, ["status", "records", "files", "broken_at"]);
+    assert_eq!(paths[0]["broken_at"], serde_json::Value::Null);
+    assert_eq!(doc["summary"]["chain_paths"]["intact"], 1);
     let text = out.to_lowercase();
     assert!(!text.contains("\"verdict\"") && !text.contains("\"complete\""));
 }
