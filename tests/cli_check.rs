@@ -132,6 +132,12 @@ fn exit_codes() {
     assert_eq!(code, 2);
     assert!(err.contains("/nonexistent/keys.json"), "{err}");
     assert_eq!(aeplens(&["check", "--bogus"]).0, 2);
+    // The explorer refuses a path it cannot open, with the message check gives.
+    let (code, _, err) = aeplens(&["/nonexistent/evidence.ndjson"]);
+    assert_eq!(code, 2);
+    let (_, _, check_err) = aeplens(&["check", "/nonexistent/evidence.ndjson"]);
+    assert_eq!(err, check_err);
+    assert!(err.contains("/nonexistent/evidence.ndjson: cannot read file"), "{err}");
 }
 
 #[test]

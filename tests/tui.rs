@@ -490,3 +490,68 @@ fn no_view_sends_a_control_character_from_a_record() {
     let all: String = screens.iter().map(text).collect();
     assert!(all.contains("\\e]52"), "escapes are shown visibly");
 }
+
+#[test]
+fn load_errors_are_listed_and_counted_in_the_header() {
+    let mut bytes = std::fs::read(V03).unwrap();
+    bytes.extend_from_slice(b"{\"torn\": \n");
+    let inputs = vec![
+        parse_input("store.ndjson".into(), &bytes),
+        parse_input("empty.ndjson".into(), b""),
+    ];
+    let corpus = Corpus::new(inputs);
+    let errors: Vec<String> = corpus.errors().map(|e| e.to_string()).collect();
+    assert_eq!(errors.len(), 2);
+    let d = Data::open(corpus, &Keyring::default(), &SuppliedLeases::default());
+    let mut s = state_with(d, Theme::dark());
+    update(&mut s, Action::Errors(errors));
+    for (w, h) in [(80, 24), (160, 48)] {
+        let screen = text(&render(&s, w, h));
+        let header = screen.lines().next().unwrap();
+        assert!(header.contains("⚠ 2 load errors"), "{w}x{h}: {header}");
+    }
+    // Listed first under Runs, with file and line.
+    let screen = text(&render(&s, 160, 48));
+    assert!(screen.contains("⚠ store.ndjson:12"), "{screen}");
+    assert!(screen.contains("⚠ empty.ndjson: empty file"), "{screen}");
+}
+
+#[test]
+fn nothing_loaded_says_so_instead_of_an_empty_explorer() {
+    let corpus = Corpus::new(vec![parse_input("bad.ndjson".into(), b"not json\n")]);
+    let errors: Vec<String> = corpus.errors().map(|e| e.to_string()).collect();
+    let d = Data::open(corpus, &Keyring::default(), &SuppliedLeases::default());
+    let mut s = state_with(d, Theme::dark());
+    update(&mut s, Action::Errors(errors));
+    let screen = text(&render(&s, 80, 24));
+    assert!(screen.contains("Nothing loaded: 1 load error"), "{screen}");
+}
+
+#[test]
+fn records_without_a_trusted_key_are_said_at_every_width() {
+    let s = state_with(data(&[V03], None, None), Theme::dark());
+    for (w, h) in [(80, 24), (120, 40), (160, 48)] {
+        let screen = text(&render(&s, w, h));
+        let header = screen.lines().next().unwrap();
+        assert!(
+            header.contains("○11 unknown key — pass --keys"),
+            "{w}x{h}: {header}"
+        );
+        assert!(!header.contains("✓11"), "{header}");
+    }
+    // With the keys the warning goes.
+    let header = text(&render(&v03(), 160, 48));
+    assert!(!header.lines().next().unwrap().contains("unknown key"));
+}
+
+#[test]
+fn chain_counts_draw_only_intact_paths_as_checked() {
+    // v03: one linked pair, nine records with no link: ✓1, nine vacuous, none intact.
+    let header = text(&render(&v03(), 160, 48));
+    let header = header.lines().next().unwrap();
+    assert!(header.contains("chains ✓1 ○9"), "{header}");
+    // The demo: a record edited after signing leaves the next one orphaned.
+    let header = text(&render(&demo(), 200, 48));
+    let header = header.lines().next().unwrap();
+    assert!(header.contains("✗1 (incident.ndjson:3)"), "{header}");
+}

@@ -17,6 +17,10 @@ pub fn run(mut args: ExploreArgs) -> i32 {
             args.leases.push(DEMO_LEASES.to_string());
         }
     }
+    if let Some(e) = crate::load::unopenable(&args.paths) {
+        eprintln!("aeplens: {}", sanitize(&e.to_string()));
+        return 2;
+    }
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         let what = if demo {
             format!("the bundled demo ({DEMO_EVIDENCE})")

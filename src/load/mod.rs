@@ -182,6 +182,29 @@ pub fn load_paths(paths: &[String]) -> Vec<Input> {
     inputs
 }
 
+/// The first path of `paths` that cannot be opened at all (missing, no permission), with
+/// the message `check` reports for it — so the explorer refuses it up front instead of
+/// opening on nothing. Stdin is never checked here.
+pub fn unopenable(paths: &[String]) -> Option<LoadError> {
+    paths.iter().filter(|p| *p != "-").find_map(|p| {
+        let path = Path::new(p);
+        let opened = if path.is_dir() {
+            std::fs::read_dir(path)
+                .map(|_| ())
+                .map_err(|e| format!("cannot read directory: {e}"))
+        } else {
+            std::fs::File::open(path)
+                .map(|_| ())
+                .map_err(|e| format!("cannot read file: {e}"))
+        };
+        opened.err().map(|message| LoadError {
+            path: p.as_str().into(),
+            line: None,
+            message,
+        })
+    })
+}
+
 /// The files `paths` name, in load order (directories walked as [`load_paths`] does;
 /// stdin and unreadable directories are left out).
 pub fn evidence_files(paths: &[String]) -> Vec<PathBuf> {

@@ -10,6 +10,8 @@ use crate::model::drift::DriftResult;
 use crate::model::facts::ActionFacts;
 use crate::model::fields::{ActionFields, Key};
 use crate::model::finding::{Finding, Severity};
+use crate::model::text::sanitize;
+use crate::verify::chain::ChainStatus;
 use crate::verify::{AuthStatus, Report};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -48,11 +50,17 @@ pub struct Data {
     pub finding_counts: [usize; 3],
     /// Report summary line values, for the header (computed once).
     pub summary: Option<crate::verify::Summary>,
+    /// Chain paths that are neither intact nor vacuous, named `file:line` of their first
+    /// record (at most [`CHAIN_TROUBLE_SHOWN`]), and how many there are in all.
+    pub chain_trouble: (Vec<String>, usize),
     /// The union of the flags of each run's, chain's and lease's actions.
     pub group_flags: GroupFlags,
     /// (node, index into `findings`) for every action a finding names, sorted by node.
     finding_index: Vec<(NodeId, u32)>,
 }
+
+/// How many troubled chain paths the header names.
+pub const CHAIN_TROUBLE_SHOWN: usize = 2;
 
 /// Flags of everything inside a navigator group (shown even when it is folded).
 #[derive(Debug, Default)]
@@ -170,6 +178,7 @@ impl Data {
             rank,
             finding_counts: [0; 3],
             summary: None,
+            chain_trouble: (Vec::new(), 0),
             group_flags: GroupFlags::default(),
             finding_index: Vec::new(),
         };
@@ -242,6 +251,24 @@ impl Data {
             }
         }
         self.summary = Some(report.summary());
+        let bad: Vec<_> = report
+            .links
+            .paths
+            .iter()
+            .filter(|p| !matches!(p.status, ChainStatus::Intact | ChainStatus::NotPresent))
+            .collect();
+        let named = bad
+            .iter()
+            .take(CHAIN_TROUBLE_SHOWN)
+            .filter_map(|p| p.records.first())
+            .map(|r| {
+                let file = std::path::Path::new(&r.path)
+                    .file_name()
+                    .map_or_else(|| r.path.clone(), |f| f.to_string_lossy().into_owned());
+                format!("{}:{}", sanitize(&file), r.line)
+            })
+            .collect();
+        self.chain_trouble = (named, bad.len());
         self.report = Some(report);
         self.set_findings(findings);
     }

@@ -99,6 +99,8 @@ pub enum NavTarget {
     Step(usize, NodeId),
     /// An action under a lease (the lease summary's index).
     LeaseUse(usize, NodeId),
+    /// A load or lease-file error (index into `State::errors`), listed first under Runs.
+    LoadError(usize),
 }
 
 /// One navigator row.
@@ -355,7 +357,10 @@ pub fn update(state: &mut State, action: Action) {
             rebuild_nav(state);
         }
         Action::Progress(p) => state.progress = p,
-        Action::Errors(e) => state.errors.extend(e),
+        Action::Errors(e) => {
+            state.errors.extend(e);
+            rebuild_nav(state);
+        }
         Action::Resize(w, h) => state.size = (w, h),
         Action::Char(c) => edit(state, |t| t.push(c)),
         Action::Backspace => edit(state, |t| {
@@ -580,6 +585,7 @@ fn target_node(state: &State, t: NavTarget) -> Option<NodeId> {
         NavTarget::Finding(i) => d.nodes_of(d.findings.get(i)?).first().copied(),
         NavTarget::Lease(i) => an.leases.summaries.get(i)?.nodes.first().copied(),
         NavTarget::Step(_, n) | NavTarget::LeaseUse(_, n) => Some(n),
+        NavTarget::LoadError(_) => None,
     }
 }
 
@@ -883,8 +889,19 @@ pub fn rebuild_nav(state: &mut State) {
 }
 
 fn nav_items(state: &State) -> Vec<NavItem> {
+    let errors = (0..state.errors.len()).map(|i| NavItem {
+        depth: 0,
+        target: NavTarget::LoadError(i),
+        flags: 0,
+        foldable: false,
+        folded: false,
+    });
     let Some(d) = state.data.as_ref() else {
-        return Vec::new();
+        return if state.nav_list == NavList::Runs {
+            errors.collect()
+        } else {
+            Vec::new()
+        };
     };
     let an = &d.analysis;
     let g = &an.graph;
@@ -954,6 +971,7 @@ fn nav_items(state: &State) -> Vec<NavItem> {
     };
     match state.nav_list {
         NavList::Runs => {
+            out.extend(errors);
             for (ri, run) in g.runs.iter().enumerate() {
                 let (flags, pass) = if filtered {
                     union(&mut run.nodes.iter().copied())
@@ -1004,6 +1022,10 @@ fn nav_items(state: &State) -> Vec<NavItem> {
 
 /// The text of a navigator row (built only for the rows on screen), sanitised.
 pub fn nav_text(state: &State, item: &NavItem) -> String {
+    if let NavTarget::LoadError(i) = item.target {
+        let e = state.errors.get(i).map_or("", String::as_str);
+        return format!("⚠ {}", sanitize(e));
+    }
     let Some(d) = state.data.as_ref() else {
         return String::new();
     };
@@ -1015,6 +1037,7 @@ pub fn nav_text(state: &State, item: &NavItem) -> String {
             .unwrap_or("(no id)")
     };
     let text = match item.target {
+        NavTarget::LoadError(_) => String::new(),
         NavTarget::Run(ri) => {
             let run = &g.runs[ri];
             format!(

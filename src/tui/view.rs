@@ -109,9 +109,18 @@ fn pane_block<'a>(s: &State, pane: Pane, title: Line<'a>) -> Block<'a> {
         .title(title)
 }
 
+/// The header: what can be trusted first (load errors, unknown keys, verdict counts), so
+/// it survives a narrow terminal; then findings, filter and banner.
 fn header(s: &State, area: Rect, buf: &mut Buffer) {
     let t = &s.theme;
     let mut spans = vec![Span::styled(" aeplens", t.title)];
+    if !s.errors.is_empty() {
+        let n = s.errors.len();
+        spans.push(Span::styled(
+            format!(" ⚠ {n} load error{}", if n == 1 { "" } else { "s" }),
+            t.bad,
+        ));
+    }
     match &s.data {
         None => spans.push(Span::styled(
             format!(" · {} {}…", s.progress.phase, progress_pct(s)),
@@ -123,32 +132,48 @@ fn header(s: &State, area: Rect, buf: &mut Buffer) {
                 d.corpus.inputs.len(),
                 d.corpus.len()
             )));
-            match (&d.report, &d.summary) {
-                (Some(r), Some(sum)) => {
+            match &d.summary {
+                Some(sum) => {
                     let a = &sum.authenticity;
                     spans.push(Span::styled(format!("✓{} ", a.valid), t.good));
-                    let bad = a.invalid + a.binding_mismatch;
+                    let bad = a.invalid + a.binding_mismatch + a.unsupported_legacy;
                     spans.push(Span::styled(
                         format!("✗{} ", bad),
                         if bad > 0 { t.bad } else { t.dim },
                     ));
-                    spans.push(Span::raw(format!("○{} ", a.unsigned + a.not_checked)));
-                    let broken: Vec<String> = r
-                        .chains
-                        .iter()
-                        .filter_map(|c| c.broken_at.map(|b| format!("broken@{b}")))
-                        .collect();
-                    let intact = r.chains.len() - broken.len();
-                    spans.push(Span::raw(format!("· chains ✓{intact} ")));
-                    if !broken.is_empty() {
-                        let shown: Vec<&str> = broken.iter().take(3).map(String::as_str).collect();
+                    let unknown = a.unknown_key;
+                    spans.push(Span::raw(format!(
+                        "○{} ",
+                        (a.unsigned + a.not_checked).saturating_sub(unknown)
+                    )));
+                    if unknown > 0 {
                         spans.push(Span::styled(
-                            format!("✗{} ({}) ", broken.len(), shown.join(",")),
+                            format!("○{unknown} unknown key — pass --keys "),
+                            t.warn,
+                        ));
+                    }
+                    // Chain paths of the link graph: ✓ only for intact; vacuous ones ○.
+                    let count = |k: &str| sum.chain_paths.get(k).copied().unwrap_or(0);
+                    spans.push(Span::raw(format!(
+                        "· chains ✓{} ○{} ",
+                        count("intact"),
+                        count("not-present")
+                    )));
+                    let (named, total) = &d.chain_trouble;
+                    if *total > 0 {
+                        let more = total.saturating_sub(named.len());
+                        let more = if more > 0 {
+                            format!(" +{more} more")
+                        } else {
+                            String::new()
+                        };
+                        spans.push(Span::styled(
+                            format!("✗{total} ({}{more}) ", named.join(", ")),
                             t.bad,
                         ));
                     }
                 }
-                _ => spans.push(Span::styled(
+                None => spans.push(Span::styled(
                     format!("{} {} ", s.progress.phase, progress_pct(s)),
                     t.warn,
                 )),
@@ -412,6 +437,20 @@ fn timeline(s: &State, area: Rect, buf: &mut Buffer) {
             .render(inner, buf);
         return;
     };
+    if d.corpus.is_empty() && !s.errors.is_empty() {
+        let block = pane_block(s, Pane::Timeline, Line::from(" Timeline "));
+        let inner = block.inner(area);
+        block.render(area, buf);
+        Paragraph::new(format!(
+            "Nothing loaded: {} load error{} (listed under Runs). Check the paths and the file formats.",
+            s.errors.len(),
+            if s.errors.len() == 1 { "" } else { "s" }
+        ))
+        .style(t.bad)
+        .wrap(Wrap { trim: true })
+        .render(inner, buf);
+        return;
+    }
     let g = &d.analysis.graph;
     let run = g.runs.get(s.run);
     let times: Vec<f64> = run

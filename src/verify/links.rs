@@ -19,6 +19,9 @@ use serde::Serialize;
 pub struct RecordAt {
     pub path: String,
     pub index: usize,
+    /// 1-based line, for messages (not output: the pinned JSON is `{path, index}`).
+    #[serde(skip)]
+    pub line: usize,
 }
 
 impl RecordAt {
@@ -26,6 +29,7 @@ impl RecordAt {
         RecordAt {
             path: record.source.path.to_string(),
             index: record.source.index,
+            line: record.source.line,
         }
     }
 }

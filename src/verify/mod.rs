@@ -328,6 +328,9 @@ impl Report {
             ..Summary::default()
         };
         for r in &self.records {
+            if r.authenticity.key_unknown {
+                s.authenticity.unknown_key += 1;
+            }
             match r.authenticity.status {
                 None => s.authenticity.not_checked += 1,
                 Some(AuthStatus::Valid) => s.authenticity.valid += 1,
@@ -402,6 +405,8 @@ pub struct AuthCounts {
     pub unsupported_legacy: usize,
     pub unsigned: usize,
     pub not_checked: usize,
+    /// Of `not_checked`: records whose key id has no trusted key.
+    pub unknown_key: usize,
 }
 
 /// Findings per severity.

@@ -148,6 +148,10 @@ pub struct Authenticity {
     pub failures: Vec<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Not evaluated because the key id has no trusted key (a missing `--keys`, never a
+    /// bad signature).
+    #[serde(skip)]
+    pub key_unknown: bool,
     /// What the `timestamp_proof` is worth, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<TimestampState>,
@@ -166,6 +170,7 @@ impl Default for Authenticity {
             reason: None,
             failures: Vec::new(),
             notes: Vec::new(),
+            key_unknown: false,
             timestamp: None,
         }
     }
@@ -177,6 +182,11 @@ impl Authenticity {
         self.status = None;
         self.reason = Some(reason.into());
         self
+    }
+
+    fn key_unknown(mut self, key_id: &str) -> Self {
+        self.key_unknown = true;
+        self.not_evaluated(format!("unknown key {key_id:?}"))
     }
 
     fn with_status(mut self, status: AuthStatus, reason: Option<String>) -> Self {
@@ -268,7 +278,7 @@ pub fn authenticate(
         return auth.not_evaluated("signature has no key_id: no trusted key can be chosen");
     };
     let Some(key) = keys.get(key_id) else {
-        return auth.not_evaluated(format!("unknown key {key_id:?}"));
+        return auth.key_unknown(key_id);
     };
     let sig = match decode_signature(sig_text, &mut auth.notes) {
         Ok(sig) => sig,
@@ -596,7 +606,7 @@ fn dsse(
     };
     auth.key_id = Some(key_id.to_string());
     let Some(key) = keys.get(key_id) else {
-        return auth.not_evaluated(format!("unknown key {key_id:?}"));
+        return auth.key_unknown(key_id);
     };
 
     // D4: the payload decodes to a JSON object.
