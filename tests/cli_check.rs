@@ -137,7 +137,10 @@ fn exit_codes() {
     assert_eq!(code, 2);
     let (_, _, check_err) = aeplens(&["check", "/nonexistent/evidence.ndjson"]);
     assert_eq!(err, check_err);
-    assert!(err.contains("/nonexistent/evidence.ndjson: cannot read file"), "{err}");
+    assert!(
+        err.contains("/nonexistent/evidence.ndjson: cannot read file"),
+        "{err}"
+    );
 }
 
 #[test]

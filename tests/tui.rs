@@ -427,7 +427,7 @@ fn dark_theme_colours_denials_red() {
     assert!(
         buf.content()
             .iter()
-            .any(|c| c.symbol() == "✗" && c.fg == Color::Red),
+            .any(|c| c.symbol() == "⊘" && c.fg == Color::Red),
         "a red denial marker on the timeline"
     );
 }
@@ -554,4 +554,50 @@ fn chain_counts_draw_only_intact_paths_as_checked() {
     let header = text(&render(&demo(), 200, 48));
     let header = header.lines().next().unwrap();
     assert!(header.contains("✗1 (incident.ndjson:3)"), "{header}");
+}
+
+#[test]
+fn a_record_level_violation_names_the_action_it_concerns() {
+    // The demo's third record holds V14 about act-007; seen from act-005 (same record) it
+    // must name act-007, never read as act-005's own.
+    let mut s = demo();
+    go(&mut s, "run-deploy-0042", "act-005");
+    cmd(&mut s, Command::Tab(5));
+    let screen = text(&render(&s, 160, 60));
+    assert!(screen.contains("THIS RECORD"), "{screen}");
+    assert!(screen.contains("V14 [on act-007]"), "{screen}");
+    go(&mut s, "run-deploy-0042", "act-007");
+    let screen = text(&render(&s, 160, 60));
+    assert!(screen.contains("V14 [this action]"), "{screen}");
+}
+
+#[test]
+fn each_glyph_has_one_meaning_in_the_legend() {
+    let legend = aeplens::tui::view::GLYPH_LEGEND.join("  ");
+    for glyph in [
+        "⊘", "↻", "≠", "‼", "●", "◆", "◌", "✗", "⧗", "⌛", "◉", "◐", "≉", "✓", "○", "~", "▲", "?",
+        "⋯",
+    ] {
+        assert_eq!(legend.matches(glyph).count(), 1, "{glyph} in {legend}");
+    }
+}
+
+#[test]
+fn chain_roles_come_from_the_analysis() {
+    use aeplens::tui::data::flag;
+    let s = v03();
+    let d = s.data.as_ref().unwrap();
+    let g = &d.analysis.graph;
+    for (n, f) in d.flags.iter().enumerate() {
+        assert!(
+            !(f & flag::DENIED != 0 && f & flag::REAPPROVED != 0),
+            "node {n} is denied and marked re-approved"
+        );
+    }
+    let flags = |id: &str| d.flags[g.find(LEDGER, id).unwrap() as usize];
+    assert_ne!(flags("L03-sql-reapproved") & flag::REAPPROVED, 0);
+    // Denied again inside the L02 chain: denied, not re-approved.
+    let l09 = flags("L09-drop-audit-denied");
+    assert_ne!(l09 & flag::DENIED, 0);
+    assert_eq!(l09 & flag::REAPPROVED, 0);
 }

@@ -47,7 +47,39 @@ pub struct Chain {
     pub steps: Vec<Step>,
 }
 
+/// An action's role in the denied→re-approved chains (analysis-rules §7). Every consumer
+/// (the `chains` command, the explorer's glyphs, reports) takes roles from here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// A deny with no denied ancestor: where a chain starts.
+    Start,
+    /// Follows a denied step and is itself allowed.
+    Reapproved,
+}
+
+impl Step {
+    fn denied(&self) -> bool {
+        self.decision.as_deref() == Some("deny")
+    }
+}
+
 impl Chain {
+    /// The roles of this chain's steps (none for a causal chain). A deny inside the
+    /// chain continues it and is never re-approved.
+    pub fn roles(&self) -> impl Iterator<Item = (NodeId, Role)> + '_ {
+        let deny = self.kind == ChainKind::DenyReapproval;
+        let start = self
+            .steps
+            .first()
+            .filter(|_| deny)
+            .map(|s| (s.node, Role::Start));
+        let reapproved = self.steps.windows(2).filter_map(move |w| {
+            (deny && w[0].denied() && w[1].decision.as_deref() == Some("allow"))
+                .then_some((w[1].node, Role::Reapproved))
+        });
+        start.into_iter().chain(reapproved)
+    }
+
     /// The action ids in order.
     pub fn actions(&self) -> Vec<&str> {
         self.steps.iter().map(|s| s.action_id.as_str()).collect()

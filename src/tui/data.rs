@@ -3,6 +3,7 @@
 //! report when the background worker has finished.
 
 use crate::analysis::Analysis;
+use crate::analysis::chains::Role;
 use crate::analysis::graph::NodeId;
 use crate::analysis::lease::LeaseVerdict;
 use crate::load::Corpus;
@@ -24,12 +25,17 @@ pub mod flag {
     pub const LEASED: u16 = 1 << 3;
     pub const INVALID: u16 = 1 << 4;
     pub const HIGH: u16 = 1 << 5;
+    /// Follows a denied step and is itself allowed (from `analysis::chains` roles).
     pub const REAPPROVED: u16 = 1 << 6;
-    pub const CHAIN_START: u16 = 1 << 7;
+    /// Executed despite a deny (F-EXEC-AFTER-DENY).
+    pub const EXEC_AFTER_DENY: u16 = 1 << 7;
+    /// An outcome was recorded (success or failure).
     pub const EXECUTED: u16 = 1 << 8;
     pub const MISSING_PARENT: u16 = 1 << 9;
+    /// The recorded outcome is a failure (failed/error status or a non-zero exit).
+    pub const FAILED: u16 = 1 << 10;
     /// The flags that make a node a "problem" for `e`/`E`.
-    pub const PROBLEM: u16 = DENIED | DRIFT | LEASE_OUT | INVALID | HIGH;
+    pub const PROBLEM: u16 = DENIED | DRIFT | LEASE_OUT | INVALID | HIGH | EXEC_AFTER_DENY;
 }
 
 /// Loaded evidence and everything derived from it for display.
@@ -126,6 +132,9 @@ impl Data {
                 if matches!(f.observed, Some("success" | "failure")) {
                     bits |= flag::EXECUTED;
                 }
+                if f.observed == Some("failure") {
+                    bits |= flag::FAILED;
+                }
                 if f.parent.is_some() && g.nodes[node as usize].parent.is_none() {
                     bits |= flag::MISSING_PARENT;
                 }
@@ -147,18 +156,10 @@ impl Data {
             })
             .collect();
         let (mut flags, haystacks): (Vec<u16>, Vec<String>) = rows.into_iter().unzip();
-        for (node, f) in flags.clone().iter().enumerate() {
-            if let Some(p) = g.nodes[node].parent
-                && flags[p as usize] & flag::DENIED != 0
-            {
-                flags[node] |= flag::REAPPROVED;
-            }
-            if f & flag::DENIED != 0 {
-                let parent_denied = g.nodes[node]
-                    .parent
-                    .is_some_and(|p| flags[p as usize] & flag::DENIED != 0);
-                if !parent_denied {
-                    flags[node] |= flag::CHAIN_START;
+        for chain in &analysis.chains {
+            for (node, role) in chain.roles() {
+                if role == Role::Reapproved {
+                    flags[node as usize] |= flag::REAPPROVED;
                 }
             }
         }
@@ -210,8 +211,12 @@ impl Data {
     /// Replaces the findings (marking nodes with a high finding).
     pub fn set_findings(&mut self, findings: Vec<Finding>) {
         for f in findings.iter().filter(|f| f.severity == Severity::High) {
+            let exec_after_deny = f.id == "F-EXEC-AFTER-DENY";
             for node in self.nodes_of(f) {
                 self.flags[node as usize] |= flag::HIGH;
+                if exec_after_deny {
+                    self.flags[node as usize] |= flag::EXEC_AFTER_DENY;
+                }
             }
         }
         self.group_flags = GroupFlags::of(&self.analysis, &self.flags);
@@ -295,7 +300,8 @@ impl Data {
 pub fn glyphs(bits: u16) -> String {
     let mut s = String::new();
     for (bit, g) in [
-        (flag::CHAIN_START, '⊘'),
+        (flag::DENIED, '⊘'),
+        (flag::EXEC_AFTER_DENY, '‼'),
         (flag::REAPPROVED, '↻'),
         (flag::DRIFT, '≠'),
         (flag::LEASED, '⧗'),

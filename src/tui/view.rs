@@ -11,7 +11,7 @@ use crate::analysis::comparability::BadgeState;
 use crate::analysis::graph::NodeId;
 use crate::analysis::lease::{LeaseSource, LeaseView};
 use crate::model::json::Json;
-use crate::model::text::sanitize;
+use crate::model::text::{sanitize, show_id};
 use crate::model::time::{format_duration_ms, format_ms};
 use crate::verify::chain::ChainStatus;
 use crate::verify::{AuthStatus, CheckStatus};
@@ -593,14 +593,19 @@ fn timeline_row(
     if let Some(time) = g.nodes[row.node as usize].time
         && let Some(x) = axis.x(time, axis_w, s.zoom, s.pan)
     {
-        let (glyph, style) = if own & flag::DENIED != 0 {
-            ("✗", t.bad)
+        // One meaning per glyph (the help's legend lists them).
+        let (glyph, style) = if own & flag::EXEC_AFTER_DENY != 0 {
+            ("‼", t.bad)
+        } else if own & flag::DENIED != 0 {
+            ("⊘", t.bad)
         } else if own & flag::LEASE_OUT != 0 {
             ("⌛", t.bad)
+        } else if own & flag::FAILED != 0 {
+            ("◆", t.bad)
         } else if own & flag::EXECUTED != 0 {
             ("●", t.good)
         } else {
-            ("○", t.base)
+            ("◌", t.dim)
         };
         buf.set_string(axis_x + x, tree.y, glyph, style);
     }
@@ -1072,9 +1077,9 @@ fn digest_lines<'a>(s: &State, d: &Data, r: &crate::analysis::ActionReport<'_>) 
     for dv in &r.digests {
         let c = dv.comparability;
         let (glyph, style) = match c.state {
-            BadgeState::Comparable => ("●", t.good),
+            BadgeState::Comparable => ("◉", t.good),
             BadgeState::Weaker => ("◐", t.warn),
-            BadgeState::NotComparable => ("○", t.bad),
+            BadgeState::NotComparable => ("≉", t.bad),
         };
         let why = c
             .assumption
@@ -1262,6 +1267,13 @@ fn record_lines<'a>(s: &State, d: &Data, node: NodeId) -> Vec<Line<'a>> {
             &serde_json::to_string(link).unwrap_or_default(),
         ));
     }
+    let violations = r.structural.violations.len() + r.semantic.violations.len();
+    if violations > 0 {
+        lines.push(Line::styled(
+            format!("THIS RECORD · {violations} violation(s)"),
+            t.title,
+        ));
+    }
     for v in &r.structural.violations {
         lines.push(Line::styled(
             format!(
@@ -1272,9 +1284,20 @@ fn record_lines<'a>(s: &State, d: &Data, node: NodeId) -> Vec<Line<'a>> {
             t.warn,
         ));
     }
+    // Each violation names the action it concerns: never read as this action's own.
+    let this_id = d
+        .analysis
+        .graph
+        .action(&d.corpus, node)
+        .and_then(|(_, a)| a.id());
     for v in &r.semantic.violations {
+        let on = match v.action_id.as_deref() {
+            Some(id) if Some(id) == this_id => "this action".to_string(),
+            Some(id) => format!("on {}", show_id(id)),
+            None => "the record".to_string(),
+        };
         lines.push(Line::styled(
-            format!("  {} {}", v.rule, sanitize(&v.message)),
+            format!("  {} [{on}] {}", v.rule, sanitize(&v.message)),
             t.warn,
         ));
     }
@@ -1355,6 +1378,14 @@ fn centered(area: Rect, w: u16, h: u16) -> Rect {
     )
 }
 
+/// Every glyph and its one meaning.
+pub const GLYPH_LEGEND: [&str; 4] = [
+    "glyphs: ⊘ denied (the first of a tree starts a chain)  ↻ re-approved after a deny  ≠ drift  ‼ executed despite a deny",
+    "        ● executed, success  ◆ executed, failure  ◌ no outcome recorded  ✗ invalid signature or failed check",
+    "        ⧗ under a lease  ⌛ outside its lease  ◉ comparable  ◐ weaker assumption  ≉ not comparable",
+    "        ✓ verified  ○ nothing to check (unsigned, no link, unknown key)  ~ incomplete  ▲■· findings  ? missing parent  ⋯ idle",
+];
+
 fn help(s: &State, area: Rect, buf: &mut Buffer) {
     let t = &s.theme;
     let mut lines = Vec::new();
@@ -1365,11 +1396,9 @@ fn help(s: &State, area: Rect, buf: &mut Buffer) {
         ]));
     }
     lines.push(Line::raw(""));
-    lines.push(Line::styled(
-        "glyphs: ● executed  ✗ denied/invalid  ⊘ denial starting a chain  ↻ re-approved  ≠ drift",
-        t.dim,
-    ));
-    lines.push(Line::styled("        ⧗ under a lease  ⌛ outside its lease  ○ not comparable  ◐ weaker assumption  ▲■· findings  ⋯ idle", t.dim));
+    for legend in GLYPH_LEGEND {
+        lines.push(Line::styled(legend, t.dim));
+    }
     let rect = centered(area, 100, lines.len() as u16 + 2);
     Clear.render(rect, buf);
     Paragraph::new(lines)
