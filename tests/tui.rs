@@ -436,7 +436,7 @@ fn dark_theme_colours_denials_red() {
 
 #[test]
 fn no_view_sends_a_control_character_from_a_record() {
-    let evil = "\u{1b}]52;c;ZXZpbA==\u{7}\u{1b}[2J\u{202e}\u{9b}";
+    let evil = "\u{1b}]52;c;ZXZpbA==\u{7}\u{1b}[2J\u{202e}\u{9b}\u{2028}\u{2029}\u{200b}\u{feff}\u{ad}\u{2060}\u{e0041}";
     let esc = |s: &str| serde_json::to_string(s).unwrap();
     let record = format!(
         r#"{{"schema_version":"aep/v0.3","run_id":{run},"created_at_ms":1780000000000,"policy_bundle_digest":{p},"actions":[{{"action_id":{id},"tool_name":{tool},"state_changing":true,"timestamp_ms":1780000000000,"side_effect_class":"mutate-external","scope_lease_id":{lease},"capability_decision":{{"capability":{cap},"subject":"s","resource":"r","decision":"deny"}},"argument_drift":{{"detected":true,"approved_args_digest":{p},"observed_args_digest":"x","resolution":"denied"}},"state_digest_kind":{kind},"state_digest_coverage":{{"namespace":{p}}},"pre_state_digest":{p}}}],"signature":{{"alg":"ed25519","key_id":{p},"sig":{p}}}}}"#,
@@ -478,10 +478,7 @@ fn no_view_sends_a_control_character_from_a_record() {
     for t in &screens {
         for cell in t.backend().buffer().content() {
             assert!(
-                !cell
-                    .symbol()
-                    .chars()
-                    .any(aeplens::model::text::is_terminal_control),
+                !cell.symbol().chars().any(unsafe_for_terminal),
                 "control character in a cell: {:?}",
                 cell.symbol()
             );
@@ -600,4 +597,74 @@ fn chain_roles_come_from_the_analysis() {
     let l09 = flags("L09-drop-audit-denied");
     assert_ne!(l09 & flag::DENIED, 0);
     assert_eq!(l09 & flag::REAPPROVED, 0);
+}
+
+#[test]
+fn invisible_characters_leave_no_stale_cell_when_tabs_change() {
+    // The reference store with U+2028/2029, zero-width and tag characters, bidi marks.
+    let d = data(
+        &["tests/fixtures/reference-stores/unicode_ids_and_values.ndjson"],
+        Some("tests/fixtures/reference-stores/keys.json"),
+        None,
+    );
+    let mut s = state_with(d, Theme::dark());
+    for (w, h) in [(80, 24), (160, 48)] {
+        // One terminal kept across redraws (what a user's screen is) against a fresh one.
+        let mut kept = Terminal::new(TestBackend::new(w, h)).unwrap();
+        for step in 0..12u8 {
+            cmd(&mut s, Command::Tab(step % 6 + 1));
+            if step % 3 == 2 {
+                cmd(&mut s, Command::Down);
+            }
+            kept.draw(|f| f.render_widget(&Screen(&s), f.area()))
+                .unwrap();
+            let fresh = render(&s, w, h);
+            assert_eq!(
+                terminal_view(&kept),
+                terminal_view(&fresh),
+                "{w}x{h} step {step}"
+            );
+            for cell in kept.backend().buffer().content() {
+                assert!(
+                    !cell.symbol().chars().any(unsafe_for_terminal),
+                    "{:?}",
+                    cell.symbol()
+                );
+            }
+        }
+    }
+}
+
+/// What a terminal shows of a test screen: a cell under the right half of a wide
+/// character is covered by it (TestBackend keeps whatever was there before; a terminal
+/// does not), so it reads as the wide character's continuation.
+fn terminal_view(t: &Terminal<TestBackend>) -> String {
+    use unicode_width::UnicodeWidthStr;
+    let buf = t.backend().buffer();
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let mut covered = false;
+        for x in 0..buf.area.width {
+            let symbol = buf[(x, y)].symbol();
+            if covered {
+                covered = false;
+                out.push('·');
+                continue;
+            }
+            out.push_str(symbol);
+            covered = symbol.width() > 1;
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Controls, bidi marks and the characters terminals draw with another width than
+/// ratatui counts, or not at all (U+2028/2029, zero-width, BOM, soft hyphen, word joiner,
+/// tag characters): listed here, not taken from the code under test.
+fn unsafe_for_terminal(c: char) -> bool {
+    matches!(c,
+        '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}'
+        | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}' | '\u{200b}'..='\u{200f}'
+        | '\u{feff}' | '\u{ad}' | '\u{2060}'..='\u{2064}' | '\u{e0000}'..='\u{e007f}')
 }
