@@ -668,3 +668,28 @@ fn unsafe_for_terminal(c: char) -> bool {
         | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}' | '\u{200b}'..='\u{200f}'
         | '\u{feff}' | '\u{ad}' | '\u{2060}'..='\u{2064}' | '\u{e0000}'..='\u{e007f}')
 }
+
+#[test]
+fn the_record_tab_shows_the_file_in_order_with_the_broken_link() {
+    // The demo's second record was edited after signing: the third one's link names a
+    // hash that is no longer there.
+    let mut s = demo();
+    go(&mut s, "run-deploy-0042", "act-007");
+    cmd(&mut s, Command::Tab(5));
+    let screen = text(&render(&s, 160, 80));
+    assert!(
+        screen
+            .contains("FILE assets/demo/evidence/incident.ndjson · 5 records · file order broken"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("chain path        orphaned · 1 record · incident.ndjson:3"),
+        "{screen}"
+    );
+    assert!(screen.contains("#2    line 3      mismatch"), "{screen}");
+    let d = s.data.as_ref().unwrap();
+    let report = d.report.as_ref().unwrap();
+    let expected = &report.records[1].canonical_sha256;
+    assert!(screen.contains(&format!("expected {expected}")), "{screen}");
+    assert!(screen.contains("actual   "), "{screen}");
+}

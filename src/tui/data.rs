@@ -59,6 +59,9 @@ pub struct Data {
     /// Chain paths that are neither intact nor vacuous, named `file:line` of their first
     /// record (at most [`CHAIN_TROUBLE_SHOWN`]), and how many there are in all.
     pub chain_trouble: (Vec<String>, usize),
+    /// Per record (flat index): the link-graph path it lies on (`u32::MAX`: none — a
+    /// later copy of a duplicated record).
+    pub path_of: Vec<u32>,
     /// The union of the flags of each run's, chain's and lease's actions.
     pub group_flags: GroupFlags,
     /// (node, index into `findings`) for every action a finding names, sorted by node.
@@ -180,6 +183,7 @@ impl Data {
             finding_counts: [0; 3],
             summary: None,
             chain_trouble: (Vec::new(), 0),
+            path_of: Vec::new(),
             group_flags: GroupFlags::default(),
             finding_index: Vec::new(),
         };
@@ -274,6 +278,14 @@ impl Data {
             })
             .collect();
         self.chain_trouble = (named, bad.len());
+        self.path_of = vec![u32::MAX; report.records.len()];
+        for (i, p) in report.links.paths.iter().enumerate() {
+            for &m in &p.members {
+                if self.path_of[m] == u32::MAX {
+                    self.path_of[m] = i as u32;
+                }
+            }
+        }
         self.report = Some(report);
         self.set_findings(findings);
     }

@@ -13,7 +13,8 @@ use crate::analysis::lease::{LeaseSource, LeaseView};
 use crate::model::json::Json;
 use crate::model::text::{sanitize, show_id};
 use crate::model::time::{format_duration_ms, format_ms};
-use crate::verify::chain::ChainStatus;
+use crate::verify::Report;
+use crate::verify::chain::{ChainStatus, LinkState};
 use crate::verify::{AuthStatus, CheckStatus};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -1261,11 +1262,7 @@ fn record_lines<'a>(s: &State, d: &Data, node: NodeId) -> Vec<Line<'a>> {
         lines.push(Line::styled(format!("  ✗ {}", sanitize(f)), t.bad));
     }
     if let Some(link) = &r.chain.link {
-        lines.push(kv(
-            s,
-            "chain link",
-            &serde_json::to_string(link).unwrap_or_default(),
-        ));
+        lines.push(kv(s, "chain link", link.name()));
     }
     let violations = r.structural.violations.len() + r.semantic.violations.len();
     if violations > 0 {
@@ -1319,6 +1316,7 @@ fn record_lines<'a>(s: &State, d: &Data, node: NodeId) -> Vec<Line<'a>> {
     if !any {
         lines.push(Line::styled("none", t.dim));
     }
+    lines.extend(file_view(s, d, report, n.record as usize));
     lines
 }
 
@@ -1376,6 +1374,118 @@ fn centered(area: Rect, w: u16, h: u16) -> Rect {
         w,
         h,
     )
+}
+
+/// Records shown either side of the selected one in the file view.
+const FILE_VIEW_AROUND: usize = 4;
+
+/// The selected record's file in order (a window around it): each record's link state,
+/// the expected and actual `prev_record_hash` where a link breaks, and the link-graph
+/// path the record lies on.
+fn file_view<'a>(s: &State, d: &Data, report: &Report, flat: usize) -> Vec<Line<'a>> {
+    let t = &s.theme;
+    let corpus = &d.corpus;
+    let input = &corpus.inputs[corpus.input_of(flat)];
+    let record = corpus.record(flat);
+    let start = flat - record.source.index;
+    let mut lines = vec![Line::styled(
+        format!(
+            "FILE {} · {} records · file order {}",
+            sanitize(&input.path),
+            input.records.len(),
+            report
+                .chains
+                .get(corpus.input_of(flat))
+                .and_then(|c| c.status)
+                .map_or("not-checked", ChainStatus::name)
+        ),
+        t.title,
+    )];
+    if let Some(p) = d
+        .path_of
+        .get(flat)
+        .and_then(|&p| report.links.paths.get(p as usize))
+    {
+        let at = |r: &crate::verify::links::RecordAt| {
+            let file = std::path::Path::new(&r.path)
+                .file_name()
+                .map_or_else(|| r.path.clone(), |f| f.to_string_lossy().into_owned());
+            format!("{}:{}", sanitize(&file), r.line)
+        };
+        lines.push(kv(
+            s,
+            "chain path",
+            &format!(
+                "{} · {} record{} · {} → {}{}",
+                p.status.name(),
+                p.records.len(),
+                if p.records.len() == 1 { "" } else { "s" },
+                p.records.first().map(at).unwrap_or_default(),
+                p.records.last().map(at).unwrap_or_default(),
+                if p.files.len() > 1 {
+                    format!(" · across {} files", p.files.len())
+                } else {
+                    String::new()
+                }
+            ),
+        ));
+    }
+    let index = record.source.index;
+    let from = index.saturating_sub(FILE_VIEW_AROUND);
+    let to = (index + FILE_VIEW_AROUND + 1).min(input.records.len());
+    for i in from..to {
+        let r = &input.records[i];
+        let Some(result) = report.records.get(start + i) else {
+            continue;
+        };
+        let link = result.chain.link.map_or("", LinkState::name);
+        let marker = if i == index { "▸" } else { " " };
+        let style = match result.chain.link {
+            Some(LinkState::Mismatch | LinkState::Dangling) => t.bad,
+            _ if i == index => t.accent,
+            _ => t.base,
+        };
+        lines.push(Line::styled(
+            format!(
+                "{marker} #{i:<4} line {:<6} {:<9} {}",
+                r.source.line,
+                link,
+                sanitize(r.run_id().unwrap_or("(no run_id)"))
+            ),
+            style,
+        ));
+        if matches!(
+            result.chain.link,
+            Some(LinkState::Mismatch | LinkState::Dangling)
+        ) {
+            let expected = i
+                .checked_sub(1)
+                .and_then(|p| report.records.get(start + p))
+                .map_or("(no record before it in this file)", |p| {
+                    p.canonical_sha256.as_str()
+                });
+            let actual = match r.link() {
+                crate::model::Link::Hash(h) => h.to_string(),
+                crate::model::Link::Malformed => "(not a string)".into(),
+                _ => String::new(),
+            };
+            lines.push(Line::styled(
+                format!("      expected {}", sanitize(expected)),
+                t.dim,
+            ));
+            lines.push(Line::styled(
+                format!("      actual   {}", sanitize(&actual)),
+                t.bad,
+            ));
+        }
+    }
+    if to < input.records.len() {
+        lines.push(Line::styled(
+            format!("  … {} more records", input.records.len() - to),
+            t.dim,
+        ));
+    }
+    lines
 }
 
 /// Every glyph and its one meaning.

@@ -52,6 +52,19 @@ pub enum LinkState {
     Dangling,
 }
 
+impl LinkState {
+    /// The name used in output.
+    pub fn name(self) -> &'static str {
+        match self {
+            LinkState::Genesis => "genesis",
+            LinkState::Absent => "absent",
+            LinkState::Linked => "linked",
+            LinkState::Mismatch => "mismatch",
+            LinkState::Dangling => "dangling",
+        }
+    }
+}
+
 /// One run of records between explicit `null` links.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Segment {
