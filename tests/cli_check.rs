@@ -252,3 +252,32 @@ fn hostile_strings_never_reach_the_terminal_raw() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn findings_fail_on_gates_ci() {
+    let demo = ["--keys", "assets/demo/keys.json", "assets/demo/evidence"];
+    let run = |extra: &[&str]| {
+        let mut args = vec!["findings", "--format", "json"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&demo);
+        aeplens(&args).0
+    };
+    // The demo holds high findings: a gate at high or lower fails, no gate passes.
+    assert_eq!(run(&[]), 0);
+    assert_eq!(run(&["--fail-on", "high"]), 1);
+    assert_eq!(run(&["--fail-on", "info"]), 1);
+    // A genuine store with nothing above low passes a medium gate.
+    let clean = fixtures().join("reference-stores/resaved_bom_crlf.ndjson");
+    let keys = fixtures().join("reference-stores/keys.json");
+    let (code, out, _) = aeplens(&[
+        "findings",
+        "--format",
+        "json",
+        "--fail-on",
+        "medium",
+        "--keys",
+        keys.to_str().unwrap(),
+        clean.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}");
+}

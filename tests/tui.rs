@@ -693,3 +693,19 @@ fn the_record_tab_shows_the_file_in_order_with_the_broken_link() {
     assert!(screen.contains(&format!("expected {expected}")), "{screen}");
     assert!(screen.contains("actual   "), "{screen}");
 }
+
+#[test]
+fn help_and_quit_are_pinned_and_a_tiny_terminal_is_told_so() {
+    let mut s = demo();
+    for focus in [Pane::Navigator, Pane::Timeline, Pane::Detail] {
+        s.focus = focus;
+        for (w, h) in [(60, 16), (80, 24), (120, 40), (200, 60)] {
+            let screen = text(&render(&s, w, h));
+            let hints = screen.lines().last().unwrap().trim_end();
+            assert!(hints.ends_with("? help · q quit"), "{w}x{h}: {hints}");
+        }
+    }
+    let screen = text(&render(&s, 50, 10));
+    assert!(screen.contains("terminal too small (50×10)"), "{screen}");
+    assert!(screen.contains("press q to quit"), "{screen}");
+}

@@ -154,6 +154,10 @@ pub struct FindingsArgs {
     /// Only findings at least this severe.
     #[arg(long, value_enum, default_value = "info")]
     pub min_severity: SeverityArg,
+    /// Exit 1 when a finding at or above this severity exists (for CI gates); without
+    /// it `findings` exits 0 whatever it found.
+    #[arg(long, value_enum, value_name = "SEVERITY")]
+    pub fail_on: Option<SeverityArg>,
 }
 
 /// Arguments of `show`.
@@ -189,6 +193,19 @@ pub enum SeverityArg {
     Medium,
     Low,
     Info,
+}
+
+impl SeverityArg {
+    /// The severity named.
+    pub fn severity(self) -> crate::model::finding::Severity {
+        use crate::model::finding::Severity;
+        match self {
+            SeverityArg::High => Severity::High,
+            SeverityArg::Medium => Severity::Medium,
+            SeverityArg::Low => Severity::Low,
+            SeverityArg::Info => Severity::Info,
+        }
+    }
 }
 
 /// Output format.

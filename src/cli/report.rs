@@ -1,7 +1,7 @@
 //! The analysis commands: `findings`, `show`, `chains`, `envelope` — the explorer's
 //! panes as text (for people without a TTY) and JSON (for scripts).
 
-use super::{ChainsArgs, EvidenceArgs, FindingsArgs, Format, SeverityArg, ShowArgs};
+use super::{ChainsArgs, EvidenceArgs, FindingsArgs, Format, ShowArgs};
 use crate::analysis::chains::{Chain, ChainKind};
 use crate::analysis::evidence::Evidence;
 use crate::analysis::lease::SuppliedLeases;
@@ -63,17 +63,16 @@ pub fn findings(args: &FindingsArgs) -> i32 {
         Ok(ev) => ev,
         Err(code) => return code,
     };
-    let min = match args.min_severity {
-        SeverityArg::High => Severity::High,
-        SeverityArg::Medium => Severity::Medium,
-        SeverityArg::Low => Severity::Low,
-        SeverityArg::Info => Severity::Info,
-    };
+    let min = args.min_severity.severity();
     let list: Vec<&Finding> = ev.findings.iter().filter(|f| f.severity <= min).collect();
-    match resolve(args.format) {
+    let code = match resolve(args.format) {
         Format::Json => emit(&pretty(&list)),
         Format::Text => emit(&findings_text(&list)),
-    }
+    };
+    let gate = args
+        .fail_on
+        .is_some_and(|s| ev.findings.iter().any(|f| f.severity <= s.severity()));
+    if code == 0 && gate { 1 } else { code }
 }
 
 /// The findings as a table, one line each.

@@ -348,7 +348,7 @@ const DEFAULTS: &[(Command, &str, &str, &str, Scope, bool)] = &[
         "? f1",
         "help",
         Scope::Everywhere,
-        true,
+        false, // pinned at the right of the hint bar instead
     ),
     (
         Command::Quit,
@@ -356,7 +356,7 @@ const DEFAULTS: &[(Command, &str, &str, &str, Scope, bool)] = &[
         "q ctrl-c",
         "quit",
         Scope::Everywhere,
-        true,
+        false, // pinned at the right of the hint bar instead
     ),
     (
         Command::Cancel,
@@ -524,6 +524,12 @@ impl Keymap {
             .map(|(c, m)| key_name(*c, *m))
             .collect::<Vec<_>>()
             .join("/")
+    }
+
+    /// The first key bound to a command, for display (`?`), if any.
+    pub fn key_for(&self, command: Command) -> Option<String> {
+        let b = self.bindings.iter().find(|b| b.command == command)?;
+        b.keys.first().map(|(c, m)| key_name(*c, *m))
     }
 
     /// Hint-bar entries for a pane: (keys, help).

@@ -2,7 +2,7 @@
 //! hint bar and overlays. Only the visible slice of each list is turned into cells.
 
 use super::data::{Data, flag, glyphs};
-use super::keymap::Scope;
+use super::keymap::{Command, Scope};
 use super::state::{
     CopyTarget, DetailTab, NavList, Overlay, Pane, Row, State, chain_status, nav_text, raw_lines,
 };
@@ -70,6 +70,9 @@ pub fn layout(area: Rect, state: &State) -> Areas {
     }
 }
 
+/// The smallest terminal (columns, rows) the explorer draws its panes in.
+pub const MIN_SIZE: (u16, u16) = (60, 16);
+
 /// The whole screen.
 pub struct Screen<'a>(pub &'a State);
 
@@ -77,6 +80,16 @@ impl Widget for &Screen<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let s = self.0;
         buf.set_style(area, s.theme.base);
+        if area.width < MIN_SIZE.0 || area.height < MIN_SIZE.1 {
+            Paragraph::new(format!(
+                "terminal too small ({}×{}): aeplens needs at least {}×{}. Enlarge the window, or press q to quit.",
+                area.width, area.height, MIN_SIZE.0, MIN_SIZE.1
+            ))
+            .style(s.theme.warn)
+            .wrap(Wrap { trim: true })
+            .render(area, buf);
+            return;
+        }
         let a = layout(area, s);
         header(s, a.header, buf);
         if let Some(bar) = a.tab_bar {
@@ -1354,6 +1367,23 @@ fn hint_bar(s: &State, area: Rect, buf: &mut Buffer) {
         Pane::Timeline => Scope::Timeline,
         Pane::Detail => Scope::Detail,
     };
+    // `? help · q quit` is pinned at the right at every width; the pane's hints fill the
+    // rest and are cut, never it.
+    let mut pinned = vec![Span::raw(" ")];
+    for (command, what) in [(Command::Help, "help"), (Command::Quit, "quit")] {
+        if let Some(k) = s.keymap.key_for(command) {
+            if pinned.len() > 1 {
+                pinned.push(Span::styled(" · ", t.dim));
+            }
+            pinned.push(Span::styled(k, t.hint_key));
+            pinned.push(Span::raw(format!(" {what}")));
+        }
+    }
+    pinned.push(Span::raw(" "));
+    let pinned = Line::from(pinned);
+    let pinned_width = (pinned.width() as u16).min(area.width);
+    let [hints_area, pinned_area] =
+        Layout::horizontal([Constraint::Min(0), Constraint::Length(pinned_width)]).areas(area);
     let mut spans = vec![Span::raw(" ")];
     for (i, (k, h)) in s.keymap.hints(scope).into_iter().enumerate() {
         if i > 0 {
@@ -1362,7 +1392,8 @@ fn hint_bar(s: &State, area: Rect, buf: &mut Buffer) {
         spans.push(Span::styled(k, t.hint_key));
         spans.push(Span::raw(format!(" {h}")));
     }
-    Line::from(spans).render(area, buf);
+    Line::from(spans).render(hints_area, buf);
+    pinned.render(pinned_area, buf);
 }
 
 fn centered(area: Rect, w: u16, h: u16) -> Rect {
