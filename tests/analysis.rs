@@ -305,7 +305,10 @@ fn golden_reference_outputs() {
     );
     let all: Vec<_> = ev.findings.iter().collect();
     insta::assert_snapshot!("v03_findings", findings_text(&all));
-    insta::assert_snapshot!("v03_chains", chains_text(&ev.analysis.chains));
+    insta::assert_snapshot!(
+        "v03_chains",
+        chains_text(&ev.analysis.chains, &ev.analysis.leases)
+    );
     let run = "run-devfix-ledger-0417";
     for id in ["L03-sql-reapproved", "L07-upload-lease-2"] {
         let report = ev
@@ -328,7 +331,10 @@ fn golden_rfc_outputs() {
     let ev = rfc();
     let all: Vec<_> = ev.findings.iter().collect();
     insta::assert_snapshot!("rfc_findings", findings_text(&all));
-    insta::assert_snapshot!("rfc_chains", chains_text(&ev.analysis.chains));
+    insta::assert_snapshot!(
+        "rfc_chains",
+        chains_text(&ev.analysis.chains, &ev.analysis.leases)
+    );
     for (run, id) in [
         ("run-rfc-payments-7", "P03-refund-reapproved"),
         ("run-rfc-leases-3", "K03-after-expiry"),
@@ -628,4 +634,51 @@ fn hygiene_findings_fire_and_stay_quiet() {
         assert!(fires("", fire, id), "{id}");
         assert!(!fires("", quiet, id), "{id}");
     }
+}
+
+#[test]
+fn a_deny_chain_is_abandoned_only_when_nothing_re_approved_it() {
+    let action = |id: &str, parent: Option<&str>, decision: &str, outcome: bool| {
+        let mut a = serde_json::json!({
+            "action_id": id,
+            "tool_name": "sql_exec",
+            "timestamp_ms": 1_780_000_000_000u64,
+            "capability_decision": {"capability": "db.write", "subject": "s",
+                                    "resource": "r", "decision": decision},
+        });
+        if let Some(p) = parent {
+            a["parent_action_id"] = p.into();
+        }
+        if outcome {
+            a["outcome"] = "success".into();
+        }
+        a
+    };
+    let record = serde_json::json!({
+        "schema_version": "aep/v0.3",
+        "run_id": "run-x",
+        "created_at_ms": 1_780_000_000_000u64,
+        "actions": [
+            action("d1", None, "deny", false),
+            action("r1", Some("d1"), "allow", false),
+            action("d2", None, "deny", false),
+            action("d3", None, "deny", false),
+            action("r3", Some("d3"), "allow", true),
+        ],
+    });
+    let corpus = Corpus::new(vec![parse_input(
+        "mem.ndjson".into(),
+        format!("{record}\n").as_bytes(),
+    )]);
+    let an = aeplens::analysis::Analysis::build(&corpus, &SuppliedLeases::default());
+    let ended = |start: &str| {
+        an.chains
+            .iter()
+            .find(|c| c.kind == ChainKind::DenyReapproval && c.actions()[0] == start)
+            .and_then(|c| c.ended.clone())
+            .unwrap()
+    };
+    assert_eq!(ended("d1"), "re-approved-no-outcome");
+    assert_eq!(ended("d2"), "abandoned");
+    assert_eq!(ended("d3"), "executed");
 }

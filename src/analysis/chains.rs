@@ -41,8 +41,9 @@ pub struct Chain {
     pub kind: ChainKind,
     pub id: String,
     pub run_id: String,
-    /// `executed`, `denied-again` or `abandoned` (deny chains); the last action's
-    /// observed result for causal chains.
+    /// `executed`, `denied-again`, `re-approved-no-outcome` (re-approved, but no outcome
+    /// recorded for the last step) or `abandoned` (nothing re-approved the deny) for deny
+    /// chains; the last action's observed result for causal chains.
     pub ended: Option<String>,
     pub steps: Vec<Step>,
 }
@@ -149,15 +150,20 @@ fn deny_chains(graph: &Graph, facts: &[ActionFacts<'_>], start: NodeId) -> Vec<C
         .map(|(i, path)| {
             let steps = steps(facts, &path);
             let last = steps.last();
-            let ended = if path.len() == 1 {
-                "abandoned"
-            } else if last.and_then(|s| s.decision.as_deref()) == Some("deny") {
-                "denied-again"
-            } else if last.is_some_and(|s| executed(facts, s.node)) {
-                "executed"
-            } else {
-                "abandoned"
-            };
+            // "abandoned" only when nothing re-approved the deny.
+            let reapproved = steps
+                .windows(2)
+                .any(|w| w[0].denied() && w[1].decision.as_deref() == Some("allow"));
+            let ended =
+                if last.and_then(|s| s.decision.as_deref()) == Some("deny") && path.len() > 1 {
+                    "denied-again"
+                } else if last.is_some_and(|s| executed(facts, s.node)) && path.len() > 1 {
+                    "executed"
+                } else if reapproved {
+                    "re-approved-no-outcome"
+                } else {
+                    "abandoned"
+                };
             let start_id = steps
                 .first()
                 .map(|s| s.action_id.clone())
@@ -218,9 +224,9 @@ fn collect_paths(graph: &Graph, path: Vec<NodeId>, out: &mut Vec<Vec<NodeId>>) {
     }
 }
 
+/// An outcome was recorded: an allow alone does not say the action ran.
 fn executed(facts: &[ActionFacts<'_>], node: NodeId) -> bool {
-    let f = &facts[node as usize];
-    matches!(f.observed, Some("success" | "failure")) || f.outcome == Some("allow")
+    matches!(facts[node as usize].observed, Some("success" | "failure"))
 }
 
 fn steps(facts: &[ActionFacts<'_>], nodes: &[NodeId]) -> Vec<Step> {

@@ -5,6 +5,7 @@ use super::{ChainsArgs, EvidenceArgs, FindingsArgs, Format, ShowArgs};
 use crate::analysis::chains::{Chain, ChainKind};
 use crate::analysis::evidence::Evidence;
 use crate::analysis::lease::SuppliedLeases;
+use crate::analysis::lease::{LeaseVerdict, Leases};
 use crate::analysis::{ActionReport, graph::NodeId};
 use crate::load::{Corpus, load_paths};
 use crate::model::finding::{Finding, Severity};
@@ -331,12 +332,12 @@ pub fn chains(args: &ChainsArgs) -> i32 {
     };
     match resolve(args.format) {
         Format::Json => emit(&pretty(&ev.analysis.chains)),
-        Format::Text => emit(&chains_text(&ev.analysis.chains)),
+        Format::Text => emit(&chains_text(&ev.analysis.chains, &ev.analysis.leases)),
     }
 }
 
 /// Chains as indented trees.
-pub fn chains_text(chains: &[Chain]) -> String {
+pub fn chains_text(chains: &[Chain], leases: &Leases) -> String {
     let mut s = String::new();
     for c in chains {
         let kind = match c.kind {
@@ -364,7 +365,7 @@ pub fn chains_text(chains: &[Chain]) -> String {
             let drift = step.drift.name();
             let _ = writeln!(
                 s,
-                "  {indent}{}{glyph} {} {} · {} · {}{}{}",
+                "  {indent}{}{glyph} {} {} · {} · {}{}{}{}",
                 if depth > 0 && c.kind == ChainKind::DenyReapproval {
                     "└─ "
                 } else {
@@ -390,6 +391,24 @@ pub fn chains_text(chains: &[Chain]) -> String {
                 } else {
                     ""
                 },
+                // A step that ran outside its lease window says so.
+                leases
+                    .by_node
+                    .get(&step.node)
+                    .filter(|l| l.verdict != LeaseVerdict::Inside)
+                    .map(|l| {
+                        let glyph = if l.verdict == LeaseVerdict::UnknownWindow {
+                            "?"
+                        } else {
+                            "⌛"
+                        };
+                        format!(
+                            " · {glyph} lease {} {}",
+                            sanitize(&l.lease_id),
+                            l.verdict.name()
+                        )
+                    })
+                    .unwrap_or_default(),
             );
         }
     }
