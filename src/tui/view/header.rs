@@ -1,0 +1,162 @@
+//! The two one-line bars: the header (what can be trusted first, so it survives a
+//! narrow terminal) and the hint bar (the focused pane's keys, `? help · q quit` pinned).
+
+use super::*;
+
+/// The header: what can be trusted first (load errors, unknown keys, verdict counts), so
+/// it survives a narrow terminal; then findings, filter and banner.
+pub(super) fn header(s: &State, area: Rect, buf: &mut Buffer) {
+    let t = &s.theme;
+    let mut spans = vec![Span::styled(" aeplens", t.title)];
+    if !s.errors.is_empty() {
+        let n = s.errors.len();
+        spans.push(Span::styled(
+            format!(" ⚠ {n} load error{}", if n == 1 { "" } else { "s" }),
+            t.bad,
+        ));
+    }
+    match &s.data {
+        None => spans.push(Span::styled(
+            format!(" · {} {}…", s.progress.phase, progress_pct(s)),
+            t.dim,
+        )),
+        Some(d) => {
+            spans.push(Span::raw(format!(
+                " · {} inputs · {} records ",
+                d.corpus.inputs.len(),
+                d.corpus.len()
+            )));
+            match &d.summary {
+                Some(sum) => {
+                    let a = &sum.authenticity;
+                    spans.push(Span::styled(format!("✓{} ", a.valid), t.good));
+                    let bad = a.invalid + a.binding_mismatch + a.unsupported_legacy;
+                    spans.push(Span::styled(
+                        format!("✗{} ", bad),
+                        if bad > 0 { t.bad } else { t.dim },
+                    ));
+                    let unknown = a.unknown_key;
+                    spans.push(Span::raw(format!(
+                        "○{} ",
+                        (a.unsigned + a.not_checked).saturating_sub(unknown)
+                    )));
+                    if unknown > 0 {
+                        spans.push(Span::styled(
+                            format!("○{unknown} unknown key — pass --keys "),
+                            t.warn,
+                        ));
+                    }
+                    // Chain paths of the link graph: ✓ only for intact; vacuous ones ○.
+                    let count = |k: &str| sum.chain_paths.get(k).copied().unwrap_or(0);
+                    spans.push(Span::raw(format!(
+                        "· chains ✓{} ○{} ",
+                        count("intact"),
+                        count("not-present")
+                    )));
+                    let (named, total) = &d.chain_trouble;
+                    if *total > 0 {
+                        let more = total.saturating_sub(named.len());
+                        let more = if more > 0 {
+                            format!(" +{more} more")
+                        } else {
+                            String::new()
+                        };
+                        spans.push(Span::styled(
+                            format!("✗{total} ({}{more}) ", named.join(", ")),
+                            t.bad,
+                        ));
+                    }
+                }
+                None => spans.push(Span::styled(
+                    format!("{} {} ", s.progress.phase, progress_pct(s)),
+                    t.warn,
+                )),
+            }
+            let [high, medium, low] = d.finding_counts;
+            spans.push(Span::raw("· findings "));
+            spans.push(Span::styled(format!("▲{high} "), t.bad));
+            spans.push(Span::styled(format!("■{medium} "), t.warn));
+            spans.push(Span::raw(format!("·{low} ")));
+            let filter = if s.filter_pass.is_some() {
+                sanitize(&s.filter.text).into_owned()
+            } else {
+                "—".into()
+            };
+            spans.push(Span::styled(format!("· filter: {filter}"), t.dim));
+        }
+    }
+    if let Some(b) = &s.banner {
+        spans.push(Span::styled(format!("  {b}"), t.accent));
+    }
+    Line::from(spans).render(area, buf);
+}
+
+pub(super) fn progress_pct(s: &State) -> String {
+    (s.progress.done * 100)
+        .checked_div(s.progress.total)
+        .map(|p| format!("{p}%"))
+        .unwrap_or_default()
+}
+
+pub(super) fn hint_bar(s: &State, area: Rect, buf: &mut Buffer) {
+    let t = &s.theme;
+    if s.search.active || s.filter.active {
+        let (label, text) = if s.search.active {
+            ("/", &s.search.text)
+        } else {
+            ("filter: ", &s.filter.text)
+        };
+        let extra = if s.search.active {
+            format!(
+                "  ({} matches in this run · Enter: all runs · Esc: cancel)",
+                s.search_hits.len()
+            )
+        } else {
+            "  (tool: decision: class: lease: finding: run: · ! negates · Enter applies · Esc cancels)".into()
+        };
+        Line::from(vec![
+            Span::styled(label, t.hint_key),
+            Span::raw(sanitize(text).into_owned()),
+            Span::styled("█", t.accent),
+            Span::styled(extra, t.dim),
+        ])
+        .render(area, buf);
+        return;
+    }
+    if let Some(m) = s.message.as_ref().or(s.filter_error.as_ref()) {
+        Line::styled(format!(" {}", sanitize(m)), t.warn).render(area, buf);
+        return;
+    }
+    let scope = match s.focus {
+        Pane::Navigator => Scope::Navigator,
+        Pane::Timeline => Scope::Timeline,
+        Pane::Detail => Scope::Detail,
+    };
+    // `? help · q quit` is pinned at the right at every width; the pane's hints fill the
+    // rest and are cut, never it.
+    let mut pinned = vec![Span::raw(" ")];
+    for (command, what) in [(Command::Help, "help"), (Command::Quit, "quit")] {
+        if let Some(k) = s.keymap.key_for(command) {
+            if pinned.len() > 1 {
+                pinned.push(Span::styled(" · ", t.dim));
+            }
+            pinned.push(Span::styled(k, t.hint_key));
+            pinned.push(Span::raw(format!(" {what}")));
+        }
+    }
+    pinned.push(Span::raw(" "));
+    let pinned = Line::from(pinned);
+    let pinned_width = (pinned.width() as u16).min(area.width);
+    let [hints_area, pinned_area] =
+        Layout::horizontal([Constraint::Min(0), Constraint::Length(pinned_width)]).areas(area);
+    let mut spans = vec![Span::raw(" ")];
+    for (i, (k, h)) in s.keymap.hints(scope).into_iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::styled(" · ", t.dim));
+        }
+        spans.push(Span::styled(k, t.hint_key));
+        spans.push(Span::raw(format!(" {h}")));
+    }
+    Line::from(spans).render(hints_area, buf);
+    pinned.render(pinned_area, buf);
+}

@@ -1,0 +1,178 @@
+//! The screen, as pure functions of `&State`: header, navigator, timeline, detail tabs,
+//! hint bar and overlays. Only the visible slice of each list is turned into cells.
+
+mod detail;
+mod header;
+mod lease;
+mod lines;
+mod navigator;
+mod overlay;
+mod record;
+mod timeline;
+
+use detail::*;
+use header::*;
+use lease::*;
+use lines::*;
+use navigator::*;
+use overlay::*;
+use record::*;
+use timeline::*;
+
+pub use lines::abbreviate;
+pub use overlay::GLYPH_LEGEND;
+pub use timeline::{Axis, run_axis};
+
+use super::data::{Data, flag, glyphs};
+use super::keymap::{Command, Scope};
+use super::state::{
+    CopyTarget, DetailTab, NavList, Overlay, Pane, Row, State, chain_status, nav_text, raw_lines,
+};
+use crate::analysis::authority::ChangeStatus;
+use crate::analysis::comparability::BadgeState;
+use crate::analysis::graph::NodeId;
+use crate::analysis::lease::{LeaseSource, LeaseView};
+use crate::model::json::Json;
+use crate::model::text::{sanitize, show_id};
+use crate::model::time::{format_duration_ms, format_ms};
+use crate::verify::Report;
+use crate::verify::chain::{ChainStatus, LinkState};
+use crate::verify::{AuthStatus, CheckStatus};
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
+
+/// Where each pane sits for a terminal size (also used for mouse hit-testing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Areas {
+    pub header: Rect,
+    /// None when the screen is narrow and the navigator folds into a tab bar.
+    pub navigator: Option<Rect>,
+    pub tab_bar: Option<Rect>,
+    pub timeline: Rect,
+    pub detail: Rect,
+    pub hints: Rect,
+}
+
+/// Lays out the screen. Narrow screens (< 110 columns) fold the navigator into a
+/// one-line tab bar; focusing the navigator then shows it in the timeline's place.
+///
+/// ```text
+/// ≥ 110 columns                              < 110 columns
+/// ┌ header (1 row) ───────────────────────┐  ┌ header ─────────────────────┐
+/// ├ navigator (42) ┬ timeline ────────────┤  ├ tab bar (1 row) ────────────┤
+/// │ header.rs      │ timeline.rs          │  │ timeline (or the navigator  │
+/// │ navigator.rs   │ lease.rs (windows)   │  │ while it has the focus)     │
+/// ├────────────────┴──────────── 50 % ────┤  ├─────────────────────────────┤
+/// │ detail: tab bar + 1–6 (detail.rs,     │  │ detail                      │
+/// │ lease.rs, record.rs)        50 %      │  │                             │
+/// ├ hint bar (1 row) ─── ? help · q quit ─┤  ├ hint bar ───────────────────┤
+/// └ overlays (overlay.rs) drawn on top    ┘  └ below 60×16: "too small"    ┘
+/// ```
+pub fn layout(area: Rect, state: &State) -> Areas {
+    let [header, body, hints] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(4),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let [top, detail] =
+        Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(body);
+    if area.width >= 110 {
+        let [nav, timeline] =
+            Layout::horizontal([Constraint::Length(42), Constraint::Min(20)]).areas(top);
+        Areas {
+            header,
+            navigator: Some(nav),
+            tab_bar: None,
+            timeline,
+            detail,
+            hints,
+        }
+    } else {
+        let [bar, rest] = Layout::vertical([Constraint::Length(1), Constraint::Min(2)]).areas(top);
+        let nav_focused = state.focus == Pane::Navigator;
+        Areas {
+            header,
+            navigator: nav_focused.then_some(rest),
+            tab_bar: Some(bar),
+            timeline: if nav_focused { Rect::default() } else { rest },
+            detail,
+            hints,
+        }
+    }
+}
+
+/// The smallest terminal (columns, rows) the explorer draws its panes in.
+pub const MIN_SIZE: (u16, u16) = (60, 16);
+
+/// The whole screen.
+pub struct Screen<'a>(pub &'a State);
+
+impl Widget for &Screen<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let s = self.0;
+        buf.set_style(area, s.theme.base);
+        if area.width < MIN_SIZE.0 || area.height < MIN_SIZE.1 {
+            Paragraph::new(format!(
+                "terminal too small ({}×{}): aeplens needs at least {}×{}. Enlarge the window, or press q to quit.",
+                area.width, area.height, MIN_SIZE.0, MIN_SIZE.1
+            ))
+            .style(s.theme.warn)
+            .wrap(Wrap { trim: true })
+            .render(area, buf);
+            return;
+        }
+        let a = layout(area, s);
+        header(s, a.header, buf);
+        if let Some(bar) = a.tab_bar {
+            tab_bar(s, bar, buf);
+        }
+        if let Some(nav) = a.navigator {
+            navigator(s, nav, buf);
+        }
+        if a.timeline.area() > 0 {
+            timeline(s, a.timeline, buf);
+        }
+        detail(s, a.detail, buf);
+        hint_bar(s, a.hints, buf);
+        match &s.overlay {
+            Overlay::None => {}
+            Overlay::Help => help(s, area, buf),
+            Overlay::Copy(items, i) => copy_menu(s, items, *i, area, buf),
+        }
+    }
+}
+
+fn pane_block<'a>(s: &State, pane: Pane, title: Line<'a>) -> Block<'a> {
+    let style = if s.focus == pane {
+        s.theme.focus_border
+    } else {
+        s.theme.border
+    };
+    Block::default()
+        .borders(Borders::ALL)
+        .border_style(style)
+        .title(title)
+}
+
+/// The first visible index so that `cursor` stays in a window of `height` rows.
+pub fn window(cursor: usize, len: usize, height: usize) -> usize {
+    if height == 0 || len <= height {
+        return 0;
+    }
+    cursor.saturating_sub(height / 2).min(len - height)
+}
+
+fn centered(area: Rect, w: u16, h: u16) -> Rect {
+    let w = w.min(area.width);
+    let h = h.min(area.height);
+    Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    )
+}

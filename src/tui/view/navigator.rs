@@ -1,0 +1,99 @@
+//! The navigator: its list tabs and the visible slice of the selected list.
+
+use super::*;
+
+pub(super) fn tab_bar(s: &State, area: Rect, buf: &mut Buffer) {
+    let mut spans = Vec::new();
+    for l in NavList::ALL {
+        let style = if l == s.nav_list {
+            s.theme.title
+        } else {
+            s.theme.dim
+        };
+        spans.push(Span::styled(format!(" {} ", l.title()), style));
+        spans.push(Span::styled("│", s.theme.border));
+    }
+    if let Some(item) = s.nav_items.get(s.nav_cursor) {
+        spans.push(Span::raw(format!(
+            " {} {}",
+            glyphs(item.flags),
+            nav_text(s, item)
+        )));
+    }
+    spans.push(Span::styled("  (Tab: list)", s.theme.dim));
+    Line::from(spans).render(area, buf);
+}
+
+pub(super) fn navigator(s: &State, area: Rect, buf: &mut Buffer) {
+    let mut title = vec![Span::raw(" ")];
+    for (i, l) in NavList::ALL.iter().enumerate() {
+        if i > 0 {
+            title.push(Span::styled(" │ ", s.theme.border));
+        }
+        let style = if *l == s.nav_list {
+            s.theme.title
+        } else {
+            s.theme.dim
+        };
+        title.push(Span::styled(l.title(), style));
+    }
+    title.push(Span::raw(" "));
+    let block = pane_block(s, Pane::Navigator, Line::from(title));
+    let inner = block.inner(area);
+    block.render(area, buf);
+    if s.data.is_none() {
+        Paragraph::new("loading…")
+            .style(s.theme.dim)
+            .render(inner, buf);
+        return;
+    }
+    if s.nav_items.is_empty() {
+        Paragraph::new("nothing here (filter?)")
+            .style(s.theme.dim)
+            .render(inner, buf);
+        return;
+    }
+    let h = inner.height as usize;
+    let offset = window(s.nav_cursor, s.nav_items.len(), h);
+    for (i, item) in s.nav_items.iter().enumerate().skip(offset).take(h) {
+        let y = inner.y + (i - offset) as u16;
+        let marker = if item.foldable {
+            if item.folded { "▸ " } else { "▾ " }
+        } else {
+            "  "
+        };
+        let style = if i == s.nav_cursor {
+            s.theme.selected
+        } else {
+            s.theme.base
+        };
+        let g = glyphs(item.flags);
+        let line = Line::from(vec![
+            Span::raw("  ".repeat(item.depth as usize)),
+            Span::raw(marker),
+            Span::styled(
+                if g.is_empty() {
+                    String::new()
+                } else {
+                    format!("{g} ")
+                },
+                flag_style(s, item.flags),
+            ),
+            Span::raw(nav_text(s, item)),
+        ]);
+        buf.set_style(Rect::new(inner.x, y, inner.width, 1), style);
+        buf.set_line(inner.x, y, &line, inner.width);
+    }
+}
+
+pub(super) fn flag_style(s: &State, bits: u16) -> Style {
+    if bits & (flag::DENIED | flag::INVALID | flag::LEASE_OUT | flag::HIGH) != 0 {
+        s.theme.bad
+    } else if bits & flag::DRIFT != 0 {
+        s.theme.warn
+    } else if bits & flag::REAPPROVED != 0 {
+        s.theme.good
+    } else {
+        s.theme.info
+    }
+}

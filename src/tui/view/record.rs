@@ -1,0 +1,281 @@
+//! The Record tab: the five verification axes, the record's violations naming their
+//! actions, the action's findings and the record's file in order.
+
+use super::*;
+
+pub(super) fn record_lines<'a>(s: &State, d: &Data, node: NodeId) -> Vec<Line<'a>> {
+    let t = &s.theme;
+    let n = &d.analysis.graph.nodes[node as usize];
+    let record = d.corpus.record(n.record as usize);
+    let mut lines = vec![
+        kv(s, "source", &record.source.to_string()),
+        kv(
+            s,
+            "copies",
+            &format!("{} record(s) hold this action", n.copies),
+        ),
+        kv(
+            s,
+            "canonical sha256",
+            &d.analysis
+                .hashes
+                .get(n.record as usize)
+                .cloned()
+                .unwrap_or_default(),
+        ),
+    ];
+    let Some(report) = d.report.as_ref() else {
+        lines.push(Line::styled(
+            "verifying… (the five axes appear when done)",
+            t.warn,
+        ));
+        return lines;
+    };
+    let Some(r) = report.records.get(n.record as usize) else {
+        return lines;
+    };
+    // An axis that was not evaluated carries no status (the verifier-result contract).
+    // ✓ only for a positive result: a vacuous chain or an unsigned record is ○.
+    let axis = |name: &str, status: Option<(&str, Tone)>| {
+        let (st, tone) = status.unwrap_or(("not evaluated", Tone::Vacuous));
+        let (g, style) = match tone {
+            Tone::Good => ("✓", t.good),
+            Tone::Vacuous => ("○", t.dim),
+            Tone::Doubt => ("~", t.warn),
+            Tone::Bad => ("✗", t.bad),
+        };
+        Line::from(vec![
+            Span::styled(format!("{name:<18}"), t.accent),
+            Span::styled(format!("{g} {st}"), style),
+        ])
+    };
+    let check = |c: CheckStatus| {
+        let tone = if c == CheckStatus::Pass {
+            Tone::Good
+        } else {
+            Tone::Bad
+        };
+        (c.name(), tone)
+    };
+    lines.push(axis("structural", r.structural.status.map(check)));
+    lines.push(axis("semantic", r.semantic.status.map(check)));
+    lines.push(axis(
+        "authenticity",
+        r.authenticity.status.map(|a| {
+            let tone = match a {
+                AuthStatus::Valid => Tone::Good,
+                AuthStatus::Unsigned => Tone::Vacuous,
+                _ => Tone::Bad,
+            };
+            (a.name(), tone)
+        }),
+    ));
+    lines.push(axis(
+        "chain",
+        r.chain.status.map(|c| {
+            let tone = match c {
+                ChainStatus::Intact => Tone::Good,
+                ChainStatus::NotPresent => Tone::Vacuous,
+                ChainStatus::Partial | ChainStatus::Orphaned => Tone::Doubt,
+                ChainStatus::Broken => Tone::Bad,
+            };
+            (c.name(), tone)
+        }),
+    ));
+    lines.push(axis("capture", None));
+    let a = &r.authenticity;
+    if let Some(c) = a.construction {
+        lines.push(kv(s, "construction", c));
+    }
+    if let Some(k) = &a.key_id {
+        lines.push(kv(s, "key", k));
+    }
+    if let Some(reason) = &a.reason {
+        lines.push(kv(s, "why", reason));
+    }
+    for f in &a.failures {
+        lines.push(Line::styled(format!("  ✗ {}", sanitize(f)), t.bad));
+    }
+    if let Some(link) = &r.chain.link {
+        lines.push(kv(s, "chain link", link.name()));
+    }
+    let violations = r.structural.violations.len() + r.semantic.violations.len();
+    if violations > 0 {
+        lines.push(Line::styled(
+            format!("THIS RECORD · {violations} violation(s)"),
+            t.title,
+        ));
+    }
+    for v in &r.structural.violations {
+        lines.push(Line::styled(
+            format!(
+                "  structural {}: {}",
+                sanitize(&v.path),
+                sanitize(&v.message)
+            ),
+            t.warn,
+        ));
+    }
+    // Each violation names the action it concerns: never read as this action's own.
+    let this_id = d
+        .analysis
+        .graph
+        .action(&d.corpus, node)
+        .and_then(|(_, a)| a.id());
+    for v in &r.semantic.violations {
+        let on = match v.action_id.as_deref() {
+            Some(id) if Some(id) == this_id => "this action".to_string(),
+            Some(id) => format!("on {}", show_id(id)),
+            None => "the record".to_string(),
+        };
+        lines.push(Line::styled(
+            format!("  {} [{on}] {}", v.rule, sanitize(&v.message)),
+            t.warn,
+        ));
+    }
+    lines.push(kv(s, "record chain", &chain_status(d, d.run_of(node))));
+    lines.push(Line::styled("FINDINGS ON THIS ACTION".to_string(), t.title));
+    let mut any = false;
+    for f in d.findings_of(node) {
+        any = true;
+        let (mark, style) = match f.severity {
+            crate::model::finding::Severity::High => ("▲", t.bad),
+            crate::model::finding::Severity::Medium => ("■", t.warn),
+            _ => ("·", t.base),
+        };
+        lines.push(Line::styled(
+            format!("{mark} {} {}", f.id, abbreviate(&sanitize(&f.message))),
+            style,
+        ));
+    }
+    if !any {
+        lines.push(Line::styled("none", t.dim));
+    }
+    lines.extend(file_view(s, d, report, n.record as usize));
+    lines
+}
+
+/// Records shown either side of the selected one in the file view.
+pub(super) const FILE_VIEW_AROUND: usize = 4;
+
+/// The selected record's file in order (a window around it): each record's link state,
+/// the expected and actual `prev_record_hash` where a link breaks, and the link-graph
+/// path the record lies on.
+pub(super) fn file_view<'a>(s: &State, d: &Data, report: &Report, flat: usize) -> Vec<Line<'a>> {
+    let t = &s.theme;
+    let corpus = &d.corpus;
+    let input = &corpus.inputs[corpus.input_of(flat)];
+    let record = corpus.record(flat);
+    let start = flat - record.source.index;
+    let mut lines = vec![Line::styled(
+        format!(
+            "FILE {} · {} records · file order {}",
+            sanitize(&input.path),
+            input.records.len(),
+            report
+                .chains
+                .get(corpus.input_of(flat))
+                .and_then(|c| c.status)
+                .map_or("not-checked", ChainStatus::name)
+        ),
+        t.title,
+    )];
+    if let Some(p) = d
+        .path_of
+        .get(flat)
+        .and_then(|&p| report.links.paths.get(p as usize))
+    {
+        let at = |r: &crate::verify::links::RecordAt| {
+            let file = std::path::Path::new(&r.path)
+                .file_name()
+                .map_or_else(|| r.path.clone(), |f| f.to_string_lossy().into_owned());
+            format!("{}:{}", sanitize(&file), r.line)
+        };
+        lines.push(kv(
+            s,
+            "chain path",
+            &format!(
+                "{} · {} record{} · {} → {}{}",
+                p.status.name(),
+                p.records.len(),
+                if p.records.len() == 1 { "" } else { "s" },
+                p.records.first().map(at).unwrap_or_default(),
+                p.records.last().map(at).unwrap_or_default(),
+                if p.files.len() > 1 {
+                    format!(" · across {} files", p.files.len())
+                } else {
+                    String::new()
+                }
+            ),
+        ));
+    }
+    let index = record.source.index;
+    let from = index.saturating_sub(FILE_VIEW_AROUND);
+    let to = (index + FILE_VIEW_AROUND + 1).min(input.records.len());
+    for i in from..to {
+        let r = &input.records[i];
+        let Some(result) = report.records.get(start + i) else {
+            continue;
+        };
+        let link = result.chain.link.map_or("", LinkState::name);
+        let marker = if i == index { "▸" } else { " " };
+        let style = match result.chain.link {
+            Some(LinkState::Mismatch | LinkState::Dangling) => t.bad,
+            _ if i == index => t.accent,
+            _ => t.base,
+        };
+        lines.push(Line::styled(
+            format!(
+                "{marker} #{i:<4} line {:<6} {:<9} {}",
+                r.source.line,
+                link,
+                sanitize(r.run_id().unwrap_or("(no run_id)"))
+            ),
+            style,
+        ));
+        if matches!(
+            result.chain.link,
+            Some(LinkState::Mismatch | LinkState::Dangling)
+        ) {
+            let expected = i
+                .checked_sub(1)
+                .and_then(|p| report.records.get(start + p))
+                .map_or("(no record before it in this file)", |p| {
+                    p.canonical_sha256.as_str()
+                });
+            let actual = match r.link() {
+                crate::model::Link::Hash(h) => h.to_string(),
+                crate::model::Link::Malformed => "(not a string)".into(),
+                _ => String::new(),
+            };
+            lines.push(Line::styled(
+                format!("      expected {}", sanitize(expected)),
+                t.dim,
+            ));
+            lines.push(Line::styled(
+                format!("      actual   {}", sanitize(&actual)),
+                t.bad,
+            ));
+        }
+    }
+    if to < input.records.len() {
+        lines.push(Line::styled(
+            format!("  … {} more records", input.records.len() - to),
+            t.dim,
+        ));
+    }
+    lines
+}
+
+/// How much trust a verification status carries, for its glyph.
+#[derive(Clone, Copy)]
+pub(super) enum Tone {
+    /// Positively verified (✓).
+    Good,
+    /// Nothing to check: never drawn as ✓ (○).
+    Vacuous,
+    /// Consistent but incomplete (~).
+    Doubt,
+    /// Failed (✗).
+    Bad,
+}
