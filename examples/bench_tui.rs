@@ -55,7 +55,7 @@ fn main() {
         let start = Instant::now();
         if let Some(head) = aeplens::load::load_prefix(
             &[path.display().to_string()],
-            aeplens::tui::QUICK_LOOK_BYTES,
+            aeplens::tui::worker::QUICK_LOOK_BYTES,
         ) {
             let corpus = Arc::new(Corpus::new(head));
             let analysis = Arc::new(Analysis::build(&corpus, &SuppliedLeases::default()));

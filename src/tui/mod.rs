@@ -3,34 +3,27 @@
 //! this loop: terminal set-up and restore (also on panic), a background worker that
 //! loads, analyses and verifies, key and mouse input, and clipboard output.
 
+pub mod clipboard;
 pub mod data;
+pub mod input;
 pub mod keymap;
 pub mod state;
 pub mod theme;
 pub mod view;
+pub mod worker;
 
-use crate::analysis::Analysis;
-use crate::analysis::evidence::complete;
-use crate::analysis::findings;
-use crate::analysis::lease::SuppliedLeases;
-use crate::load::{Corpus, load_paths};
-use crate::verify::{Keyring, Options, verify_inputs};
-use data::Data;
+use crate::verify::Keyring;
+use clipboard::{copy_native, osc52};
 use keymap::Keymap;
-use ratatui::crossterm::event::{
-    self, DisableMouseCapture, EnableMouseCapture, Event, KeyCode, KeyEventKind, MouseButton,
-    MouseEventKind,
-};
+use ratatui::crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event};
 use ratatui::crossterm::execute;
-use ratatui::layout::Position;
-use state::{Action, Pane, Progress, State, update};
+use state::{Action, State, update};
 use std::io::Write;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 use theme::Theme;
-use view::{Screen, layout, window};
+use view::{Screen, layout};
+use worker::{file_stamps, spawn_worker};
 
 /// What to open and how.
 #[derive(Clone, Debug)]
@@ -44,92 +37,6 @@ pub struct ExplorerOptions {
     pub follow: bool,
     /// A line shown in the header (the demo says it is the demo).
     pub banner: Option<String>,
-}
-
-/// How much of a large store the first frame shows while the rest loads.
-pub const QUICK_LOOK_BYTES: u64 = 4 * 1024 * 1024;
-
-/// Loads, analyses (first frame) and verifies in the background, reporting by `tx`.
-pub fn spawn_worker(paths: Vec<String>, keys: Keyring, leases: Vec<String>, tx: Sender<Action>) {
-    std::thread::spawn(move || {
-        let send = |a: Action| tx.send(a).is_ok();
-        send(Action::Progress(Progress {
-            phase: "loading".into(),
-            ..Progress::default()
-        }));
-        let mut supplied = SuppliedLeases::default();
-        let mut errors: Vec<String> = Vec::new();
-        for file in &leases {
-            errors.extend(
-                supplied
-                    .add_file(std::path::Path::new(file))
-                    .iter()
-                    .map(|e| e.to_string()),
-            );
-        }
-        // Large evidence: show the first records at once, then the whole.
-        if let Some(head) = crate::load::load_prefix(&paths, QUICK_LOOK_BYTES) {
-            let corpus = Arc::new(Corpus::new(head));
-            let analysis = Arc::new(Analysis::build(&corpus, &supplied));
-            let early = findings::dedupe_and_sort(findings::analyse(&corpus, &analysis));
-            send(Action::Progress(Progress {
-                phase: format!(
-                    "loading everything (showing the first {} records)",
-                    corpus.len()
-                ),
-                ..Progress::default()
-            }));
-            if !send(Action::Loaded(Box::new(Data::new(corpus, analysis, early)))) {
-                return;
-            }
-        }
-        let corpus = Arc::new(Corpus::new(load_paths(&paths)));
-        errors.extend(corpus.errors().map(|e| e.to_string()));
-        if !errors.is_empty() {
-            send(Action::Errors(errors));
-        }
-        send(Action::Progress(Progress {
-            phase: "analysing".into(),
-            ..Progress::default()
-        }));
-        let analysis = Arc::new(Analysis::build(&corpus, &supplied));
-        let early = findings::dedupe_and_sort(findings::analyse(&corpus, &analysis));
-        if !send(Action::Loaded(Box::new(Data::new(
-            corpus.clone(),
-            analysis.clone(),
-            early,
-        )))) {
-            return;
-        }
-        let done = Arc::new(AtomicUsize::new(0));
-        let total = corpus.len();
-        let report = std::thread::scope(|scope| {
-            let watcher = {
-                let done = done.clone();
-                let tx = tx.clone();
-                scope.spawn(move || {
-                    while done.load(Ordering::Relaxed) < total {
-                        let p = Progress {
-                            phase: "verifying".into(),
-                            done: done.load(Ordering::Relaxed),
-                            total,
-                            finished: false,
-                        };
-                        if tx.send(Action::Progress(p)).is_err() {
-                            return;
-                        }
-                        std::thread::sleep(Duration::from_millis(100));
-                    }
-                })
-            };
-            let r = verify_inputs(&corpus.inputs, &keys, &Options::default(), Some(&done));
-            done.store(total, Ordering::Relaxed);
-            let _ = watcher.join();
-            r
-        });
-        let (report, all) = complete(&corpus, &analysis, report);
-        send(Action::Verified(Arc::new(report), all));
-    });
 }
 
 /// Runs the explorer until the user quits; returns the exit code.
@@ -249,65 +156,14 @@ fn event_loop(
         if !event::poll(Duration::from_millis(50))? {
             continue;
         }
-        match event::read()? {
-            Event::Key(k) if k.kind != KeyEventKind::Release => {
-                let editing = state.search.active || state.filter.active;
-                let action = if editing {
-                    match k.code {
-                        KeyCode::Char(c) if !k.modifiers.contains(event::KeyModifiers::CONTROL) => {
-                            Some(Action::Char(c))
-                        }
-                        KeyCode::Backspace => Some(Action::Backspace),
-                        KeyCode::Enter => Some(Action::Submit),
-                        _ => state.keymap.lookup(&k).map(Action::Command),
-                    }
-                } else {
-                    state.keymap.lookup(&k).map(Action::Command)
-                };
-                if let Some(a) = action {
-                    update(state, a);
-                }
-            }
-            Event::Mouse(m) if options.mouse => {
-                let pos = Position::new(m.column, m.row);
-                let hit = |r: ratatui::layout::Rect| r.contains(pos);
-                let pane = if areas.navigator.is_some_and(hit) {
-                    Some(Pane::Navigator)
-                } else if hit(areas.timeline) {
-                    Some(Pane::Timeline)
-                } else if hit(areas.detail) {
-                    Some(Pane::Detail)
-                } else {
-                    None
-                };
-                let Some(pane) = pane else { continue };
-                match m.kind {
-                    MouseEventKind::Down(MouseButton::Left) => {
-                        let row = match pane {
-                            Pane::Navigator => {
-                                let r = areas.navigator.unwrap_or_default();
-                                let h = r.height.saturating_sub(2) as usize;
-                                let off = window(state.nav_cursor, state.nav_items.len(), h);
-                                (m.row.saturating_sub(r.y + 1)) as usize + off
-                            }
-                            Pane::Timeline => {
-                                let r = areas.timeline;
-                                let h = r.height.saturating_sub(3) as usize;
-                                let off =
-                                    window(state.cursor_row().unwrap_or(0), state.rows.len(), h);
-                                (m.row.saturating_sub(r.y + 2)) as usize + off
-                            }
-                            Pane::Detail => 0,
-                        };
-                        update(state, Action::Click(pane, row));
-                    }
-                    MouseEventKind::ScrollUp => update(state, Action::Scroll(pane, -3)),
-                    MouseEventKind::ScrollDown => update(state, Action::Scroll(pane, 3)),
-                    _ => {}
-                }
-            }
-            Event::Resize(w, h) => update(state, Action::Resize(w, h)),
-            _ => {}
+        let action = match event::read()? {
+            Event::Key(k) => input::key_action(state, &k),
+            Event::Mouse(m) if options.mouse => input::mouse_action(state, &areas, &m),
+            Event::Resize(w, h) => Some(Action::Resize(w, h)),
+            _ => None,
+        };
+        if let Some(a) = action {
+            update(state, a);
         }
     }
 }
@@ -330,62 +186,4 @@ fn reselect(state: &mut State, run: &str, id: &str) {
     {
         state::select(state, n, false);
     }
-}
-
-fn file_stamps(paths: &[String]) -> Vec<(u64, Option<SystemTime>)> {
-    paths
-        .iter()
-        .map(|p| {
-            std::fs::metadata(p)
-                .map(|m| (m.len(), m.modified().ok()))
-                .unwrap_or((0, None))
-        })
-        .collect()
-}
-
-/// The OSC 52 sequence setting the clipboard (wrapped for tmux passthrough). The text is
-/// base64-encoded, so nothing from a record reaches the terminal raw; payloads are capped.
-pub fn osc52(text: &str, tmux: bool) -> String {
-    const CAP: usize = 100_000;
-    let bytes = &text.as_bytes()[..text.len().min(CAP)];
-    let b64 = crate::verify::encoding::encode_base64(bytes);
-    if tmux {
-        format!("\x1bPtmux;\x1b\x1b]52;c;{b64}\x07\x1b\\")
-    } else {
-        format!("\x1b]52;c;{b64}\x07")
-    }
-}
-
-/// Copies with a native clipboard tool when one is available.
-fn copy_native(text: &str) -> bool {
-    let candidates: &[(&str, &[&str])] = if std::env::var_os("WAYLAND_DISPLAY").is_some() {
-        &[("wl-copy", &[])]
-    } else if std::env::var_os("DISPLAY").is_some() {
-        &[
-            ("xclip", &["-selection", "clipboard"]),
-            ("xsel", &["--clipboard", "--input"]),
-        ]
-    } else if cfg!(target_os = "macos") {
-        &[("pbcopy", &[])]
-    } else {
-        &[]
-    };
-    for (cmd, args) in candidates {
-        let child = std::process::Command::new(cmd)
-            .args(*args)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn();
-        if let Ok(mut child) = child {
-            let ok = child
-                .stdin
-                .take()
-                .is_some_and(|mut s| s.write_all(text.as_bytes()).is_ok());
-            if ok && child.wait().is_ok_and(|s| s.success()) {
-                return true;
-            }
-        }
-    }
-    false
 }
