@@ -1,0 +1,39 @@
+//! What the explorer's one `update` reacts to: commands from the keymap, typed text,
+//! clicks, and what the background worker sends.
+
+use super::data::Data;
+use super::keymap::Command;
+use super::state::Pane;
+use crate::verify::Report;
+use std::sync::Arc;
+
+/// Loading and verification progress from the background worker.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Progress {
+    pub phase: String,
+    pub done: usize,
+    pub total: usize,
+    pub finished: bool,
+}
+
+/// Input the state reacts to.
+#[derive(Debug)]
+pub enum Action {
+    /// A command from the keymap.
+    Command(Command),
+    /// A typed character while a prompt is open.
+    Char(char),
+    Backspace,
+    Submit,
+    Resize(u16, u16),
+    /// Evidence loaded and analysed (first frame comes before verification).
+    Loaded(Box<Data>),
+    /// Verification finished: the report and the full finding list.
+    Verified(Arc<Report>, Vec<crate::model::finding::Finding>),
+    Progress(Progress),
+    /// Problems to show (load errors, lease-file errors).
+    Errors(Vec<String>),
+    /// A mouse click on a pane row: (pane, row index in that pane's list).
+    Click(Pane, usize),
+    Scroll(Pane, i32),
+}

@@ -1,0 +1,235 @@
+//! The detail pane: its tabs, scrolling, and the Raw tab's foldable JSON lines.
+
+use super::*;
+
+/// The detail tabs, `1`–`6`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DetailTab {
+    Authority,
+    Drift,
+    Lease,
+    Digests,
+    Record,
+    Raw,
+}
+
+impl DetailTab {
+    /// All tabs in key order.
+    pub const ALL: [DetailTab; 6] = [
+        DetailTab::Authority,
+        DetailTab::Drift,
+        DetailTab::Lease,
+        DetailTab::Digests,
+        DetailTab::Record,
+        DetailTab::Raw,
+    ];
+
+    /// The tab title.
+    pub fn title(self) -> &'static str {
+        match self {
+            DetailTab::Authority => "Authority",
+            DetailTab::Drift => "Drift",
+            DetailTab::Lease => "Lease",
+            DetailTab::Digests => "Digests",
+            DetailTab::Record => "Record",
+            DetailTab::Raw => "Raw",
+        }
+    }
+}
+
+pub(super) fn detail_command(state: &mut State, c: Command) {
+    match c {
+        Command::Up => {
+            if state.tab == DetailTab::Raw {
+                state.raw_cursor = state.raw_cursor.saturating_sub(1);
+            } else {
+                state.detail_scroll = state.detail_scroll.saturating_sub(1);
+            }
+        }
+        Command::Down => {
+            if state.tab == DetailTab::Raw {
+                state.raw_cursor += 1;
+            } else {
+                state.detail_scroll += 1;
+            }
+        }
+        Command::PageUp => state.detail_scroll = state.detail_scroll.saturating_sub(state.page),
+        Command::PageDown => state.detail_scroll += state.page,
+        Command::Home => {
+            state.detail_scroll = 0;
+            state.raw_cursor = 0;
+        }
+        Command::Left | Command::Right => {
+            let i = DetailTab::ALL
+                .iter()
+                .position(|t| *t == state.tab)
+                .unwrap_or(0) as isize;
+            let step = if c == Command::Right { 1 } else { -1 };
+            state.tab = DetailTab::ALL[(i + step).rem_euclid(6) as usize];
+            state.detail_scroll = 0;
+        }
+        Command::Toggle if state.tab == DetailTab::Raw => {
+            let lines = raw_lines(state);
+            if let Some(line) = lines.get(state.raw_cursor.min(lines.len().saturating_sub(1)))
+                && line.foldable
+                && !state.raw_folded.remove(&line.path)
+            {
+                state.raw_folded.insert(line.path.clone());
+            }
+        }
+        _ => {}
+    }
+}
+
+/// One line of the Raw tab's JSON tree.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JsonLine {
+    pub path: String,
+    pub depth: usize,
+    pub text: String,
+    pub foldable: bool,
+    pub folded: bool,
+}
+
+/// The Raw tab's lines: the selected action's record as a foldable tree (other actions
+/// folded by default), or its canonical bytes.
+pub fn raw_lines(state: &State) -> Vec<JsonLine> {
+    let Some(d) = state.data.as_ref() else {
+        return Vec::new();
+    };
+    let Some(node) = state.node else {
+        return Vec::new();
+    };
+    let n = &d.analysis.graph.nodes[node as usize];
+    let record = d.corpus.record(n.record as usize);
+    if state.show_canonical {
+        let bytes = canonical_bytes_without(&record.json, CHAIN_EXCLUDED, Variant::C1);
+        let text = String::from_utf8_lossy(&bytes);
+        return text
+            .as_bytes()
+            .chunks(96)
+            .enumerate()
+            .map(|(i, c)| JsonLine {
+                path: format!("#{i}"),
+                depth: 0,
+                text: sanitize(&String::from_utf8_lossy(c)).into_owned(),
+                foldable: false,
+                folded: false,
+            })
+            .collect();
+    }
+    let own = format!("$.actions[{}]", n.pos);
+    let mut out = Vec::new();
+    walk_json(
+        &record.json,
+        "$",
+        None,
+        0,
+        &own,
+        &state.raw_folded,
+        &mut out,
+    );
+    out
+}
+
+pub(super) fn walk_json(
+    v: &Json,
+    path: &str,
+    key: Option<String>,
+    depth: usize,
+    own: &str,
+    toggled: &HashSet<String>,
+    out: &mut Vec<JsonLine>,
+) {
+    let label = key
+        .map(|k| format!("{}: ", sanitize(&k)))
+        .unwrap_or_default();
+    let (open, close, len) = match v {
+        Json::Object(o) => ("{", "}", o.members.len()),
+        Json::Array(a) => ("[", "]", a.len()),
+        other => {
+            let text = match other {
+                Json::String(s) => format!("{label}\"{}\"", sanitize(&s.lossy())),
+                Json::Number(n) => format!("{label}{}", sanitize(&n.raw)),
+                other => format!(
+                    "{label}{}",
+                    serde_json::to_string(other).unwrap_or_default()
+                ),
+            };
+            out.push(JsonLine {
+                path: path.to_string(),
+                depth,
+                text,
+                foldable: false,
+                folded: false,
+            });
+            return;
+        }
+    };
+    // Default: everything open on the way to the selected action, other actions and
+    // signature material folded; a toggle flips the default.
+    let default_folded = depth >= 2 && !own.starts_with(path)
+        || (depth == 1 && (path.ends_with(".signature") || path.ends_with(".dsse_envelope")));
+    let folded = default_folded != toggled.contains(path);
+    if folded || len == 0 {
+        out.push(JsonLine {
+            path: path.to_string(),
+            depth,
+            text: format!(
+                "{label}{open}{}{close}",
+                if len == 0 {
+                    String::new()
+                } else {
+                    format!(" … {len} ")
+                }
+            ),
+            foldable: len > 0,
+            folded: len > 0,
+        });
+        return;
+    }
+    out.push(JsonLine {
+        path: path.to_string(),
+        depth,
+        text: format!("{label}{open}"),
+        foldable: true,
+        folded: false,
+    });
+    match v {
+        Json::Object(o) => {
+            for (k, child) in &o.members {
+                let key = k.lossy().into_owned();
+                walk_json(
+                    child,
+                    &format!("{path}.{key}"),
+                    Some(key),
+                    depth + 1,
+                    own,
+                    toggled,
+                    out,
+                );
+            }
+        }
+        Json::Array(a) => {
+            for (i, child) in a.iter().enumerate() {
+                walk_json(
+                    child,
+                    &format!("{path}[{i}]"),
+                    None,
+                    depth + 1,
+                    own,
+                    toggled,
+                    out,
+                );
+            }
+        }
+        _ => {}
+    }
+    out.push(JsonLine {
+        path: format!("{path}#end"),
+        depth,
+        text: close.to_string(),
+        foldable: false,
+        folded: false,
+    });
+}

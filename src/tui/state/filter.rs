@@ -1,0 +1,97 @@
+//! The navigator filter: `key:value` terms (`!` negates) narrowing what is listed.
+
+use super::*;
+
+/// One term of the filter language.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Term {
+    pub negated: bool,
+    pub key: Option<String>,
+    pub value: String,
+}
+
+/// Parses `tool:x decision:deny !class:read lease:after-expiry finding:F-STATE run:r word`.
+pub fn parse_filter(text: &str) -> Result<Vec<Term>, String> {
+    text.split_whitespace()
+        .map(|w| {
+            let (negated, w) = match w.strip_prefix('!') {
+                Some(rest) => (true, rest),
+                None => (false, w),
+            };
+            match w.split_once(':') {
+                Some((k, v)) => {
+                    if !["tool", "decision", "class", "lease", "finding", "run"].contains(&k) {
+                        return Err(format!(
+                            "unknown filter key {k:?} (tool, decision, class, lease, finding, run)"
+                        ));
+                    }
+                    Ok(Term {
+                        negated,
+                        key: Some(k.to_string()),
+                        value: v.to_lowercase(),
+                    })
+                }
+                None => Ok(Term {
+                    negated,
+                    key: None,
+                    value: w.to_lowercase(),
+                }),
+            }
+        })
+        .collect()
+}
+
+pub(super) fn apply_filter(state: &mut State) {
+    state.filter_error = None;
+    let terms = match parse_filter(&state.filter.text) {
+        Ok(t) => t,
+        Err(e) => {
+            state.filter_error = Some(e);
+            return;
+        }
+    };
+    let Some(d) = state.data.as_ref() else { return };
+    if terms.is_empty() {
+        state.filter_pass = None;
+        rebuild_nav(state);
+        return;
+    }
+    let g = &d.analysis.graph;
+    let mut finding_ids: HashMap<NodeId, Vec<&str>> = HashMap::new();
+    for f in &d.findings {
+        for n in d.nodes_of(f) {
+            finding_ids.entry(n).or_default().push(f.id);
+        }
+    }
+    let pass: Vec<bool> = (0..g.nodes.len() as NodeId)
+        .map(|n| {
+            let Some((_, a)) = g.action(&d.corpus, n) else {
+                return false;
+            };
+            terms.iter().all(|t| {
+                let lower = |s: Option<&str>| s.map(str::to_lowercase).unwrap_or_default();
+                let hit = match t.key.as_deref() {
+                    Some("tool") => lower(a.tool()).contains(&t.value),
+                    Some("decision") => lower(a.decision().and_then(|x| x.outcome())) == t.value,
+                    Some("class") => {
+                        lower(Some(a.side_effect_class().unwrap_or("unknown"))) == t.value
+                    }
+                    Some("lease") => d.analysis.leases.by_node.get(&n).is_some_and(|l| {
+                        l.verdict.name() == t.value || l.lease_id.to_lowercase().contains(&t.value)
+                    }),
+                    Some("finding") => finding_ids.get(&n).is_some_and(|ids| {
+                        ids.iter().any(|id| id.to_lowercase().contains(&t.value))
+                    }),
+                    Some("run") => g.runs[d.run_of(n)].id.to_lowercase().contains(&t.value),
+                    _ => d.haystacks[n as usize].contains(&t.value),
+                };
+                hit != t.negated
+            })
+        })
+        .collect();
+    let count = pass.iter().filter(|p| **p).count();
+    state.message = Some(format!("filter: {count} of {} actions", pass.len()));
+    state.filter_pass = Some(pass);
+    state.nav_cursor = 0;
+    rebuild_nav(state);
+}

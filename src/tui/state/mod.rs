@@ -1,0 +1,388 @@
+//! The explorer's state and its one `update(state, action)`. No terminal here: tests
+//! drive `update` directly and the views render `&State`.
+
+mod copy;
+mod detail;
+mod filter;
+mod navigator;
+mod search;
+mod timeline;
+
+use copy::*;
+use detail::*;
+use filter::*;
+use navigator::*;
+use search::*;
+use timeline::*;
+
+pub use super::action::{Action, Progress};
+pub use copy::CopyTarget;
+pub use detail::{DetailTab, JsonLine, raw_lines};
+pub use filter::{Term, parse_filter};
+pub use navigator::{NavItem, NavList, NavTarget, chain_status, nav_text, rebuild_nav};
+pub use timeline::{Row, rebuild_rows, select};
+
+use super::data::{Data, flag};
+use super::keymap::{Command, Keymap};
+use super::theme::Theme;
+use crate::analysis::chains::ChainKind;
+use crate::analysis::graph::NodeId;
+use crate::canon::{CHAIN_EXCLUDED, Variant, canonical_bytes_without};
+use crate::model::json::Json;
+use crate::model::text::{sanitize, show_id};
+use fuzzy_matcher::FuzzyMatcher;
+use fuzzy_matcher::skim::SkimMatcherV2;
+use rayon::prelude::*;
+use std::collections::{HashMap, HashSet};
+
+/// The pane with the keyboard.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pane {
+    Navigator,
+    Timeline,
+    Detail,
+}
+
+/// Overlays drawn over the screen.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Overlay {
+    None,
+    Help,
+    /// The copy menu: what can be copied for the selected action, and the highlighted entry.
+    Copy(Vec<CopyTarget>, usize),
+}
+
+/// A line editor for `/` and `f`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Prompt {
+    pub active: bool,
+    pub text: String,
+}
+
+/// Everything the explorer shows.
+#[derive(Debug)]
+pub struct State {
+    pub data: Option<Data>,
+    pub progress: Progress,
+    pub errors: Vec<String>,
+    pub keymap: Keymap,
+    pub theme: Theme,
+    pub focus: Pane,
+    pub nav_list: NavList,
+    pub nav_items: Vec<NavItem>,
+    pub nav_cursor: usize,
+    nav_unfolded: HashSet<NavTarget>,
+    /// Selected run (index into the graph's runs).
+    pub run: usize,
+    pub rows: Vec<Row>,
+    row_of: HashMap<NodeId, usize>,
+    folded: HashSet<NodeId>,
+    pub node: Option<NodeId>,
+    pub zoom: f64,
+    /// Pan as a fraction of the zoomed axis.
+    pub pan: f64,
+    pub tab: DetailTab,
+    pub detail_scroll: usize,
+    pub raw_cursor: usize,
+    pub raw_folded: HashSet<String>,
+    pub show_canonical: bool,
+    pub search: Prompt,
+    /// Nodes of the current run matching the search, for highlighting.
+    pub search_hits: HashSet<NodeId>,
+    /// All matching nodes (computed on submit), in run/time order.
+    pub search_all: Vec<NodeId>,
+    pub filter: Prompt,
+    /// Nodes passing the submitted filter (None = no filter).
+    pub filter_pass: Option<Vec<bool>>,
+    pub filter_error: Option<String>,
+    history: Vec<NodeId>,
+    history_pos: usize,
+    /// The child `c` last went to, per parent.
+    child_seen: HashMap<NodeId, usize>,
+    pub overlay: Overlay,
+    pub message: Option<String>,
+    /// Texts to put on the clipboard (taken by the event loop).
+    pub clipboard: Vec<String>,
+    pub quit: bool,
+    pub size: (u16, u16),
+    /// Rows visible in the timeline and navigator (set by the views' layout).
+    pub page: usize,
+    /// The banner shown in the header (e.g. for the bundled demo).
+    pub banner: Option<String>,
+}
+
+impl State {
+    /// An empty explorer waiting for evidence.
+    pub fn new(keymap: Keymap, theme: Theme) -> State {
+        State {
+            data: None,
+            progress: Progress {
+                phase: "loading".into(),
+                ..Progress::default()
+            },
+            errors: Vec::new(),
+            keymap,
+            theme,
+            focus: Pane::Timeline,
+            nav_list: NavList::Runs,
+            nav_items: Vec::new(),
+            nav_cursor: 0,
+            nav_unfolded: HashSet::new(),
+            run: 0,
+            rows: Vec::new(),
+            row_of: HashMap::new(),
+            folded: HashSet::new(),
+            node: None,
+            zoom: 1.0,
+            pan: 0.0,
+            tab: DetailTab::Authority,
+            detail_scroll: 0,
+            raw_cursor: 0,
+            raw_folded: HashSet::new(),
+            show_canonical: false,
+            search: Prompt::default(),
+            search_hits: HashSet::new(),
+            search_all: Vec::new(),
+            filter: Prompt::default(),
+            filter_pass: None,
+            filter_error: None,
+            history: Vec::new(),
+            history_pos: 0,
+            child_seen: HashMap::new(),
+            overlay: Overlay::None,
+            message: None,
+            clipboard: Vec::new(),
+            quit: false,
+            size: (80, 24),
+            page: 10,
+            banner: None,
+        }
+    }
+
+    /// The row index of the selected node in the timeline.
+    pub fn cursor_row(&self) -> Option<usize> {
+        self.node.and_then(|n| self.row_of.get(&n).copied())
+    }
+
+    /// True when the node passes the filter (or there is none).
+    pub fn passes(&self, node: NodeId) -> bool {
+        self.filter_pass
+            .as_ref()
+            .is_none_or(|p| p.get(node as usize).copied().unwrap_or(false))
+    }
+}
+
+/// Applies one action.
+pub fn update(state: &mut State, action: Action) {
+    match action {
+        Action::Loaded(data) => {
+            let first = data
+                .analysis
+                .graph
+                .runs
+                .iter()
+                .position(|r| !r.nodes.is_empty());
+            state.data = Some(*data);
+            state.run = first.unwrap_or(0);
+            rebuild_rows(state);
+            let start = state.rows.first().map(|r| r.node);
+            if let Some(n) = start {
+                select(state, n, false);
+            }
+            rebuild_nav(state);
+        }
+        Action::Verified(report, findings) => {
+            if let Some(d) = state.data.as_mut() {
+                d.set_report(report, findings);
+            }
+            state.progress.finished = true;
+            state.progress.phase = "verified".into();
+            rebuild_rows(state);
+            rebuild_nav(state);
+        }
+        Action::Progress(p) => state.progress = p,
+        Action::Errors(e) => {
+            state.errors.extend(e);
+            rebuild_nav(state);
+        }
+        Action::Resize(w, h) => state.size = (w, h),
+        Action::Char(c) => edit(state, |t| t.push(c)),
+        Action::Backspace => edit(state, |t| {
+            t.pop();
+        }),
+        Action::Submit => submit(state),
+        Action::Click(pane, row) => click(state, pane, row),
+        Action::Scroll(pane, delta) => {
+            state.focus = pane;
+            let cmd = if delta < 0 {
+                Command::Up
+            } else {
+                Command::Down
+            };
+            for _ in 0..delta.unsigned_abs().min(10) {
+                command(state, cmd);
+            }
+        }
+        Action::Command(c) => command(state, c),
+    }
+}
+
+fn edit(state: &mut State, f: impl FnOnce(&mut String)) {
+    if state.search.active {
+        f(&mut state.search.text);
+        search_run(state);
+    } else if state.filter.active {
+        f(&mut state.filter.text);
+    }
+}
+
+fn submit(state: &mut State) {
+    if state.search.active {
+        state.search.active = false;
+        match search_all(state) {
+            Some(best) => select(state, best, true),
+            None if !state.search.text.is_empty() => {
+                state.message = Some(format!("no match for {:?}", state.search.text));
+            }
+            None => {}
+        }
+    } else if state.filter.active {
+        state.filter.active = false;
+        apply_filter(state);
+    } else if let Overlay::Copy(items, i) = &state.overlay {
+        if let Some(target) = items.get(*i).cloned()
+            && let Some(text) = target.text(state)
+        {
+            state.message = Some(format!("copied {} ({} bytes)", target.label(), text.len()));
+            state.clipboard.push(text);
+        }
+        state.overlay = Overlay::None;
+    }
+}
+
+fn command(state: &mut State, c: Command) {
+    state.message = None;
+    if let Overlay::Copy(items, i) = &mut state.overlay {
+        match c {
+            Command::Up => *i = i.saturating_sub(1),
+            Command::Down => *i = (*i + 1).min(items.len().saturating_sub(1)),
+            Command::Toggle => submit(state),
+            Command::Tab(n) if n >= 1 && (n as usize) <= items.len() => {
+                *i = n as usize - 1;
+                submit(state);
+            }
+            Command::Quit | Command::Cancel | Command::Copy => state.overlay = Overlay::None,
+            _ => {}
+        }
+        return;
+    }
+    if state.overlay == Overlay::Help {
+        if matches!(
+            c,
+            Command::Help | Command::Cancel | Command::Quit | Command::Toggle
+        ) {
+            state.overlay = Overlay::None;
+        }
+        return;
+    }
+    if state.search.active || state.filter.active {
+        if c == Command::Cancel {
+            state.search.active = false;
+            state.filter.active = false;
+        }
+        return;
+    }
+    match c {
+        Command::Quit => state.quit = true,
+        Command::Help => state.overlay = Overlay::Help,
+        Command::Cancel => {
+            state.search = Prompt::default();
+            state.search_hits.clear();
+            state.search_all.clear();
+        }
+        Command::FocusNext | Command::FocusPrev => {
+            let order = [Pane::Navigator, Pane::Timeline, Pane::Detail];
+            let i = order.iter().position(|p| *p == state.focus).unwrap_or(0);
+            let step = if c == Command::FocusNext { 1 } else { 2 };
+            state.focus = order[(i + step) % 3];
+        }
+        Command::Tab(n) => {
+            if let Some(t) = (n as usize)
+                .checked_sub(1)
+                .and_then(|i| DetailTab::ALL.get(i))
+            {
+                state.tab = *t;
+                state.detail_scroll = 0;
+                state.raw_cursor = 0;
+            }
+        }
+        Command::NextList => switch_list(state, 1),
+        Command::Search => {
+            state.search = Prompt {
+                active: true,
+                text: String::new(),
+            };
+            state.search_hits.clear();
+        }
+        Command::Filter => {
+            state.filter.active = true;
+        }
+        Command::SearchNext | Command::SearchPrev => {
+            if state.search_all.is_empty() {
+                let _ = search_all(state);
+            }
+            let all = state.search_all.clone();
+            match next_in(state, &all, c == Command::SearchNext) {
+                Some(n) => select(state, n, true),
+                None => state.message = Some("no search matches".into()),
+            }
+        }
+        Command::NextProblem | Command::PrevProblem => {
+            let problems = problem_nodes(state);
+            match next_in(state, &problems, c == Command::NextProblem) {
+                Some(n) => select(state, n, true),
+                None => state.message = Some("no problems recorded".into()),
+            }
+        }
+        Command::Back => {
+            if state.history_pos > 1 {
+                state.history_pos -= 1;
+                let n = state.history[state.history_pos - 1];
+                select(state, n, false);
+            }
+        }
+        Command::Forward => {
+            if state.history_pos < state.history.len() {
+                state.history_pos += 1;
+                let n = state.history[state.history_pos - 1];
+                select(state, n, false);
+            }
+        }
+        Command::Copy => open_copy_menu(state),
+        Command::Canonical => state.show_canonical = !state.show_canonical,
+        _ => match state.focus {
+            Pane::Navigator => nav_command(state, c),
+            Pane::Timeline => timeline_command(state, c),
+            Pane::Detail => detail_command(state, c),
+        },
+    }
+}
+
+fn click(state: &mut State, pane: Pane, row: usize) {
+    state.focus = pane;
+    match pane {
+        Pane::Navigator => {
+            if row < state.nav_items.len() {
+                state.nav_cursor = row;
+                follow_nav(state);
+            }
+        }
+        Pane::Timeline => {
+            if let Some(r) = state.rows.get(row) {
+                let n = r.node;
+                select(state, n, true);
+            }
+        }
+        Pane::Detail => {}
+    }
+}

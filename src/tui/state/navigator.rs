@@ -1,0 +1,404 @@
+//! The navigator: its lists (runs with their chains and leases, chains, findings,
+//! leases; load errors first), folding, the cursor, and what each row says.
+
+use super::*;
+
+/// The navigator's lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NavList {
+    Runs,
+    Chains,
+    Findings,
+    Leases,
+}
+
+impl NavList {
+    /// All lists in order.
+    pub const ALL: [NavList; 4] = [
+        NavList::Runs,
+        NavList::Chains,
+        NavList::Findings,
+        NavList::Leases,
+    ];
+
+    /// The tab title.
+    pub fn title(self) -> &'static str {
+        match self {
+            NavList::Runs => "Runs",
+            NavList::Chains => "Chains",
+            NavList::Findings => "Findings",
+            NavList::Leases => "Leases",
+        }
+    }
+}
+
+/// What a navigator row points at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NavTarget {
+    Run(usize),
+    Chain(usize),
+    Finding(usize),
+    Lease(usize),
+    /// An action inside a chain (the chain's index).
+    Step(usize, NodeId),
+    /// An action under a lease (the lease summary's index).
+    LeaseUse(usize, NodeId),
+    /// A load or lease-file error (index into `State::errors`), listed first under Runs.
+    LoadError(usize),
+}
+
+/// One navigator row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NavItem {
+    pub depth: u8,
+    pub target: NavTarget,
+    /// State flags of everything inside (shown even when folded).
+    pub flags: u16,
+    pub foldable: bool,
+    pub folded: bool,
+}
+
+pub(super) fn switch_list(state: &mut State, step: isize) {
+    let i = NavList::ALL
+        .iter()
+        .position(|l| *l == state.nav_list)
+        .unwrap_or(0) as isize;
+    state.nav_list = NavList::ALL[(i + step).rem_euclid(4) as usize];
+    state.nav_cursor = 0;
+    rebuild_nav(state);
+}
+
+pub(super) fn nav_command(state: &mut State, c: Command) {
+    let len = state.nav_items.len();
+    match c {
+        Command::Up => state.nav_cursor = state.nav_cursor.saturating_sub(1),
+        Command::Down => state.nav_cursor = (state.nav_cursor + 1).min(len.saturating_sub(1)),
+        Command::PageUp => state.nav_cursor = state.nav_cursor.saturating_sub(state.page),
+        Command::PageDown => {
+            state.nav_cursor = (state.nav_cursor + state.page).min(len.saturating_sub(1))
+        }
+        Command::Home => state.nav_cursor = 0,
+        Command::End => state.nav_cursor = len.saturating_sub(1),
+        Command::Left => switch_list(state, -1),
+        Command::Right => switch_list(state, 1),
+        Command::Toggle => activate_nav(state),
+        _ => {}
+    }
+    if matches!(
+        c,
+        Command::Up
+            | Command::Down
+            | Command::PageUp
+            | Command::PageDown
+            | Command::Home
+            | Command::End
+    ) {
+        follow_nav(state);
+    }
+}
+
+/// Moving in the navigator selects what the row points at.
+pub(super) fn follow_nav(state: &mut State) {
+    let Some(item) = state.nav_items.get(state.nav_cursor) else {
+        return;
+    };
+    if let Some(n) = target_node(state, item.target) {
+        select(state, n, true);
+    }
+}
+
+pub(super) fn target_node(state: &State, t: NavTarget) -> Option<NodeId> {
+    let d = state.data.as_ref()?;
+    let an = &d.analysis;
+    match t {
+        NavTarget::Run(r) => an.graph.runs.get(r)?.nodes.first().copied(),
+        NavTarget::Chain(i) => {
+            let c = an.chains.get(i)?;
+            c.steps.first().map(|s| s.node)
+        }
+        NavTarget::Finding(i) => d.nodes_of(d.findings.get(i)?).first().copied(),
+        NavTarget::Lease(i) => an.leases.summaries.get(i)?.nodes.first().copied(),
+        NavTarget::Step(_, n) | NavTarget::LeaseUse(_, n) => Some(n),
+        NavTarget::LoadError(_) => None,
+    }
+}
+
+pub(super) fn activate_nav(state: &mut State) {
+    let Some(item) = state.nav_items.get(state.nav_cursor).cloned() else {
+        return;
+    };
+    if item.foldable {
+        if !state.nav_unfolded.remove(&item.target) {
+            state.nav_unfolded.insert(item.target);
+        }
+        rebuild_nav(state);
+    } else if let Some(n) = target_node(state, item.target) {
+        select(state, n, true);
+        state.focus = Pane::Timeline;
+    }
+}
+
+/// Rebuilds the navigator list (respecting the filter and fold state).
+pub fn rebuild_nav(state: &mut State) {
+    state.nav_items = nav_items(state);
+    state.nav_cursor = state
+        .nav_cursor
+        .min(state.nav_items.len().saturating_sub(1));
+}
+
+pub(super) fn nav_items(state: &State) -> Vec<NavItem> {
+    let errors = (0..state.errors.len()).map(|i| NavItem {
+        depth: 0,
+        target: NavTarget::LoadError(i),
+        flags: 0,
+        foldable: false,
+        folded: false,
+    });
+    let Some(d) = state.data.as_ref() else {
+        return if state.nav_list == NavList::Runs {
+            errors.collect()
+        } else {
+            Vec::new()
+        };
+    };
+    let an = &d.analysis;
+    let g = &an.graph;
+    let filtered = state.filter_pass.is_some();
+    let union = |nodes: &mut dyn Iterator<Item = NodeId>| -> (u16, bool) {
+        let mut f = 0;
+        let mut any = !filtered;
+        for n in nodes {
+            f |= d.flags[n as usize];
+            any = any || state.passes(n);
+        }
+        (f, any)
+    };
+    let item = |depth, target, flags, foldable| NavItem {
+        depth,
+        target,
+        flags,
+        foldable,
+        folded: foldable && !state.nav_unfolded.contains(&target),
+    };
+    let mut out = Vec::new();
+    let chain_item = |i: usize, depth: u8, out: &mut Vec<NavItem>| {
+        let c = &an.chains[i];
+        let (flags, pass) = if filtered {
+            union(&mut c.steps.iter().map(|s| s.node))
+        } else {
+            (d.group_flags.chains[i], true)
+        };
+        if pass {
+            let it = item(depth, NavTarget::Chain(i), flags, true);
+            let folded = it.folded;
+            out.push(it);
+            if !folded {
+                for s in &c.steps {
+                    out.push(item(
+                        depth + 1,
+                        NavTarget::Step(i, s.node),
+                        d.flags[s.node as usize],
+                        false,
+                    ));
+                }
+            }
+        }
+    };
+    let lease_item = |i: usize, depth: u8, out: &mut Vec<NavItem>| {
+        let l = &an.leases.summaries[i];
+        let (flags, pass) = if filtered {
+            union(&mut l.nodes.iter().copied())
+        } else {
+            (d.group_flags.leases[i], true)
+        };
+        if pass {
+            let it = item(depth, NavTarget::Lease(i), flags, true);
+            let folded = it.folded;
+            out.push(it);
+            if !folded {
+                for &n in &l.nodes {
+                    out.push(item(
+                        depth + 1,
+                        NavTarget::LeaseUse(i, n),
+                        d.flags[n as usize],
+                        false,
+                    ));
+                }
+            }
+        }
+    };
+    match state.nav_list {
+        NavList::Runs => {
+            out.extend(errors);
+            for (ri, run) in g.runs.iter().enumerate() {
+                let (flags, pass) = if filtered {
+                    union(&mut run.nodes.iter().copied())
+                } else {
+                    (d.group_flags.runs[ri], true)
+                };
+                if !pass {
+                    continue;
+                }
+                let it = item(0, NavTarget::Run(ri), flags, true);
+                let folded = it.folded;
+                out.push(it);
+                if !folded {
+                    for (i, c) in an.chains.iter().enumerate() {
+                        if c.steps.first().is_some_and(|s| d.run_of(s.node) == ri) {
+                            chain_item(i, 1, &mut out);
+                        }
+                    }
+                    for (i, l) in an.leases.summaries.iter().enumerate() {
+                        if l.nodes.first().is_some_and(|n| d.run_of(*n) == ri) {
+                            lease_item(i, 1, &mut out);
+                        }
+                    }
+                }
+            }
+        }
+        NavList::Chains => {
+            for i in 0..an.chains.len() {
+                chain_item(i, 0, &mut out);
+            }
+        }
+        NavList::Findings => {
+            for (i, f) in d.findings.iter().enumerate() {
+                if filtered && !d.nodes_of(f).iter().any(|n| state.passes(*n)) {
+                    continue;
+                }
+                out.push(item(0, NavTarget::Finding(i), 0, false));
+            }
+        }
+        NavList::Leases => {
+            for i in 0..an.leases.summaries.len() {
+                lease_item(i, 0, &mut out);
+            }
+        }
+    }
+    out
+}
+
+/// The text of a navigator row (built only for the rows on screen), sanitised.
+pub fn nav_text(state: &State, item: &NavItem) -> String {
+    if let NavTarget::LoadError(i) = item.target {
+        let e = state.errors.get(i).map_or("", String::as_str);
+        return format!("⚠ {}", sanitize(e));
+    }
+    let Some(d) = state.data.as_ref() else {
+        return String::new();
+    };
+    let an = &d.analysis;
+    let g = &an.graph;
+    let action_id = |n: NodeId| {
+        g.action(&d.corpus, n)
+            .and_then(|(_, a)| a.id())
+            .unwrap_or("(no id)")
+    };
+    let text = match item.target {
+        NavTarget::LoadError(_) => String::new(),
+        NavTarget::Run(ri) => {
+            let run = &g.runs[ri];
+            format!(
+                "{} · {} rec · {} act · chain {}",
+                if run.id.is_empty() {
+                    "(no run_id)"
+                } else {
+                    &run.id
+                },
+                run.records.len(),
+                run.nodes.len(),
+                chain_status(d, ri)
+            )
+        }
+        NavTarget::Chain(i) => {
+            let c = &an.chains[i];
+            match c.kind {
+                ChainKind::DenyReapproval => format!(
+                    "⊘→ {} ({}) {}",
+                    c.actions().join(" → "),
+                    c.steps.len(),
+                    c.ended.as_deref().unwrap_or("")
+                ),
+                ChainKind::Causal => format!("causal {} ({})", c.id, c.steps.len()),
+            }
+        }
+        NavTarget::Step(i, n) => {
+            let step = an.chains[i].steps.iter().find(|s| s.node == n);
+            format!(
+                "{} {} {}",
+                action_id(n),
+                step.and_then(|s| s.tool.as_deref()).unwrap_or("?"),
+                step.and_then(|s| s.decision.as_deref())
+                    .unwrap_or("no decision")
+            )
+        }
+        NavTarget::Finding(i) => {
+            let f = &d.findings[i];
+            let mark = match f.severity {
+                crate::model::finding::Severity::High => "▲",
+                crate::model::finding::Severity::Medium => "■",
+                _ => "·",
+            };
+            let ids: Vec<_> = f.action_ids.iter().map(|a| show_id(a)).collect();
+            format!("{mark} {} {} {}", f.id, ids.join(","), f.message)
+        }
+        NavTarget::Lease(i) => {
+            let l = &an.leases.summaries[i];
+            let outside = l
+                .nodes
+                .iter()
+                .filter(|n| d.flags[**n as usize] & flag::LEASE_OUT != 0)
+                .count();
+            let source = l.source.name();
+            format!(
+                "⧗ {} ({} uses, {source}){}",
+                l.lease_id,
+                l.nodes.len(),
+                if outside > 0 {
+                    format!(" ⌛ {outside} outside")
+                } else {
+                    String::new()
+                }
+            )
+        }
+        NavTarget::LeaseUse(_, n) => {
+            let verdict = an
+                .leases
+                .by_node
+                .get(&n)
+                .map(|v| v.verdict.name())
+                .unwrap_or("?");
+            format!("{} {verdict}", action_id(n))
+        }
+    };
+    sanitize(&text).into_owned()
+}
+
+/// The chain verdict of a run's records, as text with a glyph.
+pub fn chain_status(d: &Data, run: usize) -> String {
+    let Some(report) = d.report.as_ref() else {
+        return "…".into();
+    };
+    let run = &d.analysis.graph.runs[run];
+    let mut worst: Option<crate::verify::chain::ChainStatus> = None;
+    for &r in &run.records {
+        if let Some(s) = report.records.get(r as usize).and_then(|x| x.chain.status) {
+            worst = Some(worst.map_or(s, |w| w.max(s)));
+        }
+    }
+    match worst {
+        None => "—".into(),
+        Some(s) => {
+            let glyph = if matches!(
+                s,
+                crate::verify::chain::ChainStatus::Intact
+                    | crate::verify::chain::ChainStatus::NotPresent
+            ) {
+                "✓"
+            } else {
+                "✗"
+            };
+            format!("{glyph} {}", s.name())
+        }
+    }
+}

@@ -1,0 +1,271 @@
+//! The timeline: the selected run's actions in tree order, folding, selection with
+//! history, parent/child moves and the next/previous problem.
+
+use super::*;
+
+/// One timeline row: an action in tree order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Row {
+    pub node: NodeId,
+    pub depth: u16,
+    pub has_children: bool,
+    pub folded: bool,
+    /// Flags of the node and everything under it.
+    pub subtree: u16,
+}
+
+pub(super) fn timeline_command(state: &mut State, c: Command) {
+    let Some(data) = state.data.as_ref() else {
+        return;
+    };
+    let cur = state.cursor_row().unwrap_or(0);
+    let last = state.rows.len().saturating_sub(1);
+    let target_row = match c {
+        Command::Up => Some(cur.saturating_sub(1)),
+        Command::Down => Some((cur + 1).min(last)),
+        Command::PageUp => Some(cur.saturating_sub(state.page)),
+        Command::PageDown => Some((cur + state.page).min(last)),
+        Command::Home => Some(0),
+        Command::End => Some(last),
+        _ => None,
+    };
+    if let Some(r) = target_row {
+        if let Some(row) = state.rows.get(r) {
+            let n = row.node;
+            select(state, n, false);
+        }
+        return;
+    }
+    let Some(node) = state.node else { return };
+    let g = &data.analysis.graph;
+    match c {
+        Command::Toggle => {
+            if !state.folded.remove(&node) {
+                state.folded.insert(node);
+            }
+            rebuild_rows(state);
+        }
+        Command::Left => state.pan = (state.pan - 0.1 / state.zoom).max(0.0),
+        Command::Right => state.pan = (state.pan + 0.1 / state.zoom).min(1.0 - 1.0 / state.zoom),
+        Command::ZoomIn => state.zoom = (state.zoom * 2.0).min(1024.0),
+        Command::ZoomOut => {
+            state.zoom = (state.zoom / 2.0).max(1.0);
+            state.pan = state.pan.min(1.0 - 1.0 / state.zoom).max(0.0);
+        }
+        Command::Parent => match g.nodes[node as usize].parent {
+            Some(p) => select(state, p, true),
+            None => state.message = Some("no parent recorded".into()),
+        },
+        Command::Child => {
+            let kids = g.children(node);
+            if kids.is_empty() {
+                state.message = Some("no children".into());
+            } else {
+                // Repeated presses cycle through the children.
+                let i = state.child_cycle(node, kids.len());
+                select(state, kids[i], true);
+            }
+        }
+        Command::NextSibling | Command::PrevSibling => {
+            let sibs = match g.nodes[node as usize].parent {
+                Some(p) => g.children(p),
+                None => state
+                    .rows
+                    .iter()
+                    .filter(|r| r.depth == 0)
+                    .map(|r| r.node)
+                    .collect(),
+            };
+            if let Some(i) = sibs.iter().position(|s| *s == node) {
+                let j = if c == Command::NextSibling {
+                    (i + 1).min(sibs.len() - 1)
+                } else {
+                    i.saturating_sub(1)
+                };
+                select(state, sibs[j], true);
+            }
+        }
+        _ => {}
+    }
+}
+
+impl State {
+    /// Which child `c` goes to: the one after the child last visited from this node.
+    pub(super) fn child_cycle(&mut self, node: NodeId, count: usize) -> usize {
+        let key = node;
+        let entry = self.child_seen.entry(key).or_insert(usize::MAX);
+        *entry = entry.wrapping_add(1) % count;
+        *entry
+    }
+}
+
+/// Selects a node: switches to its run, unfolds its ancestors, records history.
+pub fn select(state: &mut State, node: NodeId, record: bool) {
+    let Some(data) = state.data.as_ref() else {
+        return;
+    };
+    let run = data.run_of(node);
+    let mut unfold = Vec::new();
+    let mut cur = data.analysis.graph.nodes[node as usize].parent;
+    let mut guard = 0;
+    while let Some(p) = cur {
+        if data.run_of(p) != run || guard > data.flags.len() {
+            break;
+        }
+        unfold.push(p);
+        cur = data.analysis.graph.nodes[p as usize].parent;
+        guard += 1;
+    }
+    let mut changed = run != state.run;
+    for p in unfold {
+        changed |= state.folded.remove(&p);
+    }
+    state.run = run;
+    if changed || state.rows.is_empty() {
+        rebuild_rows(state);
+        search_run(state);
+    }
+    if state.node != Some(node) {
+        state.raw_folded.clear();
+        state.raw_cursor = 0;
+        state.detail_scroll = 0;
+    }
+    state.node = Some(node);
+    if record {
+        state.history.truncate(state.history_pos);
+        if state.history.last() != Some(&node) {
+            state.history.push(node);
+        }
+        state.history_pos = state.history.len();
+    } else if state.history.is_empty() {
+        state.history.push(node);
+        state.history_pos = 1;
+    }
+}
+
+/// Rebuilds the timeline rows of the selected run: tree order, folded subtrees hidden.
+pub fn rebuild_rows(state: &mut State) {
+    state.rows.clear();
+    state.row_of.clear();
+    let Some(data) = state.data.as_ref() else {
+        return;
+    };
+    let g = &data.analysis.graph;
+    let Some(run) = g.runs.get(state.run) else {
+        return;
+    };
+    let run_idx = state.run as u32;
+    let in_run = |n: NodeId| g.nodes[n as usize].run == run_idx;
+    let roots: Vec<NodeId> = run
+        .nodes
+        .iter()
+        .copied()
+        .filter(|n| g.nodes[*n as usize].parent.is_none_or(|p| !in_run(p)))
+        .collect();
+    // Subtree flags (post-order), computed over the whole run so folded rows keep them.
+    let mut visited: HashSet<NodeId> = HashSet::with_capacity(run.nodes.len());
+    let mut order: Vec<(NodeId, u16)> = Vec::with_capacity(run.nodes.len());
+    let mut stack: Vec<(NodeId, u16)> = roots.iter().rev().map(|r| (*r, 0)).collect();
+    // Nodes only reachable through a cycle still get a row.
+    let mut pending: Vec<NodeId> = run.nodes.clone();
+    pending.reverse();
+    loop {
+        let Some((n, depth)) = stack.pop() else {
+            match pending.pop() {
+                Some(n) if !visited.contains(&n) => {
+                    stack.push((n, 0));
+                    continue;
+                }
+                Some(_) => continue,
+                None => break,
+            }
+        };
+        if !visited.insert(n) {
+            continue;
+        }
+        order.push((n, depth));
+        for k in g.children(n).into_iter().rev() {
+            if in_run(k) && !visited.contains(&k) {
+                stack.push((k, depth + 1));
+            }
+        }
+    }
+    // Flags of each subtree (children come after their parent in `order`).
+    let mut subtree: HashMap<NodeId, u16> = HashMap::with_capacity(order.len());
+    let mut has_children: HashSet<NodeId> = HashSet::new();
+    for &(n, _) in order.iter().rev() {
+        let f = data.flags[n as usize] | subtree.get(&n).copied().unwrap_or(0);
+        subtree.insert(n, f);
+        if let Some(p) = g.nodes[n as usize].parent
+            && in_run(p)
+            && p != n
+        {
+            has_children.insert(p);
+            *subtree.entry(p).or_default() |= f;
+        }
+    }
+    let mut hidden_below: Option<u16> = None;
+    for &(n, depth) in &order {
+        if let Some(d) = hidden_below {
+            if depth > d {
+                continue;
+            }
+            hidden_below = None;
+        }
+        let folded = state.folded.contains(&n);
+        if folded {
+            hidden_below = Some(depth);
+        }
+        state.row_of.insert(n, state.rows.len());
+        state.rows.push(Row {
+            node: n,
+            depth,
+            has_children: has_children.contains(&n),
+            folded,
+            subtree: subtree.get(&n).copied().unwrap_or(0),
+        });
+    }
+}
+
+/// Nodes with a problem flag, in run then time order.
+pub(super) fn problem_nodes(state: &State) -> Vec<NodeId> {
+    let Some(d) = state.data.as_ref() else {
+        return Vec::new();
+    };
+    d.analysis
+        .graph
+        .runs
+        .iter()
+        .flat_map(|r| r.nodes.iter().copied())
+        .filter(|n| d.flags[*n as usize] & flag::PROBLEM != 0 && state.passes(*n))
+        .collect()
+}
+
+/// The next (or previous) node of `list` after the selection, in run/time order, wrapping.
+pub(super) fn next_in(state: &State, list: &[NodeId], forward: bool) -> Option<NodeId> {
+    let d = state.data.as_ref()?;
+    if list.is_empty() {
+        return None;
+    }
+    let rank = |n: NodeId| -> (usize, usize) { (d.run_of(n), d.rank[n as usize] as usize) };
+    let Some(cur) = state.node else {
+        return list.first().copied();
+    };
+    let here = rank(cur);
+    let ranked: Vec<((usize, usize), NodeId)> = list.iter().map(|n| (rank(*n), *n)).collect();
+    if forward {
+        ranked
+            .iter()
+            .filter(|(r, _)| *r > here)
+            .min_by_key(|(r, _)| *r)
+            .or_else(|| ranked.iter().min_by_key(|(r, _)| *r))
+            .map(|x| x.1)
+    } else {
+        ranked
+            .iter()
+            .filter(|(r, _)| *r < here)
+            .max_by_key(|(r, _)| *r)
+            .or_else(|| ranked.iter().max_by_key(|(r, _)| *r))
+            .map(|x| x.1)
+    }
+}
