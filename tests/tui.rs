@@ -205,8 +205,7 @@ fn filter_language_narrows_the_navigator() {
     assert!(aeplens::tui::state::parse_filter("color:red").is_err());
     let t = aeplens::tui::state::parse_filter("tool:sql !decision:deny word").unwrap();
     assert!(t[1].negated && t[2].key.is_none());
-    s.nav_list = NavList::Chains;
-    aeplens::tui::state::rebuild_nav(&mut s);
+    update(&mut s, Action::ShowList(NavList::Chains));
     let all = s.nav_items.len();
     cmd(&mut s, Command::Filter);
     typed(&mut s, "tool:send_email");
@@ -265,7 +264,7 @@ fn copy_menu_puts_the_chosen_text_on_the_clipboard() {
 #[test]
 fn navigator_lists_and_activation() {
     let mut s = rfc();
-    s.focus = Pane::Navigator;
+    update(&mut s, Action::Focus(Pane::Navigator));
     for list in [
         NavList::Chains,
         NavList::Findings,
@@ -277,11 +276,13 @@ fn navigator_lists_and_activation() {
         assert!(!s.nav_items.is_empty(), "{list:?}");
     }
     // Runs unfold into their chains and leases; activating an item selects its action.
-    s.nav_cursor = s
-        .nav_items
-        .iter()
-        .position(|i| aeplens::tui::state::nav_text(&s, i).starts_with("run-rfc-payments-7"))
-        .unwrap();
+    while !aeplens::tui::state::nav_text(&s, &s.nav_items[s.nav_cursor])
+        .starts_with("run-rfc-payments-7")
+    {
+        let at = s.nav_cursor;
+        cmd(&mut s, Command::Down);
+        assert_ne!(s.nav_cursor, at, "the run is listed");
+    }
     cmd(&mut s, Command::Toggle);
     assert!(s.nav_items.iter().any(|i| i.depth == 1));
     cmd(&mut s, Command::Down);
@@ -295,14 +296,12 @@ fn navigator_lists_and_activation() {
 #[test]
 fn journey_step_a_denied_then_reapproved_chain_to_the_execution() {
     let mut s = v03();
-    s.focus = Pane::Navigator;
-    s.nav_list = NavList::Chains;
-    aeplens::tui::state::rebuild_nav(&mut s);
+    update(&mut s, Action::ShowList(NavList::Chains));
     // The first chain is the drift deny; open it and walk it.
     cmd(&mut s, Command::Toggle);
     cmd(&mut s, Command::Down);
     assert_eq!(selected_id(&s), "L02-sql-denied-drift");
-    s.focus = Pane::Timeline;
+    update(&mut s, Action::Focus(Pane::Timeline));
     cmd(&mut s, Command::Tab(2));
     let screen = text(&render(&s, 160, 48));
     assert!(screen.contains("≠ drifted"), "{screen}");
@@ -323,9 +322,7 @@ fn journey_step_a_denied_then_reapproved_chain_to_the_execution() {
 #[test]
 fn journey_find_the_action_that_ran_outside_its_lease() {
     let mut s = rfc();
-    s.focus = Pane::Navigator;
-    s.nav_list = NavList::Leases;
-    aeplens::tui::state::rebuild_nav(&mut s);
+    update(&mut s, Action::ShowList(NavList::Leases));
     let first = aeplens::tui::state::nav_text(&s, &s.nav_items[0]);
     assert!(first.contains("outside"), "{first}");
     cmd(&mut s, Command::Filter);
@@ -377,10 +374,8 @@ fn snapshots_of_every_pane_and_overlay() {
         cmd(&mut s, Command::Tab(4));
         insta::assert_snapshot!(format!("rfc_S21_digests_{w}x{h}"), text(&render(&s, w, h)));
         let mut s = v03();
-        s.focus = Pane::Navigator;
         for list in NavList::ALL {
-            s.nav_list = list;
-            aeplens::tui::state::rebuild_nav(&mut s);
+            update(&mut s, Action::ShowList(list));
             cmd(&mut s, Command::Toggle);
             insta::assert_snapshot!(
                 format!("v03_nav_{}_{w}x{h}", list.title()),
@@ -457,9 +452,7 @@ fn no_view_sends_a_control_character_from_a_record() {
     let mut s = state_with(d, Theme::dark());
     let mut screens = Vec::new();
     for list in NavList::ALL {
-        s.nav_list = list;
-        aeplens::tui::state::rebuild_nav(&mut s);
-        s.focus = Pane::Navigator;
+        update(&mut s, Action::ShowList(list));
         cmd(&mut s, Command::Toggle);
         for tab in 1..=6u8 {
             cmd(&mut s, Command::Tab(tab));
@@ -698,7 +691,7 @@ fn the_record_tab_shows_the_file_in_order_with_the_broken_link() {
 fn help_and_quit_are_pinned_and_a_tiny_terminal_is_told_so() {
     let mut s = demo();
     for focus in [Pane::Navigator, Pane::Timeline, Pane::Detail] {
-        s.focus = focus;
+        update(&mut s, Action::Focus(focus));
         for (w, h) in [(60, 16), (80, 24), (120, 40), (200, 60)] {
             let screen = text(&render(&s, w, h));
             let hints = screen.lines().last().unwrap().trim_end();
@@ -708,4 +701,19 @@ fn help_and_quit_are_pinned_and_a_tiny_terminal_is_told_so() {
     let screen = text(&render(&s, 50, 10));
     assert!(screen.contains("terminal too small (50×10)"), "{screen}");
     assert!(screen.contains("press q to quit"), "{screen}");
+}
+
+#[test]
+fn clicking_a_detail_tab_title_opens_that_tab() {
+    let mut s = demo();
+    go(&mut s, "run-deploy-0042", "act-003");
+    let (w, h) = (160, 48);
+    let areas = aeplens::tui::view::layout(ratatui::layout::Rect::new(0, 0, w, h), &s);
+    let screen = text(&render(&s, w, h));
+    let title = screen.lines().nth(areas.detail.y as usize).unwrap();
+    let at = title.find("4 Digests").unwrap();
+    let column = title[..at].chars().count() as u16;
+    let a = aeplens::tui::view::tab_at(&s, &areas, column, areas.detail.y).unwrap();
+    update(&mut s, a);
+    assert_eq!(s.tab, DetailTab::Digests);
 }

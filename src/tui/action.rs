@@ -3,7 +3,7 @@
 
 use super::data::Data;
 use super::keymap::Command;
-use super::state::Pane;
+use super::state::{NavList, Pane};
 use crate::verify::Report;
 use std::sync::Arc;
 
@@ -35,5 +35,9 @@ pub enum Action {
     Errors(Vec<String>),
     /// A mouse click on a pane row: (pane, row index in that pane's list).
     Click(Pane, usize),
+    /// Give a pane the keyboard (a click on it, or a test).
+    Focus(Pane),
+    /// Show one of the navigator's lists and focus it (a click on its tab).
+    ShowList(NavList),
     Scroll(Pane, i32),
 }

@@ -2,7 +2,7 @@
 //! state and the last drawn layout (no terminal here, so every mapping is unit-tested).
 
 use super::state::{Action, Pane, State};
-use super::view::{Areas, window};
+use super::view::{Areas, tab_at, window};
 use ratatui::crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
@@ -29,9 +29,14 @@ pub fn key_action(state: &State, key: &KeyEvent) -> Option<Action> {
 }
 
 /// The action a mouse event asks for, given where the panes were last drawn: a left
-/// click on a list row selects that row (borders and titles select nothing), the wheel
-/// scrolls the pane under it.
+/// click on a list row selects that row, on a tab title shows that list or tab (other
+/// borders and titles select nothing), the wheel scrolls the pane under it.
 pub fn mouse_action(state: &State, areas: &Areas, mouse: &MouseEvent) -> Option<Action> {
+    if mouse.kind == MouseEventKind::Down(MouseButton::Left)
+        && let Some(tab) = tab_at(state, areas, mouse.column, mouse.row)
+    {
+        return Some(tab);
+    }
     let pos = Position::new(mouse.column, mouse.row);
     let hit = |r: Rect| r.contains(pos);
     let pane = if areas.navigator.is_some_and(hit) {
@@ -150,7 +155,7 @@ mod tests {
                         mouse_action(&s, &areas, &click(n.x + 2, last_row)),
                         Some(Action::Click(Pane::Navigator, r)) if r == want
                     ));
-                    assert!(mouse_action(&s, &areas, &click(n.x + 2, n.y)).is_none());
+                    assert!(mouse_action(&s, &areas, &click(n.x, n.y)).is_none());
                 }
                 None => assert!(w < 110),
             }
@@ -158,6 +163,31 @@ mod tests {
             assert!(mouse_action(&s, &areas, &click(1, 0)).is_none());
             assert!(mouse_action(&s, &areas, &click(1, h - 1)).is_none());
         }
+    }
+
+    #[test]
+    fn clicks_on_tab_titles_switch_lists() {
+        let s = state();
+        let areas = layout(Rect::new(0, 0, 160, 48), &s);
+        let n = areas.navigator.expect("wide layout");
+        // " Runs │ Chains │ …" drawn after the corner: "Chains" starts 9 columns in.
+        assert!(matches!(
+            mouse_action(&s, &areas, &click(n.x + 9, n.y)),
+            Some(Action::ShowList(crate::tui::state::NavList::Chains))
+        ));
+        assert!(matches!(
+            mouse_action(&s, &areas, &click(n.x + 2, n.y)),
+            Some(Action::ShowList(crate::tui::state::NavList::Runs))
+        ));
+        // The separator between two tabs is no tab.
+        assert!(mouse_action(&s, &areas, &click(n.x + 7, n.y)).is_none());
+        // Narrow: the one-line tab bar.
+        let areas = layout(Rect::new(0, 0, 80, 24), &s);
+        let bar = areas.tab_bar.expect("narrow layout");
+        assert!(matches!(
+            mouse_action(&s, &areas, &click(bar.x + 1, bar.y)),
+            Some(Action::ShowList(crate::tui::state::NavList::Runs))
+        ));
     }
 
     #[test]

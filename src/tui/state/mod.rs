@@ -212,6 +212,8 @@ pub fn update(state: &mut State, action: Action) {
         }),
         Action::Submit => submit(state),
         Action::Click(pane, row) => click(state, pane, row),
+        Action::Focus(pane) => state.focus = pane,
+        Action::ShowList(list) => show_list(state, list),
         Action::Scroll(pane, delta) => {
             state.focus = pane;
             let cmd = if delta < 0 {

@@ -58,13 +58,20 @@ pub struct NavItem {
     pub folded: bool,
 }
 
+/// `L`/`H`: the next or previous list, focused.
 pub(super) fn switch_list(state: &mut State, step: isize) {
     let i = NavList::ALL
         .iter()
         .position(|l| *l == state.nav_list)
         .unwrap_or(0) as isize;
-    state.nav_list = NavList::ALL[(i + step).rem_euclid(4) as usize];
+    show_list(state, NavList::ALL[(i + step).rem_euclid(4) as usize]);
+}
+
+/// Shows a list from its top, with the keyboard on the navigator.
+pub(super) fn show_list(state: &mut State, list: NavList) {
+    state.nav_list = list;
     state.nav_cursor = 0;
+    state.focus = Pane::Navigator;
     rebuild_nav(state);
 }
 

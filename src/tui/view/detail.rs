@@ -13,26 +13,8 @@ pub(super) fn detail(s: &State, area: Rect, buf: &mut Buffer) {
             .render(inner, buf);
         return;
     };
-    let g = &d.analysis.graph;
-    let (_, a) = match g.action(&d.corpus, node) {
-        Some(x) => x,
-        None => return,
-    };
-    let mut title = vec![Span::styled(
-        format!(
-            " {} {} · {} ",
-            sanitize(a.id().unwrap_or("(no id)")),
-            sanitize(a.tool().unwrap_or("?")),
-            sanitize(&g.runs[d.run_of(node)].id)
-        ),
-        t.title,
-    )];
-    for (i, tab) in DetailTab::ALL.iter().enumerate() {
-        let style = if *tab == s.tab { t.title } else { t.dim };
-        title.push(Span::styled("│", t.border));
-        title.push(Span::styled(format!(" {} {} ", i + 1, tab.title()), style));
-    }
-    let block = pane_block(s, Pane::Detail, Line::from(title));
+    let (title, _) = detail_title(s, d, node);
+    let block = pane_block(s, Pane::Detail, title);
     let inner = block.inner(area);
     block.render(area, buf);
     // Findings come from the explorer's index (the Record tab), not a scan of all of them.
@@ -357,4 +339,33 @@ pub(super) fn digest_lines<'a>(
         ));
     }
     lines
+}
+
+/// The detail pane's title: the action, then one span per tab (`│ 1 Authority `); the
+/// second value names the tab each span is (for mouse hit-testing).
+pub(super) fn detail_title<'a>(
+    s: &State,
+    d: &Data,
+    node: NodeId,
+) -> (Line<'a>, Vec<Option<DetailTab>>) {
+    let t = &s.theme;
+    let g = &d.analysis.graph;
+    let a = g.action(&d.corpus, node).map(|(_, a)| a);
+    let mut spans = vec![Span::styled(
+        format!(
+            " {} {} · {} ",
+            sanitize(a.and_then(|a| a.id()).unwrap_or("(no id)")),
+            sanitize(a.and_then(|a| a.tool()).unwrap_or("?")),
+            sanitize(&g.runs[d.run_of(node)].id)
+        ),
+        t.title,
+    )];
+    let mut tabs = vec![None];
+    for (i, tab) in DetailTab::ALL.iter().enumerate() {
+        let style = if *tab == s.tab { t.title } else { t.dim };
+        spans.push(Span::styled("│", t.border));
+        spans.push(Span::styled(format!(" {} {} ", i + 1, tab.title()), style));
+        tabs.extend([None, Some(*tab)]);
+    }
+    (Line::from(spans), tabs)
 }

@@ -26,7 +26,8 @@ pub use timeline::{Axis, run_axis};
 use super::data::{Data, flag, glyphs};
 use super::keymap::{Command, Scope};
 use super::state::{
-    CopyTarget, DetailTab, NavList, Overlay, Pane, Row, State, chain_status, nav_text, raw_lines,
+    Action, CopyTarget, DetailTab, NavList, Overlay, Pane, Row, State, chain_status, nav_text,
+    raw_lines,
 };
 use crate::analysis::authority::ChangeStatus;
 use crate::analysis::comparability::BadgeState;
@@ -103,6 +104,46 @@ pub fn layout(area: Rect, state: &State) -> Areas {
             hints,
         }
     }
+}
+
+/// What a click on a tab title asks for: a navigator list (its title row, or the narrow
+/// tab bar) or a detail tab (the detail pane's title row). Positions come from the same
+/// spans the views draw.
+pub fn tab_at(s: &State, areas: &Areas, column: u16, row: u16) -> Option<Action> {
+    fn hit<T: Copy>(spans: &[Span<'_>], tabs: &[Option<T>], x0: u16, column: u16) -> Option<T> {
+        let mut x = x0;
+        for (span, tab) in spans.iter().zip(tabs) {
+            let w = span.width() as u16;
+            if column >= x && column < x + w {
+                return *tab;
+            }
+            x += w;
+        }
+        None
+    }
+    let on_row = |r: Rect| row == r.y && column >= r.x && column < r.x + r.width;
+    if let Some(n) = areas.navigator.filter(|n| on_row(*n)) {
+        let (spans, lists) = nav_tabs(s);
+        return hit(&spans, &lists, n.x + 1, column).map(Action::ShowList);
+    }
+    if let Some(bar) = areas.tab_bar.filter(|b| on_row(*b)) {
+        let (spans, lists) = nav_tabs(s);
+        return hit(&spans, &lists, bar.x, column).map(Action::ShowList);
+    }
+    if on_row(areas.detail) {
+        let d = s.data.as_ref()?;
+        let (title, tabs) = detail_title(s, d, s.node?);
+        let number = |t: DetailTab| {
+            DetailTab::ALL
+                .iter()
+                .position(|x| *x == t)
+                .map(|i| i as u8 + 1)
+        };
+        return hit(&title.spans, &tabs, areas.detail.x + 1, column)
+            .and_then(number)
+            .map(|n| Action::Command(Command::Tab(n)));
+    }
+    None
 }
 
 /// The smallest terminal (columns, rows) the explorer draws its panes in.

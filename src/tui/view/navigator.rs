@@ -2,17 +2,32 @@
 
 use super::*;
 
-pub(super) fn tab_bar(s: &State, area: Rect, buf: &mut Buffer) {
-    let mut spans = Vec::new();
-    for l in NavList::ALL {
-        let style = if l == s.nav_list {
+/// The list tabs as spans (` Runs │ Chains │ …`), and the list each span is (for mouse
+/// hit-testing). The same line titles the navigator and makes the narrow tab bar.
+pub(super) fn nav_tabs<'a>(s: &State) -> (Vec<Span<'a>>, Vec<Option<NavList>>) {
+    let mut spans = vec![Span::raw(" ")];
+    let mut lists = vec![None];
+    for (i, l) in NavList::ALL.iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::styled(" │ ", s.theme.border));
+            lists.push(None);
+        }
+        let style = if *l == s.nav_list {
             s.theme.title
         } else {
             s.theme.dim
         };
-        spans.push(Span::styled(format!(" {} ", l.title()), style));
-        spans.push(Span::styled("│", s.theme.border));
+        spans.push(Span::styled(l.title(), style));
+        lists.push(Some(*l));
     }
+    spans.push(Span::raw(" "));
+    lists.push(None);
+    (spans, lists)
+}
+
+pub(super) fn tab_bar(s: &State, area: Rect, buf: &mut Buffer) {
+    let (mut spans, _) = nav_tabs(s);
+    spans.push(Span::styled("│", s.theme.border));
     if let Some(item) = s.nav_items.get(s.nav_cursor) {
         spans.push(Span::raw(format!(
             " {} {}",
@@ -25,19 +40,7 @@ pub(super) fn tab_bar(s: &State, area: Rect, buf: &mut Buffer) {
 }
 
 pub(super) fn navigator(s: &State, area: Rect, buf: &mut Buffer) {
-    let mut title = vec![Span::raw(" ")];
-    for (i, l) in NavList::ALL.iter().enumerate() {
-        if i > 0 {
-            title.push(Span::styled(" │ ", s.theme.border));
-        }
-        let style = if *l == s.nav_list {
-            s.theme.title
-        } else {
-            s.theme.dim
-        };
-        title.push(Span::styled(l.title(), style));
-    }
-    title.push(Span::raw(" "));
+    let (title, _) = nav_tabs(s);
     let block = pane_block(s, Pane::Navigator, Line::from(title));
     let inner = block.inner(area);
     block.render(area, buf);
