@@ -2,10 +2,9 @@
 //! per-action object, the RFC-final three-state check, the protocol schema's record-level
 //! summary and open-agent-audit's string label.
 
-use super::facts::ActionFacts;
 use super::fields::{ActionFields, Key};
 use super::json::{Json, KeySet};
-use super::{Action, Record};
+use super::{Action, DecisionMembers, Record};
 use serde::Serialize;
 use std::borrow::Cow;
 
@@ -140,7 +139,9 @@ impl<'a> Drift<'a> {
     /// Normalises the drift evidence of `action` (falling back to the record-level
     /// protocol-schema summary when it names the action's tool).
     pub fn of(record: &'a Record, action: &Action<'a>) -> Drift<'a> {
-        ActionFacts::with_drift(record, &ActionFields::of(action.0)).1
+        let f = ActionFields::of(action.0);
+        let grant = DecisionMembers::of(f.obj(Key::CapabilityDecision)).grant();
+        Drift::from_inputs(record, &DriftInputs::of(&f, grant))
     }
 
     /// [`Drift::of`] from the members already read.
