@@ -164,9 +164,12 @@ fn problems_tabs_focus_and_help() {
     cmd(&mut s, Command::Right);
     assert_eq!(s.tab, DetailTab::Digests);
     cmd(&mut s, Command::Help);
-    assert_eq!(s.overlay, Overlay::Help);
+    assert_eq!(s.overlay, Overlay::Help(0));
     cmd(&mut s, Command::Down);
-    assert_eq!(s.overlay, Overlay::Help, "keys go to the overlay");
+    assert!(
+        matches!(s.overlay, Overlay::Help(_)),
+        "keys go to the overlay"
+    );
     cmd(&mut s, Command::Cancel);
     assert_eq!(s.overlay, Overlay::None);
     cmd(&mut s, Command::Quit);
@@ -716,4 +719,43 @@ fn clicking_a_detail_tab_title_opens_that_tab() {
     let a = aeplens::tui::view::tab_at(&s, &areas, column, areas.detail.y).unwrap();
     update(&mut s, a);
     assert_eq!(s.tab, DetailTab::Digests);
+}
+
+#[test]
+fn the_header_abbreviates_instead_of_dropping_at_80_columns() {
+    let mut s = demo();
+    s.banner =
+        Some("demo incident (public test key) · open your own: aeplens --keys K PATH".into());
+    let screen = text(&render(&s, 80, 24));
+    let header = screen.lines().next().unwrap();
+    let parts = [
+        "5 rec",
+        "✓4",
+        "✗1",
+        "ch ✓1",
+        "(incident:3)",
+        "▲4",
+        "f:—",
+        "demo inc",
+    ];
+    for part in parts {
+        assert!(header.contains(part), "{part:?} in {header}");
+    }
+    // Load errors come first, in full words, at every width.
+    update(
+        &mut s,
+        Action::Errors(vec!["x.ndjson:3: broken line".into()]),
+    );
+    let screen = text(&render(&s, 80, 24));
+    let header = screen.lines().next().unwrap();
+    for part in ["⚠ 1 load error", "5 rec", "✓4", "✗1", "(incident:3)", "▲4"] {
+        assert!(header.contains(part), "{part:?} in {header}");
+    }
+    // Wide enough: the full words.
+    let screen = text(&render(&s, 200, 40));
+    let header = screen.lines().next().unwrap();
+    assert!(
+        header.contains("1 inputs · 5 records") && header.contains("findings"),
+        "{header}"
+    );
 }

@@ -47,7 +47,8 @@ pub enum Pane {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Overlay {
     None,
-    Help,
+    /// Help, scrolled this many lines down (the glyph legend first, then the keys).
+    Help(usize),
     /// The copy menu: what can be copied for the selected action, and the highlighted entry.
     Copy(Vec<CopyTarget>, usize),
 }
@@ -278,12 +279,18 @@ fn command(state: &mut State, c: Command) {
         }
         return;
     }
-    if state.overlay == Overlay::Help {
-        if matches!(
-            c,
-            Command::Help | Command::Cancel | Command::Quit | Command::Toggle
-        ) {
-            state.overlay = Overlay::None;
+    if let Overlay::Help(scroll) = &mut state.overlay {
+        match c {
+            Command::Help | Command::Cancel | Command::Quit | Command::Toggle => {
+                state.overlay = Overlay::None;
+            }
+            Command::Down => *scroll += 1,
+            Command::Up => *scroll = scroll.saturating_sub(1),
+            Command::PageDown => *scroll += state.page.max(1),
+            Command::PageUp => *scroll = scroll.saturating_sub(state.page.max(1)),
+            Command::Home => *scroll = 0,
+            Command::End => *scroll = usize::MAX / 2,
+            _ => {}
         }
         return;
     }
@@ -296,7 +303,7 @@ fn command(state: &mut State, c: Command) {
     }
     match c {
         Command::Quit => state.quit = true,
-        Command::Help => state.overlay = Overlay::Help,
+        Command::Help => state.overlay = Overlay::Help(0),
         Command::Cancel => {
             state.search = Prompt::default();
             state.search_hits.clear();

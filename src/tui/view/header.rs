@@ -4,8 +4,41 @@
 use super::*;
 
 /// The header: what can be trusted first (load errors, unknown keys, verdict counts), so
-/// it survives a narrow terminal; then findings, filter and banner.
+/// it survives a narrow terminal; then findings, filter and banner. When the full words
+/// do not fit, every part is abbreviated (none dropped) and the banner is cut to fit.
 pub(super) fn header(s: &State, area: Rect, buf: &mut Buffer) {
+    let full = header_spans(s, false);
+    let line = if Line::from(full.clone()).width() + banner_width(s) <= usize::from(area.width) {
+        let mut spans = full;
+        if let Some(b) = &s.banner {
+            spans.push(Span::styled(format!("  {b}"), s.theme.accent));
+        }
+        Line::from(spans)
+    } else {
+        let mut spans = header_spans(s, true);
+        let room = usize::from(area.width).saturating_sub(Line::from(spans.clone()).width());
+        if let Some(b) = &s.banner
+            && room > 4
+        {
+            let cut: String = b.chars().take(room - 3).collect();
+            let text = if cut.chars().count() < b.chars().count() {
+                format!(" {}…", cut.trim_end())
+            } else {
+                format!(" {b}")
+            };
+            spans.push(Span::styled(text, s.theme.accent));
+        }
+        Line::from(spans)
+    };
+    line.render(area, buf);
+}
+
+fn banner_width(s: &State) -> usize {
+    s.banner.as_ref().map_or(0, |b| b.chars().count() + 2)
+}
+
+/// The header's parts, in full words or abbreviated (`compact`).
+fn header_spans<'a>(s: &State, compact: bool) -> Vec<Span<'a>> {
     let t = &s.theme;
     let mut spans = vec![Span::styled(" aeplens", t.title)];
     if !s.errors.is_empty() {
@@ -15,80 +48,104 @@ pub(super) fn header(s: &State, area: Rect, buf: &mut Buffer) {
             t.bad,
         ));
     }
-    match &s.data {
-        None => spans.push(Span::styled(
+    let Some(d) = &s.data else {
+        spans.push(Span::styled(
             format!(" · {} {}…", s.progress.phase, progress_pct(s)),
             t.dim,
-        )),
-        Some(d) => {
+        ));
+        return spans;
+    };
+    spans.push(Span::raw(if compact {
+        format!(" · {} rec ", d.corpus.len())
+    } else {
+        format!(
+            " · {} inputs · {} records ",
+            d.corpus.inputs.len(),
+            d.corpus.len()
+        )
+    }));
+    match &d.summary {
+        Some(sum) => {
+            let a = &sum.authenticity;
+            spans.push(Span::styled(format!("✓{} ", a.valid), t.good));
+            let bad = a.invalid + a.binding_mismatch + a.unsupported_legacy;
+            spans.push(Span::styled(
+                format!("✗{} ", bad),
+                if bad > 0 { t.bad } else { t.dim },
+            ));
+            let unknown = a.unknown_key;
             spans.push(Span::raw(format!(
-                " · {} inputs · {} records ",
-                d.corpus.inputs.len(),
-                d.corpus.len()
+                "○{} ",
+                (a.unsigned + a.not_checked).saturating_sub(unknown)
             )));
-            match &d.summary {
-                Some(sum) => {
-                    let a = &sum.authenticity;
-                    spans.push(Span::styled(format!("✓{} ", a.valid), t.good));
-                    let bad = a.invalid + a.binding_mismatch + a.unsupported_legacy;
-                    spans.push(Span::styled(
-                        format!("✗{} ", bad),
-                        if bad > 0 { t.bad } else { t.dim },
-                    ));
-                    let unknown = a.unknown_key;
-                    spans.push(Span::raw(format!(
-                        "○{} ",
-                        (a.unsigned + a.not_checked).saturating_sub(unknown)
-                    )));
-                    if unknown > 0 {
-                        spans.push(Span::styled(
-                            format!("○{unknown} unknown key — pass --keys "),
-                            t.warn,
-                        ));
-                    }
-                    // Chain paths of the link graph: ✓ only for intact; vacuous ones ○.
-                    let count = |k: &str| sum.chain_paths.get(k).copied().unwrap_or(0);
-                    spans.push(Span::raw(format!(
-                        "· chains ✓{} ○{} ",
-                        count("intact"),
-                        count("not-present")
-                    )));
-                    let (named, total) = &d.chain_trouble;
-                    if *total > 0 {
-                        let more = total.saturating_sub(named.len());
-                        let more = if more > 0 {
-                            format!(" +{more} more")
-                        } else {
-                            String::new()
-                        };
-                        spans.push(Span::styled(
-                            format!("✗{total} ({}{more}) ", named.join(", ")),
-                            t.bad,
-                        ));
-                    }
-                }
-                None => spans.push(Span::styled(
-                    format!("{} {} ", s.progress.phase, progress_pct(s)),
+            if unknown > 0 {
+                spans.push(Span::styled(
+                    format!("○{unknown} unknown key — pass --keys "),
                     t.warn,
-                )),
+                ));
             }
-            let [high, medium, low] = d.finding_counts;
-            spans.push(Span::raw("· findings "));
-            spans.push(Span::styled(format!("▲{high} "), t.bad));
-            spans.push(Span::styled(format!("■{medium} "), t.warn));
-            spans.push(Span::raw(format!("·{low} ")));
-            let filter = if s.filter_pass.is_some() {
-                sanitize(&s.filter.text).into_owned()
-            } else {
-                "—".into()
-            };
-            spans.push(Span::styled(format!("· filter: {filter}"), t.dim));
+            // Chain paths of the link graph: ✓ only for intact; vacuous ones ○.
+            let count = |k: &str| sum.chain_paths.get(k).copied().unwrap_or(0);
+            spans.push(Span::raw(format!(
+                "· {} ✓{} ○{} ",
+                if compact { "ch" } else { "chains" },
+                count("intact"),
+                count("not-present")
+            )));
+            let (named, total) = &d.chain_trouble;
+            if *total > 0 {
+                let shown: Vec<String> = if compact {
+                    // `incident.ndjson:3` → `incident:3`
+                    named
+                        .iter()
+                        .take(1)
+                        .map(|n| n.replace(".ndjson:", ":").replace(".jsonl:", ":"))
+                        .collect()
+                } else {
+                    named.clone()
+                };
+                let more = total.saturating_sub(shown.len());
+                let more = match (more, compact) {
+                    (0, _) => String::new(),
+                    (n, true) => format!(" +{n}"),
+                    (n, false) => format!(" +{n} more"),
+                };
+                spans.push(Span::styled(
+                    format!("✗{total} ({}{more}) ", shown.join(", ")),
+                    t.bad,
+                ));
+            }
         }
+        None => spans.push(Span::styled(
+            format!("{} {} ", s.progress.phase, progress_pct(s)),
+            t.warn,
+        )),
     }
-    if let Some(b) = &s.banner {
-        spans.push(Span::styled(format!("  {b}"), t.accent));
-    }
-    Line::from(spans).render(area, buf);
+    let [high, medium, low] = d.finding_counts;
+    spans.push(Span::raw(if compact { "· " } else { "· findings " }));
+    spans.push(Span::styled(format!("▲{high} "), t.bad));
+    spans.push(Span::styled(format!("■{medium} "), t.warn));
+    spans.push(Span::raw(format!("·{low} ")));
+    let filter = if s.filter_pass.is_some() {
+        sanitize(&s.filter.text).into_owned()
+    } else {
+        "—".into()
+    };
+    spans.push(Span::styled(
+        if compact {
+            let short: String = filter.chars().take(12).collect();
+            let cut = if short.chars().count() < filter.chars().count() {
+                "…"
+            } else {
+                ""
+            };
+            format!("· f:{short}{cut}")
+        } else {
+            format!("· filter: {filter}")
+        },
+        t.dim,
+    ));
+    spans
 }
 
 pub(super) fn progress_pct(s: &State) -> String {

@@ -181,7 +181,7 @@ impl Widget for &Screen<'_> {
         hint_bar(s, a.hints, buf);
         match &s.overlay {
             Overlay::None => {}
-            Overlay::Help => help(s, area, buf),
+            Overlay::Help(scroll) => help(s, *scroll, area, buf),
             Overlay::Copy(items, i) => copy_menu(s, items, *i, area, buf),
         }
     }

@@ -2,34 +2,60 @@
 
 use super::*;
 
-/// Every glyph and its one meaning.
-pub const GLYPH_LEGEND: [&str; 4] = [
-    "glyphs: ⊘ denied (the first of a tree starts a chain)  ↻ re-approved after a deny  ≠ drift  ‼ executed despite a deny",
-    "        ● executed, success  ◆ executed, failure  ◌ no outcome recorded  ✗ invalid signature or failed check",
-    "        ⧗ under a lease  ⌛ outside its lease  ◉ comparable  ◐ weaker assumption  ≉ not comparable",
-    "        ✓ verified  ○ nothing to check (unsigned, no link, unknown key)  ~ incomplete  ▲■· findings  ? missing parent  ⋯ idle",
+/// Every glyph and its one meaning, one a line.
+pub const GLYPH_LEGEND: [&str; 19] = [
+    "⊘  denied (the first deny of a tree starts a chain)",
+    "↻  re-approved after a deny",
+    "≠  argument drift",
+    "‼  executed despite a deny",
+    "●  executed, success",
+    "◆  executed, failure",
+    "◌  no outcome recorded",
+    "✗  invalid signature, or a failed check",
+    "⧗  under a lease",
+    "⌛ outside its lease",
+    "◉  digests comparable",
+    "◐  comparable under a weaker assumption",
+    "≉  not comparable",
+    "✓  verified",
+    "○  nothing to check (unsigned, no link, unknown key)",
+    "~  incomplete (partial or orphaned chain)",
+    "▲  high finding (■ medium, · low)",
+    "?  parent not found",
+    "⋯  idle time compressed on the timeline",
 ];
 
-pub(super) fn help(s: &State, area: Rect, buf: &mut Buffer) {
+/// Help: the glyph legend first, then every key from the keymap; scrolls with the
+/// movement keys when it is taller than the screen.
+pub(super) fn help(s: &State, scroll: usize, area: Rect, buf: &mut Buffer) {
     let t = &s.theme;
-    let mut lines = Vec::new();
+    let mut lines = vec![Line::styled("GLYPHS", t.title)];
+    for legend in GLYPH_LEGEND {
+        lines.push(Line::styled(legend, t.base));
+    }
+    lines.push(Line::raw(""));
+    lines.push(Line::styled("KEYS", t.title));
     for b in &s.keymap.bindings {
         lines.push(Line::from(vec![
             Span::styled(format!("{:<16}", s.keymap.keys_of(b)), t.hint_key),
             Span::raw(b.help),
         ]));
     }
-    lines.push(Line::raw(""));
-    for legend in GLYPH_LEGEND {
-        lines.push(Line::styled(legend, t.dim));
-    }
     let rect = centered(area, 100, lines.len() as u16 + 2);
+    let visible = usize::from(rect.height.saturating_sub(2));
+    let scroll = scroll.min(lines.len().saturating_sub(visible));
+    let more = if scroll + visible < lines.len() {
+        " · ↓ more"
+    } else {
+        ""
+    };
     Clear.render(rect, buf);
     Paragraph::new(lines)
+        .scroll((scroll as u16, 0))
         .block(
             Block::default()
                 .borders(Borders::ALL)
-                .title(" Help · keys from the keymap (Esc closes) ")
+                .title(format!(" Help · ↑↓ scroll · Esc closes{more} "))
                 .border_style(t.focus_border),
         )
         .style(t.base)
