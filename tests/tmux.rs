@@ -14,6 +14,10 @@ struct Tmux {
 
 impl Tmux {
     fn start(name: &str, command: &str) -> Option<Tmux> {
+        Tmux::start_sized(name, command, 160, 48)
+    }
+
+    fn start_sized(name: &str, command: &str, width: u16, height: u16) -> Option<Tmux> {
         if Command::new("tmux").arg("-V").output().is_err() {
             assert!(std::env::var_os("CI").is_none(), "tmux is required in CI");
             eprintln!("tmux not installed: skipping {name}");
@@ -35,9 +39,9 @@ impl Tmux {
             "new-session",
             "-d",
             "-x",
-            "160",
+            &width.to_string(),
             "-y",
-            "48",
+            &height.to_string(),
             "sh",
             "-c",
             &shell,
@@ -99,7 +103,7 @@ fn demo_in_a_real_terminal() {
     };
     let s = t.wait_for("demo incident");
     assert!(s.contains("Timeline"), "{s}");
-    t.wait_for("chains ✓");
+    t.wait_for(" ✓1 ○2");
     // Next problem: the drift denial that starts the chain.
     t.keys(&["e"]);
     let s = t.wait_for("⊘");
@@ -117,7 +121,7 @@ fn demo_in_a_real_terminal() {
     );
     // The help overlay, generated from the keymap.
     t.keys(&["?"]);
-    let s = t.wait_for("keys from the keymap");
+    let s = t.wait_for("GLYPHS");
     assert!(s.contains("go to parent"), "{s}");
     t.keys(&["Escape", "q"]);
     let s = t.wait_for("TTY-");
@@ -188,7 +192,7 @@ fn the_explorer_leaves_its_inputs_untouched() {
     ) else {
         return;
     };
-    t.wait_for("chains ✓");
+    t.wait_for(" ✓1 ○2");
     // Walk every tab and list, copy something, then quit.
     t.keys(&[
         "e", "1", "2", "3", "4", "5", "6", "C", "y", "Escape", "BTab", "L", "L", "L", "q",
@@ -199,5 +203,83 @@ fn the_explorer_leaves_its_inputs_untouched() {
         std::fs::metadata(&file).unwrap().modified().unwrap(),
     );
     assert!(before == after, "the explorer changed its input");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_newcomer_at_80x24() {
+    let dir = std::env::temp_dir().join(format!("aeplens-tmux-80-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let demo = std::fs::canonicalize("assets/demo").unwrap();
+    let keys = demo.join("keys.json");
+    let evidence = demo.join("evidence");
+
+    // A path that cannot be read: exit 2 with check's message, no empty explorer.
+    let missing = dir.join("missing.ndjson");
+    let Some(t) = Tmux::start_sized("missing", &format!("{BIN} {}", missing.display()), 80, 24)
+    else {
+        return;
+    };
+    let s = t.wait_for("AEPLENS-EXIT=");
+    assert!(s.contains("AEPLENS-EXIT=2"), "{s}");
+    assert!(s.contains("cannot read file"), "{s}");
+    drop(t);
+
+    // A directory where one file fails to load: counted in the header, listed.
+    let mixed = dir.join("mixed");
+    std::fs::create_dir_all(&mixed).unwrap();
+    std::fs::copy(evidence.join("incident.ndjson"), mixed.join("a.ndjson")).unwrap();
+    std::fs::write(mixed.join("b.ndjson"), "{not json\n").unwrap();
+    let cmd = format!("{BIN} --keys {} {}", keys.display(), mixed.display());
+    let Some(t) = Tmux::start_sized("mixed", &cmd, 80, 24) else {
+        return;
+    };
+    let s = t.wait_for("load error");
+    assert!(s.contains("⚠ 1 load error"), "{s}");
+    // The narrow layout shows the navigator when it has the focus.
+    t.keys(&["BTab"]);
+    let s = t.wait_for("b.ndjson:1");
+    assert!(s.contains("⚠"), "{s}");
+    t.keys(&["q"]);
+    t.wait_for("AEPLENS-EXIT=0");
+    drop(t);
+
+    // Evidence without its keys: said in the header.
+    let cmd = format!("{BIN} {}", evidence.display());
+    let Some(t) = Tmux::start_sized("nokeys", &cmd, 80, 24) else {
+        return;
+    };
+    let s = t.wait_for("unknown key");
+    assert!(s.contains("○5 unknown key — pass --keys"), "{s}");
+    t.keys(&["q"]);
+    t.wait_for("AEPLENS-EXIT=0");
+    drop(t);
+
+    // The demo: help scrolled to its end and back, the tampered record, quit.
+    let Some(t) = Tmux::start_sized("newcomer", BIN, 80, 24) else {
+        return;
+    };
+    let s = t.wait_for("? help · q quit");
+    assert!(
+        s.lines().any(|l| l.trim_end().ends_with("? help · q quit")),
+        "{s}"
+    );
+    t.keys(&["?"]);
+    let s = t.wait_for("GLYPHS");
+    assert!(s.contains("⊘  denied"), "{s}");
+    t.keys(&["End"]);
+    let s = t.wait_for("quit");
+    assert!(!s.contains("GLYPHS"), "scrolled past the legend:\n{s}");
+    t.keys(&["Home"]);
+    t.wait_for("GLYPHS");
+    t.keys(&["Escape", "/", "act-003", "Enter", "5"]);
+    let s = t.wait_for("authenticity");
+    assert!(s.contains("✗ invalid"), "{s}");
+    t.keys(&["q"]);
+    let s = t.wait_for("AEPLENS-EXIT=");
+    assert!(
+        s.contains("AEPLENS-EXIT=0") && s.contains("TTY-COOKED"),
+        "{s}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
