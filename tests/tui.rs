@@ -759,3 +759,22 @@ fn the_header_abbreviates_instead_of_dropping_at_80_columns() {
         "{header}"
     );
 }
+
+#[test]
+fn search_counts_real_matches_and_ranks_literal_ones_first() {
+    let mut s = demo();
+    cmd(&mut s, Command::Search);
+    typed(&mut s, "act-003");
+    assert_eq!(s.search_hits.len(), 1, "one action is act-003");
+    assert!(!s.search_fuzzy);
+    let screen = text(&render(&s, 160, 48));
+    assert!(screen.contains("(1 match in this run"), "{screen}");
+    update(&mut s, Action::Submit);
+    assert_eq!(selected_id(&s), "act-003");
+    // Nothing literal: the fuzzy fallback says so.
+    cmd(&mut s, Command::Search);
+    typed(&mut s, "wrfl");
+    assert!(s.search_fuzzy && !s.search_hits.is_empty());
+    let screen = text(&render(&s, 160, 48));
+    assert!(screen.contains("fuzzy matches in this run"), "{screen}");
+}

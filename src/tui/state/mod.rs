@@ -92,6 +92,8 @@ pub struct State {
     pub search_hits: HashSet<NodeId>,
     /// All matching nodes (computed on submit), in run/time order.
     pub search_all: Vec<NodeId>,
+    /// The matches are fuzzy (nothing matched literally).
+    pub search_fuzzy: bool,
     pub filter: Prompt,
     /// Nodes passing the submitted filter (None = no filter).
     pub filter_pass: Option<Vec<bool>>,
@@ -144,6 +146,7 @@ impl State {
             search: Prompt::default(),
             search_hits: HashSet::new(),
             search_all: Vec::new(),
+            search_fuzzy: false,
             filter: Prompt::default(),
             filter_pass: None,
             filter_error: None,

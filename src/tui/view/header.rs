@@ -165,8 +165,10 @@ pub(super) fn hint_bar(s: &State, area: Rect, buf: &mut Buffer) {
         };
         let extra = if s.search.active {
             format!(
-                "  ({} matches in this run · Enter: all runs · Esc: cancel)",
-                s.search_hits.len()
+                "  ({} {}match{} in this run · Enter: all runs · Esc: cancel)",
+                s.search_hits.len(),
+                if s.search_fuzzy { "fuzzy " } else { "" },
+                if s.search_hits.len() == 1 { "" } else { "es" }
             )
         } else {
             "  (tool: decision: class: lease: finding: run: · ! negates · Enter applies · Esc cancels)".into()
