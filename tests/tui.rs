@@ -778,3 +778,23 @@ fn search_counts_real_matches_and_ranks_literal_ones_first() {
     let screen = text(&render(&s, 160, 48));
     assert!(screen.contains("fuzzy matches in this run"), "{screen}");
 }
+
+#[test]
+fn the_navigator_widens_with_the_terminal_and_resizes() {
+    use aeplens::tui::view::layout;
+    use ratatui::layout::Rect;
+    let mut s = demo();
+    let width = |s: &State, w| layout(Rect::new(0, 0, w, 50), s).navigator.unwrap().width;
+    assert_eq!(width(&s, 160), 42);
+    assert_eq!(width(&s, 240), 60);
+    cmd(&mut s, Command::WidenNavigator);
+    assert_eq!(width(&s, 240), 64);
+    cmd(&mut s, Command::NarrowNavigator);
+    cmd(&mut s, Command::NarrowNavigator);
+    assert_eq!(width(&s, 160), 38);
+    // The timeline always keeps room.
+    for _ in 0..30 {
+        cmd(&mut s, Command::WidenNavigator);
+    }
+    assert!(width(&s, 120) <= 80);
+}

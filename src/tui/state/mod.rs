@@ -110,6 +110,8 @@ pub struct State {
     pub size: (u16, u16),
     /// Rows visible in the timeline and navigator (set by the views' layout).
     pub page: usize,
+    /// Columns added to (or taken from) the navigator's default width with `<`/`>`.
+    pub nav_width_delta: i16,
     /// The banner shown in the header (e.g. for the bundled demo).
     pub banner: Option<String>,
 }
@@ -159,6 +161,7 @@ impl State {
             quit: false,
             size: (80, 24),
             page: 10,
+            nav_width_delta: 0,
             banner: None,
         }
     }
@@ -306,6 +309,8 @@ fn command(state: &mut State, c: Command) {
     }
     match c {
         Command::Quit => state.quit = true,
+        Command::NarrowNavigator => state.nav_width_delta = (state.nav_width_delta - 4).max(-20),
+        Command::WidenNavigator => state.nav_width_delta = (state.nav_width_delta + 4).min(80),
         Command::Help => state.overlay = Overlay::Help(0),
         Command::Cancel => {
             state.search = Prompt::default();

@@ -82,8 +82,11 @@ pub fn layout(area: Rect, state: &State) -> Areas {
     let [top, detail] =
         Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(body);
     if area.width >= 110 {
-        let [nav, timeline] =
-            Layout::horizontal([Constraint::Length(42), Constraint::Min(20)]).areas(top);
+        let [nav, timeline] = Layout::horizontal([
+            Constraint::Length(nav_width(area.width, state)),
+            Constraint::Min(20),
+        ])
+        .areas(top);
         Areas {
             header,
             navigator: Some(nav),
@@ -148,6 +151,14 @@ pub fn tab_at(s: &State, areas: &Areas, column: u16, row: u16) -> Option<Action>
 
 /// The smallest terminal (columns, rows) the explorer draws its panes in.
 pub const MIN_SIZE: (u16, u16) = (60, 16);
+
+/// The navigator's width beside the timeline: 42 columns up to 140, then a quarter of
+/// the screen (at most 70), moved by `<`/`>`; the timeline keeps at least 40.
+pub fn nav_width(width: u16, state: &State) -> u16 {
+    let base = (width / 4).clamp(42, 70) as i32;
+    let max = i32::from(width.saturating_sub(40));
+    (base + i32::from(state.nav_width_delta)).clamp(24, max.max(24)) as u16
+}
 
 /// The whole screen.
 pub struct Screen<'a>(pub &'a State);
