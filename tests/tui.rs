@@ -798,3 +798,27 @@ fn the_navigator_widens_with_the_terminal_and_resizes() {
     }
     assert!(width(&s, 120) <= 80);
 }
+
+#[test]
+fn findings_are_grouped_by_id_with_counts() {
+    let mut s = v03();
+    update(&mut s, Action::ShowList(NavList::Findings));
+    let groups: Vec<String> = s
+        .nav_items
+        .iter()
+        .filter(|i| matches!(i.target, NavTarget::FindingGroup(_)))
+        .map(|i| aeplens::tui::state::nav_text(&s, i))
+        .collect();
+    let d = s.data.as_ref().unwrap();
+    let ids: std::collections::BTreeSet<&str> = d.findings.iter().map(|f| f.id).collect();
+    assert_eq!(groups.len(), ids.len(), "one group per id: {groups:?}");
+    let total: usize = groups
+        .iter()
+        .map(|g| g.rsplit('×').next().unwrap().parse::<usize>().unwrap())
+        .sum();
+    assert_eq!(total, d.findings.len());
+    // Folded until opened; Enter shows the members.
+    let before = s.nav_items.len();
+    cmd(&mut s, Command::Toggle);
+    assert!(s.nav_items.len() > before);
+}

@@ -38,6 +38,8 @@ pub enum NavTarget {
     Run(usize),
     Chain(usize),
     Finding(usize),
+    /// The findings sharing one id (index of its first finding), with their count.
+    FindingGroup(usize),
     Lease(usize),
     /// An action inside a chain (the chain's index).
     Step(usize, NodeId),
@@ -123,7 +125,9 @@ pub(super) fn target_node(state: &State, t: NavTarget) -> Option<NodeId> {
             let c = an.chains.get(i)?;
             c.steps.first().map(|s| s.node)
         }
-        NavTarget::Finding(i) => d.nodes_of(d.findings.get(i)?).first().copied(),
+        NavTarget::Finding(i) | NavTarget::FindingGroup(i) => {
+            d.nodes_of(d.findings.get(i)?).first().copied()
+        }
         NavTarget::Lease(i) => an.leases.summaries.get(i)?.nodes.first().copied(),
         NavTarget::Step(_, n) | NavTarget::LeaseUse(_, n) => Some(n),
         NavTarget::LoadError(_) => None,
@@ -269,11 +273,31 @@ pub(super) fn nav_items(state: &State) -> Vec<NavItem> {
             }
         }
         NavList::Findings => {
+            // Grouped by id (in severity order), each group foldable with its count.
+            let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
             for (i, f) in d.findings.iter().enumerate() {
                 if filtered && !d.nodes_of(f).iter().any(|n| state.passes(*n)) {
                     continue;
                 }
-                out.push(item(0, NavTarget::Finding(i), 0, false));
+                match groups
+                    .iter_mut()
+                    .find(|(first, _)| d.findings[*first].id == f.id)
+                {
+                    Some((_, members)) => members.push(i),
+                    None => groups.push((i, vec![i])),
+                }
+            }
+            for (first, members) in groups {
+                let it = item(0, NavTarget::FindingGroup(first), 0, true);
+                let folded = it.folded;
+                out.push(it);
+                if !folded {
+                    out.extend(
+                        members
+                            .into_iter()
+                            .map(|i| item(1, NavTarget::Finding(i), 0, false)),
+                    );
+                }
             }
         }
         NavList::Leases => {
@@ -339,15 +363,21 @@ pub fn nav_text(state: &State, item: &NavItem) -> String {
                     .unwrap_or("no decision")
             )
         }
+        NavTarget::FindingGroup(first) => {
+            let f = &d.findings[first];
+            let count = d.findings.iter().filter(|x| x.id == f.id).count();
+            format!("{} {} ×{count}", severity_mark(f.severity), f.id)
+        }
         NavTarget::Finding(i) => {
             let f = &d.findings[i];
-            let mark = match f.severity {
-                crate::model::finding::Severity::High => "▲",
-                crate::model::finding::Severity::Medium => "■",
-                _ => "·",
-            };
+            let mark = severity_mark(f.severity);
             let ids: Vec<_> = f.action_ids.iter().map(|a| show_id(a)).collect();
-            format!("{mark} {} {} {}", f.id, ids.join(","), f.message)
+            if item.depth > 0 {
+                // Under its group: the id is the group's.
+                format!("{mark} {} {}", ids.join(","), f.message)
+            } else {
+                format!("{mark} {} {} {}", f.id, ids.join(","), f.message)
+            }
         }
         NavTarget::Lease(i) => {
             let l = &an.leases.summaries[i];
@@ -407,5 +437,14 @@ pub fn chain_status(d: &Data, run: usize) -> String {
             };
             format!("{glyph} {}", s.name())
         }
+    }
+}
+
+/// The mark of a severity in lists: ▲ high, ■ medium, · otherwise.
+fn severity_mark(s: crate::model::finding::Severity) -> &'static str {
+    match s {
+        crate::model::finding::Severity::High => "▲",
+        crate::model::finding::Severity::Medium => "■",
+        _ => "·",
     }
 }
