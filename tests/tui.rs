@@ -822,3 +822,19 @@ fn findings_are_grouped_by_id_with_counts() {
     cmd(&mut s, Command::Toggle);
     assert!(s.nav_items.len() > before);
 }
+
+#[test]
+fn the_navigator_follows_a_jump_to_another_run() {
+    let mut s = demo();
+    // Next problems until the selection leaves the first run.
+    let first_run = s.run;
+    for _ in 0..20 {
+        cmd(&mut s, Command::NextProblem);
+        if s.run != first_run {
+            break;
+        }
+    }
+    assert_ne!(s.run, first_run, "the demo has problems in other runs");
+    let item = &s.nav_items[s.nav_cursor];
+    assert_eq!(item.target, NavTarget::Run(s.run));
+}

@@ -125,6 +125,16 @@ pub fn select(state: &mut State, node: NodeId, record: bool) {
         rebuild_rows(state);
         search_run(state);
     }
+    // The navigator follows a jump to another run (`e`/`E`, search, history).
+    if changed
+        && state.focus != Pane::Navigator
+        && let Some(i) = state
+            .nav_items
+            .iter()
+            .position(|i| i.target == NavTarget::Run(run))
+    {
+        state.nav_cursor = i;
+    }
     if state.node != Some(node) {
         state.raw_folded.clear();
         state.raw_cursor = 0;
