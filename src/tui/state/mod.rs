@@ -317,6 +317,9 @@ fn command(state: &mut State, c: Command) {
             state.search_hits.clear();
             state.search_all.clear();
         }
+        Command::FocusNavigator => state.focus = Pane::Navigator,
+        Command::FocusTimeline => state.focus = Pane::Timeline,
+        Command::FocusDetail => state.focus = Pane::Detail,
         Command::FocusNext | Command::FocusPrev => {
             let order = [Pane::Navigator, Pane::Timeline, Pane::Detail];
             let i = order.iter().position(|p| *p == state.focus).unwrap_or(0);

@@ -198,16 +198,26 @@ impl Widget for &Screen<'_> {
     }
 }
 
+/// A pane's frame: its title on the left, the key that focuses it on the right.
 fn pane_block<'a>(s: &State, pane: Pane, title: Line<'a>) -> Block<'a> {
     let style = if s.focus == pane {
         s.theme.focus_border
     } else {
         s.theme.border
     };
-    Block::default()
+    let command = match pane {
+        Pane::Navigator => Command::FocusNavigator,
+        Pane::Timeline => Command::FocusTimeline,
+        Pane::Detail => Command::FocusDetail,
+    };
+    let block = Block::default()
         .borders(Borders::ALL)
         .border_style(style)
-        .title(title)
+        .title(title);
+    match s.keymap.key_for(command) {
+        Some(key) => block.title_top(Line::styled(format!(" {key} "), s.theme.dim).right_aligned()),
+        None => block,
+    }
 }
 
 /// The first visible index so that `cursor` stays in a window of `height` rows.
