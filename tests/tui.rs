@@ -838,3 +838,19 @@ fn the_navigator_follows_a_jump_to_another_run() {
     let item = &s.nav_items[s.nav_cursor];
     assert_eq!(item.target, NavTarget::Run(s.run));
 }
+
+#[test]
+fn every_detail_tab_stays_reachable_at_80_columns() {
+    let mut s = demo();
+    go(&mut s, "run-deploy-0042", "act-003");
+    for tab in 1..=6u8 {
+        cmd(&mut s, Command::Tab(tab));
+        let screen = text(&render(&s, 80, 24));
+        let areas = aeplens::tui::view::layout(ratatui::layout::Rect::new(0, 0, 80, 24), &s);
+        let title = screen.lines().nth(areas.detail.y as usize).unwrap();
+        for n in 1..=6 {
+            assert!(title.contains(&format!(" {n} ")), "tab {n} in {title}");
+        }
+        assert!(title.contains("Raw"), "{title}");
+    }
+}

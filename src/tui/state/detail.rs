@@ -24,6 +24,18 @@ impl DetailTab {
         DetailTab::Raw,
     ];
 
+    /// The tab title, shortened for a narrow pane.
+    pub fn short_title(self) -> &'static str {
+        match self {
+            DetailTab::Authority => "Auth",
+            DetailTab::Drift => "Drift",
+            DetailTab::Lease => "Lease",
+            DetailTab::Digests => "Dig",
+            DetailTab::Record => "Rec",
+            DetailTab::Raw => "Raw",
+        }
+    }
+
     /// The tab title.
     pub fn title(self) -> &'static str {
         match self {

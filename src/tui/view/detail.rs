@@ -13,7 +13,7 @@ pub(super) fn detail(s: &State, area: Rect, buf: &mut Buffer) {
             .render(inner, buf);
         return;
     };
-    let (title, _) = detail_title(s, d, node);
+    let (title, _) = detail_title(s, d, node, area.width);
     let block = pane_block(s, Pane::Detail, title);
     let inner = block.inner(area);
     block.render(area, buf);
@@ -342,30 +342,57 @@ pub(super) fn digest_lines<'a>(
 }
 
 /// The detail pane's title: the action, then one span per tab (`│ 1 Authority `); the
-/// second value names the tab each span is (for mouse hit-testing).
+/// second value names the tab each span is (for mouse hit-testing). When it does not fit
+/// in `width`, the tab names shorten and the action label is cut — never a tab.
 pub(super) fn detail_title<'a>(
     s: &State,
     d: &Data,
     node: NodeId,
+    width: u16,
 ) -> (Line<'a>, Vec<Option<DetailTab>>) {
     let t = &s.theme;
     let g = &d.analysis.graph;
     let a = g.action(&d.corpus, node).map(|(_, a)| a);
-    let mut spans = vec![Span::styled(
-        format!(
-            " {} {} · {} ",
-            sanitize(a.and_then(|a| a.id()).unwrap_or("(no id)")),
-            sanitize(a.and_then(|a| a.tool()).unwrap_or("?")),
-            sanitize(&g.runs[d.run_of(node)].id)
-        ),
-        t.title,
-    )];
-    let mut tabs = vec![None];
-    for (i, tab) in DetailTab::ALL.iter().enumerate() {
-        let style = if *tab == s.tab { t.title } else { t.dim };
-        spans.push(Span::styled("│", t.border));
-        spans.push(Span::styled(format!(" {} {} ", i + 1, tab.title()), style));
-        tabs.extend([None, Some(*tab)]);
+    let label = format!(
+        " {} {} · {} ",
+        sanitize(a.and_then(|a| a.id()).unwrap_or("(no id)")),
+        sanitize(a.and_then(|a| a.tool()).unwrap_or("?")),
+        sanitize(&g.runs[d.run_of(node)].id)
+    );
+    let tab_spans = |short: bool| {
+        let mut spans = Vec::new();
+        let mut tabs = Vec::new();
+        for (i, tab) in DetailTab::ALL.iter().enumerate() {
+            let style = if *tab == s.tab { t.title } else { t.dim };
+            let name = if short {
+                tab.short_title()
+            } else {
+                tab.title()
+            };
+            spans.push(Span::styled("│", t.border));
+            spans.push(Span::styled(format!(" {} {name} ", i + 1), style));
+            tabs.extend([None, Some(*tab)]);
+        }
+        (spans, tabs)
+    };
+    // Borders, and the focus key drawn at the right (` F4 `).
+    let room = usize::from(width.saturating_sub(2 + 5));
+    let (mut spans, mut tabs) = tab_spans(false);
+    let mut tabs_width: usize = spans.iter().map(Span::width).sum();
+    if label.chars().count() + tabs_width > room {
+        (spans, tabs) = tab_spans(true);
+        tabs_width = spans.iter().map(Span::width).sum();
     }
+    let label_room = room.saturating_sub(tabs_width);
+    let label = if label.chars().count() <= label_room {
+        label
+    } else if label_room > 2 {
+        let cut: String = label.chars().take(label_room - 1).collect();
+        format!("{cut}…")
+    } else {
+        String::new()
+    };
+    spans.insert(0, Span::styled(label, t.title));
+    tabs.insert(0, None);
     (Line::from(spans), tabs)
 }
