@@ -84,17 +84,29 @@ impl Theme {
         )
     }
 
-    /// Dark text on a light terminal.
+    /// Dark text on a light terminal: every colour is an explicit RGB value at least
+    /// 4.5:1 against white (WCAG AA), borders and dim text included.
     pub fn light() -> Theme {
-        let mut t = Theme::colored(
-            "light",
-            Color::Black,
-            Color::Gray,
-            Color::Blue,
-            Color::Rgb(210, 220, 240),
-        );
-        t.warn = Style::default().fg(Color::Rgb(160, 100, 0));
-        t
+        let s = |r, g, b| Style::default().fg(Color::Rgb(r, g, b));
+        let accent = s(0, 70, 170);
+        Theme {
+            name: "light",
+            base: s(20, 20, 20),
+            dim: s(90, 90, 90),
+            title: accent.add_modifier(Modifier::BOLD),
+            focus_border: accent.add_modifier(Modifier::BOLD),
+            border: s(105, 105, 105),
+            selected: Style::default()
+                .bg(Color::Rgb(210, 220, 240))
+                .add_modifier(Modifier::BOLD),
+            good: s(0, 115, 0),
+            bad: s(180, 0, 0).add_modifier(Modifier::BOLD),
+            warn: s(140, 80, 0),
+            info: s(0, 100, 140),
+            accent,
+            matched: s(150, 0, 150).add_modifier(Modifier::BOLD | Modifier::UNDERLINED),
+            hint_key: accent.add_modifier(Modifier::BOLD),
+        }
     }
 
     /// Maximum contrast: white on black, bright states, reverse selection.
@@ -137,6 +149,48 @@ impl Theme {
             accent: plain,
             matched: plain.add_modifier(Modifier::BOLD | Modifier::UNDERLINED),
             hint_key: plain.add_modifier(Modifier::BOLD),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// WCAG relative luminance of an sRGB colour.
+    fn luminance(r: u8, g: u8, b: u8) -> f64 {
+        let c = |v: u8| {
+            let v = f64::from(v) / 255.0;
+            if v <= 0.03928 {
+                v / 12.92
+            } else {
+                ((v + 0.055) / 1.055).powf(2.4)
+            }
+        };
+        0.2126 * c(r) + 0.7152 * c(g) + 0.0722 * c(b)
+    }
+
+    #[test]
+    fn the_light_theme_is_readable_on_white() {
+        let t = Theme::light();
+        for (name, style) in [
+            ("base", t.base),
+            ("dim", t.dim),
+            ("border", t.border),
+            ("title", t.title),
+            ("good", t.good),
+            ("bad", t.bad),
+            ("warn", t.warn),
+            ("info", t.info),
+            ("accent", t.accent),
+            ("matched", t.matched),
+            ("hint_key", t.hint_key),
+        ] {
+            let Some(Color::Rgb(r, g, b)) = style.fg else {
+                panic!("{name}: not an explicit RGB colour: {:?}", style.fg);
+            };
+            let contrast = (1.0 + 0.05) / (luminance(r, g, b) + 0.05);
+            assert!(contrast >= 4.5, "{name}: {contrast:.2}:1 against white");
         }
     }
 }
