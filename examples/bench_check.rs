@@ -29,7 +29,7 @@ fn main() {
     let report = aeplens::verify::verify_inputs(&inputs, &keys, &Default::default(), None);
     let verify = t.elapsed();
     let t = Instant::now();
-    let text = aeplens::cli::check::text_report(&report, &[]);
+    let text = aeplens::cli::check::text_report(&report, &[], None);
     let output = t.elapsed();
     let total = start.elapsed();
     let n = report.records.len();

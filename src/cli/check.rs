@@ -42,7 +42,13 @@ pub fn run(args: &CheckArgs) -> i32 {
     });
     let text = match format {
         Format::Json => json_report(report, &ev.findings, options.profile),
-        Format::Text => text_report(report, &ev.findings),
+        Format::Text => {
+            let width = std::io::stdout()
+                .is_terminal()
+                .then(crate::tui::terminal_width)
+                .flatten();
+            text_report(report, &ev.findings, width)
+        }
     };
     let mut out = std::io::stdout().lock();
     if out
@@ -126,7 +132,9 @@ fn auth_cell(r: &crate::verify::RecordResult) -> String {
 }
 
 /// The human table: one line per record, the problems under it, then chains and a summary.
-pub fn text_report(report: &Report, findings: &[Finding]) -> String {
+/// `width`: the terminal's columns when printing to one (columns are cut to fit); `None`
+/// when piped, where nothing is ever cut.
+pub fn text_report(report: &Report, findings: &[Finding], width: Option<usize>) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
     for input in &report.inputs {
@@ -140,26 +148,49 @@ pub fn text_report(report: &Report, findings: &[Finding]) -> String {
             );
         }
     }
-    let _ = writeln!(
-        s,
-        "{:<34} {:<26} {:<44} {:<11} {:<6} {:<6}",
-        "RECORD", "RUN", "AUTHENTICITY", "CHAIN", "STRUCT", "SEM"
-    );
-    for r in &report.records {
-        let name = std::path::Path::new(&r.source.path)
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| r.source.path.clone());
-        let _ = writeln!(
-            s,
-            "{:<34} {:<26} {:<44} {:<11} {:<6} {:<6}",
-            truncate(&format!("{}:{}", sanitize(&name), r.source.line), 34),
-            truncate(&sanitize(r.run_id.as_deref().unwrap_or("—")), 26),
-            truncate(&auth_cell(r), 44),
-            r.chain.status.map(|c| c.name()).unwrap_or("—"),
-            r.structural.status.map_or("—", CheckStatus::name),
-            r.semantic.status.map_or("—", CheckStatus::name),
-        );
+    let cells: Vec<[String; 6]> = report
+        .records
+        .iter()
+        .map(|r| {
+            let name = std::path::Path::new(&r.source.path)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| r.source.path.clone());
+            [
+                format!("{}:{}", sanitize(&name), r.source.line),
+                sanitize(r.run_id.as_deref().unwrap_or("—")).into_owned(),
+                auth_cell(r),
+                r.chain.status.map_or("—", |c| c.name()).to_string(),
+                r.structural
+                    .status
+                    .map_or("—", CheckStatus::name)
+                    .to_string(),
+                r.semantic.status.map_or("—", CheckStatus::name).to_string(),
+            ]
+        })
+        .collect();
+    let header = ["RECORD", "RUN", "AUTHENTICITY", "CHAIN", "STRUCT", "SEM"].map(String::from);
+    let widths = column_widths(std::iter::once(&header).chain(&cells), width);
+    let row = |cells: &[String; 6]| {
+        let mut line = String::new();
+        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
+            // A record keeps its `:line`; other cells lose their end.
+            let cell = if i == 0 {
+                truncate_keeping_line(cell, w)
+            } else {
+                truncate(cell, w)
+            };
+            let pad = w.saturating_sub(cell.chars().count());
+            line.push_str(&cell);
+            if i + 1 < cells.len() {
+                line.push_str(&" ".repeat(pad + 1));
+            }
+        }
+        line
+    };
+    let _ = writeln!(s, "{}", row(&header));
+    for (r, cells) in report.records.iter().zip(&cells) {
+        let _ = writeln!(s, "{}", row(cells));
         let a = &r.authenticity;
         if !matches!(a.status, Some(AuthStatus::Valid | AuthStatus::Unsigned))
             && let Some(reason) = &a.reason
@@ -335,6 +366,42 @@ fn paths_text(report: &Report) -> String {
     s
 }
 
+/// Column widths: each column as wide as its widest cell; on a terminal narrower than
+/// that, the run, record and authenticity columns give way (in that order, down to a
+/// floor each) so the verdict columns stay whole.
+fn column_widths<'a>(
+    rows: impl Iterator<Item = &'a [String; 6]>,
+    width: Option<usize>,
+) -> [usize; 6] {
+    let mut w = [0usize; 6];
+    for row in rows {
+        for (i, cell) in row.iter().enumerate() {
+            w[i] = w[i].max(cell.chars().count());
+        }
+    }
+    if let Some(total) = width {
+        let floors = [(1, 10), (0, 16), (2, 16)];
+        for (col, floor) in floors {
+            let used: usize = w.iter().sum::<usize>() + w.len() - 1;
+            if used <= total {
+                break;
+            }
+            w[col] = w[col].saturating_sub(used - total).max(floor.min(w[col]));
+        }
+    }
+    w
+}
+
+/// `file.ndjson:12` cut to `width` with the `:12` kept (`fil…:12`).
+fn truncate_keeping_line(s: &str, width: usize) -> String {
+    match s.rsplit_once(':') {
+        Some((file, line)) if s.chars().count() > width && width > line.len() + 2 => {
+            format!("{}:{line}", truncate(file, width - line.len() - 1))
+        }
+        _ => truncate(s, width),
+    }
+}
+
 fn truncate(s: &str, width: usize) -> String {
     if s.chars().count() <= width {
         s.to_string()
@@ -342,5 +409,39 @@ fn truncate(s: &str, width: usize) -> String {
         let mut t: String = s.chars().take(width - 1).collect();
         t.push('…');
         t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(record: &str, run: &str, auth: &str) -> [String; 6] {
+        [record, run, auth, "intact", "pass", "pass"].map(String::from)
+    }
+
+    #[test]
+    fn piped_tables_are_never_cut_and_terminal_ones_fit() {
+        let rows = [
+            row("RECORD", "RUN", "AUTHENTICITY"),
+            row(
+                "a-very-long-store-name.ndjson:12345",
+                "run-with-a-rather-long-identifier-0042",
+                "✓ valid (aep-dsse-ed25519-decoded-body-v1)",
+            ),
+        ];
+        assert_eq!(
+            truncate_keeping_line("three_emitters.ndjson:9", 12),
+            "three_emi…:9"
+        );
+        let piped = column_widths(rows.iter(), None);
+        assert_eq!(piped[0], 35);
+        assert_eq!(piped[1], 38);
+        assert_eq!(piped[2], 42);
+        for total in [80, 100] {
+            let fit = column_widths(rows.iter(), Some(total));
+            assert!(fit.iter().sum::<usize>() + 5 <= total, "{fit:?} in {total}");
+            assert_eq!(&fit[3..], &piped[3..], "verdict columns stay whole");
+        }
     }
 }

@@ -40,6 +40,14 @@ pub struct ExplorerOptions {
     pub banner: Option<String>,
 }
 
+/// The terminal's width in columns, when stdout is one (for CLI tables that fit it).
+pub fn terminal_width() -> Option<usize> {
+    ratatui::crossterm::terminal::size()
+        .ok()
+        .map(|(w, _)| usize::from(w))
+        .filter(|w| *w > 0)
+}
+
 /// Runs the explorer until the user quits; returns the exit code.
 pub fn run(options: ExplorerOptions) -> i32 {
     let (tx, rx) = channel();
