@@ -854,3 +854,45 @@ fn every_detail_tab_stays_reachable_at_80_columns() {
         assert!(title.contains("Raw"), "{title}");
     }
 }
+
+#[test]
+fn the_authority_tab_fits_its_width() {
+    let mut s = demo();
+    go(&mut s, "run-deploy-0042", "act-003");
+    cmd(&mut s, Command::Tab(1));
+    // Wide: side by side, digests in full, headers in view.
+    let screen = text(&render(&s, 240, 60));
+    let d = s.data.as_ref().unwrap();
+    let n = s.node.unwrap();
+    let (_, a) = d.analysis.graph.action(&d.corpus, n).unwrap();
+    let hash = a.str_field("approval_context_hash").unwrap();
+    assert!(screen.contains(hash), "full digest shown: {screen}");
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.contains("AVAILABLE") && l.contains("EXERCISED"))
+    );
+    // Narrow: stacked, every continuation starts at the value column, tags whole.
+    for (w, h) in [(80, 60), (99, 60)] {
+        let screen = text(&render(&s, w, h));
+        assert!(
+            !screen
+                .lines()
+                .any(|l| l.contains("AVAILABLE") && l.contains("EXERCISED")),
+            "{w}: stacked"
+        );
+        for line in screen.lines() {
+            let inside = line.trim_start_matches('│');
+            assert!(
+                !inside.trim_end_matches('│').trim_end().ends_with("[JS"),
+                "split tag: {line}"
+            );
+        }
+    }
+    // Findings of the action come first.
+    go(&mut s, "run-deploy-0042", "act-007");
+    let screen = text(&render(&s, 160, 48));
+    let findings_at = screen.find("FINDINGS ON THIS ACTION").expect(&screen);
+    let changed_at = screen.find("CHANGED BETWEEN APPROVAL").unwrap();
+    assert!(findings_at < changed_at);
+}

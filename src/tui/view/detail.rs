@@ -21,51 +21,12 @@ pub(super) fn detail(s: &State, area: Rect, buf: &mut Buffer) {
     let Some(report) = d.analysis.show(&d.corpus, node, &[]) else {
         return;
     };
-    if s.tab == DetailTab::Authority && inner.width >= 60 {
-        // What changed comes first: it is the question the reviewer is asking.
-        let changed_h = (report.authority.changed.len() as u16 + 1).min(inner.height / 2);
-        let [top, bottom] =
-            Layout::vertical([Constraint::Length(changed_h), Constraint::Min(2)]).areas(inner);
-        let mut lines = vec![Line::styled(
-            "CHANGED BETWEEN APPROVAL AND EXECUTION",
-            t.title,
-        )];
-        lines.extend(
-            report
-                .authority
-                .changed
-                .iter()
-                .map(|c| change_line(s, c.what, c.status, &c.summary.to_string())),
-        );
-        Paragraph::new(lines).render(top, buf);
-        let [left, right] =
-            Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
-                .spacing(2)
-                .areas(bottom);
-        Paragraph::new(field_lines(s, "AVAILABLE", &report.authority.available()))
-            .wrap(Wrap { trim: false })
-            .scroll((s.detail_scroll as u16, 0))
-            .render(left, buf);
-        Paragraph::new(field_lines(s, "EXERCISED", &report.authority.exercised()))
-            .wrap(Wrap { trim: false })
-            .scroll((s.detail_scroll as u16, 0))
-            .render(right, buf);
+    if s.tab == DetailTab::Authority {
+        authority(s, d, node, &report, inner, buf);
         return;
     }
     let lines = match s.tab {
-        DetailTab::Authority => {
-            let mut l = field_lines(s, "AVAILABLE", &report.authority.available());
-            l.extend(field_lines(s, "EXERCISED", &report.authority.exercised()));
-            l.push(Line::styled("CHANGED", t.title));
-            l.extend(
-                report
-                    .authority
-                    .changed
-                    .iter()
-                    .map(|c| change_line(s, c.what, c.status, &c.summary.to_string())),
-            );
-            l
-        }
+        DetailTab::Authority => Vec::new(),
         DetailTab::Drift => drift_lines(s, &report),
         DetailTab::Lease => lease_lines(s, d, report.lease, inner.width),
         DetailTab::Digests => digest_lines(s, d, &report),
@@ -107,68 +68,220 @@ pub(super) fn detail(s: &State, area: Rect, buf: &mut Buffer) {
         .render(inner, buf);
 }
 
-/// A titled list of the recorded fields, then one line naming those not recorded.
+/// Columns of a field name; values (and their continuation lines) start after it.
+const NAME_W: usize = 22;
+
+/// Below this width the Authority tab stacks AVAILABLE over EXERCISED.
+const TWO_COLUMNS_FROM: u16 = 100;
+
+/// The Authority tab: the action's findings first, then what changed between approval
+/// and execution, then what was available and what was exercised — side by side from
+/// [`TWO_COLUMNS_FROM`] columns with their headers kept in view while the fields scroll,
+/// stacked below that.
+fn authority(
+    s: &State,
+    d: &Data,
+    node: NodeId,
+    report: &crate::analysis::ActionReport<'_>,
+    inner: Rect,
+    buf: &mut Buffer,
+) {
+    let t = &s.theme;
+    let mut top: Vec<Line> = Vec::new();
+    let findings: Vec<&crate::model::finding::Finding> = d.findings_of(node).collect();
+    if !findings.is_empty() {
+        top.push(Line::styled(
+            format!("FINDINGS ON THIS ACTION ({})", findings.len()),
+            t.title,
+        ));
+        for f in findings.iter().take(3) {
+            let (mark, style) = match f.severity {
+                crate::model::finding::Severity::High => ("▲", t.bad),
+                crate::model::finding::Severity::Medium => ("■", t.warn),
+                _ => ("·", t.base),
+            };
+            top.push(Line::styled(
+                format!("{mark} {} {}", f.id, abbreviate(&sanitize(&f.message))),
+                style,
+            ));
+        }
+        if findings.len() > 3 {
+            top.push(Line::styled(
+                format!("  … {} more in the Record tab (5)", findings.len() - 3),
+                t.dim,
+            ));
+        }
+    }
+    top.push(Line::styled(
+        "CHANGED BETWEEN APPROVAL AND EXECUTION",
+        t.title,
+    ));
+    let w = usize::from(inner.width);
+    for c in &report.authority.changed {
+        top.extend(change_line(s, c.what, c.status, &c.summary.to_string(), w));
+    }
+    let available = report.authority.available();
+    let exercised = report.authority.exercised();
+    if inner.width < TWO_COLUMNS_FROM {
+        let mut lines = top;
+        lines.push(Line::styled("AVAILABLE", t.title));
+        lines.extend(field_lines(s, &available, w));
+        lines.push(Line::styled("EXERCISED", t.title));
+        lines.extend(field_lines(s, &exercised, w));
+        Paragraph::new(lines)
+            .scroll((s.detail_scroll as u16, 0))
+            .render(inner, buf);
+        return;
+    }
+    let top_h = (top.len() as u16).min(inner.height / 2);
+    let [top_area, bottom] =
+        Layout::vertical([Constraint::Length(top_h), Constraint::Min(2)]).areas(inner);
+    Paragraph::new(top).render(top_area, buf);
+    let [left, right] =
+        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
+            .spacing(2)
+            .areas(bottom);
+    for (area, title, fields) in [
+        (left, "AVAILABLE", &available),
+        (right, "EXERCISED", &exercised),
+    ] {
+        // The header stays; the fields under it scroll.
+        let [head, body] =
+            Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
+        Line::styled(title, t.title).render(head, buf);
+        Paragraph::new(field_lines(s, fields, usize::from(area.width)))
+            .scroll((s.detail_scroll as u16, 0))
+            .render(body, buf);
+    }
+}
+
+/// The recorded fields, each wrapped to `width` with continuation lines aligned to the
+/// value column and a dialect tag never split, then one line naming those not recorded.
 pub(super) fn field_lines<'a>(
     s: &State,
-    title: &str,
     fields: &[crate::analysis::authority::Field<'_>],
+    width: usize,
 ) -> Vec<Line<'a>> {
-    let mut lines = vec![Line::styled(title.to_string(), s.theme.title)];
-    lines.extend(
-        fields
-            .iter()
-            .filter(|f| f.value.is_some())
-            .map(|f| field_line(s, f)),
-    );
+    let mut lines = Vec::new();
+    for f in fields.iter().filter(|f| f.value.is_some()) {
+        lines.extend(field_line(s, f, width));
+    }
     let missing: Vec<&str> = fields
         .iter()
         .filter(|f| f.value.is_none())
         .map(|f| f.name)
         .collect();
     if !missing.is_empty() {
-        lines.push(Line::styled(
-            format!("not recorded: {}", missing.join(", ")),
-            s.theme.dim,
+        let list = missing.join(", ");
+        lines.extend(hang(
+            Span::styled(format!("{:<NAME_W$}", "not recorded"), s.theme.dim),
+            split_units(&list, width.saturating_sub(NAME_W), s.theme.dim),
+            width,
         ));
     }
     lines
 }
 
-pub(super) fn field_line<'a>(s: &State, f: &crate::analysis::authority::Field<'_>) -> Line<'a> {
-    Line::from(vec![
-        Span::styled(format!("{:<22}", f.name), s.theme.accent),
-        Span::raw(
-            f.value
-                .map(value_text)
-                .unwrap_or_else(|| "not recorded".into()),
-        ),
-        Span::styled(
-            if f.dialect == "all" {
-                String::new()
+/// One field: name, value (digests in full when the column holds them; epoch
+/// milliseconds as ISO time with the raw value dim beside it), dialect tag.
+pub(super) fn field_line<'a>(
+    s: &State,
+    f: &crate::analysis::authority::Field<'_>,
+    width: usize,
+) -> Vec<Line<'a>> {
+    let t = &s.theme;
+    let value_w = width.saturating_sub(NAME_W).max(12);
+    let (value, raw) = match f.value {
+        Some(Json::Number(n)) if f.name.ends_with("_ms") && n.value.abs() > 1e11 => {
+            (format_ms(n.value), Some(n.raw.to_string()))
+        }
+        Some(Json::String(v)) => {
+            let full = sanitize(&v.lossy()).into_owned();
+            let shown = if full.chars().count() <= value_w {
+                full
             } else {
-                format!(" [{}]", f.dialect)
-            },
-            s.theme.dim,
-        ),
-    ])
+                abbreviate(&full)
+            };
+            (shown, None)
+        }
+        Some(other) => (value_text(other), None),
+        None => ("not recorded".into(), None),
+    };
+    // Units that must not be split: the value's pieces, the raw time, the dialect tag.
+    let mut units = split_units(&value, width.saturating_sub(NAME_W).max(12), t.base);
+    if let Some(raw) = raw {
+        units.push((format!(" ({raw})"), t.dim));
+    }
+    if f.dialect != "all" {
+        units.push((format!(" [{}]", f.dialect), t.dim));
+    }
+    hang(
+        Span::styled(format!("{:<NAME_W$}", f.name), t.accent),
+        units,
+        width,
+    )
 }
 
+/// Text cut into units for [`hang`]: its words (each with the space before it), and
+/// any word longer than `max` in `max`-wide pieces.
+fn split_units(text: &str, max: usize, style: Style) -> Vec<(String, Style)> {
+    let mut units = Vec::new();
+    for (i, word) in text.split(' ').enumerate() {
+        let chars: Vec<char> = word.chars().collect();
+        for (j, piece) in chars.chunks(max.max(1)).enumerate() {
+            let lead = if i > 0 && j == 0 { " " } else { "" };
+            units.push((format!("{lead}{}", piece.iter().collect::<String>()), style));
+        }
+    }
+    units
+}
+
+/// A line that starts with `head` (`NAME_W` columns) and continues with `units`, wrapped
+/// at `width` with every continuation line starting at the value column; a unit is
+/// never split.
+fn hang<'a>(head: Span<'a>, units: Vec<(String, Style)>, width: usize) -> Vec<Line<'a>> {
+    let value_w = width.saturating_sub(NAME_W).max(12);
+    let mut lines: Vec<Vec<Span<'a>>> = vec![vec![head]];
+    let mut used = 0;
+    for (text, style) in units {
+        let w = text.chars().count();
+        if used > 0 && used + w > value_w {
+            lines.push(vec![Span::raw(" ".repeat(NAME_W))]);
+            used = 0;
+        }
+        let text = if used == 0 {
+            text.trim_start().to_string()
+        } else {
+            text
+        };
+        used += text.chars().count();
+        if let Some(line) = lines.last_mut() {
+            line.push(Span::styled(text, style));
+        }
+    }
+    lines.into_iter().map(Line::from).collect()
+}
+
+/// One "what changed" answer, wrapped at `width` under its summary column.
 pub(super) fn change_line<'a>(
     s: &State,
     what: &str,
     status: ChangeStatus,
     summary: &str,
-) -> Line<'a> {
+    width: usize,
+) -> Vec<Line<'a>> {
     let (glyph, style) = match status {
         ChangeStatus::Changed => ("≠", s.theme.bad),
         ChangeStatus::Unchanged => ("=", s.theme.good),
         ChangeStatus::Unknown => ("?", s.theme.warn),
         ChangeStatus::NotApplicable => ("·", s.theme.dim),
     };
-    Line::from(vec![
+    let summary = abbreviate(&sanitize(summary));
+    hang(
         Span::styled(format!("{glyph} {what:<20}"), style),
-        Span::raw(abbreviate(&sanitize(summary))),
-    ])
+        split_units(&summary, width.saturating_sub(NAME_W), s.theme.base),
+        width,
+    )
 }
 
 pub(super) fn drift_lines<'a>(s: &State, r: &crate::analysis::ActionReport<'_>) -> Vec<Line<'a>> {
