@@ -896,3 +896,28 @@ fn the_authority_tab_fits_its_width() {
     let changed_at = screen.find("CHANGED BETWEEN APPROVAL").unwrap();
     assert!(findings_at < changed_at);
 }
+
+#[test]
+fn zoom_stays_centred_on_the_selected_action_and_the_title_says_what_is_shown() {
+    let mut s = demo();
+    go(&mut s, "run-deploy-0042", "act-004");
+    let screen = text(&render(&s, 160, 48));
+    assert!(
+        screen.contains("Timeline · run-deploy-0042 · 2026-"),
+        "date in the title"
+    );
+    for _ in 0..4 {
+        cmd(&mut s, Command::ZoomIn);
+    }
+    let screen = text(&render(&s, 160, 48));
+    assert!(screen.contains("· showing "), "{screen}");
+    let d = s.data.as_ref().unwrap();
+    let axis = aeplens::tui::view::run_axis(&s, d);
+    let t = d.analysis.graph.nodes[s.node.unwrap() as usize]
+        .time
+        .unwrap();
+    let x = axis
+        .x(t, 100, s.zoom, s.pan)
+        .expect("the selected action stays in view");
+    assert!((30..=70).contains(&x), "near the centre: {x}");
+}

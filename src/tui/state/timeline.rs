@@ -47,10 +47,18 @@ pub(super) fn timeline_command(state: &mut State, c: Command) {
         }
         Command::Left => state.pan = (state.pan - 0.1 / state.zoom).max(0.0),
         Command::Right => state.pan = (state.pan + 0.1 / state.zoom).min(1.0 - 1.0 / state.zoom),
-        Command::ZoomIn => state.zoom = (state.zoom * 2.0).min(1024.0),
-        Command::ZoomOut => {
-            state.zoom = (state.zoom / 2.0).max(1.0);
-            state.pan = state.pan.min(1.0 - 1.0 / state.zoom).max(0.0);
+        Command::ZoomIn | Command::ZoomOut => {
+            // Centred on the selected action when it has a time.
+            let centre = g.nodes[node as usize]
+                .time
+                .map(|t| crate::tui::view::run_axis(state, data).frac(t));
+            state.zoom = if c == Command::ZoomIn {
+                (state.zoom * 2.0).min(1024.0)
+            } else {
+                (state.zoom / 2.0).max(1.0)
+            };
+            let pan = centre.map_or(state.pan, |f| f - 0.5 / state.zoom);
+            state.pan = pan.min(1.0 - 1.0 / state.zoom).max(0.0);
         }
         Command::Parent => match g.nodes[node as usize].parent {
             Some(p) => select(state, p, true),

@@ -68,6 +68,40 @@ impl Axis {
         p0 + (t - t0) / (t1 - t0) * (p1 - p0)
     }
 
+    /// Where a time falls on the whole axis, from 0 (first) to 1 (last).
+    pub fn frac(&self, t: f64) -> f64 {
+        self.pos(t) / self.total
+    }
+
+    /// Round tick times (1, 2 or 5 × 10ⁿ ms apart) for the visible window, at most one
+    /// per `spacing` columns, each with its column; none inside a compressed gap.
+    pub fn ticks(&self, width: u16, zoom: f64, pan: f64, spacing: u16) -> (f64, Vec<(f64, u16)>) {
+        let lo = self.time_at(0, width, zoom, pan);
+        let hi = self.time_at(width.saturating_sub(1), width, zoom, pan);
+        // Axis units are milliseconds except in compressed gaps.
+        let visible = (self.total / zoom).max(1.0);
+        let wanted = (f64::from(width) / f64::from(spacing.max(1))).max(1.0);
+        let step = round_step(visible / wanted);
+        let mut out = Vec::new();
+        let mut last_x: Option<u16> = None;
+        let mut t = (lo / step).ceil() * step;
+        while t <= hi && out.len() < 64 {
+            let in_gap = self.gaps.iter().any(|(p, d)| {
+                let pos = self.pos(t);
+                (pos - p).abs() < (self.total * 0.02).max(1.0) && *d > step
+            });
+            if let Some(x) = self.x(t, width, zoom, pan)
+                && !in_gap
+                && last_x.is_none_or(|l| x >= l + spacing)
+            {
+                out.push((t, x));
+                last_x = Some(x);
+            }
+            t += step;
+        }
+        (step, out)
+    }
+
     /// Column of a time for a width, zoom and pan; None when off-screen.
     pub fn x(&self, t: f64, width: u16, zoom: f64, pan: f64) -> Option<u16> {
         let frac = (self.pos(t) / self.total - pan) * zoom;
@@ -94,6 +128,34 @@ impl Axis {
             t0
         }
     }
+}
+
+/// The smallest 1, 2 or 5 × 10ⁿ milliseconds that is at least `ms`.
+pub fn round_step(ms: f64) -> f64 {
+    let ms = ms.max(1.0);
+    let mut unit = 10f64.powf(ms.log10().floor());
+    loop {
+        for m in [1.0, 2.0, 5.0] {
+            if unit * m >= ms {
+                return unit * m;
+            }
+        }
+        unit *= 10.0;
+    }
+}
+
+/// A tick label as precise as its step: `10:02` for minutes, `10:02:30` for seconds,
+/// `10:02:30.250` below.
+fn tick_label(ms: f64, step: f64) -> String {
+    let full = format_ms(ms);
+    let end = if step >= 60_000.0 {
+        16
+    } else if step >= 1000.0 {
+        19
+    } else {
+        23
+    };
+    full.get(11..end).map(str::to_string).unwrap_or(full)
 }
 
 /// The axis of the selected run (action times and lease window bounds).
@@ -161,19 +223,37 @@ pub(super) fn timeline(s: &State, area: Rect, buf: &mut Buffer) {
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
             (a.min(*x), b.max(*x))
         });
+    let axis = run_axis(s, d);
+    // The axis columns, as laid out below the title.
+    let inner_w = area.width.saturating_sub(2);
+    let axis_cols = inner_w.saturating_sub((inner_w / 2).min(46) + 2);
+    let date = if lo.is_finite() {
+        format_ms(lo)
+            .get(..10)
+            .map(str::to_string)
+            .unwrap_or_default()
+    } else {
+        String::new()
+    };
+    let span = |a: f64, b: f64| {
+        if a.is_finite() && b.is_finite() {
+            format!("{} → {}", time_of_day(a), time_of_day(b))
+        } else {
+            "? → ?".to_string()
+        }
+    };
+    // The date, the run's span, and the visible window when zoomed in.
+    let showing = if s.zoom > 1.0 {
+        let a = axis.time_at(0, axis_cols, s.zoom, s.pan);
+        let b = axis.time_at(axis_cols.saturating_sub(1), axis_cols, s.zoom, s.pan);
+        format!(" · showing {}", span(a, b))
+    } else {
+        String::new()
+    };
     let title = format!(
-        " Timeline · {} · {} → {} · zoom {}× ",
+        " Timeline · {} · {date} {}{showing} · zoom {}× ",
         sanitize(run.map(|r| r.id.as_str()).unwrap_or("")),
-        if lo.is_finite() {
-            time_of_day(lo)
-        } else {
-            "?".into()
-        },
-        if hi.is_finite() {
-            time_of_day(hi)
-        } else {
-            "?".into()
-        },
+        span(lo, hi),
         s.zoom
     );
     let block = pane_block(s, Pane::Timeline, Line::from(title));
@@ -189,29 +269,34 @@ pub(super) fn timeline(s: &State, area: Rect, buf: &mut Buffer) {
     for y in inner.y..inner.y + inner.height {
         buf.set_string(inner.x + tree_w, y, "│", t.border);
     }
-    let axis = run_axis(s, d);
-    // Axis row: tick labels and compressed gaps.
+    // Axis row: compressed gaps (`⋯41s⋯`), then round tick labels where they do not
+    // cover a gap's label.
     buf.set_string(inner.x, inner.y, "action", t.dim);
-    let ticks = (axis_w / 16).max(1);
-    for i in 0..ticks {
-        let x = i * (axis_w / ticks);
-        let label = time_of_day(axis.time_at(x, axis_w, s.zoom, s.pan));
-        buf.set_stringn(
-            axis_x + x,
-            inner.y,
-            format!("│{label}"),
-            (axis_w - x) as usize,
-            t.dim,
-        );
-    }
+    let mut taken: Vec<(u16, u16)> = Vec::new();
     for (pos, idle) in &axis.gaps {
         let frac = (pos / axis.total - s.pan) * s.zoom;
         let x = (frac * f64::from(axis_w.saturating_sub(1))).round();
         if (0.0..f64::from(axis_w)).contains(&x) {
             let label = format!("⋯{}⋯", format_duration_ms(*idle));
-            let x = (x as u16).min(axis_w.saturating_sub(label.chars().count() as u16));
+            let len = label.chars().count() as u16;
+            let x = (x as u16).min(axis_w.saturating_sub(len));
             buf.set_string(axis_x + x, inner.y, label, t.warn);
+            taken.push((x, x + len));
         }
+    }
+    let (step, mut ticks) = axis.ticks(axis_w, s.zoom, s.pan, 16);
+    // The left edge is always labelled (precisely) unless a round tick is next to it.
+    if ticks.first().is_none_or(|(_, x)| *x >= 16) {
+        ticks.insert(0, (axis.time_at(0, axis_w, s.zoom, s.pan), 0));
+    }
+    for (time, x) in ticks {
+        let label = format!("│{}", tick_label(time, step));
+        let end = x + label.chars().count() as u16;
+        if taken.iter().any(|(a, b)| x < *b && *a < end) {
+            continue;
+        }
+        buf.set_stringn(axis_x + x, inner.y, label, (axis_w - x) as usize, t.dim);
+        taken.push((x, end));
     }
     let body_h = (inner.height - 1) as usize;
     let cursor = s.cursor_row().unwrap_or(0);
@@ -303,5 +388,38 @@ pub(super) fn timeline_row(
             ("◌", t.dim)
         };
         buf.set_string(axis_x + x, tree.y, glyph, style);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tick_steps_are_round() {
+        for (want, ms) in [
+            (1.0, 0.3),
+            (5.0, 3.0),
+            (10.0, 7.0),
+            (2000.0, 1200.0),
+            (50_000.0, 45_000.0),
+        ] {
+            assert_eq!(round_step(ms), want, "{ms}");
+        }
+    }
+
+    #[test]
+    fn ticks_fall_on_round_times_and_keep_their_spacing() {
+        let axis = Axis::new(vec![1_000.0, 11_000.0]);
+        let (step, ticks) = axis.ticks(100, 1.0, 0.0, 16);
+        assert_eq!(step, 2000.0);
+        assert!(!ticks.is_empty());
+        for w in ticks.windows(2) {
+            assert!(w[1].1 >= w[0].1 + 16, "{ticks:?}");
+        }
+        for (t, _) in &ticks {
+            assert_eq!(t % step, 0.0, "{t} is a multiple of {step}");
+        }
+        assert_eq!(tick_label(1_780_000_002_000.0, 2000.0).len(), 8, "HH:MM:SS");
     }
 }
