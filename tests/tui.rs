@@ -356,41 +356,77 @@ fn journey_open_a_record_with_a_broken_signature_and_see_why() {
 
 // ---- snapshots ----
 
-fn snapshot_all_tabs(name: &str, mut s: State, w: u16, h: u16) {
-    for tab in 1..=6u8 {
-        cmd(&mut s, Command::Tab(tab));
-        insta::assert_snapshot!(format!("{name}_{w}x{h}_tab{tab}"), text(&render(&s, w, h)));
+/// The text of one screen region (a pane), so a change to one pane touches only its own
+/// snapshots.
+fn region(t: &Terminal<TestBackend>, r: ratatui::layout::Rect) -> String {
+    let buf = t.backend().buffer();
+    let mut out = String::new();
+    for y in r.y..r.y + r.height {
+        for x in r.x..r.x + r.width {
+            out.push_str(buf[(x, y)].symbol());
+        }
+        out.push('\n');
+    }
+    out
+}
+
+const SIZES: [(u16, u16); 3] = [(80, 24), (120, 40), (160, 48)];
+
+/// Snapshots of each pane of `s`, named `{pane}_{state}_{w}x{h}`.
+fn snapshot_panes(state: &str, s: &State, w: u16, h: u16, panes: &[&str]) {
+    let t = render(s, w, h);
+    let a = aeplens::tui::view::layout(ratatui::layout::Rect::new(0, 0, w, h), s);
+    for pane in panes {
+        let rect = match *pane {
+            "header" => a.header,
+            "hints" => a.hints,
+            "timeline" => a.timeline,
+            "detail" => a.detail,
+            "navigator" => match (a.navigator, a.tab_bar) {
+                (Some(n), _) => n,
+                (None, Some(bar)) => bar,
+                (None, None) => continue,
+            },
+            "screen" => ratatui::layout::Rect::new(0, 0, w, h),
+            other => panic!("no pane {other}"),
+        };
+        insta::assert_snapshot!(format!("{pane}_{state}_{w}x{h}"), region(&t, rect));
     }
 }
 
 #[test]
 fn snapshots_of_every_pane_and_overlay() {
-    for (w, h) in [(160, 48), (80, 24)] {
-        let mut s = v03();
-        go(&mut s, LEDGER, "L03-sql-reapproved");
-        snapshot_all_tabs("v03_L03", s, w, h);
-        let mut s = rfc();
-        go(&mut s, "run-rfc-leases-3", "K03-after-expiry");
-        snapshot_all_tabs("rfc_K03", s, w, h);
+    for (w, h) in SIZES {
+        // One action per fixture: the header, timeline and hint bar once; every tab.
+        for (name, mut s, run, id) in [
+            ("v03_L03", v03(), LEDGER, "L03-sql-reapproved"),
+            ("rfc_K03", rfc(), "run-rfc-leases-3", "K03-after-expiry"),
+        ] {
+            go(&mut s, run, id);
+            snapshot_panes(name, &s, w, h, &["header", "timeline", "hints"]);
+            for tab in 1..=6u8 {
+                cmd(&mut s, Command::Tab(tab));
+                let tab_name = DetailTab::ALL[usize::from(tab) - 1].title().to_lowercase();
+                snapshot_panes(&format!("{name}_{tab_name}"), &s, w, h, &["detail"]);
+            }
+        }
         let mut s = rfc();
         go(&mut s, "run-rfc-state-2", "S21-cache-write");
         cmd(&mut s, Command::Tab(4));
-        insta::assert_snapshot!(format!("rfc_S21_digests_{w}x{h}"), text(&render(&s, w, h)));
+        snapshot_panes("rfc_S21_digests", &s, w, h, &["detail"]);
         let mut s = v03();
         for list in NavList::ALL {
             update(&mut s, Action::ShowList(list));
             cmd(&mut s, Command::Toggle);
-            insta::assert_snapshot!(
-                format!("v03_nav_{}_{w}x{h}", list.title()),
-                text(&render(&s, w, h))
-            );
+            let name = format!("v03_{}", list.title().to_lowercase());
+            snapshot_panes(&name, &s, w, h, &["navigator", "hints"]);
         }
         let mut s = v03();
         cmd(&mut s, Command::Help);
-        insta::assert_snapshot!(format!("v03_help_{w}x{h}"), text(&render(&s, w, h)));
+        snapshot_panes("v03_help", &s, w, h, &["screen"]);
         let mut s = v03();
         cmd(&mut s, Command::Copy);
-        insta::assert_snapshot!(format!("v03_copy_{w}x{h}"), text(&render(&s, w, h)));
+        snapshot_panes("v03_copy", &s, w, h, &["screen"]);
     }
 }
 
