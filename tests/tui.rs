@@ -957,3 +957,57 @@ fn zoom_stays_centred_on_the_selected_action_and_the_title_says_what_is_shown() 
         .expect("the selected action stays in view");
     assert!((30..=70).contains(&x), "near the centre: {x}");
 }
+
+#[test]
+fn a_background_search_can_be_cancelled_and_only_its_own_result_is_taken() {
+    use aeplens::tui::state::{AllMatches, SearchJob, matches_all};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize};
+    let hay: Vec<String> = (0..10_000).map(|i| format!("act-{i} write_file")).collect();
+    let cancelled = AtomicBool::new(true);
+    assert!(matches_all(&hay, "act-42", &AtomicUsize::new(0), &cancelled).is_none());
+    let found = matches_all(
+        &hay,
+        "act-42",
+        &AtomicUsize::new(0),
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+    assert_eq!(found.best, Some(42), "the whole-word match wins");
+    assert!(!found.fuzzy);
+
+    let mut s = demo();
+    let d = s.data.as_ref().unwrap();
+    let target = d.analysis.graph.find("run-deploy-0044", "act-001").unwrap();
+    let haystacks = d.haystacks.clone();
+    let job = |q: &str| SearchJob {
+        query: q.into(),
+        haystacks: haystacks.clone(),
+        done: Arc::default(),
+        cancel: Arc::default(),
+        started: true,
+    };
+    let result = AllMatches {
+        nodes: vec![target],
+        best: Some(target),
+        fuzzy: false,
+    };
+    // A result for another query than the running one is dropped.
+    s.search_job = Some(job("new"));
+    update(&mut s, Action::SearchDone("old".into(), result.clone()));
+    assert_ne!(s.node, Some(target));
+    let screen = text(&render(&s, 120, 40));
+    assert!(
+        screen.contains("searching every run for \"new\"… 0% (Esc cancels)"),
+        "{screen}"
+    );
+    // Esc cancels the running job.
+    let running = s.search_job.as_ref().unwrap().cancel.clone();
+    cmd(&mut s, Command::Cancel);
+    assert!(s.search_job.is_none() && running.load(std::sync::atomic::Ordering::Relaxed));
+    // Its own result is taken and selected.
+    s.search_job = Some(job("act-001"));
+    update(&mut s, Action::SearchDone("act-001".into(), result));
+    assert_eq!(s.node, Some(target));
+    assert!(s.search_job.is_none());
+}

@@ -40,4 +40,6 @@ pub enum Action {
     /// Show one of the navigator's lists and focus it (a click on its tab).
     ShowList(NavList),
     Scroll(Pane, i32),
+    /// A background all-runs search finished (its query, its matches).
+    SearchDone(String, super::state::AllMatches),
 }

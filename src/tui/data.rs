@@ -49,7 +49,7 @@ pub struct Data {
     pub findings: Vec<Finding>,
     pub flags: Vec<u16>,
     /// Lower-cased search text per node: action id, tool, resource, digests.
-    pub haystacks: Vec<String>,
+    pub haystacks: Arc<Vec<String>>,
     /// Position of each node in its run's time order (for run/time ordering).
     pub rank: Vec<u32>,
     /// Findings per severity (high, medium, low + info), for the header.
@@ -178,7 +178,7 @@ impl Data {
             report: None,
             findings: Vec::new(),
             flags,
-            haystacks,
+            haystacks: Arc::new(haystacks),
             rank,
             finding_counts: [0; 3],
             summary: None,

@@ -136,6 +136,19 @@ fn event_loop(
                 }
             }
         }
+        // An all-runs search on large evidence runs beside the loop (Esc cancels it).
+        if let Some(job) = state.search_job.as_mut().filter(|j| !j.started) {
+            job.started = true;
+            let job = job.clone();
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                if let Some(result) =
+                    state::matches_all(&job.haystacks, &job.query, &job.done, &job.cancel)
+                {
+                    let _ = tx.send(Action::SearchDone(job.query, result));
+                }
+            });
+        }
         let mut worked = false;
         while let Ok(a) = rx.try_recv() {
             let reload = matches!(a, Action::Loaded(_)) && state.data.is_some();

@@ -20,6 +20,7 @@ pub use copy::CopyTarget;
 pub use detail::{DetailTab, JsonLine, raw_lines};
 pub use filter::{Term, parse_filter};
 pub use navigator::{NavItem, NavList, NavTarget, chain_status, nav_text, rebuild_nav};
+pub use search::{AllMatches, BACKGROUND_SEARCH_FROM, SearchJob, matches_all};
 pub use timeline::{Row, rebuild_rows, select};
 
 use super::data::{Data, flag};
@@ -34,6 +35,8 @@ use fuzzy_matcher::FuzzyMatcher;
 use fuzzy_matcher::skim::SkimMatcherV2;
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// The pane with the keyboard.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,6 +97,8 @@ pub struct State {
     pub search_all: Vec<NodeId>,
     /// The matches are fuzzy (nothing matched literally).
     pub search_fuzzy: bool,
+    /// An all-runs search running in the background (large evidence).
+    pub search_job: Option<SearchJob>,
     pub filter: Prompt,
     /// Nodes passing the submitted filter (None = no filter).
     pub filter_pass: Option<Vec<bool>>,
@@ -149,6 +154,7 @@ impl State {
             search_hits: HashSet::new(),
             search_all: Vec::new(),
             search_fuzzy: false,
+            search_job: None,
             filter: Prompt::default(),
             filter_pass: None,
             filter_error: None,
@@ -221,6 +227,7 @@ pub fn update(state: &mut State, action: Action) {
         Action::Click(pane, row) => click(state, pane, row),
         Action::Focus(pane) => state.focus = pane,
         Action::ShowList(list) => show_list(state, list),
+        Action::SearchDone(query, result) => search_done(state, &query, result),
         Action::Scroll(pane, delta) => {
             state.focus = pane;
             let cmd = if delta < 0 {
@@ -250,6 +257,9 @@ fn submit(state: &mut State) {
         state.search.active = false;
         match search_all(state) {
             Some(best) => select(state, best, true),
+            None if state.search_job.is_some() => {
+                state.message = Some("searching every run… (Esc cancels)".into());
+            }
             None if !state.search.text.is_empty() => {
                 state.message = Some(format!("no match for {:?}", state.search.text));
             }
@@ -313,6 +323,10 @@ fn command(state: &mut State, c: Command) {
         Command::WidenNavigator => state.nav_width_delta = (state.nav_width_delta + 4).min(80),
         Command::Help => state.overlay = Overlay::Help(0),
         Command::Cancel => {
+            if let Some(job) = state.search_job.take() {
+                job.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+                state.message = Some("search cancelled".into());
+            }
             state.search = Prompt::default();
             state.search_hits.clear();
             state.search_all.clear();

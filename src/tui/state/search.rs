@@ -59,8 +59,104 @@ pub(super) fn search_run(state: &mut State) {
     state.search_fuzzy = !state.search_hits.is_empty();
 }
 
-/// Matches among all actions (on submit), in parallel; returns the best: the most
-/// literal match (earliest in load order among equals), else the best fuzzy score.
+/// Every action's match of `query` (lower-cased): literal ones if any, else fuzzy ones;
+/// with the best first-listed. `done` counts haystacks looked at; `cancel` stops early
+/// (then `None`).
+pub fn matches_all(
+    haystacks: &[String],
+    query: &str,
+    done: &AtomicUsize,
+    cancel: &AtomicBool,
+) -> Option<AllMatches> {
+    let count = |n: usize| {
+        if n.is_multiple_of(4096) {
+            done.fetch_add(4096, Ordering::Relaxed);
+        }
+    };
+    let all = 0..haystacks.len() as NodeId;
+    let literal: Vec<(NodeId, u8)> = all
+        .clone()
+        .into_par_iter()
+        .filter_map(|n| {
+            count(n as usize);
+            if cancel.load(Ordering::Relaxed) {
+                return None;
+            }
+            literal_tier(&haystacks[n as usize], query).map(|t| (n, t))
+        })
+        .collect();
+    if cancel.load(Ordering::Relaxed) {
+        return None;
+    }
+    if !literal.is_empty() {
+        let best = literal
+            .iter()
+            .min_by_key(|(n, t)| (*t, *n))
+            .map(|(n, _)| *n);
+        return Some(AllMatches {
+            nodes: literal.into_iter().map(|(n, _)| n).collect(),
+            best,
+            fuzzy: false,
+        });
+    }
+    let scored: Vec<(NodeId, i64)> = all
+        .into_par_iter()
+        .filter_map(|n| {
+            if cancel.load(Ordering::Relaxed) {
+                return None;
+            }
+            SkimMatcherV2::default()
+                .fuzzy_match(&haystacks[n as usize], query)
+                .map(|score| (n, score))
+        })
+        .collect();
+    if cancel.load(Ordering::Relaxed) {
+        return None;
+    }
+    let best = scored
+        .iter()
+        .max_by_key(|(n, score)| (*score, std::cmp::Reverse(*n)))
+        .map(|(n, _)| *n);
+    Some(AllMatches {
+        fuzzy: !scored.is_empty(),
+        nodes: scored.into_iter().map(|(n, _)| n).collect(),
+        best,
+    })
+}
+
+/// The result of searching every action.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AllMatches {
+    pub nodes: Vec<NodeId>,
+    pub best: Option<NodeId>,
+    pub fuzzy: bool,
+}
+
+/// Below this many actions the all-runs search runs at once; above, in the background
+/// with progress, and `Esc` cancels it.
+pub const BACKGROUND_SEARCH_FROM: usize = 200_000;
+
+/// A search over every action running in the background.
+#[derive(Clone, Debug)]
+pub struct SearchJob {
+    pub query: String,
+    pub haystacks: Arc<Vec<String>>,
+    pub done: Arc<AtomicUsize>,
+    pub cancel: Arc<AtomicBool>,
+    /// Set by the event loop once it has handed the job to a thread.
+    pub started: bool,
+}
+
+impl SearchJob {
+    /// Percent of the actions looked at.
+    pub fn percent(&self) -> usize {
+        (self.done.load(Ordering::Relaxed) * 100 / self.haystacks.len().max(1)).min(100)
+    }
+}
+
+/// Matches among all actions (on submit): at once on small evidence; on large evidence
+/// a [`SearchJob`] is left in `state.search_job` for the event loop to run. Returns the
+/// best match when it was found at once.
 pub(super) fn search_all(state: &mut State) -> Option<NodeId> {
     state.search_all.clear();
     let d = state.data.as_ref()?;
@@ -68,36 +164,44 @@ pub(super) fn search_all(state: &mut State) -> Option<NodeId> {
     if q.is_empty() {
         return None;
     }
-    let all = 0..d.haystacks.len() as NodeId;
-    let literal: Vec<(NodeId, u8)> = all
-        .clone()
-        .into_par_iter()
-        .filter_map(|n| literal_tier(&d.haystacks[n as usize], &q).map(|t| (n, t)))
-        .collect();
-    if !literal.is_empty() {
-        let best = literal
-            .iter()
-            .min_by_key(|(n, t)| (*t, *n))
-            .map(|(n, _)| *n);
-        state.search_all = literal.into_iter().map(|(n, _)| n).collect();
-        state.search_fuzzy = false;
-        return best;
+    if d.haystacks.len() >= BACKGROUND_SEARCH_FROM {
+        if let Some(old) = &state.search_job {
+            old.cancel.store(true, Ordering::Relaxed);
+        }
+        state.search_job = Some(SearchJob {
+            query: q,
+            haystacks: d.haystacks.clone(),
+            done: Arc::default(),
+            cancel: Arc::default(),
+            started: false,
+        });
+        return None;
     }
-    let scored: Vec<(NodeId, i64)> = all
-        .into_par_iter()
-        .filter_map(|n| {
-            SkimMatcherV2::default()
-                .fuzzy_match(&d.haystacks[n as usize], &q)
-                .map(|score| (n, score))
-        })
-        .collect();
-    let best = scored
-        .iter()
-        .max_by_key(|(n, score)| (*score, std::cmp::Reverse(*n)))
-        .map(|(n, _)| *n);
-    state.search_all = scored.into_iter().map(|(n, _)| n).collect();
-    state.search_fuzzy = !state.search_all.is_empty();
-    best
+    let m = matches_all(
+        &d.haystacks,
+        &q,
+        &AtomicUsize::new(0),
+        &AtomicBool::new(false),
+    )?;
+    state.search_all = m.nodes;
+    state.search_fuzzy = m.fuzzy;
+    m.best
+}
+
+/// A background search finished: its matches are taken when the query is still the one
+/// typed, and the best is selected.
+pub(super) fn search_done(state: &mut State, query: &str, result: AllMatches) {
+    let current = state.search_job.as_ref().is_some_and(|j| j.query == query);
+    if !current {
+        return;
+    }
+    state.search_job = None;
+    state.search_all = result.nodes;
+    state.search_fuzzy = result.fuzzy;
+    match result.best {
+        Some(best) => select(state, best, true),
+        None => state.message = Some(format!("no match for {query:?}")),
+    }
 }
 
 #[cfg(test)]

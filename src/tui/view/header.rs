@@ -182,6 +182,18 @@ pub(super) fn hint_bar(s: &State, area: Rect, buf: &mut Buffer) {
         .render(area, buf);
         return;
     }
+    if let Some(job) = &s.search_job {
+        Line::styled(
+            format!(
+                " searching every run for {:?}… {}% (Esc cancels)",
+                sanitize(&job.query),
+                job.percent()
+            ),
+            t.warn,
+        )
+        .render(area, buf);
+        return;
+    }
     if let Some(m) = s.message.as_ref().or(s.filter_error.as_ref()) {
         Line::styled(format!(" {}", sanitize(m)), t.warn).render(area, buf);
         return;
