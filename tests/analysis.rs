@@ -315,7 +315,7 @@ fn golden_reference_outputs() {
             .analysis
             .show(&ev.corpus, node(&ev, run, id), &ev.findings)
             .unwrap();
-        insta::assert_snapshot!(format!("v03_show_{id}"), show_text(&report));
+        insta::assert_snapshot!(format!("v03_show_{id}"), show_text(&report, None));
     }
     let envelopes: Vec<String> = ev
         .analysis
@@ -344,7 +344,7 @@ fn golden_rfc_outputs() {
             .analysis
             .show(&ev.corpus, node(&ev, run, id), &ev.findings)
             .unwrap();
-        insta::assert_snapshot!(format!("rfc_show_{id}"), show_text(&report));
+        insta::assert_snapshot!(format!("rfc_show_{id}"), show_text(&report, None));
         insta::assert_json_snapshot!(format!("rfc_show_{id}_json"), report);
     }
     let envelopes: Vec<String> = ev

@@ -151,7 +151,13 @@ pub fn show(args: &ShowArgs) -> i32 {
     };
     match resolve(args.format) {
         Format::Json => emit(&pretty(&report)),
-        Format::Text => emit(&show_text(&report)),
+        Format::Text => {
+            let width = std::io::stdout()
+                .is_terminal()
+                .then(crate::tui::terminal_width)
+                .flatten();
+            emit(&show_text(&report, width))
+        }
     }
 }
 
@@ -160,6 +166,14 @@ fn value_text(v: Option<&crate::model::json::Json>) -> String {
         None => "not recorded".into(),
         Some(crate::model::json::Json::String(s)) => sanitize(&s.lossy()).into_owned(),
         Some(v) => sanitize(&serde_json::to_string(v).unwrap_or_default()).into_owned(),
+    }
+}
+
+/// `s` cut to `width` on a terminal (`Some`); whole when piped (`None`).
+fn fit(s: &str, width: Option<usize>) -> String {
+    match width {
+        Some(w) => clip(s, w),
+        None => s.to_string(),
     }
 }
 
@@ -173,8 +187,12 @@ fn clip(s: &str, width: usize) -> String {
     }
 }
 
-/// One action's views as text a reviewer reads in a terminal.
-pub fn show_text(r: &ActionReport<'_>) -> String {
+/// One action's views as text a reviewer reads: the three answers and the findings
+/// first, then drift, lease and digests in detail. `width`: the terminal's columns when
+/// printing to one (long values are cut to fit); `None` when piped (nothing is cut).
+pub fn show_text(r: &ActionReport<'_>, width: Option<usize>) -> String {
+    // Columns left for a value after the indent, the name and the dialect tag.
+    let room = |used: usize| width.map(|w| w.saturating_sub(used).max(16));
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -192,13 +210,8 @@ pub fn show_text(r: &ActionReport<'_>) -> String {
         |s: &mut String, title: &str, fields: &[crate::analysis::authority::Field<'_>]| {
             let _ = writeln!(s, "\n{title}");
             for f in fields {
-                let _ = writeln!(
-                    s,
-                    "  {:<24} {:<58} [{}]",
-                    f.name,
-                    clip(&value_text(f.value), 58),
-                    f.dialect
-                );
+                let value = fit(&value_text(f.value), room(2 + 25 + f.dialect.len() + 3));
+                let _ = writeln!(s, "  {:<24} {value} [{}]", f.name, f.dialect);
             }
         };
     section(&mut s, "1. AUTHORITY AVAILABLE", &r.authority.available());
@@ -210,9 +223,10 @@ pub fn show_text(r: &ActionReport<'_>) -> String {
             "  {:<20} {:<15} {}",
             c.what,
             c.status.name(),
-            sanitize(&c.summary.to_string())
+            fit(&sanitize(&c.summary.to_string()), room(38))
         );
     }
+    findings_section(&mut s, &r.findings);
     let d = &r.drift;
     let _ = writeln!(
         s,
@@ -278,7 +292,7 @@ pub fn show_text(r: &ActionReport<'_>) -> String {
             s,
             "  {:<4} {:<20} {:<12} {}{}{}",
             dv.which,
-            clip(&value_text(Some(dv.digest)), 20),
+            fit(&value_text(Some(dv.digest)), room(60)),
             sanitize(dv.kind.unwrap_or("no kind")),
             c.state.name(),
             why,
@@ -304,15 +318,20 @@ pub fn show_text(r: &ActionReport<'_>) -> String {
         let _ = writeln!(
             s,
             "  state gap: post {} ≠ next pre {}",
-            clip(&sanitize(&gap.post), 20),
-            clip(&sanitize(&gap.pre), 20)
+            fit(&sanitize(&gap.post), room(40).map(|w| w / 2)),
+            fit(&sanitize(&gap.pre), room(40).map(|w| w / 2))
         );
     }
+    s
+}
+
+/// The FINDINGS section of `show`.
+fn findings_section(s: &mut String, findings: &[&Finding]) {
     let _ = writeln!(s, "\nFINDINGS");
-    if r.findings.is_empty() {
+    if findings.is_empty() {
         let _ = writeln!(s, "  none");
     }
-    for f in &r.findings {
+    for f in findings {
         let _ = writeln!(
             s,
             "  {:<6} {:<26} {}",
@@ -321,7 +340,6 @@ pub fn show_text(r: &ActionReport<'_>) -> String {
             sanitize(&f.message)
         );
     }
-    s
 }
 
 /// `aeplens chains`.
