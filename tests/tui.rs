@@ -595,7 +595,9 @@ fn a_record_level_violation_names_the_action_it_concerns() {
     let screen = text(&render(&s, 160, 60));
     assert!(screen.contains("THIS RECORD"), "{screen}");
     assert!(screen.contains("V14 [on act-007]"), "{screen}");
-    go(&mut s, "run-deploy-0042", "act-007");
+    // `o` goes to the action the violation names.
+    cmd(&mut s, Command::JumpToViolation);
+    assert_eq!(selected_id(&s), "act-007");
     let screen = text(&render(&s, 160, 60));
     assert!(screen.contains("V14 [this action]"), "{screen}");
 }

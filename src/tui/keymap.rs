@@ -37,6 +37,7 @@ pub enum Command {
     ZoomOut,
     NarrowNavigator,
     WidenNavigator,
+    JumpToViolation,
     Tab(u8),
     NextList,
     Canonical,
@@ -297,6 +298,14 @@ const DEFAULTS: &[(Command, &str, &str, &str, Scope, bool)] = &[
         "x",
         "zoom out",
         Scope::Timeline,
+        false,
+    ),
+    (
+        Command::JumpToViolation,
+        "jump_to_violation",
+        "o",
+        "go to the action a record-level violation names",
+        Scope::Everywhere,
         false,
     ),
     (

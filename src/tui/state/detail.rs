@@ -245,3 +245,37 @@ pub(super) fn walk_json(
         folded: false,
     });
 }
+
+/// `o`: goes to the next action (after the selected one, cycling) that a violation of
+/// the selected action's record names, so a record-level violation is read on the
+/// action it concerns.
+pub(super) fn jump_to_violation(state: &mut State) {
+    let Some(d) = state.data.as_ref() else { return };
+    let Some(node) = state.node else { return };
+    let g = &d.analysis.graph;
+    let record = g.nodes[node as usize].record as usize;
+    let Some(result) = d.report.as_ref().and_then(|r| r.records.get(record)) else {
+        state.message = Some("verifying… (violations appear when done)".into());
+        return;
+    };
+    let run = &g.runs[d.run_of(node)].id;
+    let mut targets: Vec<NodeId> = result
+        .semantic
+        .violations
+        .iter()
+        .filter_map(|v| v.action_id.as_deref())
+        .filter_map(|id| g.find(run, id))
+        .collect();
+    targets.dedup();
+    let next = targets
+        .iter()
+        .position(|n| *n == node)
+        .map_or(0, |i| (i + 1) % targets.len().max(1));
+    match targets.get(next).copied() {
+        Some(target) => {
+            select(state, target, true);
+            state.tab = DetailTab::Record;
+        }
+        None => state.message = Some("no violation of this record names an action".into()),
+    }
+}

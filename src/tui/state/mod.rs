@@ -319,6 +319,7 @@ fn command(state: &mut State, c: Command) {
     }
     match c {
         Command::Quit => state.quit = true,
+        Command::JumpToViolation => jump_to_violation(state),
         Command::NarrowNavigator => state.nav_width_delta = (state.nav_width_delta - 4).max(-20),
         Command::WidenNavigator => state.nav_width_delta = (state.nav_width_delta + 4).min(80),
         Command::Help => state.overlay = Overlay::Help(0),

@@ -102,7 +102,7 @@ pub(super) fn record_lines<'a>(s: &State, d: &Data, node: NodeId) -> Vec<Line<'a
     let violations = r.structural.violations.len() + r.semantic.violations.len();
     if violations > 0 {
         lines.push(Line::styled(
-            format!("THIS RECORD · {violations} violation(s)"),
+            format!("THIS RECORD · {violations} violation(s) · o goes to the action named"),
             t.title,
         ));
     }
