@@ -154,12 +154,12 @@ fn main() {
         draw(&mut term, &s);
         let frame = t.elapsed();
         let t = Instant::now();
-        let matches = match s.search_job.take() {
+        let matches = match s.search.job_to_start() {
             Some(job) => {
                 aeplens::tui::state::matches_all(&job.haystacks, &job.query, &job.done, &job.cancel)
                     .map_or(0, |m| m.nodes.len())
             }
-            None => s.search_all.len(),
+            None => s.search.all().len(),
         };
         println!(
             "search on Enter over all {} actions: frame after Enter {frame:.2?}, whole search {:.2?} ({matches} matches)\n",

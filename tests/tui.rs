@@ -182,7 +182,7 @@ fn search_highlights_in_the_run_and_jumps_across_runs() {
     cmd(&mut s, Command::Search);
     typed(&mut s, "upload");
     assert_eq!(
-        s.search_hits.len(),
+        s.search.hits().len(),
         2,
         "two upload_blob actions in this run"
     );
@@ -199,7 +199,7 @@ fn search_highlights_in_the_run_and_jumps_across_runs() {
     update(&mut s, Action::Submit);
     assert_eq!(selected_id(&s), "S08-memory-bag");
     cmd(&mut s, Command::Cancel);
-    assert!(s.search_hits.is_empty());
+    assert!(s.search.hits().is_empty());
 }
 
 #[test]
@@ -803,8 +803,8 @@ fn search_counts_real_matches_and_ranks_literal_ones_first() {
     let mut s = demo();
     cmd(&mut s, Command::Search);
     typed(&mut s, "act-003");
-    assert_eq!(s.search_hits.len(), 1, "one action is act-003");
-    assert!(!s.search_fuzzy);
+    assert_eq!(s.search.hits().len(), 1, "one action is act-003");
+    assert!(!s.search.is_fuzzy());
     let screen = text(&render(&s, 160, 48));
     assert!(screen.contains("(1 match in this run"), "{screen}");
     update(&mut s, Action::Submit);
@@ -812,7 +812,7 @@ fn search_counts_real_matches_and_ranks_literal_ones_first() {
     // Nothing literal: the fuzzy fallback says so.
     cmd(&mut s, Command::Search);
     typed(&mut s, "wrfl");
-    assert!(s.search_fuzzy && !s.search_hits.is_empty());
+    assert!(s.search.is_fuzzy() && !s.search.hits().is_empty());
     let screen = text(&render(&s, 160, 48));
     assert!(screen.contains("fuzzy matches in this run"), "{screen}");
 }
@@ -962,8 +962,7 @@ fn zoom_stays_centred_on_the_selected_action_and_the_title_says_what_is_shown() 
 
 #[test]
 fn a_background_search_can_be_cancelled_and_only_its_own_result_is_taken() {
-    use aeplens::tui::state::{AllMatches, SearchJob, matches_all};
-    use std::sync::Arc;
+    use aeplens::tui::state::{AllMatches, matches_all};
     use std::sync::atomic::{AtomicBool, AtomicUsize};
     let hay: Vec<String> = (0..10_000).map(|i| format!("act-{i} write_file")).collect();
     let cancelled = AtomicBool::new(true);
@@ -978,38 +977,46 @@ fn a_background_search_can_be_cancelled_and_only_its_own_result_is_taken() {
     assert_eq!(found.best, Some(42), "the whole-word match wins");
     assert!(!found.fuzzy);
 
+    // Every all-runs search in the background (as on large evidence).
     let mut s = demo();
-    let d = s.data.as_ref().unwrap();
-    let target = d.analysis.graph.find("run-deploy-0044", "act-001").unwrap();
-    let haystacks = d.haystacks.clone();
-    let job = |q: &str| SearchJob {
-        query: q.into(),
-        haystacks: haystacks.clone(),
-        done: Arc::default(),
-        cancel: Arc::default(),
-        started: true,
-    };
+    s.search.set_background_from(1);
+    let target = s
+        .data
+        .as_ref()
+        .unwrap()
+        .analysis
+        .graph
+        .find("run-deploy-0044", "act-001")
+        .unwrap();
     let result = AllMatches {
         nodes: vec![target],
         best: Some(target),
         fuzzy: false,
     };
-    // A result for another query than the running one is dropped.
-    s.search_job = Some(job("new"));
-    update(&mut s, Action::SearchDone("old".into(), result.clone()));
-    assert_ne!(s.node, Some(target));
+    let search = |s: &mut State, q: &str| {
+        cmd(s, Command::Search);
+        typed(s, q);
+        update(s, Action::Submit);
+    };
+    search(&mut s, "new");
     let screen = text(&render(&s, 120, 40));
     assert!(
         screen.contains("searching every run for \"new\"… 0% (Esc cancels)"),
         "{screen}"
     );
+    // The event loop takes the job once.
+    let job = s.search.job_to_start().expect("a job to run");
+    assert!(s.search.job_to_start().is_none());
+    // A result for another query than the running one is dropped.
+    update(&mut s, Action::SearchDone("old".into(), result.clone()));
+    assert_ne!(s.node, Some(target));
     // Esc cancels the running job.
-    let running = s.search_job.as_ref().unwrap().cancel.clone();
     cmd(&mut s, Command::Cancel);
-    assert!(s.search_job.is_none() && running.load(std::sync::atomic::Ordering::Relaxed));
+    assert!(s.search.job().is_none());
+    assert!(job.cancel.load(std::sync::atomic::Ordering::Relaxed));
     // Its own result is taken and selected.
-    s.search_job = Some(job("act-001"));
+    search(&mut s, "act-001");
     update(&mut s, Action::SearchDone("act-001".into(), result));
     assert_eq!(s.node, Some(target));
-    assert!(s.search_job.is_none());
+    assert!(s.search.job().is_none());
 }

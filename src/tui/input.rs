@@ -14,7 +14,7 @@ pub fn key_action(state: &State, key: &KeyEvent) -> Option<Action> {
     if key.kind == KeyEventKind::Release {
         return None;
     }
-    let editing = state.search.active || state.filter.active;
+    let editing = state.search.is_active() || state.filter.active;
     if editing {
         match key.code {
             KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
@@ -95,6 +95,7 @@ pub fn mouse_action(state: &State, areas: &Areas, mouse: &MouseEvent) -> Option<
 mod tests {
     use super::*;
     use crate::tui::keymap::{Command, Keymap};
+    use crate::tui::state::update;
     use crate::tui::theme::Theme;
     use crate::tui::view::layout;
 
@@ -210,7 +211,7 @@ mod tests {
             key_action(&s, &key('q')),
             Some(Action::Command(Command::Quit))
         ));
-        s.search.active = true;
+        update(&mut s, Action::Command(Command::Search));
         assert!(matches!(key_action(&s, &key('q')), Some(Action::Char('q'))));
         let enter = KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE);
         assert!(matches!(key_action(&s, &enter), Some(Action::Submit)));

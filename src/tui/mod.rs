@@ -137,9 +137,7 @@ fn event_loop(
             }
         }
         // An all-runs search on large evidence runs beside the loop (Esc cancels it).
-        if let Some(job) = state.search_job.as_mut().filter(|j| !j.started) {
-            job.started = true;
-            let job = job.clone();
+        if let Some(job) = state.search.job_to_start() {
             let tx = tx.clone();
             std::thread::spawn(move || {
                 if let Some(result) =

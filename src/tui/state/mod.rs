@@ -20,7 +20,7 @@ pub use copy::CopyTarget;
 pub use detail::{DetailTab, JsonLine, raw_lines};
 pub use filter::{Term, parse_filter};
 pub use navigator::{NavItem, NavList, NavTarget, chain_status, nav_text, rebuild_nav};
-pub use search::{AllMatches, BACKGROUND_SEARCH_FROM, SearchJob, matches_all};
+pub use search::{AllMatches, BACKGROUND_SEARCH_FROM, Search, SearchJob, matches_all};
 pub use timeline::{Row, rebuild_rows, select};
 
 use super::data::{Data, flag};
@@ -90,15 +90,7 @@ pub struct State {
     pub raw_cursor: usize,
     pub raw_folded: HashSet<String>,
     pub show_canonical: bool,
-    pub search: Prompt,
-    /// Nodes of the current run matching the search, for highlighting.
-    pub search_hits: HashSet<NodeId>,
-    /// All matching nodes (computed on submit), in run/time order.
-    pub search_all: Vec<NodeId>,
-    /// The matches are fuzzy (nothing matched literally).
-    pub search_fuzzy: bool,
-    /// An all-runs search running in the background (large evidence).
-    pub search_job: Option<SearchJob>,
+    pub search: Search,
     pub filter: Prompt,
     /// Nodes passing the submitted filter (None = no filter).
     pub filter_pass: Option<Vec<bool>>,
@@ -150,11 +142,7 @@ impl State {
             raw_cursor: 0,
             raw_folded: HashSet::new(),
             show_canonical: false,
-            search: Prompt::default(),
-            search_hits: HashSet::new(),
-            search_all: Vec::new(),
-            search_fuzzy: false,
-            search_job: None,
+            search: Search::default(),
             filter: Prompt::default(),
             filter_pass: None,
             filter_error: None,
@@ -244,8 +232,8 @@ pub fn update(state: &mut State, action: Action) {
 }
 
 fn edit(state: &mut State, f: impl FnOnce(&mut String)) {
-    if state.search.active {
-        f(&mut state.search.text);
+    if state.search.is_active() {
+        state.search.edit(f);
         search_run(state);
     } else if state.filter.active {
         f(&mut state.filter.text);
@@ -253,15 +241,15 @@ fn edit(state: &mut State, f: impl FnOnce(&mut String)) {
 }
 
 fn submit(state: &mut State) {
-    if state.search.active {
-        state.search.active = false;
+    if state.search.is_active() {
+        state.search.close();
         match search_all(state) {
             Some(best) => select(state, best, true),
-            None if state.search_job.is_some() => {
+            None if state.search.job().is_some() => {
                 state.message = Some("searching every run… (Esc cancels)".into());
             }
-            None if !state.search.text.is_empty() => {
-                state.message = Some(format!("no match for {:?}", state.search.text));
+            None if !state.search.text().is_empty() => {
+                state.message = Some(format!("no match for {:?}", state.search.text()));
             }
             None => {}
         }
@@ -310,9 +298,9 @@ fn command(state: &mut State, c: Command) {
         }
         return;
     }
-    if state.search.active || state.filter.active {
+    if state.search.is_active() || state.filter.active {
         if c == Command::Cancel {
-            state.search.active = false;
+            state.search.close();
             state.filter.active = false;
         }
         return;
@@ -324,13 +312,9 @@ fn command(state: &mut State, c: Command) {
         Command::WidenNavigator => state.nav_width_delta = (state.nav_width_delta + 4).min(80),
         Command::Help => state.overlay = Overlay::Help(0),
         Command::Cancel => {
-            if let Some(job) = state.search_job.take() {
-                job.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+            if state.search.clear() {
                 state.message = Some("search cancelled".into());
             }
-            state.search = Prompt::default();
-            state.search_hits.clear();
-            state.search_all.clear();
         }
         Command::FocusNavigator => state.focus = Pane::Navigator,
         Command::FocusTimeline => state.focus = Pane::Timeline,
@@ -352,21 +336,15 @@ fn command(state: &mut State, c: Command) {
             }
         }
         Command::NextList => switch_list(state, 1),
-        Command::Search => {
-            state.search = Prompt {
-                active: true,
-                text: String::new(),
-            };
-            state.search_hits.clear();
-        }
+        Command::Search => state.search.open(),
         Command::Filter => {
             state.filter.active = true;
         }
         Command::SearchNext | Command::SearchPrev => {
-            if state.search_all.is_empty() {
+            if state.search.all().is_empty() {
                 let _ = search_all(state);
             }
-            let all = state.search_all.clone();
+            let all = state.search.all().to_vec();
             match next_in(state, &all, c == Command::SearchNext) {
                 Some(n) => select(state, n, true),
                 None => state.message = Some("no search matches".into()),

@@ -4,6 +4,113 @@
 
 use super::*;
 
+/// The search and what it matched. The fields are private: only this module changes
+/// them, so the matches always belong to the text typed.
+#[derive(Debug)]
+pub struct Search {
+    prompt: Prompt,
+    /// Nodes of the current run matching (per keystroke), for highlighting.
+    hits: HashSet<NodeId>,
+    /// All matching nodes (on Enter).
+    all: Vec<NodeId>,
+    /// The matches are fuzzy (nothing matched literally).
+    fuzzy: bool,
+    /// An all-runs search running in the background.
+    job: Option<SearchJob>,
+    /// From how many actions Enter searches in the background.
+    background_from: usize,
+}
+
+impl Default for Search {
+    fn default() -> Search {
+        Search {
+            prompt: Prompt::default(),
+            hits: HashSet::new(),
+            all: Vec::new(),
+            fuzzy: false,
+            job: None,
+            background_from: BACKGROUND_SEARCH_FROM,
+        }
+    }
+}
+
+impl Search {
+    /// The prompt is open.
+    pub fn is_active(&self) -> bool {
+        self.prompt.active
+    }
+
+    /// The text typed.
+    pub fn text(&self) -> &str {
+        &self.prompt.text
+    }
+
+    /// The current run's matches.
+    pub fn hits(&self) -> &HashSet<NodeId> {
+        &self.hits
+    }
+
+    /// Every match, once Enter has searched all runs.
+    pub fn all(&self) -> &[NodeId] {
+        &self.all
+    }
+
+    /// The matches are fuzzy: nothing matched literally.
+    pub fn is_fuzzy(&self) -> bool {
+        self.fuzzy
+    }
+
+    /// The all-runs search running in the background, if any.
+    pub fn job(&self) -> Option<&SearchJob> {
+        self.job.as_ref()
+    }
+
+    /// Searches in the background from this many actions (default
+    /// [`BACKGROUND_SEARCH_FROM`]).
+    pub fn set_background_from(&mut self, actions: usize) {
+        self.background_from = actions;
+    }
+
+    /// The job the event loop has not started yet, marked started.
+    pub fn job_to_start(&mut self) -> Option<SearchJob> {
+        let job = self.job.as_mut().filter(|j| !j.started)?;
+        job.started = true;
+        Some(job.clone())
+    }
+
+    /// Opens the prompt with no text and no matches.
+    pub(super) fn open(&mut self) {
+        self.prompt = Prompt {
+            active: true,
+            text: String::new(),
+        };
+        self.hits.clear();
+    }
+
+    /// Closes the prompt (the text and matches stay).
+    pub(super) fn close(&mut self) {
+        self.prompt.active = false;
+    }
+
+    /// Edits the text typed.
+    pub(super) fn edit(&mut self, f: impl FnOnce(&mut String)) {
+        f(&mut self.prompt.text);
+    }
+
+    /// Clears everything, cancelling a running job; true when one was cancelled.
+    pub(super) fn clear(&mut self) -> bool {
+        let cancelled = self
+            .job
+            .take()
+            .inspect(|j| j.cancel.store(true, Ordering::Relaxed));
+        *self = Search {
+            background_from: self.background_from,
+            ..Search::default()
+        };
+        cancelled.is_some()
+    }
+}
+
 /// How literally a query matches a haystack of space-separated, lower-cased words:
 /// 0 a whole word, 1 a word's prefix (or the part after `sha256:`), 2 inside a word.
 pub fn literal_tier(haystack: &str, query: &str) -> Option<u8> {
@@ -28,10 +135,10 @@ pub fn literal_tier(haystack: &str, query: &str) -> Option<u8> {
 /// Matches of the search text among the current run's rows (per keystroke): literal
 /// ones, else fuzzy ones (`search_fuzzy` says which).
 pub(super) fn search_run(state: &mut State) {
-    state.search_hits.clear();
-    state.search_fuzzy = false;
+    state.search.hits.clear();
+    state.search.fuzzy = false;
     let Some(d) = state.data.as_ref() else { return };
-    let q = state.search.text.to_lowercase();
+    let q = state.search.prompt.text.to_lowercase();
     if q.is_empty() {
         return;
     }
@@ -46,17 +153,17 @@ pub(super) fn search_run(state: &mut State) {
         .filter(|n| literal_tier(hay(n), &q).is_some())
         .collect();
     if !literal.is_empty() {
-        state.search_hits = literal;
+        state.search.hits = literal;
         return;
     }
     let m = SkimMatcherV2::default();
-    state.search_hits = run
+    state.search.hits = run
         .nodes
         .iter()
         .copied()
         .filter(|n| m.fuzzy_match(hay(n), &q).is_some())
         .collect();
-    state.search_fuzzy = !state.search_hits.is_empty();
+    state.search.fuzzy = !state.search.hits.is_empty();
 }
 
 /// Every action's match of `query` (lower-cased): literal ones if any, else fuzzy ones;
@@ -158,17 +265,17 @@ impl SearchJob {
 /// a [`SearchJob`] is left in `state.search_job` for the event loop to run. Returns the
 /// best match when it was found at once.
 pub(super) fn search_all(state: &mut State) -> Option<NodeId> {
-    state.search_all.clear();
+    state.search.all.clear();
     let d = state.data.as_ref()?;
-    let q = state.search.text.to_lowercase();
+    let q = state.search.prompt.text.to_lowercase();
     if q.is_empty() {
         return None;
     }
-    if d.haystacks.len() >= BACKGROUND_SEARCH_FROM {
-        if let Some(old) = &state.search_job {
+    if d.haystacks.len() >= state.search.background_from {
+        if let Some(old) = &state.search.job {
             old.cancel.store(true, Ordering::Relaxed);
         }
-        state.search_job = Some(SearchJob {
+        state.search.job = Some(SearchJob {
             query: q,
             haystacks: d.haystacks.clone(),
             done: Arc::default(),
@@ -183,21 +290,21 @@ pub(super) fn search_all(state: &mut State) -> Option<NodeId> {
         &AtomicUsize::new(0),
         &AtomicBool::new(false),
     )?;
-    state.search_all = m.nodes;
-    state.search_fuzzy = m.fuzzy;
+    state.search.all = m.nodes;
+    state.search.fuzzy = m.fuzzy;
     m.best
 }
 
 /// A background search finished: its matches are taken when the query is still the one
 /// typed, and the best is selected.
 pub(super) fn search_done(state: &mut State, query: &str, result: AllMatches) {
-    let current = state.search_job.as_ref().is_some_and(|j| j.query == query);
+    let current = state.search.job.as_ref().is_some_and(|j| j.query == query);
     if !current {
         return;
     }
-    state.search_job = None;
-    state.search_all = result.nodes;
-    state.search_fuzzy = result.fuzzy;
+    state.search.job = None;
+    state.search.all = result.nodes;
+    state.search.fuzzy = result.fuzzy;
     match result.best {
         Some(best) => select(state, best, true),
         None => state.message = Some(format!("no match for {query:?}")),

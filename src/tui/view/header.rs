@@ -157,18 +157,18 @@ pub(super) fn progress_pct(s: &State) -> String {
 
 pub(super) fn hint_bar(s: &State, area: Rect, buf: &mut Buffer) {
     let t = &s.theme;
-    if s.search.active || s.filter.active {
-        let (label, text) = if s.search.active {
-            ("/", &s.search.text)
+    if s.search.is_active() || s.filter.active {
+        let (label, text) = if s.search.is_active() {
+            ("/", s.search.text())
         } else {
-            ("filter: ", &s.filter.text)
+            ("filter: ", s.filter.text.as_str())
         };
-        let extra = if s.search.active {
+        let extra = if s.search.is_active() {
             format!(
                 "  ({} {}match{} in this run · Enter: all runs · Esc: cancel)",
-                s.search_hits.len(),
-                if s.search_fuzzy { "fuzzy " } else { "" },
-                if s.search_hits.len() == 1 { "" } else { "es" }
+                s.search.hits().len(),
+                if s.search.is_fuzzy() { "fuzzy " } else { "" },
+                if s.search.hits().len() == 1 { "" } else { "es" }
             )
         } else {
             "  (tool: decision: class: lease: finding: run: · ! negates · Enter applies · Esc cancels)".into()
@@ -182,7 +182,7 @@ pub(super) fn hint_bar(s: &State, area: Rect, buf: &mut Buffer) {
         .render(area, buf);
         return;
     }
-    if let Some(job) = &s.search_job {
+    if let Some(job) = s.search.job() {
         Line::styled(
             format!(
                 " searching every run for {:?}… {}% (Esc cancels)",

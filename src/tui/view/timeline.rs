@@ -301,7 +301,7 @@ pub(super) fn timeline(s: &State, area: Rect, buf: &mut Buffer) {
     let body_h = (inner.height - 1) as usize;
     let cursor = s.cursor_row().unwrap_or(0);
     let offset = window(cursor, s.rows.len(), body_h);
-    let searching = !s.search.text.is_empty();
+    let searching = !s.search.text().is_empty();
     for (i, row) in s.rows.iter().enumerate().skip(offset).take(body_h) {
         let y = inner.y + 1 + (i - offset) as u16;
         let selected = i == cursor && s.node == Some(row.node);
@@ -315,7 +315,7 @@ pub(super) fn timeline(s: &State, area: Rect, buf: &mut Buffer) {
             axis_w,
             buf,
         );
-        let dim = (searching && !s.search_hits.contains(&row.node)) || !s.passes(row.node);
+        let dim = (searching && !s.search.hits().contains(&row.node)) || !s.passes(row.node);
         if selected {
             buf.set_style(Rect::new(inner.x, y, tree_w, 1), t.selected);
         } else if dim {
