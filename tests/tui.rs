@@ -213,7 +213,7 @@ fn filter_language_narrows_the_navigator() {
     cmd(&mut s, Command::Filter);
     typed(&mut s, "tool:send_email");
     update(&mut s, Action::Submit);
-    assert!(s.filter_pass.is_some());
+    assert!(s.filter.is_applied());
     assert!(s.nav_items.len() < all, "{} < {all}", s.nav_items.len());
     assert!(
         s.nav_items
@@ -226,23 +226,18 @@ fn filter_language_narrows_the_navigator() {
     }
     typed(&mut s, "!decision:deny");
     update(&mut s, Action::Submit);
-    let pass = s.filter_pass.as_ref().unwrap();
+    let filter = &s.filter;
     let d = s.data.as_ref().unwrap();
     let l02 = d
         .analysis
         .graph
         .find(LEDGER, "L02-sql-denied-drift")
         .unwrap();
-    assert!(!pass[l02 as usize]);
+    assert!(!filter.passes(l02));
     cmd(&mut s, Command::Filter);
     typed(&mut s, " bad:key");
     update(&mut s, Action::Submit);
-    assert!(
-        s.filter_error
-            .as_deref()
-            .unwrap()
-            .contains("unknown filter key")
-    );
+    assert!(s.filter.error().unwrap().contains("unknown filter key"));
 }
 
 #[test]

@@ -14,7 +14,7 @@ pub fn key_action(state: &State, key: &KeyEvent) -> Option<Action> {
     if key.kind == KeyEventKind::Release {
         return None;
     }
-    let editing = state.search.is_active() || state.filter.active;
+    let editing = state.search.is_active() || state.filter.is_active();
     if editing {
         match key.code {
             KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {

@@ -2,6 +2,57 @@
 
 use super::*;
 
+/// The navigator filter and what passes it. The fields are private: only this module
+/// changes them, so what passes always belongs to the text submitted.
+#[derive(Debug, Default)]
+pub struct Filter {
+    prompt: Prompt,
+    /// Per node: passes the submitted filter (`None`: no filter).
+    pass: Option<Vec<bool>>,
+    error: Option<String>,
+}
+
+impl Filter {
+    /// The prompt is open.
+    pub fn is_active(&self) -> bool {
+        self.prompt.active
+    }
+
+    /// The text typed.
+    pub fn text(&self) -> &str {
+        &self.prompt.text
+    }
+
+    /// A filter is applied.
+    pub fn is_applied(&self) -> bool {
+        self.pass.is_some()
+    }
+
+    /// True when the node passes the filter (or there is none).
+    pub fn passes(&self, node: NodeId) -> bool {
+        self.pass
+            .as_ref()
+            .is_none_or(|p| p.get(node as usize).copied().unwrap_or(false))
+    }
+
+    /// Why the text submitted is not a filter.
+    pub fn error(&self) -> Option<&str> {
+        self.error.as_deref()
+    }
+
+    pub(super) fn open(&mut self) {
+        self.prompt.active = true;
+    }
+
+    pub(super) fn close(&mut self) {
+        self.prompt.active = false;
+    }
+
+    pub(super) fn edit(&mut self, f: impl FnOnce(&mut String)) {
+        f(&mut self.prompt.text);
+    }
+}
+
 /// One term of the filter language.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Term {
@@ -42,17 +93,17 @@ pub fn parse_filter(text: &str) -> Result<Vec<Term>, String> {
 }
 
 pub(super) fn apply_filter(state: &mut State) {
-    state.filter_error = None;
-    let terms = match parse_filter(&state.filter.text) {
+    state.filter.error = None;
+    let terms = match parse_filter(&state.filter.prompt.text) {
         Ok(t) => t,
         Err(e) => {
-            state.filter_error = Some(e);
+            state.filter.error = Some(e);
             return;
         }
     };
     let Some(d) = state.data.as_ref() else { return };
     if terms.is_empty() {
-        state.filter_pass = None;
+        state.filter.pass = None;
         rebuild_nav(state);
         return;
     }
@@ -91,7 +142,7 @@ pub(super) fn apply_filter(state: &mut State) {
         .collect();
     let count = pass.iter().filter(|p| **p).count();
     state.message = Some(format!("filter: {count} of {} actions", pass.len()));
-    state.filter_pass = Some(pass);
+    state.filter.pass = Some(pass);
     state.nav_cursor = 0;
     rebuild_nav(state);
 }

@@ -18,7 +18,7 @@ use timeline::*;
 pub use super::action::{Action, Progress};
 pub use copy::CopyTarget;
 pub use detail::{DetailTab, JsonLine, raw_lines};
-pub use filter::{Term, parse_filter};
+pub use filter::{Filter, Term, parse_filter};
 pub use navigator::{NavItem, NavList, NavTarget, chain_status, nav_text, rebuild_nav};
 pub use search::{AllMatches, BACKGROUND_SEARCH_FROM, Search, SearchJob, matches_all};
 pub use timeline::{Row, rebuild_rows, select};
@@ -91,10 +91,7 @@ pub struct State {
     pub raw_folded: HashSet<String>,
     pub show_canonical: bool,
     pub search: Search,
-    pub filter: Prompt,
-    /// Nodes passing the submitted filter (None = no filter).
-    pub filter_pass: Option<Vec<bool>>,
-    pub filter_error: Option<String>,
+    pub filter: Filter,
     history: Vec<NodeId>,
     history_pos: usize,
     /// The child `c` last went to, per parent.
@@ -143,9 +140,7 @@ impl State {
             raw_folded: HashSet::new(),
             show_canonical: false,
             search: Search::default(),
-            filter: Prompt::default(),
-            filter_pass: None,
-            filter_error: None,
+            filter: Filter::default(),
             history: Vec::new(),
             history_pos: 0,
             child_seen: HashMap::new(),
@@ -167,9 +162,7 @@ impl State {
 
     /// True when the node passes the filter (or there is none).
     pub fn passes(&self, node: NodeId) -> bool {
-        self.filter_pass
-            .as_ref()
-            .is_none_or(|p| p.get(node as usize).copied().unwrap_or(false))
+        self.filter.passes(node)
     }
 }
 
@@ -235,8 +228,8 @@ fn edit(state: &mut State, f: impl FnOnce(&mut String)) {
     if state.search.is_active() {
         state.search.edit(f);
         search_run(state);
-    } else if state.filter.active {
-        f(&mut state.filter.text);
+    } else if state.filter.is_active() {
+        state.filter.edit(f);
     }
 }
 
@@ -253,8 +246,8 @@ fn submit(state: &mut State) {
             }
             None => {}
         }
-    } else if state.filter.active {
-        state.filter.active = false;
+    } else if state.filter.is_active() {
+        state.filter.close();
         apply_filter(state);
     } else if let Overlay::Copy(items, i) = &state.overlay {
         if let Some(target) = items.get(*i).cloned()
@@ -298,10 +291,10 @@ fn command(state: &mut State, c: Command) {
         }
         return;
     }
-    if state.search.is_active() || state.filter.active {
+    if state.search.is_active() || state.filter.is_active() {
         if c == Command::Cancel {
             state.search.close();
-            state.filter.active = false;
+            state.filter.close();
         }
         return;
     }
@@ -337,9 +330,7 @@ fn command(state: &mut State, c: Command) {
         }
         Command::NextList => switch_list(state, 1),
         Command::Search => state.search.open(),
-        Command::Filter => {
-            state.filter.active = true;
-        }
+        Command::Filter => state.filter.open(),
         Command::SearchNext | Command::SearchPrev => {
             if state.search.all().is_empty() {
                 let _ = search_all(state);

@@ -174,7 +174,7 @@ pub(super) fn nav_items(state: &State) -> Vec<NavItem> {
     };
     let an = &d.analysis;
     let g = &an.graph;
-    let filtered = state.filter_pass.is_some();
+    let filtered = state.filter.is_applied();
     let union = |nodes: &mut dyn Iterator<Item = NodeId>| -> (u16, bool) {
         let mut f = 0;
         let mut any = !filtered;

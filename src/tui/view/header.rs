@@ -126,8 +126,8 @@ fn header_spans<'a>(s: &State, compact: bool) -> Vec<Span<'a>> {
     spans.push(Span::styled(format!("▲{high} "), t.bad));
     spans.push(Span::styled(format!("■{medium} "), t.warn));
     spans.push(Span::raw(format!("·{low} ")));
-    let filter = if s.filter_pass.is_some() {
-        sanitize(&s.filter.text).into_owned()
+    let filter = if s.filter.is_applied() {
+        sanitize(s.filter.text()).into_owned()
     } else {
         "—".into()
     };
@@ -157,11 +157,11 @@ pub(super) fn progress_pct(s: &State) -> String {
 
 pub(super) fn hint_bar(s: &State, area: Rect, buf: &mut Buffer) {
     let t = &s.theme;
-    if s.search.is_active() || s.filter.active {
+    if s.search.is_active() || s.filter.is_active() {
         let (label, text) = if s.search.is_active() {
             ("/", s.search.text())
         } else {
-            ("filter: ", s.filter.text.as_str())
+            ("filter: ", s.filter.text())
         };
         let extra = if s.search.is_active() {
             format!(
@@ -194,7 +194,7 @@ pub(super) fn hint_bar(s: &State, area: Rect, buf: &mut Buffer) {
         .render(area, buf);
         return;
     }
-    if let Some(m) = s.message.as_ref().or(s.filter_error.as_ref()) {
+    if let Some(m) = s.message.as_deref().or(s.filter.error()) {
         Line::styled(format!(" {}", sanitize(m)), t.warn).render(area, buf);
         return;
     }
