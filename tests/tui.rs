@@ -158,11 +158,11 @@ fn problems_tabs_focus_and_help() {
     cmd(&mut s, Command::PrevProblem);
     assert_eq!(selected_id(&s), first);
     cmd(&mut s, Command::Tab(3));
-    assert_eq!(s.tab, DetailTab::Lease);
+    assert_eq!(s.detail.tab(), DetailTab::Lease);
     cmd(&mut s, Command::FocusNext);
     assert_eq!(s.focus, Pane::Detail);
     cmd(&mut s, Command::Right);
-    assert_eq!(s.tab, DetailTab::Digests);
+    assert_eq!(s.detail.tab(), DetailTab::Digests);
     cmd(&mut s, Command::Help);
     assert_eq!(s.overlay, Overlay::Help(0));
     cmd(&mut s, Command::Down);
@@ -751,7 +751,7 @@ fn clicking_a_detail_tab_title_opens_that_tab() {
     let column = title[..at].chars().count() as u16;
     let a = aeplens::tui::view::tab_at(&s, &areas, column, areas.detail.y).unwrap();
     update(&mut s, a);
-    assert_eq!(s.tab, DetailTab::Digests);
+    assert_eq!(s.detail.tab(), DetailTab::Digests);
 }
 
 #[test]

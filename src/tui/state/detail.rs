@@ -2,6 +2,69 @@
 
 use super::*;
 
+/// The detail pane: which tab, how far scrolled, the Raw tab's cursor and folds, raw or
+/// canonical bytes. The fields are private: only this module changes them.
+#[derive(Debug)]
+pub struct Detail {
+    tab: DetailTab,
+    scroll: usize,
+    raw_cursor: usize,
+    raw_folded: HashSet<String>,
+    canonical: bool,
+}
+
+impl Default for Detail {
+    fn default() -> Detail {
+        Detail {
+            tab: DetailTab::Authority,
+            scroll: 0,
+            raw_cursor: 0,
+            raw_folded: HashSet::new(),
+            canonical: false,
+        }
+    }
+}
+
+impl Detail {
+    /// The tab shown.
+    pub fn tab(&self) -> DetailTab {
+        self.tab
+    }
+
+    /// Lines scrolled down.
+    pub fn scroll(&self) -> usize {
+        self.scroll
+    }
+
+    /// The Raw tab's cursor line.
+    pub fn raw_cursor(&self) -> usize {
+        self.raw_cursor
+    }
+
+    /// The Raw tab shows canonical bytes instead of the stored JSON.
+    pub fn canonical(&self) -> bool {
+        self.canonical
+    }
+
+    /// Shows a tab from its top.
+    pub(super) fn show(&mut self, tab: DetailTab) {
+        self.tab = tab;
+        self.scroll = 0;
+        self.raw_cursor = 0;
+    }
+
+    /// Another action was selected: back to the top, folds cleared (the tab stays).
+    pub(super) fn new_action(&mut self) {
+        self.raw_folded.clear();
+        self.raw_cursor = 0;
+        self.scroll = 0;
+    }
+
+    pub(super) fn toggle_canonical(&mut self) {
+        self.canonical = !self.canonical;
+    }
+}
+
 /// The detail tabs, `1`–`6`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DetailTab {
@@ -52,41 +115,42 @@ impl DetailTab {
 pub(super) fn detail_command(state: &mut State, c: Command) {
     match c {
         Command::Up => {
-            if state.tab == DetailTab::Raw {
-                state.raw_cursor = state.raw_cursor.saturating_sub(1);
+            if state.detail.tab == DetailTab::Raw {
+                state.detail.raw_cursor = state.detail.raw_cursor.saturating_sub(1);
             } else {
-                state.detail_scroll = state.detail_scroll.saturating_sub(1);
+                state.detail.scroll = state.detail.scroll.saturating_sub(1);
             }
         }
         Command::Down => {
-            if state.tab == DetailTab::Raw {
-                state.raw_cursor += 1;
+            if state.detail.tab == DetailTab::Raw {
+                state.detail.raw_cursor += 1;
             } else {
-                state.detail_scroll += 1;
+                state.detail.scroll += 1;
             }
         }
-        Command::PageUp => state.detail_scroll = state.detail_scroll.saturating_sub(state.page),
-        Command::PageDown => state.detail_scroll += state.page,
+        Command::PageUp => state.detail.scroll = state.detail.scroll.saturating_sub(state.page),
+        Command::PageDown => state.detail.scroll += state.page,
         Command::Home => {
-            state.detail_scroll = 0;
-            state.raw_cursor = 0;
+            state.detail.scroll = 0;
+            state.detail.raw_cursor = 0;
         }
         Command::Left | Command::Right => {
             let i = DetailTab::ALL
                 .iter()
-                .position(|t| *t == state.tab)
+                .position(|t| *t == state.detail.tab)
                 .unwrap_or(0) as isize;
             let step = if c == Command::Right { 1 } else { -1 };
-            state.tab = DetailTab::ALL[(i + step).rem_euclid(6) as usize];
-            state.detail_scroll = 0;
+            state.detail.tab = DetailTab::ALL[(i + step).rem_euclid(6) as usize];
+            state.detail.scroll = 0;
         }
-        Command::Toggle if state.tab == DetailTab::Raw => {
+        Command::Toggle if state.detail.tab == DetailTab::Raw => {
             let lines = raw_lines(state);
-            if let Some(line) = lines.get(state.raw_cursor.min(lines.len().saturating_sub(1)))
+            if let Some(line) =
+                lines.get(state.detail.raw_cursor.min(lines.len().saturating_sub(1)))
                 && line.foldable
-                && !state.raw_folded.remove(&line.path)
+                && !state.detail.raw_folded.remove(&line.path)
             {
-                state.raw_folded.insert(line.path.clone());
+                state.detail.raw_folded.insert(line.path.clone());
             }
         }
         _ => {}
@@ -114,7 +178,7 @@ pub fn raw_lines(state: &State) -> Vec<JsonLine> {
     };
     let n = &d.analysis.graph.nodes[node as usize];
     let record = d.corpus.record(n.record as usize);
-    if state.show_canonical {
+    if state.detail.canonical {
         let bytes = canonical_bytes_without(&record.json, CHAIN_EXCLUDED, Variant::C1);
         let text = String::from_utf8_lossy(&bytes);
         return text
@@ -138,7 +202,7 @@ pub fn raw_lines(state: &State) -> Vec<JsonLine> {
         None,
         0,
         &own,
-        &state.raw_folded,
+        &state.detail.raw_folded,
         &mut out,
     );
     out
@@ -274,7 +338,7 @@ pub(super) fn jump_to_violation(state: &mut State) {
     match targets.get(next).copied() {
         Some(target) => {
             select(state, target, true);
-            state.tab = DetailTab::Record;
+            state.detail.show(DetailTab::Record);
         }
         None => state.message = Some("no violation of this record names an action".into()),
     }

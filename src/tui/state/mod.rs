@@ -17,7 +17,7 @@ use timeline::*;
 
 pub use super::action::{Action, Progress};
 pub use copy::CopyTarget;
-pub use detail::{DetailTab, JsonLine, raw_lines};
+pub use detail::{Detail, DetailTab, JsonLine, raw_lines};
 pub use filter::{Filter, Term, parse_filter};
 pub use navigator::{NavItem, NavList, NavTarget, chain_status, nav_text, rebuild_nav};
 pub use search::{AllMatches, BACKGROUND_SEARCH_FROM, Search, SearchJob, matches_all};
@@ -85,11 +85,7 @@ pub struct State {
     pub zoom: f64,
     /// Pan as a fraction of the zoomed axis.
     pub pan: f64,
-    pub tab: DetailTab,
-    pub detail_scroll: usize,
-    pub raw_cursor: usize,
-    pub raw_folded: HashSet<String>,
-    pub show_canonical: bool,
+    pub detail: Detail,
     pub search: Search,
     pub filter: Filter,
     history: Vec<NodeId>,
@@ -134,11 +130,7 @@ impl State {
             node: None,
             zoom: 1.0,
             pan: 0.0,
-            tab: DetailTab::Authority,
-            detail_scroll: 0,
-            raw_cursor: 0,
-            raw_folded: HashSet::new(),
-            show_canonical: false,
+            detail: Detail::default(),
             search: Search::default(),
             filter: Filter::default(),
             history: Vec::new(),
@@ -323,9 +315,7 @@ fn command(state: &mut State, c: Command) {
                 .checked_sub(1)
                 .and_then(|i| DetailTab::ALL.get(i))
             {
-                state.tab = *t;
-                state.detail_scroll = 0;
-                state.raw_cursor = 0;
+                state.detail.show(*t);
             }
         }
         Command::NextList => switch_list(state, 1),
@@ -363,7 +353,7 @@ fn command(state: &mut State, c: Command) {
             }
         }
         Command::Copy => open_copy_menu(state),
-        Command::Canonical => state.show_canonical = !state.show_canonical,
+        Command::Canonical => state.detail.toggle_canonical(),
         _ => match state.focus {
             Pane::Navigator => nav_command(state, c),
             Pane::Timeline => timeline_command(state, c),

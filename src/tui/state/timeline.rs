@@ -144,9 +144,7 @@ pub fn select(state: &mut State, node: NodeId, record: bool) {
         state.nav_cursor = i;
     }
     if state.node != Some(node) {
-        state.raw_folded.clear();
-        state.raw_cursor = 0;
-        state.detail_scroll = 0;
+        state.detail.new_action();
     }
     state.node = Some(node);
     if record {

@@ -21,11 +21,11 @@ pub(super) fn detail(s: &State, area: Rect, buf: &mut Buffer) {
     let Some(report) = d.analysis.show(&d.corpus, node, &[]) else {
         return;
     };
-    if s.tab == DetailTab::Authority {
+    if s.detail.tab() == DetailTab::Authority {
         authority(s, d, node, &report, inner, buf);
         return;
     }
-    let lines = match s.tab {
+    let lines = match s.detail.tab() {
         DetailTab::Authority => Vec::new(),
         DetailTab::Drift => drift_lines(s, &report),
         DetailTab::Lease => lease_lines(s, d, report.lease, inner.width),
@@ -33,7 +33,7 @@ pub(super) fn detail(s: &State, area: Rect, buf: &mut Buffer) {
         DetailTab::Record => record_lines(s, d, node),
         DetailTab::Raw => {
             let raw = raw_lines(s);
-            let cursor = s.raw_cursor.min(raw.len().saturating_sub(1));
+            let cursor = s.detail.raw_cursor().min(raw.len().saturating_sub(1));
             let h = inner.height as usize;
             let offset = window(cursor, raw.len(), h);
             for (i, l) in raw.iter().enumerate().skip(offset).take(h) {
@@ -51,7 +51,7 @@ pub(super) fn detail(s: &State, area: Rect, buf: &mut Buffer) {
                 };
                 buf.set_stringn(inner.x, y, text, inner.width as usize, style);
             }
-            if s.show_canonical {
+            if s.detail.canonical() {
                 buf.set_string(
                     inner.right().saturating_sub(24),
                     inner.y,
@@ -64,7 +64,7 @@ pub(super) fn detail(s: &State, area: Rect, buf: &mut Buffer) {
     };
     Paragraph::new(lines)
         .wrap(Wrap { trim: false })
-        .scroll((s.detail_scroll as u16, 0))
+        .scroll((s.detail.scroll() as u16, 0))
         .render(inner, buf);
 }
 
@@ -129,7 +129,7 @@ fn authority(
         lines.push(Line::styled("EXERCISED", t.title));
         lines.extend(field_lines(s, &exercised, w));
         Paragraph::new(lines)
-            .scroll((s.detail_scroll as u16, 0))
+            .scroll((s.detail.scroll() as u16, 0))
             .render(inner, buf);
         return;
     }
@@ -150,7 +150,7 @@ fn authority(
             Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
         Line::styled(title, t.title).render(head, buf);
         Paragraph::new(field_lines(s, fields, usize::from(area.width)))
-            .scroll((s.detail_scroll as u16, 0))
+            .scroll((s.detail.scroll() as u16, 0))
             .render(body, buf);
     }
 }
@@ -476,7 +476,11 @@ pub(super) fn detail_title<'a>(
         let mut spans = Vec::new();
         let mut tabs = Vec::new();
         for (i, tab) in DetailTab::ALL.iter().enumerate() {
-            let style = if *tab == s.tab { t.title } else { t.dim };
+            let style = if *tab == s.detail.tab() {
+                t.title
+            } else {
+                t.dim
+            };
             let name = if short {
                 tab.short_title()
             } else {
