@@ -209,14 +209,15 @@ fn filter_language_narrows_the_navigator() {
     let t = aeplens::tui::state::parse_filter("tool:sql !decision:deny word").unwrap();
     assert!(t[1].negated && t[2].key.is_none());
     update(&mut s, Action::ShowList(NavList::Chains));
-    let all = s.nav_items.len();
+    let all = s.nav.items().len();
     cmd(&mut s, Command::Filter);
     typed(&mut s, "tool:send_email");
     update(&mut s, Action::Submit);
     assert!(s.filter.is_applied());
-    assert!(s.nav_items.len() < all, "{} < {all}", s.nav_items.len());
+    assert!(s.nav.items().len() < all, "{} < {all}", s.nav.items().len());
     assert!(
-        s.nav_items
+        s.nav
+            .items()
             .iter()
             .all(|i| matches!(i.target, NavTarget::Chain(_) | NavTarget::Step(..)))
     );
@@ -270,23 +271,23 @@ fn navigator_lists_and_activation() {
         NavList::Runs,
     ] {
         cmd(&mut s, Command::NextList);
-        assert_eq!(s.nav_list, list);
-        assert!(!s.nav_items.is_empty(), "{list:?}");
+        assert_eq!(s.nav.list(), list);
+        assert!(!s.nav.items().is_empty(), "{list:?}");
     }
     // Runs unfold into their chains and leases; activating an item selects its action.
-    while !aeplens::tui::state::nav_text(&s, &s.nav_items[s.nav_cursor])
+    while !aeplens::tui::state::nav_text(&s, &s.nav.items()[s.nav.cursor()])
         .starts_with("run-rfc-payments-7")
     {
-        let at = s.nav_cursor;
+        let at = s.nav.cursor();
         cmd(&mut s, Command::Down);
-        assert_ne!(s.nav_cursor, at, "the run is listed");
+        assert_ne!(s.nav.cursor(), at, "the run is listed");
     }
     cmd(&mut s, Command::Toggle);
-    assert!(s.nav_items.iter().any(|i| i.depth == 1));
+    assert!(s.nav.items().iter().any(|i| i.depth == 1));
     cmd(&mut s, Command::Down);
     let before = s.node;
     cmd(&mut s, Command::Down);
-    assert!(s.node.is_some() && (s.node != before || s.nav_cursor == 2));
+    assert!(s.node.is_some() && (s.node != before || s.nav.cursor() == 2));
 }
 
 // ---- journeys ----
@@ -321,7 +322,7 @@ fn journey_step_a_denied_then_reapproved_chain_to_the_execution() {
 fn journey_find_the_action_that_ran_outside_its_lease() {
     let mut s = rfc();
     update(&mut s, Action::ShowList(NavList::Leases));
-    let first = aeplens::tui::state::nav_text(&s, &s.nav_items[0]);
+    let first = aeplens::tui::state::nav_text(&s, &s.nav.items()[0]);
     assert!(first.contains("outside"), "{first}");
     cmd(&mut s, Command::Filter);
     typed(&mut s, "lease:after-expiry");
@@ -837,7 +838,8 @@ fn findings_are_grouped_by_id_with_counts() {
     let mut s = v03();
     update(&mut s, Action::ShowList(NavList::Findings));
     let groups: Vec<String> = s
-        .nav_items
+        .nav
+        .items()
         .iter()
         .filter(|i| matches!(i.target, NavTarget::FindingGroup(_)))
         .map(|i| aeplens::tui::state::nav_text(&s, i))
@@ -851,9 +853,9 @@ fn findings_are_grouped_by_id_with_counts() {
         .sum();
     assert_eq!(total, d.findings.len());
     // Folded until opened; Enter shows the members.
-    let before = s.nav_items.len();
+    let before = s.nav.items().len();
     cmd(&mut s, Command::Toggle);
-    assert!(s.nav_items.len() > before);
+    assert!(s.nav.items().len() > before);
 }
 
 #[test]
@@ -868,7 +870,7 @@ fn the_navigator_follows_a_jump_to_another_run() {
         }
     }
     assert_ne!(s.run, first_run, "the demo has problems in other runs");
-    let item = &s.nav_items[s.nav_cursor];
+    let item = &s.nav.items()[s.nav.cursor()];
     assert_eq!(item.target, NavTarget::Run(s.run));
 }
 

@@ -60,8 +60,8 @@ pub fn mouse_action(state: &State, areas: &Areas, mouse: &MouseEvent) -> Option<
                         return None;
                     }
                     let off = window(
-                        state.nav_cursor,
-                        state.nav_items.len(),
+                        state.nav.cursor(),
+                        state.nav.items().len(),
                         usize::from(r.height.saturating_sub(2)),
                     );
                     usize::from(mouse.row - first) + off

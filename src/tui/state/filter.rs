@@ -143,6 +143,6 @@ pub(super) fn apply_filter(state: &mut State) {
     let count = pass.iter().filter(|p| **p).count();
     state.message = Some(format!("filter: {count} of {} actions", pass.len()));
     state.filter.pass = Some(pass);
-    state.nav_cursor = 0;
+    state.nav.set_cursor(0);
     rebuild_nav(state);
 }

@@ -19,7 +19,7 @@ pub use super::action::{Action, Progress};
 pub use copy::CopyTarget;
 pub use detail::{Detail, DetailTab, JsonLine, raw_lines};
 pub use filter::{Filter, Term, parse_filter};
-pub use navigator::{NavItem, NavList, NavTarget, chain_status, nav_text, rebuild_nav};
+pub use navigator::{NavItem, NavList, NavTarget, Navigator, chain_status, nav_text, rebuild_nav};
 pub use search::{AllMatches, BACKGROUND_SEARCH_FROM, Search, SearchJob, matches_all};
 pub use timeline::{Row, rebuild_rows, select};
 
@@ -72,10 +72,7 @@ pub struct State {
     pub keymap: Keymap,
     pub theme: Theme,
     pub focus: Pane,
-    pub nav_list: NavList,
-    pub nav_items: Vec<NavItem>,
-    pub nav_cursor: usize,
-    nav_unfolded: HashSet<NavTarget>,
+    pub nav: Navigator,
     /// Selected run (index into the graph's runs).
     pub run: usize,
     pub rows: Vec<Row>,
@@ -100,8 +97,6 @@ pub struct State {
     pub size: (u16, u16),
     /// Rows visible in the timeline and navigator (set by the views' layout).
     pub page: usize,
-    /// Columns added to (or taken from) the navigator's default width with `<`/`>`.
-    pub nav_width_delta: i16,
     /// The banner shown in the header (e.g. for the bundled demo).
     pub banner: Option<String>,
 }
@@ -119,10 +114,7 @@ impl State {
             keymap,
             theme,
             focus: Pane::Timeline,
-            nav_list: NavList::Runs,
-            nav_items: Vec::new(),
-            nav_cursor: 0,
-            nav_unfolded: HashSet::new(),
+            nav: Navigator::default(),
             run: 0,
             rows: Vec::new(),
             row_of: HashMap::new(),
@@ -142,7 +134,6 @@ impl State {
             quit: false,
             size: (80, 24),
             page: 10,
-            nav_width_delta: 0,
             banner: None,
         }
     }
@@ -293,8 +284,8 @@ fn command(state: &mut State, c: Command) {
     match c {
         Command::Quit => state.quit = true,
         Command::JumpToViolation => jump_to_violation(state),
-        Command::NarrowNavigator => state.nav_width_delta = (state.nav_width_delta - 4).max(-20),
-        Command::WidenNavigator => state.nav_width_delta = (state.nav_width_delta + 4).min(80),
+        Command::NarrowNavigator => state.nav.resize(false),
+        Command::WidenNavigator => state.nav.resize(true),
         Command::Help => state.overlay = Overlay::Help(0),
         Command::Cancel => {
             if state.search.clear() {
@@ -366,8 +357,7 @@ fn click(state: &mut State, pane: Pane, row: usize) {
     state.focus = pane;
     match pane {
         Pane::Navigator => {
-            if row < state.nav_items.len() {
-                state.nav_cursor = row;
+            if state.nav.set_cursor(row) {
                 follow_nav(state);
             }
         }

@@ -3,6 +3,71 @@
 
 use super::*;
 
+/// The navigator: which list, its rows, the cursor, what is unfolded, how wide. The
+/// fields are private: only this module changes them (rows are rebuilt by
+/// [`rebuild_nav`]).
+#[derive(Debug)]
+pub struct Navigator {
+    list: NavList,
+    items: Vec<NavItem>,
+    cursor: usize,
+    unfolded: HashSet<NavTarget>,
+    /// Columns added to (or taken from) the default width with `<`/`>`.
+    width_delta: i16,
+}
+
+impl Default for Navigator {
+    fn default() -> Navigator {
+        Navigator {
+            list: NavList::Runs,
+            items: Vec::new(),
+            cursor: 0,
+            unfolded: HashSet::new(),
+            width_delta: 0,
+        }
+    }
+}
+
+impl Navigator {
+    /// The list shown.
+    pub fn list(&self) -> NavList {
+        self.list
+    }
+
+    /// Its rows.
+    pub fn items(&self) -> &[NavItem] {
+        &self.items
+    }
+
+    /// The row under the cursor (an index into [`Navigator::items`]).
+    pub fn cursor(&self) -> usize {
+        self.cursor
+    }
+
+    /// Columns added to the default width (negative: taken).
+    pub fn width_delta(&self) -> i16 {
+        self.width_delta
+    }
+
+    /// Moves the cursor to a row, if there is one.
+    pub(super) fn set_cursor(&mut self, row: usize) -> bool {
+        let ok = row < self.items.len();
+        if ok {
+            self.cursor = row;
+        }
+        ok
+    }
+
+    /// `<`/`>`: four columns narrower or wider, within bounds.
+    pub(super) fn resize(&mut self, wider: bool) {
+        self.width_delta = if wider {
+            (self.width_delta + 4).min(80)
+        } else {
+            (self.width_delta - 4).max(-20)
+        };
+    }
+}
+
 /// The navigator's lists.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NavList {
@@ -64,30 +129,30 @@ pub struct NavItem {
 pub(super) fn switch_list(state: &mut State, step: isize) {
     let i = NavList::ALL
         .iter()
-        .position(|l| *l == state.nav_list)
+        .position(|l| *l == state.nav.list)
         .unwrap_or(0) as isize;
     show_list(state, NavList::ALL[(i + step).rem_euclid(4) as usize]);
 }
 
 /// Shows a list from its top, with the keyboard on the navigator.
 pub(super) fn show_list(state: &mut State, list: NavList) {
-    state.nav_list = list;
-    state.nav_cursor = 0;
+    state.nav.list = list;
+    state.nav.cursor = 0;
     state.focus = Pane::Navigator;
     rebuild_nav(state);
 }
 
 pub(super) fn nav_command(state: &mut State, c: Command) {
-    let len = state.nav_items.len();
+    let len = state.nav.items.len();
     match c {
-        Command::Up => state.nav_cursor = state.nav_cursor.saturating_sub(1),
-        Command::Down => state.nav_cursor = (state.nav_cursor + 1).min(len.saturating_sub(1)),
-        Command::PageUp => state.nav_cursor = state.nav_cursor.saturating_sub(state.page),
+        Command::Up => state.nav.cursor = state.nav.cursor.saturating_sub(1),
+        Command::Down => state.nav.cursor = (state.nav.cursor + 1).min(len.saturating_sub(1)),
+        Command::PageUp => state.nav.cursor = state.nav.cursor.saturating_sub(state.page),
         Command::PageDown => {
-            state.nav_cursor = (state.nav_cursor + state.page).min(len.saturating_sub(1))
+            state.nav.cursor = (state.nav.cursor + state.page).min(len.saturating_sub(1))
         }
-        Command::Home => state.nav_cursor = 0,
-        Command::End => state.nav_cursor = len.saturating_sub(1),
+        Command::Home => state.nav.cursor = 0,
+        Command::End => state.nav.cursor = len.saturating_sub(1),
         Command::Left => switch_list(state, -1),
         Command::Right => switch_list(state, 1),
         Command::Toggle => activate_nav(state),
@@ -108,7 +173,7 @@ pub(super) fn nav_command(state: &mut State, c: Command) {
 
 /// Moving in the navigator selects what the row points at.
 pub(super) fn follow_nav(state: &mut State) {
-    let Some(item) = state.nav_items.get(state.nav_cursor) else {
+    let Some(item) = state.nav.items.get(state.nav.cursor) else {
         return;
     };
     if let Some(n) = target_node(state, item.target) {
@@ -135,12 +200,12 @@ pub(super) fn target_node(state: &State, t: NavTarget) -> Option<NodeId> {
 }
 
 pub(super) fn activate_nav(state: &mut State) {
-    let Some(item) = state.nav_items.get(state.nav_cursor).cloned() else {
+    let Some(item) = state.nav.items.get(state.nav.cursor).cloned() else {
         return;
     };
     if item.foldable {
-        if !state.nav_unfolded.remove(&item.target) {
-            state.nav_unfolded.insert(item.target);
+        if !state.nav.unfolded.remove(&item.target) {
+            state.nav.unfolded.insert(item.target);
         }
         rebuild_nav(state);
     } else if let Some(n) = target_node(state, item.target) {
@@ -151,10 +216,11 @@ pub(super) fn activate_nav(state: &mut State) {
 
 /// Rebuilds the navigator list (respecting the filter and fold state).
 pub fn rebuild_nav(state: &mut State) {
-    state.nav_items = nav_items(state);
-    state.nav_cursor = state
-        .nav_cursor
-        .min(state.nav_items.len().saturating_sub(1));
+    state.nav.items = nav_items(state);
+    state.nav.cursor = state
+        .nav
+        .cursor
+        .min(state.nav.items.len().saturating_sub(1));
 }
 
 pub(super) fn nav_items(state: &State) -> Vec<NavItem> {
@@ -166,7 +232,7 @@ pub(super) fn nav_items(state: &State) -> Vec<NavItem> {
         folded: false,
     });
     let Some(d) = state.data.as_ref() else {
-        return if state.nav_list == NavList::Runs {
+        return if state.nav.list == NavList::Runs {
             errors.collect()
         } else {
             Vec::new()
@@ -189,7 +255,7 @@ pub(super) fn nav_items(state: &State) -> Vec<NavItem> {
         target,
         flags,
         foldable,
-        folded: foldable && !state.nav_unfolded.contains(&target),
+        folded: foldable && !state.nav.unfolded.contains(&target),
     };
     let mut out = Vec::new();
     let chain_item = |i: usize, depth: u8, out: &mut Vec<NavItem>| {
@@ -238,7 +304,7 @@ pub(super) fn nav_items(state: &State) -> Vec<NavItem> {
             }
         }
     };
-    match state.nav_list {
+    match state.nav.list {
         NavList::Runs => {
             out.extend(errors);
             for (ri, run) in g.runs.iter().enumerate() {

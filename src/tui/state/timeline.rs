@@ -137,11 +137,12 @@ pub fn select(state: &mut State, node: NodeId, record: bool) {
     if changed
         && state.focus != Pane::Navigator
         && let Some(i) = state
-            .nav_items
+            .nav
+            .items()
             .iter()
             .position(|i| i.target == NavTarget::Run(run))
     {
-        state.nav_cursor = i;
+        state.nav.set_cursor(i);
     }
     if state.node != Some(node) {
         state.detail.new_action();

@@ -157,7 +157,7 @@ pub const MIN_SIZE: (u16, u16) = (60, 16);
 pub fn nav_width(width: u16, state: &State) -> u16 {
     let base = (width / 4).clamp(42, 70) as i32;
     let max = i32::from(width.saturating_sub(40));
-    (base + i32::from(state.nav_width_delta)).clamp(24, max.max(24)) as u16
+    (base + i32::from(state.nav.width_delta())).clamp(24, max.max(24)) as u16
 }
 
 /// The whole screen.

@@ -12,7 +12,7 @@ pub(super) fn nav_tabs<'a>(s: &State) -> (Vec<Span<'a>>, Vec<Option<NavList>>) {
             spans.push(Span::styled(" │ ", s.theme.border));
             lists.push(None);
         }
-        let style = if *l == s.nav_list {
+        let style = if *l == s.nav.list() {
             s.theme.title
         } else {
             s.theme.dim
@@ -28,7 +28,7 @@ pub(super) fn nav_tabs<'a>(s: &State) -> (Vec<Span<'a>>, Vec<Option<NavList>>) {
 pub(super) fn tab_bar(s: &State, area: Rect, buf: &mut Buffer) {
     let (mut spans, _) = nav_tabs(s);
     spans.push(Span::styled("│", s.theme.border));
-    if let Some(item) = s.nav_items.get(s.nav_cursor) {
+    if let Some(item) = s.nav.items().get(s.nav.cursor()) {
         spans.push(Span::raw(format!(
             " {} {}",
             glyphs(item.flags),
@@ -50,22 +50,22 @@ pub(super) fn navigator(s: &State, area: Rect, buf: &mut Buffer) {
             .render(inner, buf);
         return;
     }
-    if s.nav_items.is_empty() {
+    if s.nav.items().is_empty() {
         Paragraph::new("nothing here (filter?)")
             .style(s.theme.dim)
             .render(inner, buf);
         return;
     }
     let h = inner.height as usize;
-    let offset = window(s.nav_cursor, s.nav_items.len(), h);
-    for (i, item) in s.nav_items.iter().enumerate().skip(offset).take(h) {
+    let offset = window(s.nav.cursor(), s.nav.items().len(), h);
+    for (i, item) in s.nav.items().iter().enumerate().skip(offset).take(h) {
         let y = inner.y + (i - offset) as u16;
         let marker = if item.foldable {
             if item.folded { "▸ " } else { "▾ " }
         } else {
             "  "
         };
-        let style = if i == s.nav_cursor {
+        let style = if i == s.nav.cursor() {
             s.theme.selected
         } else {
             s.theme.base
