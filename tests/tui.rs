@@ -74,7 +74,7 @@ fn typed(s: &mut State, text: &str) {
 
 fn selected_id(s: &State) -> String {
     let d = s.data.as_ref().unwrap();
-    let n = s.node.unwrap();
+    let n = s.timeline.node().unwrap();
     let (_, a) = d.analysis.graph.action(&d.corpus, n).unwrap();
     a.id().unwrap().to_string()
 }
@@ -134,10 +134,10 @@ fn navigation_moves_the_selection_and_keeps_history() {
     assert_ne!(selected_id(&s), first, "c cycles through the children");
     // Folding hides the subtree and keeps the markers of what is inside.
     go(&mut s, LEDGER, "L02-sql-denied-drift");
-    let before = s.rows.len();
+    let before = s.timeline.rows().len();
     cmd(&mut s, Command::Toggle);
-    assert!(s.rows.len() < before);
-    let row = s.rows.iter().find(|r| r.folded).unwrap();
+    assert!(s.timeline.rows().len() < before);
+    let row = s.timeline.rows().iter().find(|r| r.folded).unwrap();
     assert_ne!(row.subtree & aeplens::tui::data::flag::REAPPROVED, 0);
     cmd(&mut s, Command::End);
     cmd(&mut s, Command::Home);
@@ -285,9 +285,9 @@ fn navigator_lists_and_activation() {
     cmd(&mut s, Command::Toggle);
     assert!(s.nav.items().iter().any(|i| i.depth == 1));
     cmd(&mut s, Command::Down);
-    let before = s.node;
+    let before = s.timeline.node();
     cmd(&mut s, Command::Down);
-    assert!(s.node.is_some() && (s.node != before || s.nav.cursor() == 2));
+    assert!(s.timeline.node().is_some() && (s.timeline.node() != before || s.nav.cursor() == 2));
 }
 
 // ---- journeys ----
@@ -862,16 +862,20 @@ fn findings_are_grouped_by_id_with_counts() {
 fn the_navigator_follows_a_jump_to_another_run() {
     let mut s = demo();
     // Next problems until the selection leaves the first run.
-    let first_run = s.run;
+    let first_run = s.timeline.run();
     for _ in 0..20 {
         cmd(&mut s, Command::NextProblem);
-        if s.run != first_run {
+        if s.timeline.run() != first_run {
             break;
         }
     }
-    assert_ne!(s.run, first_run, "the demo has problems in other runs");
+    assert_ne!(
+        s.timeline.run(),
+        first_run,
+        "the demo has problems in other runs"
+    );
     let item = &s.nav.items()[s.nav.cursor()];
-    assert_eq!(item.target, NavTarget::Run(s.run));
+    assert_eq!(item.target, NavTarget::Run(s.timeline.run()));
 }
 
 #[test]
@@ -898,7 +902,7 @@ fn the_authority_tab_fits_its_width() {
     // Wide: side by side, digests in full, headers in view.
     let screen = text(&render(&s, 240, 60));
     let d = s.data.as_ref().unwrap();
-    let n = s.node.unwrap();
+    let n = s.timeline.node().unwrap();
     let (_, a) = d.analysis.graph.action(&d.corpus, n).unwrap();
     let hash = a.str_field("approval_context_hash").unwrap();
     assert!(screen.contains(hash), "full digest shown: {screen}");
@@ -948,11 +952,11 @@ fn zoom_stays_centred_on_the_selected_action_and_the_title_says_what_is_shown() 
     assert!(screen.contains("· showing "), "{screen}");
     let d = s.data.as_ref().unwrap();
     let axis = aeplens::tui::view::run_axis(&s, d);
-    let t = d.analysis.graph.nodes[s.node.unwrap() as usize]
+    let t = d.analysis.graph.nodes[s.timeline.node().unwrap() as usize]
         .time
         .unwrap();
     let x = axis
-        .x(t, 100, s.zoom, s.pan)
+        .x(t, 100, s.timeline.zoom(), s.timeline.pan())
         .expect("the selected action stays in view");
     assert!((30..=70).contains(&x), "near the centre: {x}");
 }
@@ -1006,7 +1010,7 @@ fn a_background_search_can_be_cancelled_and_only_its_own_result_is_taken() {
     assert!(s.search.job_to_start().is_none());
     // A result for another query than the running one is dropped.
     update(&mut s, Action::SearchDone("old".into(), result.clone()));
-    assert_ne!(s.node, Some(target));
+    assert_ne!(s.timeline.node(), Some(target));
     // Esc cancels the running job.
     cmd(&mut s, Command::Cancel);
     assert!(s.search.job().is_none());
@@ -1014,6 +1018,6 @@ fn a_background_search_can_be_cancelled_and_only_its_own_result_is_taken() {
     // Its own result is taken and selected.
     search(&mut s, "act-001");
     update(&mut s, Action::SearchDone("act-001".into(), result));
-    assert_eq!(s.node, Some(target));
+    assert_eq!(s.timeline.node(), Some(target));
     assert!(s.search.job().is_none());
 }

@@ -76,7 +76,7 @@ pub fn mouse_action(state: &State, areas: &Areas, mouse: &MouseEvent) -> Option<
                     }
                     let off = window(
                         state.cursor_row().unwrap_or(0),
-                        state.rows.len(),
+                        state.timeline.rows().len(),
                         usize::from(r.height.saturating_sub(3)),
                     );
                     usize::from(mouse.row - first) + off

@@ -190,7 +190,7 @@ fn event_loop(
 
 fn current_key(state: &State) -> Option<(String, String)> {
     let d = state.data.as_ref()?;
-    let n = state.node?;
+    let n = state.timeline.node()?;
     let (_, a) = d.analysis.graph.action(&d.corpus, n)?;
     Some((
         d.analysis.graph.runs[d.run_of(n)].id.clone(),

@@ -27,7 +27,7 @@ impl CopyTarget {
     /// The text to copy, for the selected node.
     pub fn text(&self, state: &State) -> Option<String> {
         let d = state.data.as_ref()?;
-        let node = state.node?;
+        let node = state.timeline.node?;
         let (record, _) = d.analysis.graph.action(&d.corpus, node)?;
         Some(match self {
             CopyTarget::Value(_, v) => v.clone(),
@@ -47,7 +47,9 @@ impl CopyTarget {
 
 pub(super) fn open_copy_menu(state: &mut State) {
     let Some(d) = state.data.as_ref() else { return };
-    let Some(node) = state.node else { return };
+    let Some(node) = state.timeline.node else {
+        return;
+    };
     let Some((_, a)) = d.analysis.graph.action(&d.corpus, node) else {
         return;
     };

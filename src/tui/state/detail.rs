@@ -173,7 +173,7 @@ pub fn raw_lines(state: &State) -> Vec<JsonLine> {
     let Some(d) = state.data.as_ref() else {
         return Vec::new();
     };
-    let Some(node) = state.node else {
+    let Some(node) = state.timeline.node else {
         return Vec::new();
     };
     let n = &d.analysis.graph.nodes[node as usize];
@@ -315,7 +315,9 @@ pub(super) fn walk_json(
 /// action it concerns.
 pub(super) fn jump_to_violation(state: &mut State) {
     let Some(d) = state.data.as_ref() else { return };
-    let Some(node) = state.node else { return };
+    let Some(node) = state.timeline.node else {
+        return;
+    };
     let g = &d.analysis.graph;
     let record = g.nodes[node as usize].record as usize;
     let Some(result) = d.report.as_ref().and_then(|r| r.records.get(record)) else {

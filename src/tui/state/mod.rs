@@ -21,7 +21,7 @@ pub use detail::{Detail, DetailTab, JsonLine, raw_lines};
 pub use filter::{Filter, Term, parse_filter};
 pub use navigator::{NavItem, NavList, NavTarget, Navigator, chain_status, nav_text, rebuild_nav};
 pub use search::{AllMatches, BACKGROUND_SEARCH_FROM, Search, SearchJob, matches_all};
-pub use timeline::{Row, rebuild_rows, select};
+pub use timeline::{Row, Timeline, rebuild_rows, select};
 
 use super::data::{Data, flag};
 use super::keymap::{Command, Keymap};
@@ -73,22 +73,10 @@ pub struct State {
     pub theme: Theme,
     pub focus: Pane,
     pub nav: Navigator,
-    /// Selected run (index into the graph's runs).
-    pub run: usize,
-    pub rows: Vec<Row>,
-    row_of: HashMap<NodeId, usize>,
-    folded: HashSet<NodeId>,
-    pub node: Option<NodeId>,
-    pub zoom: f64,
-    /// Pan as a fraction of the zoomed axis.
-    pub pan: f64,
+    pub timeline: Timeline,
     pub detail: Detail,
     pub search: Search,
     pub filter: Filter,
-    history: Vec<NodeId>,
-    history_pos: usize,
-    /// The child `c` last went to, per parent.
-    child_seen: HashMap<NodeId, usize>,
     pub overlay: Overlay,
     pub message: Option<String>,
     /// Texts to put on the clipboard (taken by the event loop).
@@ -115,19 +103,10 @@ impl State {
             theme,
             focus: Pane::Timeline,
             nav: Navigator::default(),
-            run: 0,
-            rows: Vec::new(),
-            row_of: HashMap::new(),
-            folded: HashSet::new(),
-            node: None,
-            zoom: 1.0,
-            pan: 0.0,
+            timeline: Timeline::default(),
             detail: Detail::default(),
             search: Search::default(),
             filter: Filter::default(),
-            history: Vec::new(),
-            history_pos: 0,
-            child_seen: HashMap::new(),
             overlay: Overlay::None,
             message: None,
             clipboard: Vec::new(),
@@ -140,7 +119,9 @@ impl State {
 
     /// The row index of the selected node in the timeline.
     pub fn cursor_row(&self) -> Option<usize> {
-        self.node.and_then(|n| self.row_of.get(&n).copied())
+        self.timeline
+            .node
+            .and_then(|n| self.timeline.row_of.get(&n).copied())
     }
 
     /// True when the node passes the filter (or there is none).
@@ -160,9 +141,9 @@ pub fn update(state: &mut State, action: Action) {
                 .iter()
                 .position(|r| !r.nodes.is_empty());
             state.data = Some(*data);
-            state.run = first.unwrap_or(0);
+            state.timeline.run = first.unwrap_or(0);
             rebuild_rows(state);
-            let start = state.rows.first().map(|r| r.node);
+            let start = state.timeline.rows.first().map(|r| r.node);
             if let Some(n) = start {
                 select(state, n, false);
             }
@@ -330,16 +311,16 @@ fn command(state: &mut State, c: Command) {
             }
         }
         Command::Back => {
-            if state.history_pos > 1 {
-                state.history_pos -= 1;
-                let n = state.history[state.history_pos - 1];
+            if state.timeline.history_pos > 1 {
+                state.timeline.history_pos -= 1;
+                let n = state.timeline.history[state.timeline.history_pos - 1];
                 select(state, n, false);
             }
         }
         Command::Forward => {
-            if state.history_pos < state.history.len() {
-                state.history_pos += 1;
-                let n = state.history[state.history_pos - 1];
+            if state.timeline.history_pos < state.timeline.history.len() {
+                state.timeline.history_pos += 1;
+                let n = state.timeline.history[state.timeline.history_pos - 1];
                 select(state, n, false);
             }
         }
@@ -362,7 +343,7 @@ fn click(state: &mut State, pane: Pane, row: usize) {
             }
         }
         Pane::Timeline => {
-            if let Some(r) = state.rows.get(row) {
+            if let Some(r) = state.timeline.rows.get(row) {
                 let n = r.node;
                 select(state, n, true);
             }

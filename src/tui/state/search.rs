@@ -142,7 +142,7 @@ pub(super) fn search_run(state: &mut State) {
     if q.is_empty() {
         return;
     }
-    let Some(run) = d.analysis.graph.runs.get(state.run) else {
+    let Some(run) = d.analysis.graph.runs.get(state.timeline.run) else {
         return;
     };
     let hay = |n: &NodeId| d.haystacks[*n as usize].as_str();

@@ -3,6 +3,70 @@
 
 use super::*;
 
+/// The timeline: the selected run and action, its rows in tree order, folds, zoom and
+/// pan, and the selection history. Only the state module changes it; views and tests
+/// read it through the methods.
+#[derive(Debug)]
+pub struct Timeline {
+    /// Selected run (index into the graph's runs).
+    pub(super) run: usize,
+    pub(super) rows: Vec<Row>,
+    pub(super) row_of: HashMap<NodeId, usize>,
+    pub(super) folded: HashSet<NodeId>,
+    pub(super) node: Option<NodeId>,
+    pub(super) zoom: f64,
+    /// Pan as a fraction of the zoomed axis.
+    pub(super) pan: f64,
+    pub(super) history: Vec<NodeId>,
+    pub(super) history_pos: usize,
+    /// The child `c` last went to, per parent.
+    pub(super) child_seen: HashMap<NodeId, usize>,
+}
+
+impl Default for Timeline {
+    fn default() -> Timeline {
+        Timeline {
+            run: 0,
+            rows: Vec::new(),
+            row_of: HashMap::new(),
+            folded: HashSet::new(),
+            node: None,
+            zoom: 1.0,
+            pan: 0.0,
+            history: Vec::new(),
+            history_pos: 0,
+            child_seen: HashMap::new(),
+        }
+    }
+}
+
+impl Timeline {
+    /// The selected run (index into the graph's runs).
+    pub fn run(&self) -> usize {
+        self.run
+    }
+
+    /// The selected action.
+    pub fn node(&self) -> Option<NodeId> {
+        self.node
+    }
+
+    /// The rows shown, in tree order.
+    pub fn rows(&self) -> &[Row] {
+        &self.rows
+    }
+
+    /// Zoom factor (1 = the whole run).
+    pub fn zoom(&self) -> f64 {
+        self.zoom
+    }
+
+    /// Pan as a fraction of the zoomed axis.
+    pub fn pan(&self) -> f64 {
+        self.pan
+    }
+}
+
 /// One timeline row: an action in tree order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Row {
@@ -19,7 +83,7 @@ pub(super) fn timeline_command(state: &mut State, c: Command) {
         return;
     };
     let cur = state.cursor_row().unwrap_or(0);
-    let last = state.rows.len().saturating_sub(1);
+    let last = state.timeline.rows.len().saturating_sub(1);
     let target_row = match c {
         Command::Up => Some(cur.saturating_sub(1)),
         Command::Down => Some((cur + 1).min(last)),
@@ -30,35 +94,42 @@ pub(super) fn timeline_command(state: &mut State, c: Command) {
         _ => None,
     };
     if let Some(r) = target_row {
-        if let Some(row) = state.rows.get(r) {
+        if let Some(row) = state.timeline.rows.get(r) {
             let n = row.node;
             select(state, n, false);
         }
         return;
     }
-    let Some(node) = state.node else { return };
+    let Some(node) = state.timeline.node else {
+        return;
+    };
     let g = &data.analysis.graph;
     match c {
         Command::Toggle => {
-            if !state.folded.remove(&node) {
-                state.folded.insert(node);
+            if !state.timeline.folded.remove(&node) {
+                state.timeline.folded.insert(node);
             }
             rebuild_rows(state);
         }
-        Command::Left => state.pan = (state.pan - 0.1 / state.zoom).max(0.0),
-        Command::Right => state.pan = (state.pan + 0.1 / state.zoom).min(1.0 - 1.0 / state.zoom),
+        Command::Left => {
+            state.timeline.pan = (state.timeline.pan - 0.1 / state.timeline.zoom).max(0.0)
+        }
+        Command::Right => {
+            state.timeline.pan = (state.timeline.pan + 0.1 / state.timeline.zoom)
+                .min(1.0 - 1.0 / state.timeline.zoom)
+        }
         Command::ZoomIn | Command::ZoomOut => {
             // Centred on the selected action when it has a time.
             let centre = g.nodes[node as usize]
                 .time
                 .map(|t| crate::tui::view::run_axis(state, data).frac(t));
-            state.zoom = if c == Command::ZoomIn {
-                (state.zoom * 2.0).min(1024.0)
+            state.timeline.zoom = if c == Command::ZoomIn {
+                (state.timeline.zoom * 2.0).min(1024.0)
             } else {
-                (state.zoom / 2.0).max(1.0)
+                (state.timeline.zoom / 2.0).max(1.0)
             };
-            let pan = centre.map_or(state.pan, |f| f - 0.5 / state.zoom);
-            state.pan = pan.min(1.0 - 1.0 / state.zoom).max(0.0);
+            let pan = centre.map_or(state.timeline.pan, |f| f - 0.5 / state.timeline.zoom);
+            state.timeline.pan = pan.min(1.0 - 1.0 / state.timeline.zoom).max(0.0);
         }
         Command::Parent => match g.nodes[node as usize].parent {
             Some(p) => select(state, p, true),
@@ -78,6 +149,7 @@ pub(super) fn timeline_command(state: &mut State, c: Command) {
             let sibs = match g.nodes[node as usize].parent {
                 Some(p) => g.children(p),
                 None => state
+                    .timeline
                     .rows
                     .iter()
                     .filter(|r| r.depth == 0)
@@ -101,7 +173,7 @@ impl State {
     /// Which child `c` goes to: the one after the child last visited from this node.
     pub(super) fn child_cycle(&mut self, node: NodeId, count: usize) -> usize {
         let key = node;
-        let entry = self.child_seen.entry(key).or_insert(usize::MAX);
+        let entry = self.timeline.child_seen.entry(key).or_insert(usize::MAX);
         *entry = entry.wrapping_add(1) % count;
         *entry
     }
@@ -124,12 +196,12 @@ pub fn select(state: &mut State, node: NodeId, record: bool) {
         cur = data.analysis.graph.nodes[p as usize].parent;
         guard += 1;
     }
-    let mut changed = run != state.run;
+    let mut changed = run != state.timeline.run;
     for p in unfold {
-        changed |= state.folded.remove(&p);
+        changed |= state.timeline.folded.remove(&p);
     }
-    state.run = run;
-    if changed || state.rows.is_empty() {
+    state.timeline.run = run;
+    if changed || state.timeline.rows.is_empty() {
         rebuild_rows(state);
         search_run(state);
     }
@@ -144,34 +216,34 @@ pub fn select(state: &mut State, node: NodeId, record: bool) {
     {
         state.nav.set_cursor(i);
     }
-    if state.node != Some(node) {
+    if state.timeline.node != Some(node) {
         state.detail.new_action();
     }
-    state.node = Some(node);
+    state.timeline.node = Some(node);
     if record {
-        state.history.truncate(state.history_pos);
-        if state.history.last() != Some(&node) {
-            state.history.push(node);
+        state.timeline.history.truncate(state.timeline.history_pos);
+        if state.timeline.history.last() != Some(&node) {
+            state.timeline.history.push(node);
         }
-        state.history_pos = state.history.len();
-    } else if state.history.is_empty() {
-        state.history.push(node);
-        state.history_pos = 1;
+        state.timeline.history_pos = state.timeline.history.len();
+    } else if state.timeline.history.is_empty() {
+        state.timeline.history.push(node);
+        state.timeline.history_pos = 1;
     }
 }
 
 /// Rebuilds the timeline rows of the selected run: tree order, folded subtrees hidden.
 pub fn rebuild_rows(state: &mut State) {
-    state.rows.clear();
-    state.row_of.clear();
+    state.timeline.rows.clear();
+    state.timeline.row_of.clear();
     let Some(data) = state.data.as_ref() else {
         return;
     };
     let g = &data.analysis.graph;
-    let Some(run) = g.runs.get(state.run) else {
+    let Some(run) = g.runs.get(state.timeline.run) else {
         return;
     };
-    let run_idx = state.run as u32;
+    let run_idx = state.timeline.run as u32;
     let in_run = |n: NodeId| g.nodes[n as usize].run == run_idx;
     let roots: Vec<NodeId> = run
         .nodes
@@ -229,12 +301,12 @@ pub fn rebuild_rows(state: &mut State) {
             }
             hidden_below = None;
         }
-        let folded = state.folded.contains(&n);
+        let folded = state.timeline.folded.contains(&n);
         if folded {
             hidden_below = Some(depth);
         }
-        state.row_of.insert(n, state.rows.len());
-        state.rows.push(Row {
+        state.timeline.row_of.insert(n, state.timeline.rows.len());
+        state.timeline.rows.push(Row {
             node: n,
             depth,
             has_children: has_children.contains(&n),
@@ -265,7 +337,7 @@ pub(super) fn next_in(state: &State, list: &[NodeId], forward: bool) -> Option<N
         return None;
     }
     let rank = |n: NodeId| -> (usize, usize) { (d.run_of(n), d.rank[n as usize] as usize) };
-    let Some(cur) = state.node else {
+    let Some(cur) = state.timeline.node else {
         return list.first().copied();
     };
     let here = rank(cur);

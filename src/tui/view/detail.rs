@@ -4,7 +4,7 @@ use super::*;
 
 pub(super) fn detail(s: &State, area: Rect, buf: &mut Buffer) {
     let t = &s.theme;
-    let (Some(d), Some(node)) = (s.data.as_ref(), s.node) else {
+    let (Some(d), Some(node)) = (s.data.as_ref(), s.timeline.node()) else {
         let block = pane_block(s, Pane::Detail, Line::from(" Detail "));
         let inner = block.inner(area);
         block.render(area, buf);
@@ -426,7 +426,7 @@ pub(super) fn digest_lines<'a>(
             .map(|s| sanitize(s).into_owned())
             .unwrap_or_default()
     };
-    let run = d.run_of(s.node.unwrap_or(0));
+    let run = d.run_of(s.timeline.node().unwrap_or(0));
     let gaps: Vec<_> = d
         .analysis
         .gaps

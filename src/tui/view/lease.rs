@@ -42,7 +42,7 @@ pub(super) fn draw_window(
     y: u16,
     buf: &mut Buffer,
 ) {
-    for (x, ch) in window_cells(axis, l, w, s.zoom, s.pan) {
+    for (x, ch) in window_cells(axis, l, w, s.timeline.zoom(), s.timeline.pan()) {
         buf.set_string(x0 + x, y, ch.to_string(), s.theme.dim);
     }
 }

@@ -135,7 +135,7 @@ pub fn tab_at(s: &State, areas: &Areas, column: u16, row: u16) -> Option<Action>
     }
     if on_row(areas.detail) {
         let d = s.data.as_ref()?;
-        let (title, tabs) = detail_title(s, d, s.node?, areas.detail.width);
+        let (title, tabs) = detail_title(s, d, s.timeline.node()?, areas.detail.width);
         let number = |t: DetailTab| {
             DetailTab::ALL
                 .iter()

@@ -161,7 +161,7 @@ fn tick_label(ms: f64, step: f64) -> String {
 /// The axis of the selected run (action times and lease window bounds).
 pub fn run_axis(s: &State, d: &Data) -> Axis {
     let g = &d.analysis.graph;
-    let Some(run) = g.runs.get(s.run) else {
+    let Some(run) = g.runs.get(s.timeline.run()) else {
         return Axis::new(Vec::new());
     };
     let mut times: Vec<f64> = run
@@ -209,7 +209,7 @@ pub(super) fn timeline(s: &State, area: Rect, buf: &mut Buffer) {
         return;
     }
     let g = &d.analysis.graph;
-    let run = g.runs.get(s.run);
+    let run = g.runs.get(s.timeline.run());
     let times: Vec<f64> = run
         .map(|r| {
             r.nodes
@@ -243,9 +243,14 @@ pub(super) fn timeline(s: &State, area: Rect, buf: &mut Buffer) {
         }
     };
     // The date, the run's span, and the visible window when zoomed in.
-    let showing = if s.zoom > 1.0 {
-        let a = axis.time_at(0, axis_cols, s.zoom, s.pan);
-        let b = axis.time_at(axis_cols.saturating_sub(1), axis_cols, s.zoom, s.pan);
+    let showing = if s.timeline.zoom() > 1.0 {
+        let a = axis.time_at(0, axis_cols, s.timeline.zoom(), s.timeline.pan());
+        let b = axis.time_at(
+            axis_cols.saturating_sub(1),
+            axis_cols,
+            s.timeline.zoom(),
+            s.timeline.pan(),
+        );
         format!(" · showing {}", span(a, b))
     } else {
         String::new()
@@ -254,7 +259,7 @@ pub(super) fn timeline(s: &State, area: Rect, buf: &mut Buffer) {
         " Timeline · {} · {date} {}{showing} · zoom {}× ",
         sanitize(run.map(|r| r.id.as_str()).unwrap_or("")),
         span(lo, hi),
-        s.zoom
+        s.timeline.zoom()
     );
     let block = pane_block(s, Pane::Timeline, Line::from(title));
     let inner = block.inner(area);
@@ -274,7 +279,7 @@ pub(super) fn timeline(s: &State, area: Rect, buf: &mut Buffer) {
     buf.set_string(inner.x, inner.y, "action", t.dim);
     let mut taken: Vec<(u16, u16)> = Vec::new();
     for (pos, idle) in &axis.gaps {
-        let frac = (pos / axis.total - s.pan) * s.zoom;
+        let frac = (pos / axis.total - s.timeline.pan()) * s.timeline.zoom();
         let x = (frac * f64::from(axis_w.saturating_sub(1))).round();
         if (0.0..f64::from(axis_w)).contains(&x) {
             let label = format!("⋯{}⋯", format_duration_ms(*idle));
@@ -284,10 +289,16 @@ pub(super) fn timeline(s: &State, area: Rect, buf: &mut Buffer) {
             taken.push((x, x + len));
         }
     }
-    let (step, mut ticks) = axis.ticks(axis_w, s.zoom, s.pan, 16);
+    let (step, mut ticks) = axis.ticks(axis_w, s.timeline.zoom(), s.timeline.pan(), 16);
     // The left edge is always labelled (precisely) unless a round tick is next to it.
     if ticks.first().is_none_or(|(_, x)| *x >= 16) {
-        ticks.insert(0, (axis.time_at(0, axis_w, s.zoom, s.pan), 0));
+        ticks.insert(
+            0,
+            (
+                axis.time_at(0, axis_w, s.timeline.zoom(), s.timeline.pan()),
+                0,
+            ),
+        );
     }
     for (time, x) in ticks {
         let label = format!("│{}", tick_label(time, step));
@@ -300,11 +311,18 @@ pub(super) fn timeline(s: &State, area: Rect, buf: &mut Buffer) {
     }
     let body_h = (inner.height - 1) as usize;
     let cursor = s.cursor_row().unwrap_or(0);
-    let offset = window(cursor, s.rows.len(), body_h);
+    let offset = window(cursor, s.timeline.rows().len(), body_h);
     let searching = !s.search.text().is_empty();
-    for (i, row) in s.rows.iter().enumerate().skip(offset).take(body_h) {
+    for (i, row) in s
+        .timeline
+        .rows()
+        .iter()
+        .enumerate()
+        .skip(offset)
+        .take(body_h)
+    {
         let y = inner.y + 1 + (i - offset) as u16;
-        let selected = i == cursor && s.node == Some(row.node);
+        let selected = i == cursor && s.timeline.node() == Some(row.node);
         timeline_row(
             s,
             d,
@@ -371,7 +389,7 @@ pub(super) fn timeline_row(
         draw_window(s, axis, l, axis_x, axis_w, tree.y, buf);
     }
     if let Some(time) = g.nodes[row.node as usize].time
-        && let Some(x) = axis.x(time, axis_w, s.zoom, s.pan)
+        && let Some(x) = axis.x(time, axis_w, s.timeline.zoom(), s.timeline.pan())
     {
         // One meaning per glyph (the help's legend lists them).
         let (glyph, style) = if own & flag::EXEC_AFTER_DENY != 0 {
