@@ -42,13 +42,7 @@ pub fn run(args: &CheckArgs) -> i32 {
     });
     let text = match format {
         Format::Json => json_report(report, &ev.findings, options.profile),
-        Format::Text => {
-            let width = std::io::stdout()
-                .is_terminal()
-                .then(crate::tui::terminal_width)
-                .flatten();
-            text_report(report, &ev.findings, width)
-        }
+        Format::Text => text_report(report, &ev.findings, super::report::terminal_width()),
     };
     let mut out = std::io::stdout().lock();
     if out

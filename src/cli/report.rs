@@ -68,7 +68,7 @@ pub fn findings(args: &FindingsArgs) -> i32 {
     let list: Vec<&Finding> = ev.findings.iter().filter(|f| f.severity <= min).collect();
     let code = match resolve(args.format) {
         Format::Json => emit(&pretty(&list)),
-        Format::Text => emit(&findings_text(&list)),
+        Format::Text => emit(&fit_lines(&findings_text(&list), terminal_width())),
     };
     let gate = args
         .fail_on
@@ -151,13 +151,7 @@ pub fn show(args: &ShowArgs) -> i32 {
     };
     match resolve(args.format) {
         Format::Json => emit(&pretty(&report)),
-        Format::Text => {
-            let width = std::io::stdout()
-                .is_terminal()
-                .then(crate::tui::terminal_width)
-                .flatten();
-            emit(&show_text(&report, width))
-        }
+        Format::Text => emit(&show_text(&report, terminal_width())),
     }
 }
 
@@ -167,6 +161,27 @@ fn value_text(v: Option<&crate::model::json::Json>) -> String {
         Some(crate::model::json::Json::String(s)) => sanitize(&s.lossy()).into_owned(),
         Some(v) => sanitize(&serde_json::to_string(v).unwrap_or_default()).into_owned(),
     }
+}
+
+/// The terminal's width when stdout is one; `None` when piped (nothing is then cut).
+pub fn terminal_width() -> Option<usize> {
+    std::io::stdout()
+        .is_terminal()
+        .then(crate::tui::terminal_width)
+        .flatten()
+}
+
+/// Each line cut to `width` with `…` on a terminal; the text unchanged when piped.
+pub fn fit_lines(text: &str, width: Option<usize>) -> String {
+    let Some(w) = width else {
+        return text.to_string();
+    };
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        out.push_str(&clip(line, w));
+        out.push('\n');
+    }
+    out
 }
 
 /// `s` cut to `width` on a terminal (`Some`); whole when piped (`None`).
@@ -350,7 +365,10 @@ pub fn chains(args: &ChainsArgs) -> i32 {
     };
     match resolve(args.format) {
         Format::Json => emit(&pretty(&ev.analysis.chains)),
-        Format::Text => emit(&chains_text(&ev.analysis.chains, &ev.analysis.leases)),
+        Format::Text => emit(&fit_lines(
+            &chains_text(&ev.analysis.chains, &ev.analysis.leases),
+            terminal_width(),
+        )),
     }
 }
 
@@ -448,4 +466,18 @@ pub fn envelope(args: &EvidenceArgs) -> i32 {
         s.push('\n');
     }
     emit(&s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_fit_a_terminal_and_stay_whole_when_piped() {
+        let text = "short\na line much longer than twenty columns\n";
+        assert_eq!(fit_lines(text, None), text);
+        let fitted = fit_lines(text, Some(20));
+        assert!(fitted.lines().all(|l| l.chars().count() <= 20), "{fitted}");
+        assert!(fitted.contains("short\n") && fitted.contains('…'));
+    }
 }
