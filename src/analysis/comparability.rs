@@ -340,11 +340,31 @@ fn route_has_concrete_id(route: &str) -> bool {
     })
 }
 
+/// The outcome of comparing two digests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Comparison {
+    Unchanged,
+    Changed,
+    /// The badges do not allow a comparison (the note says why).
+    NotCompared,
+}
+
+impl Comparison {
+    /// The name used in output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Comparison::Unchanged => "unchanged",
+            Comparison::Changed => "changed",
+            Comparison::NotCompared => "not-compared",
+        }
+    }
+}
+
 /// What comparing two digests says.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PairVerdict {
-    /// `unchanged`, `changed` or `not-compared`.
-    pub verdict: &'static str,
+    pub verdict: Comparison,
     /// Under which assumption, or why not compared.
     pub note: Option<Cow<'static, str>>,
 }
@@ -355,7 +375,7 @@ pub fn compare(a: (&str, &Comparability), b: (&str, &Comparability)) -> PairVerd
     let (da, ca) = a;
     let (db, cb) = b;
     let not = |why: Cow<'static, str>| PairVerdict {
-        verdict: "not-compared",
+        verdict: Comparison::NotCompared,
         note: Some(why),
     };
     if ca.state == BadgeState::NotComparable || cb.state == BadgeState::NotComparable {
@@ -378,7 +398,11 @@ pub fn compare(a: (&str, &Comparability), b: (&str, &Comparability)) -> PairVerd
         && cb.capture_offset.is_some()
         && ca.capture_offset != cb.capture_offset;
     PairVerdict {
-        verdict: if da == db { "unchanged" } else { "changed" },
+        verdict: if da == db {
+            Comparison::Unchanged
+        } else {
+            Comparison::Changed
+        },
         note: if offsets_differ {
             Some(Cow::Borrowed(
                 "same phase, different capture offset (interpretation)",

@@ -316,7 +316,8 @@ fn state_gaps(
                 let a = &facts[n as usize];
                 if let Some(pre) = a.pre_state_digest.and_then(Json::as_str)
                     && let Some((from, post, prev_badge)) = last_post.get(tuple)
-                    && comparability::compare((post, prev_badge), (pre, badge)).verdict == "changed"
+                    && comparability::compare((post, prev_badge), (pre, badge)).verdict
+                        == comparability::Comparison::Changed
                 {
                     gaps.push(StateGap {
                         from: *from,

@@ -322,7 +322,7 @@ pub fn show_text(r: &ActionReport<'_>, width: Option<usize>) -> String {
         let _ = writeln!(
             s,
             "  pre→post: {}{}",
-            p.verdict,
+            p.verdict.name(),
             p.note
                 .as_deref()
                 .map(|n| format!(" ({})", sanitize(n)))

@@ -407,7 +407,7 @@ pub(super) fn digest_lines<'a>(
             "pre → post",
             &format!(
                 "{}{}",
-                p.verdict,
+                p.verdict.name(),
                 p.note
                     .as_deref()
                     .map(|n| format!(" ({n})"))
