@@ -23,6 +23,15 @@ impl Severity {
         }
     }
 
+    /// The mark lists show it with: ▲ high, ■ medium, · low and info.
+    pub fn mark(self) -> &'static str {
+        match self {
+            Severity::High => "▲",
+            Severity::Medium => "■",
+            Severity::Low | Severity::Info => "·",
+        }
+    }
+
     /// Parses a name as given on the command line.
     pub fn parse(s: &str) -> Option<Severity> {
         match s {

@@ -432,11 +432,11 @@ pub fn nav_text(state: &State, item: &NavItem) -> String {
         NavTarget::FindingGroup(first) => {
             let f = &d.findings[first];
             let count = d.findings.iter().filter(|x| x.id == f.id).count();
-            format!("{} {} ×{count}", severity_mark(f.severity), f.id)
+            format!("{} {} ×{count}", f.severity.mark(), f.id)
         }
         NavTarget::Finding(i) => {
             let f = &d.findings[i];
-            let mark = severity_mark(f.severity);
+            let mark = f.severity.mark();
             let ids: Vec<_> = f.action_ids.iter().map(|a| show_id(a)).collect();
             if item.depth > 0 {
                 // Under its group: the id is the group's.
@@ -503,14 +503,5 @@ pub fn chain_status(d: &Data, run: usize) -> String {
             };
             format!("{glyph} {}", s.name())
         }
-    }
-}
-
-/// The mark of a severity in lists: ▲ high, ■ medium, · otherwise.
-fn severity_mark(s: crate::model::finding::Severity) -> &'static str {
-    match s {
-        crate::model::finding::Severity::High => "▲",
-        crate::model::finding::Severity::Medium => "■",
-        _ => "·",
     }
 }

@@ -94,17 +94,7 @@ fn authority(
             format!("FINDINGS ON THIS ACTION ({})", findings.len()),
             t.title,
         ));
-        for f in findings.iter().take(3) {
-            let (mark, style) = match f.severity {
-                crate::model::finding::Severity::High => ("▲", t.bad),
-                crate::model::finding::Severity::Medium => ("■", t.warn),
-                _ => ("·", t.base),
-            };
-            top.push(Line::styled(
-                format!("{mark} {} {}", f.id, abbreviate(&sanitize(&f.message))),
-                style,
-            ));
-        }
+        top.extend(findings.iter().take(3).map(|f| finding_line(s, f)));
         if findings.len() > 3 {
             top.push(Line::styled(
                 format!("  … {} more in the Record tab (5)", findings.len() - 3),

@@ -41,3 +41,22 @@ pub(super) fn kv<'a>(s: &State, k: &str, v: &str) -> Line<'a> {
         Span::raw(sanitize(v).into_owned()),
     ])
 }
+
+/// A finding in one line: its mark (coloured by severity), id and message.
+pub(super) fn finding_line<'a>(s: &State, f: &crate::model::finding::Finding) -> Line<'a> {
+    use crate::model::finding::Severity;
+    let style = match f.severity {
+        Severity::High => s.theme.bad,
+        Severity::Medium => s.theme.warn,
+        Severity::Low | Severity::Info => s.theme.base,
+    };
+    Line::styled(
+        format!(
+            "{} {} {}",
+            f.severity.mark(),
+            f.id,
+            abbreviate(&sanitize(&f.message))
+        ),
+        style,
+    )
+}

@@ -138,15 +138,7 @@ pub(super) fn record_lines<'a>(s: &State, d: &Data, node: NodeId) -> Vec<Line<'a
     let mut any = false;
     for f in d.findings_of(node) {
         any = true;
-        let (mark, style) = match f.severity {
-            crate::model::finding::Severity::High => ("▲", t.bad),
-            crate::model::finding::Severity::Medium => ("■", t.warn),
-            _ => ("·", t.base),
-        };
-        lines.push(Line::styled(
-            format!("{mark} {} {}", f.id, abbreviate(&sanitize(&f.message))),
-            style,
-        ));
+        lines.push(finding_line(s, f));
     }
     if !any {
         lines.push(Line::styled("none", t.dim));
