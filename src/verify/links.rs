@@ -289,6 +289,8 @@ fn paths(
     graph: &mut LinkGraph,
 ) -> Vec<usize> {
     let mut head_of = vec![usize::MAX; records.len()];
+    // Which vertices are on the path being walked (a cycle guard in O(1)).
+    let mut on_path = vec![false; records.len()];
     let mut budget = 4 * records.len() + 10_000;
     for &(head, kind) in heads {
         // Depth-first, iterative: (vertex, its depth in the current path).
@@ -298,10 +300,13 @@ fn paths(
         let mut diverged_at = 0;
         while let Some((v, depth)) = stack.pop() {
             diverged_at = diverged_at.min(depth);
-            current.truncate(depth);
-            if current.contains(&v) {
+            for gone in current.drain(depth.min(current.len())..) {
+                on_path[gone] = false;
+            }
+            if on_path[v] {
                 continue; // a cycle cannot come from hashes; never loop on one anyway
             }
+            on_path[v] = true;
             current.push(v);
             let next = &successors[v];
             if !next.is_empty() {
@@ -340,6 +345,86 @@ fn paths(
                 members,
             });
         }
+        for gone in current {
+            on_path[gone] = false;
+        }
     }
     head_of
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::parse_input;
+
+    /// Records `{"n": i, "prev_record_hash": "h<parent>"}` with chain hash `h<i>`.
+    fn store(parents: &[Option<usize>]) -> (crate::load::Input, Vec<String>) {
+        let mut text = String::new();
+        for (i, p) in parents.iter().enumerate() {
+            let link = p.map_or("null".to_string(), |p| format!("\"h{p}\""));
+            text.push_str(&format!("{{\"n\":{i},\"prev_record_hash\":{link}}}\n"));
+        }
+        let hashes = (0..parents.len()).map(|i| format!("h{i}")).collect();
+        (parse_input("s.ndjson".into(), text.as_bytes()), hashes)
+    }
+
+    fn graph(parents: &[Option<usize>]) -> LinkGraph {
+        let (input, hashes) = store(parents);
+        let records: Vec<&Record> = input.records.iter().collect();
+        let hashes: Vec<&str> = hashes.iter().map(String::as_str).collect();
+        build(&records, &hashes)
+    }
+
+    #[test]
+    fn a_long_chain_is_one_intact_path() {
+        let n: usize = 50_000;
+        let parents: Vec<Option<usize>> = (0..n).map(|i| i.checked_sub(1)).collect();
+        let g = graph(&parents);
+        assert_eq!(g.paths.len(), 1);
+        assert_eq!(g.paths[0].records.len(), n);
+        assert_eq!(g.paths[0].status, ChainStatus::Intact);
+        assert!(g.passes());
+    }
+
+    #[test]
+    fn a_fork_comb_stays_within_its_output_budget() {
+        // r0 ← r1 ← … (the spine), and every spine record has a second child (a leaf):
+        // listing every branch from the genesis would be quadratic.
+        let spine: usize = 3_000;
+        let mut parents: Vec<Option<usize>> = (0..spine).map(|i| i.checked_sub(1)).collect();
+        parents.extend((0..spine - 1).map(Some));
+        let g = graph(&parents);
+        assert!(g.forked);
+        assert_eq!(g.paths.len(), spine);
+        let listed: usize = g.paths.iter().map(|p| p.records.len()).sum();
+        assert!(
+            listed <= 4 * parents.len() + 10_000 + parents.len(),
+            "{listed}"
+        );
+        // Branches cut at their fork say where they continue; every record is on a path.
+        assert!(g.paths.iter().any(|p| p.continues.is_some()));
+        let on_paths: std::collections::HashSet<usize> = g
+            .paths
+            .iter()
+            .flat_map(|p| p.members.iter().copied())
+            .collect();
+        assert_eq!(on_paths.len(), parents.len());
+    }
+
+    #[test]
+    fn a_link_that_is_not_a_string_breaks_its_path() {
+        let mut text = String::from("{\"n\":0,\"prev_record_hash\":null}\n");
+        text.push_str("{\"n\":1,\"prev_record_hash\":42}\n");
+        let input = parse_input("m.ndjson".into(), text.as_bytes());
+        let records: Vec<&Record> = input.records.iter().collect();
+        let g = build(&records, &["h0", "h1"]);
+        let broken: Vec<_> = g
+            .paths
+            .iter()
+            .filter(|p| p.status == ChainStatus::Broken)
+            .collect();
+        assert_eq!(broken.len(), 1);
+        assert_eq!(broken[0].broken_at.as_ref().map(|r| r.index), Some(1));
+        assert!(!g.passes());
+    }
 }
