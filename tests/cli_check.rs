@@ -281,3 +281,37 @@ fn findings_fail_on_gates_ci() {
     ]);
     assert_eq!(code, 0, "{out}");
 }
+
+#[test]
+fn timings_name_every_phase_on_stderr() {
+    let (code, out, err) = aeplens(&[
+        "check",
+        "--timings",
+        "--format",
+        "json",
+        "--keys",
+        "assets/demo/keys.json",
+        "assets/demo/evidence",
+    ]);
+    assert_eq!(code, 1, "the demo holds a tampered record");
+    assert!(
+        serde_json::from_str::<serde_json::Value>(&out).is_ok(),
+        "stdout stays JSON"
+    );
+    for phase in [
+        "read and parse",
+        "verify",
+        "analysis",
+        "findings",
+        "report",
+        "total",
+    ] {
+        assert!(
+            err.lines()
+                .any(|l| l.starts_with("timings: ") && l.contains(phase) && l.ends_with(" s")),
+            "{phase}: {err}"
+        );
+    }
+    let (_, _, quiet) = aeplens(&["check", "--format", "json", "assets/demo/evidence"]);
+    assert!(!quiet.contains("timings:"));
+}

@@ -16,6 +16,8 @@ pub struct Evidence {
     pub analysis: Analysis,
     /// Every finding, sorted by severity then time.
     pub findings: Vec<Finding>,
+    /// How long each phase took (`verify`, `analysis`, `findings`), for `--timings`.
+    pub timings: Vec<(&'static str, std::time::Duration)>,
 }
 
 impl Evidence {
@@ -27,19 +29,28 @@ impl Evidence {
         options: &Options,
         leases: &SuppliedLeases,
     ) -> Evidence {
+        let clock = std::time::Instant::now();
         let report = verify_inputs(&corpus.inputs, keys, options, None);
+        let verified = clock.elapsed();
         let hashes = report
             .records
             .iter()
             .map(|r| r.canonical_sha256.clone())
             .collect();
         let analysis = Analysis::with_hashes(&corpus, hashes, leases);
+        let analysed = clock.elapsed();
         let (report, findings) = complete(&corpus, &analysis, report);
+        let timings = vec![
+            ("verify (signatures, checks, chains)", verified),
+            ("analysis", analysed - verified),
+            ("findings", clock.elapsed() - analysed),
+        ];
         Evidence {
             corpus,
             report,
             analysis,
             findings,
+            timings,
         }
     }
 }

@@ -19,7 +19,9 @@ pub fn run(args: &CheckArgs) -> i32 {
             return 2;
         }
     };
+    let clock = std::time::Instant::now();
     let corpus = Corpus::new(load_paths(&args.paths));
+    let loaded = clock.elapsed();
     let load_errors = corpus.errors().count();
     let options = Options {
         profile: match args.profile {
@@ -44,6 +46,17 @@ pub fn run(args: &CheckArgs) -> i32 {
         Format::Json => json_report(report, &ev.findings, options.profile),
         Format::Text => text_report(report, &ev.findings, super::report::terminal_width()),
     };
+    let reported = clock.elapsed();
+    if args.timings {
+        let mut phases = vec![("read and parse", loaded)];
+        phases.extend(ev.timings.iter().copied());
+        let before_report: std::time::Duration = phases.iter().map(|(_, d)| *d).sum();
+        phases.push(("report", reported.saturating_sub(before_report)));
+        for (phase, d) in &phases {
+            eprintln!("timings: {phase:<36} {:>9.3} s", d.as_secs_f64());
+        }
+        eprintln!("timings: {:<36} {:>9.3} s", "total", reported.as_secs_f64());
+    }
     let mut out = std::io::stdout().lock();
     if out
         .write_all(text.as_bytes())

@@ -255,6 +255,10 @@ pub struct CheckArgs {
     /// Verdicts for historical signing constructions.
     #[arg(long, value_enum, default_value = "forensic")]
     pub profile: ProfileArg,
+    /// Print how long each phase took (read and parse, verify, analysis, findings,
+    /// report) to stderr.
+    #[arg(long, short = 'v', alias = "verbose")]
+    pub timings: bool,
     /// Evidence files, directories, or - for stdin.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<String>,
