@@ -315,3 +315,46 @@ fn timings_name_every_phase_on_stderr() {
     let (_, _, quiet) = aeplens(&["check", "--format", "json", "assets/demo/evidence"]);
     assert!(!quiet.contains("timings:"));
 }
+
+#[test]
+fn a_load_error_in_a_long_record_points_at_the_byte() {
+    let dir = std::env::temp_dir().join(format!("aeplens-caret-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // One 50 kB record with a missing comma in the middle, then a good record.
+    let filler = "x".repeat(25_000);
+    let bad = format!(
+        "{{\"schema_version\":\"aep/v0.3\",\"run_id\":\"r\",\"note\":\"{filler}\" \"actions\":[],\"tail\":\"{filler}\"}}"
+    );
+    let good = r#"{"schema_version":"aep/v0.3","run_id":"r2","created_at_ms":1,"actions":[]}"#;
+    let file = dir.join("long.ndjson");
+    std::fs::write(&file, format!("{good}\n{bad}\n")).unwrap();
+    let (_, out, _) = aeplens(&["check", "--format", "text", file.to_str().unwrap()]);
+    // 1-based: the quote opening "actions", where a comma was expected.
+    let column = bad.find("\" \"actions").unwrap() + 3;
+    assert!(
+        out.contains(&format!("long.ndjson:2:{column}: invalid JSON")),
+        "{out}"
+    );
+    // A window of the line, not 50 kB of it, and a caret under the offending byte.
+    let lines: Vec<&str> = out.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.contains("\"actions"))
+        .expect("the excerpt");
+    assert!(lines[at].chars().count() < 120, "{}", lines[at]);
+    let caret = lines[at + 1].find('^').expect("a caret");
+    assert_eq!(
+        &lines[at][caret..caret + 1],
+        "\"",
+        "{}\n{}",
+        lines[at],
+        lines[at + 1]
+    );
+    // The good record still loads and the JSON report carries the column.
+    let (_, json, _) = aeplens(&["check", "--format", "json", file.to_str().unwrap()]);
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(doc["inputs"][0]["records"], 1);
+    assert_eq!(doc["inputs"][0]["errors"][0]["line"], 2);
+    assert_eq!(doc["inputs"][0]["errors"][0]["column"], column);
+    let _ = std::fs::remove_dir_all(&dir);
+}

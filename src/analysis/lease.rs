@@ -99,6 +99,8 @@ impl SuppliedLeases {
         for record in &input.records {
             if let Err(message) = self.add_object(record) {
                 errors.push(LoadError {
+                    column: None,
+                    excerpt: None,
                     path: record.source.path.clone(),
                     line: Some(record.source.line),
                     message,

@@ -69,12 +69,7 @@ pub fn run(args: &CheckArgs) -> i32 {
         // Load errors are inside the JSON; also say so on stderr for humans in CI logs.
         for input in &report.inputs {
             for e in &input.errors {
-                let at = e.line.map(|l| format!(":{l}")).unwrap_or_default();
-                eprintln!(
-                    "aeplens: {}{at}: {}",
-                    sanitize(&input.path),
-                    sanitize(&e.message)
-                );
+                eprintln!("aeplens: {}", e.rendered);
             }
         }
     }
@@ -146,13 +141,7 @@ pub fn text_report(report: &Report, findings: &[Finding], width: Option<usize>) 
     let mut s = String::new();
     for input in &report.inputs {
         for e in &input.errors {
-            let at = e.line.map(|l| format!(":{l}")).unwrap_or_default();
-            let _ = writeln!(
-                s,
-                "error  {}{at}: {}",
-                sanitize(&input.path),
-                sanitize(&e.message)
-            );
+            let _ = writeln!(s, "{}", e.rendered);
         }
     }
     let cells: Vec<[String; 6]> = report

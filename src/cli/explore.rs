@@ -18,7 +18,7 @@ pub fn run(mut args: ExploreArgs) -> i32 {
         }
     }
     if let Some(e) = crate::load::unopenable(&args.paths) {
-        eprintln!("aeplens: {}", sanitize(&e.to_string()));
+        eprintln!("aeplens: {}", e.render());
         return 2;
     }
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {

@@ -7,6 +7,7 @@ pub mod parser;
 
 use crate::canon::sha256_hex;
 use crate::model::json::Json;
+use crate::model::text::sanitize;
 use crate::model::{Record, Source};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -46,7 +47,82 @@ pub struct LoadError {
     pub path: Arc<str>,
     /// 1-based line, when the problem has one.
     pub line: Option<usize>,
+    /// 1-based column (in characters) on that line, when the problem has one.
+    pub column: Option<usize>,
+    /// The offending line around the column, escaped, with the column inside it.
+    pub excerpt: Option<Excerpt>,
     pub message: String,
+}
+
+/// A window of an offending line (records are long single lines): its text, escaped so
+/// nothing reaches a terminal raw, and where the problem is within it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Excerpt {
+    pub text: String,
+    /// Character offset of the problem within `text`.
+    pub at: usize,
+}
+
+/// Characters shown on each side of a problem's column.
+const EXCERPT_AROUND: usize = 40;
+
+impl Excerpt {
+    /// The window of `line` around byte `offset`.
+    pub fn of(line: &str, offset: usize) -> Excerpt {
+        let offset = offset.min(line.len());
+        let mut cut = offset;
+        while !line.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let before: Vec<char> = line[..cut].chars().collect();
+        let after: Vec<char> = line[cut..].chars().collect();
+        let start = before.len().saturating_sub(EXCERPT_AROUND);
+        let head: String = before[start..].iter().collect();
+        let tail: String = after.iter().take(EXCERPT_AROUND).collect();
+        let lead = if start > 0 { "…" } else { "" };
+        let trail = if after.len() > EXCERPT_AROUND {
+            "…"
+        } else {
+            ""
+        };
+        let head = format!("{lead}{}", sanitize(&head));
+        Excerpt {
+            at: head.chars().count(),
+            text: format!("{head}{}{trail}", sanitize(&tail)),
+        }
+    }
+}
+
+impl LoadError {
+    /// The error with its place and, when it has one, the offending line around the
+    /// column with a caret under it.
+    pub fn render(&self) -> String {
+        use annotate_snippets::{AnnotationKind, Level, Renderer, Snippet};
+        let place = match (self.line, self.column) {
+            (Some(l), Some(c)) => format!("{}:{l}:{c}", sanitize(&self.path)),
+            (Some(l), None) => format!("{}:{l}", sanitize(&self.path)),
+            _ => sanitize(&self.path).into_owned(),
+        };
+        let title = format!("{place}: {}", sanitize(&self.message));
+        let Some(x) = &self.excerpt else {
+            return format!("error: {title}");
+        };
+        let byte = |chars: usize| {
+            x.text
+                .char_indices()
+                .nth(chars)
+                .map_or(x.text.len(), |(i, _)| i)
+        };
+        let (a, b) = (byte(x.at), byte(x.at + 1));
+        let report = &[Level::ERROR.primary_title(title.as_str()).element(
+            Snippet::source(x.text.as_str())
+                .line_start(self.line.unwrap_or(1))
+                .annotation(
+                    AnnotationKind::Primary.span(a..b.max(a + 1).min(x.text.len().max(a + 1))),
+                ),
+        )];
+        Renderer::plain().render(report).to_string()
+    }
 }
 
 impl std::fmt::Display for LoadError {
@@ -73,6 +149,8 @@ impl Input {
     fn unreadable(path: Arc<str>, message: String) -> Input {
         Input {
             errors: vec![LoadError {
+                column: None,
+                excerpt: None,
                 path: path.clone(),
                 line: None,
                 message,
@@ -198,6 +276,8 @@ pub fn unopenable(paths: &[String]) -> Option<LoadError> {
                 .map_err(|e| format!("cannot read file: {e}"))
         };
         opened.err().map(|message| LoadError {
+            column: None,
+            excerpt: None,
             path: p.as_str().into(),
             line: None,
             message,
@@ -337,6 +417,8 @@ pub fn parse_input(path: Arc<str>, bytes: &[u8]) -> Input {
     let Some(first) = first else {
         input.format = Format::Empty;
         input.errors.push(LoadError {
+            column: None,
+            excerpt: None,
             path,
             line: None,
             message: "empty file: no records".into(),
@@ -348,6 +430,8 @@ pub fn parse_input(path: Arc<str>, bytes: &[u8]) -> Input {
         input.format = Format::Array;
         match std::str::from_utf8(body) {
             Err(e) => input.errors.push(LoadError {
+                column: None,
+                excerpt: None,
                 path,
                 line: Some(line_of(e.valid_up_to())),
                 message: "invalid UTF-8 (not repaired)".into(),
@@ -362,6 +446,8 @@ pub fn parse_input(path: Arc<str>, bytes: &[u8]) -> Input {
                     }
                 }
                 Err(e) => input.errors.push(LoadError {
+                    column: None,
+                    excerpt: None,
                     path,
                     line: Some(line_of(e.offset)),
                     message: format!("invalid JSON array: {}", e.message),
@@ -402,6 +488,8 @@ pub fn parse_input(path: Arc<str>, bytes: &[u8]) -> Input {
 fn push_record(input: &mut Input, json: Json, line: usize, index: usize) {
     if json.as_object().is_none() {
         input.errors.push(LoadError {
+            column: None,
+            excerpt: None,
             path: input.path.clone(),
             line: Some(line),
             message: format!(
@@ -430,22 +518,34 @@ fn parse_ndjson(input: &mut Input, body: &[u8]) {
         .filter(|(_, l)| l.iter().any(|b| !b" \t\r".contains(b)))
         .collect();
     let last_line = lines.last().map(|(n, _)| *n);
-    let parsed: Vec<(usize, Result<Json, String>)> = std::mem::take(&mut lines)
+    type Problem = (String, Option<(usize, Excerpt)>);
+    let parsed: Vec<(usize, Result<Json, Problem>)> = std::mem::take(&mut lines)
         .into_par_iter()
         .map(|(n, bytes)| {
             let result = match std::str::from_utf8(bytes) {
-                Err(e) => Err(format!(
-                    "invalid UTF-8 at byte {} of the line (not repaired)",
-                    e.valid_up_to() + 1
+                Err(e) => Err((
+                    format!(
+                        "invalid UTF-8 at byte {} of the line (not repaired)",
+                        e.valid_up_to() + 1
+                    ),
+                    None,
                 )),
                 Ok(text) => parser::parse(text).map_err(|e| {
+                    let column = text[..e.offset.min(text.len())].chars().count() + 1;
+                    let place = Some((column, Excerpt::of(text, e.offset)));
                     if !ends_with_newline && Some(n) == last_line && e.offset >= text.len() {
-                        format!(
-                            "truncated last line (a store still being written?): {}",
-                            e.message
+                        (
+                            format!(
+                                "truncated last line (a store still being written?): {}",
+                                e.message
+                            ),
+                            place,
                         )
                     } else {
-                        format!("invalid JSON at column {}: {}", e.offset + 1, e.message)
+                        (
+                            format!("invalid JSON at column {column}: {}", e.message),
+                            place,
+                        )
                     }
                 }),
             };
@@ -462,11 +562,16 @@ fn parse_ndjson(input: &mut Input, body: &[u8]) {
                     index += 1;
                 }
             }
-            Err(message) => input.errors.push(LoadError {
-                path: input.path.clone(),
-                line: Some(line),
-                message,
-            }),
+            Err((message, place)) => {
+                let (column, excerpt) = place.map_or((None, None), |(c, x)| (Some(c), Some(x)));
+                input.errors.push(LoadError {
+                    column,
+                    excerpt,
+                    path: input.path.clone(),
+                    line: Some(line),
+                    message,
+                });
+            }
         }
     }
 }

@@ -137,14 +137,21 @@ pub struct InputOut {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct ErrorOut {
     pub line: Option<usize>,
+    /// 1-based column on the line, when the problem has one.
+    pub column: Option<usize>,
     pub message: String,
+    /// The error with its place and a caret under the offending column, for people.
+    #[serde(skip)]
+    pub rendered: String,
 }
 
 impl From<&LoadError> for ErrorOut {
     fn from(e: &LoadError) -> Self {
         ErrorOut {
             line: e.line,
+            column: e.column,
             message: e.message.clone(),
+            rendered: e.render(),
         }
     }
 }
