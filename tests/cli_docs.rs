@@ -23,6 +23,34 @@ fn completions_and_man_page() {
     let man = aeplens(&["man"]);
     assert!(man.starts_with(".ie") && man.contains(".TH aeplens 1"));
     insta::assert_snapshot!("man", man);
+    // A page per command, and one on the explorer's keys and glyphs.
+    for command in ["check", "findings", "show", "chains", "envelope", "config"] {
+        let page = aeplens(&["man", command]);
+        assert!(
+            page.contains(&format!(".TH aeplens-{command} 1")),
+            "{command}"
+        );
+    }
+    let check = aeplens(&["man", "check"]);
+    assert!(
+        check.contains("\\-\\-timings") && check.contains("\\-\\-strict"),
+        "{check}"
+    );
+    let explorer = aeplens(&["man", "explorer"]);
+    assert!(explorer.contains(".TH aeplens-explorer 1"));
+    for needle in [
+        "GLYPHS",
+        "⊘  denied",
+        "F2: focus the navigator",
+        "q/C\\-c: quit",
+    ] {
+        assert!(explorer.contains(needle), "{needle} in {explorer}");
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_aeplens"))
+        .args(["man", "nope"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
 }
 
 #[test]

@@ -117,8 +117,18 @@ and a `[keymap]` table rebinding any command, e.g. `parent = [\"u\", \"alt-up\"]
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the manual page (roff) on stdout: `aeplens man | man -l -`.
-    Man,
+    /// Print a manual page (roff) on stdout: `aeplens man | man -l -`.
+    #[command(
+        long_about = "Print a manual page (roff) on stdout. Without PAGE: aeplens(1). With a \
+command name (check, findings, show, chains, envelope, config, completions): \
+aeplens-COMMAND(1). With `explorer`: aeplens-explorer(1), the explorer's keys and glyphs. \
+Read one with `aeplens man check | man -l -`."
+    )]
+    Man {
+        /// A command's page, or `explorer` for the explorer's keys and glyphs.
+        #[arg(value_name = "PAGE")]
+        page: Option<String>,
+    },
 }
 
 /// Arguments of `config`.
@@ -313,13 +323,48 @@ pub fn run(cli: Cli) -> i32 {
             clap_complete::generate(shell, &mut cmd, "aeplens", &mut std::io::stdout());
             0
         }
-        Some(Command::Man) => {
+        Some(Command::Man { page }) => {
             let cmd = <Cli as clap::CommandFactory>::command();
-            match clap_mangen::Man::new(cmd).render(&mut std::io::stdout()) {
+            let page = match page.as_deref() {
+                None => cmd,
+                Some("explorer") => explorer_page(),
+                Some(name) => match cmd.find_subcommand(name) {
+                    Some(sub) => sub.clone().name(format!("aeplens-{name}")),
+                    None => {
+                        eprintln!(
+                            "aeplens: no manual page {:?} (a command name, or explorer)",
+                            crate::model::text::sanitize(name)
+                        );
+                        return 2;
+                    }
+                },
+            };
+            match clap_mangen::Man::new(page).render(&mut std::io::stdout()) {
                 Ok(()) => 0,
                 Err(_) => 2,
             }
         }
         None => explore::run(cli.explore),
     }
+}
+
+/// aeplens-explorer(1): every key of the default keymap and every glyph with its meaning.
+fn explorer_page() -> clap::Command {
+    use std::fmt::Write as _;
+    let keymap = crate::tui::keymap::Keymap::default();
+    let mut text = String::from(
+        "Run `aeplens [--keys FILE] [PATH...]` on a terminal (the bundled demo without a \
+         path). Every key below can be rebound in the configuration file (`aeplens man config`).\n\nKEYS\n",
+    );
+    // One paragraph per entry, so the page keeps one key (or glyph) a line.
+    for b in &keymap.bindings {
+        let _ = write!(text, "\n{}: {}\n", keymap.keys_of(b), b.help);
+    }
+    text.push_str("\nGLYPHS\n");
+    for line in crate::tui::view::GLYPH_LEGEND {
+        let _ = write!(text, "\n{line}\n");
+    }
+    clap::Command::new("aeplens-explorer")
+        .about("the aeplens explorer: keys and glyphs")
+        .long_about(text)
 }
