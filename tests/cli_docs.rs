@@ -12,7 +12,7 @@ fn aeplens(args: &[&str]) -> String {
 
 #[test]
 fn completions_and_man_page() {
-    for shell in ["bash", "zsh", "fish"] {
+    for shell in ["bash", "zsh", "fish", "nushell"] {
         let script = aeplens(&["completions", shell]);
         assert!(
             script.contains("findings") && script.contains("leases"),

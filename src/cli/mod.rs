@@ -105,17 +105,19 @@ and a `[keymap]` table rebinding any command, e.g. `parent = [\"u\", \"alt-up\"]
 `aeplens config --print` shows every setting in effect, in the file's own format."
     )]
     Config(ConfigArgs),
-    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell, nushell).
     #[command(
         long_about = "Print a completion script for SHELL on stdout. For bash: \
 `aeplens completions bash > ~/.local/share/bash-completion/completions/aeplens`; for zsh: \
 `aeplens completions zsh > \"${fpath[1]}/_aeplens\"`; for fish: \
-`aeplens completions fish > ~/.config/fish/completions/aeplens.fish`."
+`aeplens completions fish > ~/.config/fish/completions/aeplens.fish`; for nushell: \
+`aeplens completions nushell | save -f ($nu.default-config-dir | path join aeplens.nu)` and \
+`use aeplens.nu *` in your config."
     )]
     Completions {
         /// The shell to complete for.
         #[arg(value_enum)]
-        shell: clap_complete::Shell,
+        shell: ShellArg,
     },
     /// Print a manual page (roff) on stdout: `aeplens man | man -l -`.
     #[command(
@@ -129,6 +131,17 @@ Read one with `aeplens man check | man -l -`."
         #[arg(value_name = "PAGE")]
         page: Option<String>,
     },
+}
+
+/// Shells `completions` writes for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ShellArg {
+    Bash,
+    Zsh,
+    Fish,
+    Elvish,
+    Powershell,
+    Nushell,
 }
 
 /// Arguments of `config`.
@@ -320,7 +333,25 @@ pub fn run(cli: Cli) -> i32 {
         }
         Some(Command::Completions { shell }) => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
-            clap_complete::generate(shell, &mut cmd, "aeplens", &mut std::io::stdout());
+            let out = &mut std::io::stdout();
+            use clap_complete::Shell;
+            match shell {
+                ShellArg::Bash => clap_complete::generate(Shell::Bash, &mut cmd, "aeplens", out),
+                ShellArg::Zsh => clap_complete::generate(Shell::Zsh, &mut cmd, "aeplens", out),
+                ShellArg::Fish => clap_complete::generate(Shell::Fish, &mut cmd, "aeplens", out),
+                ShellArg::Elvish => {
+                    clap_complete::generate(Shell::Elvish, &mut cmd, "aeplens", out)
+                }
+                ShellArg::Powershell => {
+                    clap_complete::generate(Shell::PowerShell, &mut cmd, "aeplens", out)
+                }
+                ShellArg::Nushell => clap_complete::generate(
+                    clap_complete_nushell::Nushell,
+                    &mut cmd,
+                    "aeplens",
+                    out,
+                ),
+            }
             0
         }
         Some(Command::Man { page }) => {
