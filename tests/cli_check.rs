@@ -132,6 +132,13 @@ fn exit_codes() {
     assert_eq!(code, 2);
     assert!(err.contains("/nonexistent/keys.json"), "{err}");
     assert_eq!(aeplens(&["check", "--bogus"]).0, 2);
+    // Nothing to verify is its own code, never a pass.
+    let empty = std::env::temp_dir().join(format!("aeplens-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let (code, _, err) = aeplens(&["check", empty.to_str().unwrap()]);
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("nothing to verify"), "{err}");
+    let _ = std::fs::remove_dir_all(&empty);
     // The explorer refuses a path it cannot open, with the message check gives.
     let (code, _, err) = aeplens(&["/nonexistent/evidence.ndjson"]);
     assert_eq!(code, 2);

@@ -76,11 +76,24 @@ pub fn run(args: &CheckArgs) -> i32 {
     if args.strict && load_errors > 0 {
         return 2;
     }
-    if report.inputs.iter().all(|i| i.records == 0) && load_errors > 0 {
-        return 2;
+    if report.records.is_empty() {
+        if load_errors > 0 {
+            return 2;
+        }
+        // Nothing verified is never a pass: an empty directory or a path filter that
+        // matched nothing must not read as "all valid" in CI.
+        eprintln!(
+            "aeplens: nothing to verify: no evidence file with a record under {}",
+            sanitize(&args.paths.join(" "))
+        );
+        return EXIT_NOTHING_TO_VERIFY;
     }
     report.exit_code()
 }
+
+/// `check`'s exit code when no record was found to verify (distinct from a usage
+/// error, 2).
+pub const EXIT_NOTHING_TO_VERIFY: i32 = 3;
 
 /// The summary, with findings counted over every finding (the verifier's per record and
 /// the analysis's across records).

@@ -70,13 +70,18 @@ pub enum Command {
     /// Verify records: structure, invariants, signatures, DSSE binding and hash chains.
     #[command(
         long_about = "Verify records on five independent axes (structural, semantic, \
-authenticity, chain, capture) and each file's prev_record_hash chain.\n\n\
+authenticity, chain, capture), each file's prev_record_hash chain in file order, and the \
+link graph across every input (chain paths, forks, duplicates, gaps).\n\n\
 Inputs: single-record .json files, JSON arrays of records, NDJSON stores (.ndjson/.jsonl), \
 directories (recursively, in sorted path order; .json/.jsonl/.ndjson files) or - for stdin. \
 The format is detected from the content.\n\n\
-Exit code: 0 when every signed record is valid, every chain is intact or not-present and no \
-error-severity violation exists; 1 otherwise; 2 for usage or I/O errors (and, with --strict, \
-for any load error)."
+Exit codes:\n\n\
+0: every signed record is valid, every chain path is intact or not-present (no fork, no \
+conflicting duplicate) and no error-severity violation exists.\n\n\
+1: something failed verification.\n\n\
+2: usage error, an unreadable keyring, every input failed to load, or (with --strict) any \
+load error.\n\n\
+3: nothing to verify (no evidence file with a record)."
     )]
     Check(CheckArgs),
     /// List findings: what a post-incident reviewer is hunting for.
