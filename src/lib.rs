@@ -38,6 +38,10 @@
 //! assert_eq!(show.envelope.action_class, "mutate-external");
 //! ```
 
+// The library never unwraps: bad input is an error or a finding, never a panic (tests
+// and examples are exempt).
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
+
 pub mod analysis;
 pub mod canon;
 pub mod cli;
