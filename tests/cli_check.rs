@@ -363,5 +363,14 @@ fn a_load_error_in_a_long_record_points_at_the_byte() {
     assert_eq!(doc["inputs"][0]["records"], 1);
     assert_eq!(doc["inputs"][0]["errors"][0]["line"], 2);
     assert_eq!(doc["inputs"][0]["errors"][0]["column"], column);
+    // A pretty-printed array: the line and column inside the file.
+    let array = dir.join("records.json");
+    std::fs::write(&array, "[\n  {\"a\": 1},\n  {\"b\": 2 \"c\": 3}\n]\n").unwrap();
+    let (_, out, _) = aeplens(&["check", "--format", "text", array.to_str().unwrap()]);
+    assert!(
+        out.contains("records.json:3:11: invalid JSON array"),
+        "{out}"
+    );
+    assert!(out.contains("  {\"b\": 2 \"c\": 3}"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -445,13 +445,20 @@ pub fn parse_input(path: Arc<str>, bytes: &[u8]) -> Input {
                         push_record(&mut input, json, line, index);
                     }
                 }
-                Err(e) => input.errors.push(LoadError {
-                    column: None,
-                    excerpt: None,
-                    path,
-                    line: Some(line_of(e.offset)),
-                    message: format!("invalid JSON array: {}", e.message),
-                }),
+                Err(e) => {
+                    // The line holding the offending byte, and where in it.
+                    let offset = e.offset.min(text.len());
+                    let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+                    let end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+                    let line_text = &text[start..end];
+                    input.errors.push(LoadError {
+                        column: Some(text[start..offset].chars().count() + 1),
+                        excerpt: Some(Excerpt::of(line_text, offset - start)),
+                        path,
+                        line: Some(line_of(e.offset)),
+                        message: format!("invalid JSON array: {}", e.message),
+                    });
+                }
             },
         }
         return input;
