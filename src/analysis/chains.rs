@@ -62,6 +62,11 @@ impl Step {
     fn denied(&self) -> bool {
         self.decision.as_deref() == Some("deny")
     }
+
+    /// This step re-approves `previous`: it follows a denied step and is itself allowed.
+    fn reapproves(&self, previous: &Step) -> bool {
+        previous.denied() && self.decision.as_deref() == Some("allow")
+    }
 }
 
 impl Chain {
@@ -75,8 +80,7 @@ impl Chain {
             .filter(|_| deny)
             .map(|s| (s.node, Role::Start));
         let reapproved = self.steps.windows(2).filter_map(move |w| {
-            (deny && w[0].denied() && w[1].decision.as_deref() == Some("allow"))
-                .then_some((w[1].node, Role::Reapproved))
+            (deny && w[1].reapproves(&w[0])).then_some((w[1].node, Role::Reapproved))
         });
         start.into_iter().chain(reapproved)
     }
@@ -151,9 +155,7 @@ fn deny_chains(graph: &Graph, facts: &[ActionFacts<'_>], start: NodeId) -> Vec<C
             let steps = steps(facts, &path);
             let last = steps.last();
             // "abandoned" only when nothing re-approved the deny.
-            let reapproved = steps
-                .windows(2)
-                .any(|w| w[0].denied() && w[1].decision.as_deref() == Some("allow"));
+            let reapproved = steps.windows(2).any(|w| w[1].reapproves(&w[0]));
             let ended =
                 if last.and_then(|s| s.decision.as_deref()) == Some("deny") && path.len() > 1 {
                     "denied-again"

@@ -5,7 +5,7 @@ use crate::analysis::evidence::Evidence;
 use crate::analysis::lease::SuppliedLeases;
 use crate::load::{Corpus, load_paths};
 use crate::model::finding::{Finding, Severity};
-use crate::model::text::sanitize;
+use crate::model::text::{file_name, sanitize};
 use crate::verify::chain::ChainStatus;
 use crate::verify::{AuthStatus, CheckStatus, Options, Profile, Report, SeverityCounts, Summary};
 use std::io::{IsTerminal, Write};
@@ -161,12 +161,8 @@ pub fn text_report(report: &Report, findings: &[Finding], width: Option<usize>) 
         .records
         .iter()
         .map(|r| {
-            let name = std::path::Path::new(&r.source.path)
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_else(|| r.source.path.clone());
             [
-                format!("{}:{}", sanitize(&name), r.source.line),
+                format!("{}:{}", file_name(&r.source.path), r.source.line),
                 sanitize(r.run_id.as_deref().unwrap_or("—")).into_owned(),
                 auth_cell(r),
                 r.chain.status.map_or("—", |c| c.name()).to_string(),
@@ -304,12 +300,7 @@ pub fn text_report(report: &Report, findings: &[Finding], width: Option<usize>) 
 fn paths_text(report: &Report) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
-    let at = |r: &crate::verify::links::RecordAt| {
-        let name = std::path::Path::new(&r.path)
-            .file_name()
-            .map_or_else(|| r.path.clone(), |n| n.to_string_lossy().into_owned());
-        format!("{}#{}", sanitize(&name), r.index)
-    };
+    let at = |r: &crate::verify::links::RecordAt| format!("{}#{}", file_name(&r.path), r.index);
     let paths = &report.links.paths;
     let shown: Vec<_> = paths
         .iter()

@@ -113,13 +113,13 @@ impl LoadError {
                 .nth(chars)
                 .map_or(x.text.len(), |(i, _)| i)
         };
-        let (a, b) = (byte(x.at), byte(x.at + 1));
+        // The offending character; one cell past the end for a line cut short.
+        let a = byte(x.at);
+        let b = byte(x.at + 1).max(a + 1);
         let report = &[Level::ERROR.primary_title(title.as_str()).element(
             Snippet::source(x.text.as_str())
                 .line_start(self.line.unwrap_or(1))
-                .annotation(
-                    AnnotationKind::Primary.span(a..b.max(a + 1).min(x.text.len().max(a + 1))),
-                ),
+                .annotation(AnnotationKind::Primary.span(a..b)),
         )];
         Renderer::plain().render(report).to_string()
     }

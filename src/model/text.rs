@@ -40,6 +40,15 @@ pub fn sanitize(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The last component of a path, escaped for a terminal (`incident.ndjson`), or the
+/// whole path when it has none.
+pub fn file_name(path: &str) -> String {
+    let name = std::path::Path::new(path)
+        .file_name()
+        .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned());
+    sanitize(&name).into_owned()
+}
+
 /// An id as shown in a list: escaped like any record text, and, when it is not in
 /// Unicode NFC, marked with its code points, so an NFC and an NFD spelling of the same
 /// name never print identically (`step-ñ⟨not NFC: step-n\u{303}⟩`).

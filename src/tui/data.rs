@@ -11,7 +11,6 @@ use crate::model::drift::DriftResult;
 use crate::model::facts::ActionFacts;
 use crate::model::fields::{ActionFields, Key};
 use crate::model::finding::{Finding, Severity};
-use crate::model::text::sanitize;
 use crate::verify::chain::ChainStatus;
 use crate::verify::{AuthStatus, Report};
 use rayon::prelude::*;
@@ -270,12 +269,7 @@ impl Data {
             .iter()
             .take(CHAIN_TROUBLE_SHOWN)
             .filter_map(|p| p.records.first())
-            .map(|r| {
-                let file = std::path::Path::new(&r.path)
-                    .file_name()
-                    .map_or_else(|| r.path.clone(), |f| f.to_string_lossy().into_owned());
-                format!("{}:{}", sanitize(&file), r.line)
-            })
+            .map(|r| r.short())
             .collect();
         self.chain_trouble = (named, bad.len());
         self.path_of = vec![u32::MAX; report.records.len()];

@@ -25,6 +25,15 @@ pub struct RecordAt {
 }
 
 impl RecordAt {
+    /// `file:line`, with the file's last path component only.
+    pub fn short(&self) -> String {
+        format!(
+            "{}:{}",
+            crate::model::text::file_name(&self.path),
+            self.line
+        )
+    }
+
     fn of(record: &Record) -> RecordAt {
         RecordAt {
             path: record.source.path.to_string(),

@@ -177,12 +177,7 @@ pub(super) fn file_view<'a>(s: &State, d: &Data, report: &Report, flat: usize) -
         .get(flat)
         .and_then(|&p| report.links.paths.get(p as usize))
     {
-        let at = |r: &crate::verify::links::RecordAt| {
-            let file = std::path::Path::new(&r.path)
-                .file_name()
-                .map_or_else(|| r.path.clone(), |f| f.to_string_lossy().into_owned());
-            format!("{}:{}", sanitize(&file), r.line)
-        };
+        let at = crate::verify::links::RecordAt::short;
         lines.push(kv(
             s,
             "chain path",

@@ -224,9 +224,11 @@ pub(super) fn timeline(s: &State, area: Rect, buf: &mut Buffer) {
             (a.min(*x), b.max(*x))
         });
     let axis = run_axis(s, d);
-    // The axis columns, as laid out below the title.
-    let inner_w = area.width.saturating_sub(2);
-    let axis_cols = inner_w.saturating_sub((inner_w / 2).min(46) + 2);
+    // The tree on the left, the axis on the right (one column spare: markers such as ⌛
+    // are two cells wide); the title names the axis's visible window.
+    let inner = area.inner(ratatui::layout::Margin::new(1, 1));
+    let tree_w = (inner.width / 2).min(46);
+    let axis_w = inner.width.saturating_sub(tree_w + 2);
     let date = if lo.is_finite() {
         format_ms(lo)
             .get(..10)
@@ -244,10 +246,10 @@ pub(super) fn timeline(s: &State, area: Rect, buf: &mut Buffer) {
     };
     // The date, the run's span, and the visible window when zoomed in.
     let showing = if s.timeline.zoom() > 1.0 {
-        let a = axis.time_at(0, axis_cols, s.timeline.zoom(), s.timeline.pan());
+        let a = axis.time_at(0, axis_w, s.timeline.zoom(), s.timeline.pan());
         let b = axis.time_at(
-            axis_cols.saturating_sub(1),
-            axis_cols,
+            axis_w.saturating_sub(1),
+            axis_w,
             s.timeline.zoom(),
             s.timeline.pan(),
         );
@@ -261,16 +263,11 @@ pub(super) fn timeline(s: &State, area: Rect, buf: &mut Buffer) {
         span(lo, hi),
         s.timeline.zoom()
     );
-    let block = pane_block(s, Pane::Timeline, Line::from(title));
-    let inner = block.inner(area);
-    block.render(area, buf);
+    pane_block(s, Pane::Timeline, Line::from(title)).render(area, buf);
     if inner.height < 2 || inner.width < 20 {
         return;
     }
-    let tree_w = (inner.width / 2).min(46);
     let axis_x = inner.x + tree_w + 1;
-    // One column spare on the right: markers such as ⌛ are two cells wide.
-    let axis_w = inner.width.saturating_sub(tree_w + 2);
     for y in inner.y..inner.y + inner.height {
         buf.set_string(inner.x + tree_w, y, "│", t.border);
     }
