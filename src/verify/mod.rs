@@ -4,6 +4,7 @@
 //! that the chain verdict follows. Records are verified in parallel.
 
 pub mod chain;
+pub mod dsse;
 pub mod encoding;
 pub mod hygiene;
 pub mod keys;
@@ -12,6 +13,7 @@ pub mod semantic;
 pub mod sign;
 pub mod signature;
 pub mod structural;
+pub mod timestamp;
 
 pub use keys::Keyring;
 pub use signature::{AuthStatus, BindingStatus, Profile, TimestampState};
@@ -235,7 +237,7 @@ pub fn verify_inputs(
         .filter(|(_, r)| r.authenticity.timestamp.is_some())
         .map(|(rec, r)| (rec.obj(), &mut r.authenticity))
         .collect();
-    signature::local_authorities(&mut stamped);
+    timestamp::local_authorities(&mut stamped);
     for r in &mut records {
         r.findings.sort_by_key(|f| f.severity);
     }

@@ -1,8 +1,8 @@
 //! Signing, for generators and tests: the inverse of the constructions in [`super::signature`],
 //! built on the same canonical bytes, so what aeplens signs it can verify.
 
+use super::dsse::{IN_TOTO_PAYLOAD_TYPE, PREDICATE_TYPE, pae};
 use super::encoding::encode_base64;
-use super::signature::{IN_TOTO_PAYLOAD_TYPE, PREDICATE_TYPE, pae};
 use crate::canon::{
     SIGNED_EXCLUDED, Variant, canonical_bytes, canonical_bytes_without, canonical_sha256,
     sha256_hex,
@@ -65,7 +65,7 @@ pub fn sign_dsse(record: &mut Json, key_id: &str, key: &SigningKey) {
         .unwrap_or("")
         .to_string();
     let statement = serde_json::json!({
-        "_type": super::signature::STATEMENT_TYPE,
+        "_type": super::dsse::STATEMENT_TYPE,
         "subject": [{
             "name": format!("urn:wasmagent:run:{run_id}"),
             "digest": { "sha256": sha256_hex(&canonical_bytes(&predicate, Variant::C1)) }
