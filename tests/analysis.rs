@@ -345,7 +345,10 @@ fn golden_rfc_outputs() {
             .show(&ev.corpus, node(&ev, run, id), &ev.findings)
             .unwrap();
         insta::assert_snapshot!(format!("rfc_show_{id}"), show_text(&report, None));
-        insta::assert_json_snapshot!(format!("rfc_show_{id}_json"), report);
+        insta::assert_json_snapshot!(
+            format!("rfc_show_{id}_json"),
+            aeplens::cli::contract::versioned("show", &report)
+        );
     }
     let envelopes: Vec<String> = ev
         .analysis

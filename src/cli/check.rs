@@ -114,6 +114,7 @@ pub fn summary(report: &Report, findings: &[Finding]) -> Summary {
 /// The stable JSON document; `findings` is every finding (also in `findings`).
 pub fn json_report(report: &Report, findings: &[Finding], profile: Profile) -> String {
     let doc = serde_json::json!({
+        "schema_version": super::contract::SCHEMA_VERSION,
         "tool": "aeplens",
         "version": env!("CARGO_PKG_VERSION"),
         "profile": match profile {

@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod config;
+pub mod contract;
 pub mod explore;
 pub mod report;
 

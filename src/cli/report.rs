@@ -1,6 +1,7 @@
 //! The analysis commands: `findings`, `show`, `chains`, `envelope` — the explorer's
 //! panes as text (for people without a TTY) and JSON (for scripts).
 
+use super::contract::{document, ndjson_line};
 use super::{ChainsArgs, EvidenceArgs, FindingsArgs, Format, ShowArgs};
 use crate::analysis::chains::{Chain, ChainKind};
 use crate::analysis::evidence::Evidence;
@@ -52,12 +53,6 @@ fn emit(text: &str) -> i32 {
     }
 }
 
-fn pretty<T: serde::Serialize>(value: &T) -> String {
-    let mut s = serde_json::to_string_pretty(value).unwrap_or_default();
-    s.push('\n');
-    s
-}
-
 /// `aeplens findings`.
 pub fn findings(args: &FindingsArgs) -> i32 {
     let ev = match open(&args.evidence) {
@@ -67,7 +62,7 @@ pub fn findings(args: &FindingsArgs) -> i32 {
     let min = args.min_severity.severity();
     let list: Vec<&Finding> = ev.findings.iter().filter(|f| f.severity <= min).collect();
     let code = match resolve(args.format) {
-        Format::Json => emit(&pretty(&list)),
+        Format::Json => emit(&document("findings", &list)),
         Format::Text => emit(&fit_lines(&findings_text(&list), terminal_width())),
     };
     let gate = args
@@ -150,7 +145,7 @@ pub fn show(args: &ShowArgs) -> i32 {
         return 2;
     };
     match resolve(args.format) {
-        Format::Json => emit(&pretty(&report)),
+        Format::Json => emit(&document("show", &report)),
         Format::Text => emit(&show_text(&report, terminal_width())),
     }
 }
@@ -364,7 +359,7 @@ pub fn chains(args: &ChainsArgs) -> i32 {
         Err(code) => return code,
     };
     match resolve(args.format) {
-        Format::Json => emit(&pretty(&ev.analysis.chains)),
+        Format::Json => emit(&document("chains", &ev.analysis.chains)),
         Format::Text => emit(&fit_lines(
             &chains_text(&ev.analysis.chains, &ev.analysis.leases),
             terminal_width(),
@@ -462,8 +457,7 @@ pub fn envelope(args: &EvidenceArgs) -> i32 {
     };
     let mut s = String::new();
     for e in ev.analysis.envelopes(&ev.corpus) {
-        s.push_str(&serde_json::to_string(&e).unwrap_or_default());
-        s.push('\n');
+        s.push_str(&ndjson_line(&e));
     }
     emit(&s)
 }

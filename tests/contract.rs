@@ -1,0 +1,267 @@
+//! The output contract: every JSON document and NDJSON line carries `schema_version`, and
+//! validates against its JSON Schema in `schema/` — on every fixture set, for the pinned
+//! goldens of the demo, and for every JSON golden under `tests/snapshots/`.
+
+mod common;
+
+use aeplens::analysis::evidence::Evidence;
+use aeplens::analysis::lease::SuppliedLeases;
+use aeplens::cli::contract::{SCHEMA_VERSION, versioned};
+use aeplens::load::{Corpus, load_paths};
+use aeplens::verify::Options;
+use common::fixtures;
+use serde_json::Value;
+use std::process::Command;
+
+const COMMANDS: [&str; 5] = ["check", "findings", "show", "chains", "envelope"];
+
+fn validator(command: &str) -> jsonschema::Validator {
+    let path = format!(
+        "{}/schema/{command}.schema.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    jsonschema::draft202012::new(&schema).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn assert_valid(command: &str, doc: &Value, what: &str) {
+    assert_eq!(doc["schema_version"], SCHEMA_VERSION, "{what}");
+    let errors: Vec<String> = validator(command)
+        .iter_errors(doc)
+        .take(5)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{what} breaks schema/{command}.schema.json:\n{errors:#?}"
+    );
+}
+
+/// One body of evidence every command runs on.
+struct Set {
+    name: &'static str,
+    keys: String,
+    leases: Option<String>,
+    path: String,
+}
+
+impl Set {
+    /// The command-line arguments naming this evidence.
+    fn args(&self) -> Vec<String> {
+        let mut args = vec!["--keys".to_string(), self.keys.clone()];
+        if let Some(l) = &self.leases {
+            args.extend(["--leases".to_string(), l.clone()]);
+        }
+        args.push(self.path.clone());
+        args
+    }
+}
+
+fn evidence_sets() -> Vec<Set> {
+    let f = |p: &str| fixtures().join(p).display().to_string();
+    let set = |name, keys: String, leases: Option<String>, path: String| Set {
+        name,
+        keys,
+        leases,
+        path,
+    };
+    vec![
+        set(
+            "demo",
+            "assets/demo/keys.json".into(),
+            Some("assets/demo/leases.ndjson".into()),
+            "assets/demo/evidence".into(),
+        ),
+        set("reference", f("reference/keys.json"), None, f("reference")),
+        set(
+            "reference-stores",
+            f("reference-stores/keys.json"),
+            Some(f("reference-stores/reapproval_after_denial.leases.ndjson")),
+            f("reference-stores"),
+        ),
+        set("ecosystem", f("ecosystem/keys.json"), None, f("ecosystem")),
+        set(
+            "rfc-final",
+            f("rfc-final/keys.json"),
+            Some(f("rfc-final/leases.ndjson")),
+            f("rfc-final/evidence"),
+        ),
+    ]
+}
+
+fn aeplens(args: &[String]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_aeplens"))
+        .args(args)
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn run_json(command: &str, evidence: &[String]) -> String {
+    let mut args = vec![command.to_string()];
+    if command != "envelope" {
+        args.extend(["--format".into(), "json".into()]);
+    }
+    args.extend_from_slice(evidence);
+    aeplens(&args)
+}
+
+/// NDJSON split on `\n` only: a record's U+2028 stays inside its line.
+fn ndjson(text: &str) -> Vec<Value> {
+    text.split('\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn every_command_validates_on_every_fixture_set() {
+    for set in evidence_sets() {
+        let (evidence, name) = (set.args(), set.name);
+        for command in ["check", "findings", "chains"] {
+            let doc: Value = serde_json::from_str(&run_json(command, &evidence)).unwrap();
+            assert_valid(command, &doc, &format!("{command} on {name}"));
+        }
+        let lines = ndjson(&run_json("envelope", &evidence));
+        assert!(!lines.is_empty(), "{name}: no envelope");
+        for (i, line) in lines.iter().enumerate() {
+            assert_valid(
+                "envelope",
+                line,
+                &format!("envelope line {} on {name}", i + 1),
+            );
+        }
+    }
+}
+
+#[test]
+fn show_validates_for_every_action_of_every_fixture_set() {
+    let mut shown = 0;
+    for set in evidence_sets() {
+        let ring = common::keyring(std::path::Path::new(&set.keys));
+        let mut supplied = SuppliedLeases::default();
+        if let Some(l) = &set.leases {
+            // A lease file may hold entries that are not leases; they are skipped.
+            let _ = supplied.add_file(std::path::Path::new(l));
+        }
+        let corpus = Corpus::new(load_paths(std::slice::from_ref(&set.path)));
+        let ev = Evidence::open(corpus, &ring, &Options::default(), &supplied);
+        for node in 0..ev.analysis.graph.nodes.len() as u32 {
+            let report = ev.analysis.show(&ev.corpus, node, &ev.findings).unwrap();
+            assert_valid(
+                "show",
+                &versioned("show", &report),
+                &format!("show node {node} of {}", set.name),
+            );
+            shown += 1;
+        }
+    }
+    assert!(shown > 100, "actions shown: {shown}");
+    // And once through the binary.
+    let mut args: Vec<String> = [
+        "show",
+        "act-003",
+        "--run",
+        "run-deploy-0042",
+        "--format",
+        "json",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(evidence_sets().remove(0).args());
+    let doc: Value = serde_json::from_str(&aeplens(&args)).unwrap();
+    assert_valid("show", &doc, "aeplens show act-003");
+}
+
+/// The demo's outputs, pinned: a change to any field shows up as a snapshot diff.
+#[test]
+fn demo_goldens() {
+    let demo = evidence_sets().remove(0).args();
+    let redact = |mut doc: Value| {
+        if doc.get("version").is_some() {
+            doc["version"] = "[version]".into();
+        }
+        doc
+    };
+    for command in ["check", "findings", "chains"] {
+        let doc: Value = serde_json::from_str(&run_json(command, &demo)).unwrap();
+        insta::assert_json_snapshot!(format!("{command}_demo"), redact(doc));
+    }
+    let mut args: Vec<String> = [
+        "show",
+        "act-003",
+        "--run",
+        "run-deploy-0042",
+        "--format",
+        "json",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(demo.iter().cloned());
+    let doc: Value = serde_json::from_str(&aeplens(&args)).unwrap();
+    insta::assert_json_snapshot!("show_demo", doc);
+    insta::assert_snapshot!("envelope_demo", run_json("envelope", &demo));
+}
+
+/// Every JSON golden under `tests/snapshots/` validates against the schema its name says.
+#[test]
+fn every_json_golden_validates() {
+    let dir = format!("{}/tests/snapshots", env!("CARGO_MANIFEST_DIR"));
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let command = if name.starts_with("contract__") {
+            COMMANDS
+                .iter()
+                .find(|c| name.starts_with(&format!("contract__{c}_")))
+        } else if name.contains("_show_") && name.ends_with("_json.snap") {
+            Some(&"show")
+        } else {
+            None
+        };
+        let Some(command) = command else { continue };
+        let text = std::fs::read_to_string(&path).unwrap();
+        // An insta file: a `---` header, then the snapshot body.
+        let body = text.splitn(3, "---\n").nth(2).unwrap();
+        let docs = if *command == "envelope" {
+            ndjson(body)
+        } else {
+            vec![serde_json::from_str(body).unwrap()]
+        };
+        for doc in &docs {
+            assert_valid(command, doc, &name);
+        }
+        checked += 1;
+    }
+    assert!(checked >= 8, "JSON goldens validated: {checked}");
+}
+
+/// The schemas are strict: a missing field, an unknown field, a wrong type or a foreign
+/// version is refused (so the tests above can fail).
+#[test]
+fn schemas_refuse_what_the_contract_does_not_say() {
+    let demo = evidence_sets().remove(0).args();
+    let good: Value = serde_json::from_str(&run_json("check", &demo)).unwrap();
+    let v = validator("check");
+    assert!(v.is_valid(&good));
+    let mut missing = good.clone();
+    missing.as_object_mut().unwrap().remove("summary");
+    let mut unknown = good.clone();
+    unknown["records"][0]["surprise"] = true.into();
+    let mut retyped = good.clone();
+    retyped["records"][0]["source"]["line"] = "1".into();
+    let mut foreign = good.clone();
+    foreign["schema_version"] = "2".into();
+    let mut bad_status = good;
+    bad_status["chain_paths"][0]["status"] = "fine".into();
+    for (what, doc) in [
+        ("missing summary", missing),
+        ("unknown field", unknown),
+        ("line as a string", retyped),
+        ("schema_version 2", foreign),
+        ("unknown chain status", bad_status),
+    ] {
+        assert!(!v.is_valid(&doc), "{what} validates");
+    }
+}
