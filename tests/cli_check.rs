@@ -374,3 +374,55 @@ fn a_load_error_in_a_long_record_points_at_the_byte() {
     assert!(out.contains("  {\"b\": 2 \"c\": 3}"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_broken_keyring_names_line_and_column_with_a_caret() {
+    let dir = std::env::temp_dir().join(format!("aeplens-keyring-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let keys = dir.join("keys.json");
+    let evidence = reference("v03.ndjson");
+    let run = |text: &str| {
+        std::fs::write(&keys, text).unwrap();
+        let (code, _, err) = aeplens(&["check", "--keys", keys.to_str().unwrap(), &evidence]);
+        assert_eq!(code, 2, "{err}");
+        err
+    };
+    let err = run("{\n  \"a\": \"00\",\n  \"b\": 12 ]\n}\n");
+    assert!(err.contains("keys.json:3:11: invalid JSON"), "{err}");
+    assert!(err.contains("3 |   \"b\": 12 ]"), "{err}");
+    assert!(err.lines().any(|l| l.ends_with("|           ^")), "{err}");
+    // A bad key value points at its id; a hostile id reaches the terminal escaped.
+    let err = run(
+        "{\n  \"ok\": \"e2fdefe91550de51c255f4430b3c5cdf37f6ffb449e889fd59c884f2e6ddabd0\",\n  \"ev\\u001bil\": \"abcd\"\n}",
+    );
+    assert!(
+        err.contains("keys.json:3:3: key \"ev\\u{1b}il\": an Ed25519 public key is 32 bytes"),
+        "{err}"
+    );
+    assert!(!err.contains('\u{1b}'), "{err:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn quiet_silences_notes_but_not_that_evidence_failed_to_load() {
+    let dir = std::env::temp_dir().join(format!("aeplens-quiet-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let store = dir.join("store.ndjson");
+    let good = std::fs::read_to_string(reference("v03.ndjson")).unwrap();
+    std::fs::write(&store, format!("{{\"a\": 1,,}}\n{good}")).unwrap();
+    let store = store.to_str().unwrap();
+    let (_, _, loud) = aeplens(&["findings", "--format", "json", store]);
+    assert!(loud.contains("store.ndjson:1:9: invalid JSON"), "{loud}");
+    assert!(loud.contains("1 | {\"a\": 1,,}"), "caret excerpt: {loud}");
+    let (_, out, err) = aeplens(&["findings", "-q", "--format", "json", store]);
+    assert_eq!(err.trim(), "aeplens: 1 load error (details hidden by -q)");
+    assert!(out.contains("\"findings\""), "{out}");
+    // check keeps the load error in its report, so -q leaves stderr empty.
+    let (code, out, err) = aeplens(&["check", "-q", "--format", "json", store]);
+    assert_eq!(err, "", "quiet check");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("invalid JSON at column 9"), "{out}");
+    let (_, _, err) = aeplens(&["check", "--format", "json", store]);
+    assert!(err.contains("store.ndjson:1:9"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -80,13 +80,31 @@ fn config_print_and_errors() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2));
-    assert!(err.contains("bad.toml:3:"), "line and column: {err}");
+    assert!(err.contains("bad.toml:3:14: unclosed array"), "line and column: {err}");
+    std::fs::write(&bad, "# colours\ntheme = \"neon\"\n").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_aeplens"))
+        .args(["config"])
+        .env("AEPLENS_CONFIG", &bad)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    // The place, the line itself and a caret under the value.
+    assert!(
+        err.contains("bad.toml:2:9: unknown theme \"neon\""),
+        "{err}"
+    );
+    assert!(err.contains("2 | theme = \"neon\""), "{err}");
+    assert!(err.contains("  |         ^"), "{err}");
     std::fs::write(&bad, "[keymap]\nfly = [\"x\"]\n").unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_aeplens"))
         .args(["config", "--print"])
         .env("AEPLENS_CONFIG", &bad)
         .output()
         .unwrap();
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown command \"fly\""));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.toml:2:7: keymap: unknown command \"fly\""),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -15,7 +15,7 @@ pub fn run(args: &CheckArgs) -> i32 {
     let keys = match args.keys.keyring() {
         Ok(k) => k,
         Err(e) => {
-            eprintln!("aeplens: {}", sanitize(&e));
+            eprintln!("aeplens: {e}");
             return 2;
         }
     };
@@ -32,7 +32,7 @@ pub fn run(args: &CheckArgs) -> i32 {
     let mut leases = SuppliedLeases::default();
     for file in &args.leases {
         for e in leases.add_file(std::path::Path::new(file)) {
-            eprintln!("aeplens: {}", sanitize(&e.to_string()));
+            super::note(&e.render());
         }
     }
     let ev = Evidence::open(corpus, &keys, &options, &leases);
@@ -69,7 +69,7 @@ pub fn run(args: &CheckArgs) -> i32 {
         // Load errors are inside the JSON; also say so on stderr for humans in CI logs.
         for input in &report.inputs {
             for e in &input.errors {
-                eprintln!("aeplens: {}", e.rendered);
+                super::note(&e.rendered);
             }
         }
     }

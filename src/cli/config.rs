@@ -38,7 +38,7 @@ pub fn config_path() -> Option<std::path::PathBuf> {
 }
 
 impl Config {
-    /// Reads the config file (defaults when there is none).
+    /// Reads the config file (defaults when there is none). The error is ready to print.
     pub fn load() -> Result<Config, String> {
         let Some(path) = config_path() else {
             return Ok(Config::default());
@@ -46,34 +46,42 @@ impl Config {
         match std::fs::read_to_string(&path) {
             Ok(text) => Config::parse(&text, &path.display().to_string()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
-            Err(e) => Err(format!("{}: cannot read config: {e}", path.display())),
+            Err(e) => Err(crate::load::LoadError::whole(
+                &path.display().to_string(),
+                format!("cannot read config: {e}"),
+            )
+            .render()),
         }
     }
 
-    /// Parses config text; errors read `path:line:column: message`.
+    /// Parses config text. The error is ready to print (escaped): `path:line:column`, the
+    /// message and the offending line with a caret under the place.
     pub fn parse(text: &str, path: &str) -> Result<Config, String> {
+        let at = |offset: usize, message: String| {
+            crate::load::LoadError::located(path, text, offset, message).render()
+        };
         let mut c: Config = toml::from_str(text).map_err(|e| {
-            let (line, col) = e
-                .span()
-                .map(|s| {
-                    let before = &text[..s.start.min(text.len())];
-                    let line = before.matches('\n').count() + 1;
-                    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-                    (line, col)
-                })
-                .unwrap_or((1, 1));
-            format!("{path}:{line}:{col}: {}", e.message())
+            let offset = e.span().map_or(0, |s| s.start);
+            at(offset, e.message().trim_end().to_string())
         })?;
         if let Some(t) = &c.theme
             && crate::tui::theme::Theme::named(t).is_none()
         {
-            return Err(format!(
-                "{path}: unknown theme {t:?} (one of: {})",
+            let message = format!(
+                "unknown theme {t:?} (one of: {})",
                 crate::tui::theme::THEMES.join(", ")
-            ));
+            );
+            return Err(at(setting_offset(text, "theme"), message));
         }
-        crate::tui::keymap::Keymap::with_overrides(&c.keymap)
-            .map_err(|e| format!("{path}: {e}"))?;
+        if let Err(e) = crate::tui::keymap::Keymap::with_overrides(&c.keymap) {
+            // The message names the binding (`keymap.NAME: …` or `… command "NAME"`).
+            let offset = c
+                .keymap
+                .keys()
+                .find(|name| e.contains(&format!("{name}:")) || e.contains(&format!("{name:?}")))
+                .map_or(0, |name| setting_offset(text, name));
+            return Err(at(offset, e));
+        }
         c.path = Some(path.to_string());
         Ok(c)
     }
@@ -101,4 +109,19 @@ impl Config {
         }
         s
     }
+}
+
+/// Byte offset of the value on the line that sets `key` (`key = value`), else 0.
+fn setting_offset(text: &str, key: &str) -> usize {
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        if let Some(rest) = trimmed.strip_prefix(key)
+            && let Some(value) = rest.trim_start().strip_prefix('=')
+        {
+            return offset + line.len() - value.trim_start().len();
+        }
+        offset += line.len();
+    }
+    0
 }

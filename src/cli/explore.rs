@@ -40,7 +40,7 @@ pub fn run(mut args: ExploreArgs) -> i32 {
     let config = match super::config::Config::load() {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("aeplens: {}", sanitize(&e));
+            eprintln!("aeplens: {e}");
             return 2;
         }
     };
@@ -66,7 +66,7 @@ pub fn run(mut args: ExploreArgs) -> i32 {
     let keys = match args.keys.keyring() {
         Ok(k) => k,
         Err(e) => {
-            eprintln!("aeplens: {}", sanitize(&e));
+            eprintln!("aeplens: {e}");
             return 2;
         }
     };

@@ -39,6 +39,7 @@ cat run.jsonl | aeplens check --keys keys.json -",
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+
     #[command(flatten)]
     pub explore: ExploreArgs,
 }
@@ -167,6 +168,11 @@ pub struct EvidenceArgs {
     /// NDJSON) to check lease windows against. Repeatable.
     #[arg(long = "leases", value_name = "FILE")]
     pub leases: Vec<String>,
+    /// Quiet: no notes on stderr (each load error, each skipped lease entry). Errors that
+    /// stop the command still print; `check` keeps load errors in its report, the other
+    /// commands say in one line how many there were.
+    #[arg(short, long)]
+    pub quiet: bool,
     /// Evidence files, directories, or - for stdin.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<String>,
@@ -288,27 +294,59 @@ pub struct CheckArgs {
     /// report) to stderr.
     #[arg(long, short = 'v', alias = "verbose")]
     pub timings: bool,
+    /// Quiet: no notes on stderr (each load error, each skipped lease entry). Errors that
+    /// stop the command still print; `check` keeps load errors in its report, the other
+    /// commands say in one line how many there were.
+    #[arg(short, long)]
+    pub quiet: bool,
     /// Evidence files, directories, or - for stdin.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<String>,
 }
 
 impl KeyArgs {
-    /// Builds the keyring; errors name the file or argument.
+    /// Builds the keyring. The error is ready to print (escaped): a keyring file's names
+    /// the file, line and column with a caret under the place; an argument's names it.
     pub fn keyring(&self) -> Result<crate::verify::Keyring, String> {
         let mut ring = crate::verify::Keyring::with_environment();
         for file in &self.keys {
-            ring.add_file(file)?;
+            ring.add_file(file).map_err(|e| e.render())?;
         }
         for arg in &self.key {
-            ring.add_argument(arg)?;
+            ring.add_argument(arg)
+                .map_err(|e| format!("error: {}", crate::model::text::sanitize(&e)))?;
         }
         Ok(ring)
     }
 }
 
+/// `-q` was given to the command: `note` prints nothing.
+static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Prints a note on stderr — a load error, a skipped lease entry — unless `-q` was given.
+/// `text` is printed as is: escape what comes from evidence before.
+pub fn note(text: &str) {
+    if !quiet() {
+        eprintln!("aeplens: {text}");
+    }
+}
+
+/// True when `-q` was given.
+pub fn quiet() -> bool {
+    QUIET.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Runs the command line; returns the process exit code.
 pub fn run(cli: Cli) -> i32 {
+    let quiet = match &cli.command {
+        Some(Command::Check(a)) => a.quiet,
+        Some(Command::Findings(a)) => a.evidence.quiet,
+        Some(Command::Show(a)) => a.evidence.quiet,
+        Some(Command::Chains(a)) => a.evidence.quiet,
+        Some(Command::Envelope(a)) => a.quiet,
+        _ => false,
+    };
+    QUIET.store(quiet, std::sync::atomic::Ordering::Relaxed);
     match cli.command {
         Some(Command::Check(args)) => check::run(&args),
         Some(Command::Findings(args)) => report::findings(&args),
@@ -332,7 +370,7 @@ pub fn run(cli: Cli) -> i32 {
                     0
                 }
                 Err(e) => {
-                    eprintln!("aeplens: {}", crate::model::text::sanitize(&e));
+                    eprintln!("aeplens: {e}");
                     2
                 }
             }

@@ -19,7 +19,7 @@ use std::io::{IsTerminal, Write};
 /// Loads, verifies and analyses; load problems go to stderr. Err is an exit code.
 pub fn open(args: &EvidenceArgs) -> Result<Evidence, i32> {
     let keys = args.keys.keyring().map_err(|e| {
-        eprintln!("aeplens: {}", sanitize(&e));
+        eprintln!("aeplens: {e}");
         2
     })?;
     let mut leases = SuppliedLeases::default();
@@ -28,8 +28,15 @@ pub fn open(args: &EvidenceArgs) -> Result<Evidence, i32> {
         lease_errors.extend(leases.add_file(std::path::Path::new(file)));
     }
     let corpus = Corpus::new(load_paths(&args.paths));
+    let mut problems = 0;
     for e in corpus.errors().chain(lease_errors.iter()) {
-        eprintln!("aeplens: {}", sanitize(&e.to_string()));
+        super::note(&e.render());
+        problems += 1;
+    }
+    if problems > 0 && super::quiet() {
+        // Quiet hides the details, never that the evidence did not all load.
+        let s = if problems == 1 { "" } else { "s" };
+        eprintln!("aeplens: {problems} load error{s} (details hidden by -q)");
     }
     if corpus.is_empty() && corpus.errors().next().is_some() {
         return Err(2);

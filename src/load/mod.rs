@@ -94,6 +94,36 @@ impl Excerpt {
 }
 
 impl LoadError {
+    /// An error at byte `offset` of a whole file's `text` (a keyring, a configuration):
+    /// its line, its column in characters and the excerpt of that line.
+    pub fn located(path: &str, text: &str, offset: usize, message: String) -> LoadError {
+        let mut offset = offset.min(text.len());
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+        let end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+        let line = text[start..end].trim_end_matches('\r');
+        LoadError {
+            path: path.into(),
+            line: Some(text[..start].matches('\n').count() + 1),
+            column: Some(text[start..offset].chars().count() + 1),
+            excerpt: Some(Excerpt::of(line, offset - start)),
+            message,
+        }
+    }
+
+    /// An error about a whole file (it cannot be read, say), with no place inside it.
+    pub fn whole(path: &str, message: String) -> LoadError {
+        LoadError {
+            path: path.into(),
+            line: None,
+            column: None,
+            excerpt: None,
+            message,
+        }
+    }
+
     /// The error with its place and, when it has one, the offending line around the
     /// column with a caret under it.
     pub fn render(&self) -> String {

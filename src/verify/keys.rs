@@ -2,7 +2,7 @@
 //! arguments and `WASMAGENT_AEP_PUBKEY_<KEYID>` environment variables.
 
 use super::encoding::decode_key;
-use crate::load::parser;
+use crate::load::{LoadError, parser};
 use crate::model::json::Json;
 use ed25519_dalek::VerifyingKey;
 use std::collections::BTreeMap;
@@ -41,14 +41,24 @@ impl Keyring {
     }
 
     /// Adds every key of a keyring file: a JSON object `{key_id: public_key}`, or the
-    /// annotated form `{"keys": [{"keyid", "public_key_hex"}]}`. Errors name the file.
-    pub fn add_file(&mut self, path: &str) -> Result<usize, String> {
+    /// annotated form `{"keys": [{"keyid", "public_key_hex"}]}`. An error names the file
+    /// and, when it has one, the line and column (`LoadError::render` draws the caret).
+    pub fn add_file(&mut self, path: &str) -> Result<usize, LoadError> {
         let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("{path}: cannot read keyring: {e}"))?;
+            .map_err(|e| LoadError::whole(path, format!("cannot read keyring: {e}")))?;
+        let at = |offset: usize, message: String| LoadError::located(path, &text, offset, message);
+        // Where a key's id is written, for an error about its value.
+        let place_of = |id: &str| {
+            let quoted = serde_json::to_string(id).unwrap_or_default();
+            text.find(&quoted).unwrap_or(0)
+        };
         let json = parser::parse(&text)
-            .map_err(|e| format!("{path}: invalid JSON at byte {}: {}", e.offset, e.message))?;
+            .map_err(|e| at(e.offset, format!("invalid JSON: {}", e.message)))?;
         let obj = json.as_object().ok_or_else(|| {
-            format!("{path}: a keyring is a JSON object mapping key id to public key")
+            at(
+                text.len() - text.trim_start().len(),
+                "a keyring is a JSON object mapping key id to public key".into(),
+            )
         })?;
         let mut added = 0;
         if let Some(list) = obj.get("keys").and_then(Json::as_array) {
@@ -62,7 +72,7 @@ impl Keyring {
                     .or_else(|| entry.get("public_key"))
                     .and_then(Json::as_str);
                 if let (Some(id), Some(key)) = (id, key) {
-                    self.add(id, key).map_err(|e| format!("{path}: {e}"))?;
+                    self.add(id, key).map_err(|e| at(place_of(id), e))?;
                     added += 1;
                 }
             }
@@ -73,10 +83,13 @@ impl Keyring {
             if id.starts_with('_') {
                 continue; // comments such as "_note"
             }
-            let key = value
-                .as_str()
-                .ok_or_else(|| format!("{path}: key {id:?}: expected a string public key"))?;
-            self.add(&id, key).map_err(|e| format!("{path}: {e}"))?;
+            let key = value.as_str().ok_or_else(|| {
+                at(
+                    place_of(&id),
+                    format!("key {id:?}: expected a string public key"),
+                )
+            })?;
+            self.add(&id, key).map_err(|e| at(place_of(&id), e))?;
             added += 1;
         }
         Ok(added)
