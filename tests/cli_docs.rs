@@ -80,7 +80,10 @@ fn config_print_and_errors() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2));
-    assert!(err.contains("bad.toml:3:14: unclosed array"), "line and column: {err}");
+    assert!(
+        err.contains("bad.toml:3:14: unclosed array"),
+        "line and column: {err}"
+    );
     std::fs::write(&bad, "# colours\ntheme = \"neon\"\n").unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_aeplens"))
         .args(["config"])
