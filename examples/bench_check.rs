@@ -26,7 +26,8 @@ fn main() {
     let inputs = aeplens::load::load_paths(&args[1..]);
     let load = start.elapsed();
     let t = Instant::now();
-    let report = aeplens::verify::verify_inputs(&inputs, &keys, &Default::default(), None);
+    let report =
+        aeplens::verify::verify_inputs(&inputs, &keys, &aeplens::verify::Options::default(), None);
     let verify = t.elapsed();
     let t = Instant::now();
     let text = aeplens::cli::check::text_report(&report, &[], None);

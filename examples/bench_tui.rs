@@ -69,7 +69,7 @@ fn main() {
             draw(&mut term, &s);
             println!(
                 "first frame with content (the first {} records, while the rest loads): {:.2?}",
-                s.data.as_ref().map(|d| d.corpus.len()).unwrap_or(0),
+                s.data.as_ref().map_or(0, |d| d.corpus.len()),
                 start.elapsed()
             );
         }
@@ -88,10 +88,10 @@ fn main() {
         let first = start.elapsed();
         println!(
             "frame with everything {first:.2?} (read+parse {loaded:.2?}, analysis {:.2?}, display data + render {:.2?}) — {n} actions, {:.0} MB, {} records\n",
-            analysed - loaded,
-            first - analysed,
+            analysed.saturating_sub(loaded),
+            first.saturating_sub(analysed),
             size as f64 / 1e6,
-            s.data.as_ref().map(|d| d.corpus.len()).unwrap_or(0),
+            s.data.as_ref().map_or(0, |d| d.corpus.len()),
         );
         // Keypresses: move, open problems, switch tabs and lists, fold, go to parent/child.
         let script: Vec<Command> = [
@@ -163,7 +163,7 @@ fn main() {
         };
         println!(
             "search on Enter over all {} actions: frame after Enter {frame:.2?}, whole search {:.2?} ({matches} matches)\n",
-            s.data.as_ref().map(|d| d.flags.len()).unwrap_or(0),
+            s.data.as_ref().map_or(0, |d| d.flags.len()),
             t.elapsed() + frame,
         );
         let _ = std::fs::remove_file(&path);

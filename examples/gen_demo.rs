@@ -9,6 +9,10 @@
 //! lands after expiry (the lease file `leases.ndjson` says so), a state gap between two
 //! writes, a mixed memory digest that is not comparable, a rollback denied by policy, and
 //! a record edited after signing in the middle of the chain.
+#![allow(
+    clippy::needless_pass_by_value,
+    reason = "json!-built arguments read best passed by value"
+)]
 
 use aeplens::model::json::Json;
 use aeplens::verify::sign::{link_to, sign_legacy, signing_key, to_line};
@@ -260,10 +264,10 @@ fn main() {
     );
 
     // An output directory may be given (tests regenerate into a temporary one).
-    let dir = std::env::args()
-        .nth(1)
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo"));
+    let dir = std::env::args().nth(1).map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo"),
+        std::path::PathBuf::from,
+    );
     std::fs::create_dir_all(dir.join("evidence")).unwrap();
     std::fs::write(dir.join("evidence/incident.ndjson"), out).unwrap();
     std::fs::write(dir.join("leases.ndjson"), leases).unwrap();

@@ -9,6 +9,10 @@
 //! three-state argument_drift or the per-kind coverage shapes, so these records are
 //! signed with a test key through aeplens's own canonicalisation and chained. Together
 //! they fire every badge state, every lease verdict and every finding.
+#![allow(
+    clippy::needless_pass_by_value,
+    reason = "json!-built arguments read best passed by value"
+)]
 
 use aeplens::model::json::Json;
 use aeplens::verify::sign::{link_to, sign_dsse, sign_legacy, signing_key, to_line};
@@ -460,12 +464,10 @@ fn main() {
     state_run(&key, &mut store);
     lease_run(&key, &mut store);
     // An output directory may be given (tests regenerate into a temporary one).
-    let dir = std::env::args()
-        .nth(1)
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rfc-final")
-        });
+    let dir = std::env::args().nth(1).map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rfc-final"),
+        std::path::PathBuf::from,
+    );
     std::fs::create_dir_all(dir.join("evidence")).unwrap();
     std::fs::write(dir.join("evidence/store.ndjson"), store).unwrap();
     std::fs::write(dir.join("evidence/hygiene.ndjson"), hygiene()).unwrap();

@@ -46,11 +46,10 @@ fn main() {
     });
     let count: usize = args
         .next()
-        .map(|n| n.parse().expect("RECORDS is a number"))
-        .unwrap_or(20_000);
+        .map_or(20_000, |n| n.parse().expect("RECORDS is a number"));
     let seed: [u8; 32] = Sha256::digest(b"aeplens-bench-key").into();
     let key = signing_key(&seed);
-    let mut rng = Rng(0x9e3779b97f4a7c15);
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let tools = [
         "read_file",
         "write_file",

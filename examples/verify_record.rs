@@ -26,7 +26,9 @@ fn main() {
             r.semantic.status,
             r.authenticity.status,
             r.authenticity.construction.unwrap_or("no construction"),
-            r.chain.status.map(|c| c.name()),
+            r.chain
+                .status
+                .map(aeplens::verify::chain::ChainStatus::name),
         );
     }
 }

@@ -214,7 +214,13 @@ fn rfc_fixtures_cover_every_verdict_badge_and_finding() {
     }
     // V17 lands on the semantic axis of the snapshot that rewrote the action.
     let rewritten = &ev.report.records[5];
-    assert_eq!(rewritten.semantic.status.map(|s| s.name()), Some("fail"));
+    assert_eq!(
+        rewritten
+            .semantic
+            .status
+            .map(aeplens::verify::CheckStatus::name),
+        Some("fail")
+    );
     assert!(
         rewritten
             .semantic
@@ -223,11 +229,11 @@ fn rfc_fixtures_cover_every_verdict_badge_and_finding() {
             .any(|v| v.rule == "V17")
     );
     assert!(
-        ev.report
-            .records
-            .iter()
-            .skip(3)
-            .all(|r| r.authenticity.status.map(|s| s.name()) == Some("valid"))
+        ev.report.records.iter().skip(3).all(|r| r
+            .authenticity
+            .status
+            .map(aeplens::verify::AuthStatus::name)
+            == Some("valid"))
     );
 }
 
@@ -611,7 +617,10 @@ fn rewritten_copies_are_findings_only_in_chained_snapshots() {
     let ev = run(&chained);
     assert!(ev.findings.iter().any(|f| f.id == "F-ACTION-REWRITTEN"));
     assert_eq!(
-        ev.report.records[1].semantic.status.map(|s| s.name()),
+        ev.report.records[1]
+            .semantic
+            .status
+            .map(aeplens::verify::CheckStatus::name),
         Some("fail")
     );
     // The same difference between two unlinked emitters of one run is not a rewrite.

@@ -351,7 +351,7 @@ fn a_load_error_in_a_long_record_points_at_the_byte() {
     assert!(lines[at].chars().count() < 120, "{}", lines[at]);
     let caret = lines[at + 1].find('^').expect("a caret");
     assert_eq!(
-        &lines[at][caret..caret + 1],
+        &lines[at][caret..=caret],
         "\"",
         "{}\n{}",
         lines[at],

@@ -21,7 +21,7 @@ fn word_for_pass(status: Option<&str>) -> &'static str {
 /// Maps our authenticity axis to the manifest vocabulary.
 fn authenticity_word(r: &RecordResult) -> &'static str {
     let a = &r.authenticity;
-    match a.status.map(|s| s.name()) {
+    match a.status.map(aeplens::verify::AuthStatus::name) {
         None => "not-checked",
         Some("unsigned") => "unsigned",
         Some("valid") if a.construction == Some("aep-dsse-ed25519-decoded-body-v1") => "dsse-valid",
@@ -47,7 +47,7 @@ fn manifest_targets_get_their_verdicts() {
         for r in &report.records {
             if let Some(want) = t["structural"].as_str() {
                 assert_eq!(
-                    word_for_pass(r.structural.status.map(|s| s.name())),
+                    word_for_pass(r.structural.status.map(aeplens::verify::CheckStatus::name)),
                     want,
                     "{name} structural: {:?}",
                     r.structural
@@ -55,7 +55,7 @@ fn manifest_targets_get_their_verdicts() {
             }
             if let Some(want) = t["semantic"].as_str() {
                 assert_eq!(
-                    word_for_pass(r.semantic.status.map(|s| s.name())),
+                    word_for_pass(r.semantic.status.map(aeplens::verify::CheckStatus::name)),
                     want,
                     "{name} semantic: {:?}",
                     r.semantic
@@ -73,8 +73,7 @@ fn manifest_targets_get_their_verdicts() {
         if let Some(want) = t["chain"].as_str() {
             let got = report.chains[0]
                 .status
-                .map(|s| s.name())
-                .unwrap_or("not-checked");
+                .map_or("not-checked", aeplens::verify::chain::ChainStatus::name);
             assert_eq!(got, want, "{name} chain");
             if want == "broken" {
                 assert_eq!(report.chains[0].broken_at, Some(1), "{name}");
@@ -91,7 +90,10 @@ fn historical_records_are_identified_by_construction() {
         &keys,
     );
     assert_eq!(
-        js.records[0].authenticity.status.map(|s| s.name()),
+        js.records[0]
+            .authenticity
+            .status
+            .map(aeplens::verify::AuthStatus::name),
         Some("valid")
     );
     assert_eq!(
@@ -131,7 +133,10 @@ fn historical_records_are_identified_by_construction() {
         Some("js-legacy-inline")
     );
     assert_eq!(
-        bscode.records[0].authenticity.status.map(|s| s.name()),
+        bscode.records[0]
+            .authenticity
+            .status
+            .map(aeplens::verify::AuthStatus::name),
         Some("valid")
     );
 }
@@ -155,7 +160,11 @@ fn dsse_failures_name_the_failed_check() {
             a.failures.iter().any(|f| f.starts_with(check)),
             "{file}: {a:?}"
         );
-        assert_ne!(a.status.map(|s| s.name()), Some("valid"), "{file}");
+        assert_ne!(
+            a.status.map(aeplens::verify::AuthStatus::name),
+            Some("valid"),
+            "{file}"
+        );
     }
 }
 
@@ -167,7 +176,10 @@ fn other_producers_records_are_judged_honestly() {
         &keys,
     );
     let s = &oaa.records[0].structural;
-    assert_eq!(s.status.map(|s| s.name()), Some("fail"));
+    assert_eq!(
+        s.status.map(aeplens::verify::CheckStatus::name),
+        Some("fail")
+    );
     assert!(
         s.violations
             .iter()
@@ -183,7 +195,10 @@ fn other_producers_records_are_judged_honestly() {
         let path = entry.unwrap().path();
         let report = verify_path(&path, &keys);
         assert_eq!(
-            report.records[0].structural.status.map(|s| s.name()),
+            report.records[0]
+                .structural
+                .status
+                .map(aeplens::verify::CheckStatus::name),
             Some("fail"),
             "{}",
             path.display()
@@ -194,7 +209,10 @@ fn other_producers_records_are_judged_honestly() {
         let path = entry.unwrap().path();
         let report = verify_path(&path, &keys);
         assert_eq!(
-            report.records[0].structural.status.map(|s| s.name()),
+            report.records[0]
+                .structural
+                .status
+                .map(aeplens::verify::CheckStatus::name),
             Some("pass"),
             "{}: {:?}",
             path.display(),

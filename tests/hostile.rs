@@ -55,7 +55,10 @@ fn a_fifty_megabyte_string_loads_and_verifies() {
     let ev = open(text.as_bytes());
     assert_eq!(ev.corpus.len(), 1);
     assert_eq!(
-        ev.report.records[0].structural.status.map(|s| s.name()),
+        ev.report.records[0]
+            .structural
+            .status
+            .map(aeplens::verify::CheckStatus::name),
         Some("pass")
     );
     assert_eq!(ev.report.records[0].canonical_sha256.len(), 64);
@@ -79,7 +82,10 @@ fn three_hundred_thousand_actions_in_one_record() {
     let ev = open(text.as_bytes());
     assert_eq!(ev.analysis.graph.nodes.len(), 300_000);
     assert_eq!(
-        ev.report.records[0].semantic.status.map(|s| s.name()),
+        ev.report.records[0]
+            .semantic
+            .status
+            .map(aeplens::verify::CheckStatus::name),
         Some("pass")
     );
     // A 300,000-deep parent chain walks without recursion.
@@ -191,11 +197,17 @@ fn odd_versions_algorithms_signatures_keys_and_times() {
     );
     assert_eq!(ev.report.records.len(), 5);
     assert_eq!(
-        ev.report.records[0].structural.status.map(|s| s.name()),
+        ev.report.records[0]
+            .structural
+            .status
+            .map(aeplens::verify::CheckStatus::name),
         Some("fail")
     );
     for r in &ev.report.records[1..4] {
-        assert_ne!(r.authenticity.status.map(|s| s.name()), Some("valid"));
+        assert_ne!(
+            r.authenticity.status.map(aeplens::verify::AuthStatus::name),
+            Some("valid")
+        );
     }
     let v18: Vec<_> = ev.report.records[4]
         .semantic
@@ -275,7 +287,10 @@ fn verdict(record: &Json, keys: &Keyring) -> (Option<&'static str>, Vec<&'static
         &SuppliedLeases::default(),
     );
     (
-        ev.report.records[0].authenticity.status.map(|s| s.name()),
+        ev.report.records[0]
+            .authenticity
+            .status
+            .map(aeplens::verify::AuthStatus::name),
         ids(&ev),
     )
 }
@@ -412,21 +427,30 @@ fn every_command_leaves_its_inputs_untouched() {
     let runs: Vec<Vec<String>> = vec![
         ["check", "--format", "json"]
             .iter()
-            .map(|s| s.to_string())
+            .map(std::string::ToString::to_string)
             .collect(),
-        ["findings"].iter().map(|s| s.to_string()).collect(),
-        ["chains"].iter().map(|s| s.to_string()).collect(),
-        ["envelope"].iter().map(|s| s.to_string()).collect(),
+        ["findings"]
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect(),
+        ["chains"]
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect(),
+        ["envelope"]
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect(),
         ["show", "act-003", "--run", "run-deploy-0042"]
             .iter()
-            .map(|s| s.to_string())
+            .map(std::string::ToString::to_string)
             .collect(),
     ];
     for mut args in runs {
         if args[0] == "check" {
             args.extend(["--keys".to_string(), d("keys.json")]);
         } else {
-            args.extend(common.iter().map(|s| s.to_string()));
+            args.extend(common.iter().map(std::string::ToString::to_string));
         }
         args.push(d("incident.ndjson"));
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_aeplens"))

@@ -37,7 +37,10 @@ fn every_reference_record_matches_expected() {
                 want["canonical_sha256"].as_str().unwrap(),
                 "{at}: hash"
             );
-            let status = got.authenticity.status.map(|s| s.name());
+            let status = got
+                .authenticity
+                .status
+                .map(aeplens::verify::AuthStatus::name);
             match want["expected_signature"].as_str().unwrap() {
                 "valid" => assert_eq!(status, Some("valid"), "{at}: {:?}", got.authenticity),
                 "invalid" => assert!(
@@ -97,7 +100,10 @@ fn reference_gaps_get_the_stricter_verdict_with_reasons() {
     let keys = keyring(&reference().join("keys.json"));
     let outer = verify_path(&reference().join("tampered_dsse_outer_field.ndjson"), &keys);
     let a = &outer.records[0].authenticity;
-    assert_eq!(a.status.map(|s| s.name()), Some("binding-mismatch"));
+    assert_eq!(
+        a.status.map(aeplens::verify::AuthStatus::name),
+        Some("binding-mismatch")
+    );
     assert!(
         a.failures
             .iter()
@@ -106,7 +112,10 @@ fn reference_gaps_get_the_stricter_verdict_with_reasons() {
     );
     let mirror = verify_path(&reference().join("tampered_dsse_legacy_sig.ndjson"), &keys);
     let a = &mirror.records[0].authenticity;
-    assert_eq!(a.status.map(|s| s.name()), Some("binding-mismatch"));
+    assert_eq!(
+        a.status.map(aeplens::verify::AuthStatus::name),
+        Some("binding-mismatch")
+    );
     assert!(a.failures.iter().any(|f| f.starts_with("D11")), "{a:?}");
     let stamped = verify_path(&reference().join("timestamped.ndjson"), &keys);
     for r in &stamped.records {
@@ -145,7 +154,7 @@ fn current_profile_reports_historical_constructions_as_unsupported() {
     let report = aeplens::verify::verify_inputs(&inputs, &keys, &options, None);
     for r in &report.records {
         assert_eq!(
-            r.authenticity.status.map(|s| s.name()),
+            r.authenticity.status.map(aeplens::verify::AuthStatus::name),
             Some("unsupported-legacy")
         );
         assert_eq!(r.authenticity.construction, Some("js-legacy-inline"));
@@ -160,7 +169,10 @@ fn no_key_means_not_evaluated_never_valid() {
     );
     for r in &report.records {
         assert!(!r.authenticity.evaluated);
-        assert_eq!(r.authenticity.status.map(|s| s.name()), None);
+        assert_eq!(
+            r.authenticity.status.map(aeplens::verify::AuthStatus::name),
+            None
+        );
         assert!(
             r.authenticity
                 .reason

@@ -221,7 +221,7 @@ fn every_store_gets_the_spec_verdict() {
             let status = got.authenticity.status;
             match differs {
                 Some((_, spec, why)) => {
-                    assert_eq!(status, spec[i], "{at} ({why}): {:?}", got.authenticity)
+                    assert_eq!(status, spec[i], "{at} ({why}): {:?}", got.authenticity);
                 }
                 None if rec["reference_signature_valid"] == true => {
                     assert_eq!(
@@ -229,7 +229,7 @@ fn every_store_gets_the_spec_verdict() {
                         Some(AuthStatus::Valid),
                         "{at}: {:?}",
                         got.authenticity
-                    )
+                    );
                 }
                 None => assert!(
                     matches!(

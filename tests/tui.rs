@@ -249,7 +249,10 @@ fn copy_menu_puts_the_chosen_text_on_the_clipboard() {
     let Overlay::Copy(items, _) = &s.overlay else {
         panic!("copy menu")
     };
-    let labels: Vec<&str> = items.iter().map(|t| t.label()).collect();
+    let labels: Vec<&str> = items
+        .iter()
+        .map(aeplens::tui::state::CopyTarget::label)
+        .collect();
     assert!(labels.contains(&"action id") && labels.contains(&"record canonical bytes (C1)"));
     cmd(&mut s, Command::Tab(1));
     assert_eq!(s.clipboard, vec!["L03-sql-reapproved".to_string()]);
@@ -525,7 +528,10 @@ fn load_errors_are_listed_and_counted_in_the_header() {
         parse_input("empty.ndjson".into(), b""),
     ];
     let corpus = Corpus::new(inputs);
-    let errors: Vec<String> = corpus.errors().map(|e| e.to_string()).collect();
+    let errors: Vec<String> = corpus
+        .errors()
+        .map(std::string::ToString::to_string)
+        .collect();
     assert_eq!(errors.len(), 2);
     let d = Data::open(corpus, &Keyring::default(), &SuppliedLeases::default());
     let mut s = state_with(d, Theme::dark());
@@ -544,7 +550,10 @@ fn load_errors_are_listed_and_counted_in_the_header() {
 #[test]
 fn nothing_loaded_says_so_instead_of_an_empty_explorer() {
     let corpus = Corpus::new(vec![parse_input("bad.ndjson".into(), b"not json\n")]);
-    let errors: Vec<String> = corpus.errors().map(|e| e.to_string()).collect();
+    let errors: Vec<String> = corpus
+        .errors()
+        .map(std::string::ToString::to_string)
+        .collect();
     let d = Data::open(corpus, &Keyring::default(), &SuppliedLeases::default());
     let mut s = state_with(d, Theme::dark());
     update(&mut s, Action::Errors(errors));

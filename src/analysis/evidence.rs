@@ -42,8 +42,8 @@ impl Evidence {
         let (report, findings) = complete(&corpus, &analysis, report);
         let timings = vec![
             ("verify (signatures, checks, chains)", verified),
-            ("analysis", analysed - verified),
-            ("findings", clock.elapsed() - analysed),
+            ("analysis", analysed.saturating_sub(verified)),
+            ("findings", clock.elapsed().saturating_sub(analysed)),
         ];
         Evidence {
             corpus,

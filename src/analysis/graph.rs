@@ -342,27 +342,28 @@ impl Graph {
             }
             let (parent, kind) = match by_key[node.run as usize].get(parent_id) {
                 Some(&p) => (p, Edge::Parent),
-                None => match unique
-                    .get_or_insert_with(|| {
-                        let mut u: HashMap<&str, Option<NodeId>> = HashMap::default();
-                        for (id, &n) in by_key.iter().flatten() {
-                            u.entry(id.as_str())
-                                .and_modify(|v| *v = None)
-                                .or_insert(Some(n));
-                        }
-                        u
-                    })
-                    .get(parent_id)
-                {
-                    Some(Some(p)) => (*p, Edge::ParentCrossRun),
-                    _ => {
+                None => {
+                    if let Some(Some(p)) = unique
+                        .get_or_insert_with(|| {
+                            let mut u: HashMap<&str, Option<NodeId>> = HashMap::default();
+                            for (id, &n) in by_key.iter().flatten() {
+                                u.entry(id.as_str())
+                                    .and_modify(|v| *v = None)
+                                    .or_insert(Some(n));
+                            }
+                            u
+                        })
+                        .get(parent_id)
+                    {
+                        (*p, Edge::ParentCrossRun)
+                    } else {
                         self.problems.push(GraphProblem::DanglingParent {
                             node: n as NodeId,
                             parent_id: parent_id.to_string(),
                         });
                         continue;
                     }
-                },
+                }
             };
             self.nodes[n].parent = Some(parent);
             self.graph
@@ -627,7 +628,7 @@ pub fn time_order(a: Option<f64>, b: Option<f64>) -> std::cmp::Ordering {
 /// (the first such record when several share a hash).
 fn record_links(records: &[&Record], hashes: &[String]) -> Vec<Option<u32>> {
     let mut by_hash: HashMap<&str, u32> =
-        HashMap::with_capacity_and_hasher(records.len(), Default::default());
+        HashMap::with_capacity_and_hasher(records.len(), rustc_hash::FxBuildHasher);
     for (i, h) in hashes.iter().enumerate() {
         by_hash.entry(h.as_str()).or_insert(i as u32);
     }

@@ -236,7 +236,7 @@ fn index_value(key: &[u8]) -> Option<u64> {
         if !c.is_ascii_digit() {
             return None;
         }
-        v = v * 10 + (c - b'0') as u64;
+        v = v * 10 + u64::from(c - b'0');
     }
     (v <= 4_294_967_294).then_some(v)
 }
@@ -300,16 +300,16 @@ impl Iterator for Wtf8Units<'_> {
 /// Decodes one code point (surrogates allowed) and its byte length; tolerant of bad input.
 fn decode_wtf8(b: &[u8]) -> Option<(u32, usize)> {
     let first = *b.first()?;
-    let cont = |i: usize| b.get(i).map(|c| (c & 0x3f) as u32).unwrap_or(0);
+    let cont = |i: usize| b.get(i).map_or(0, |c| u32::from(c & 0x3f));
     Some(match first {
-        0x00..=0x7f => (first as u32, 1),
-        0xc0..=0xdf => (((first & 0x1f) as u32) << 6 | cont(1), 2.min(b.len())),
+        0x00..=0x7f => (u32::from(first), 1),
+        0xc0..=0xdf => (u32::from(first & 0x1f) << 6 | cont(1), 2.min(b.len())),
         0xe0..=0xef => (
-            ((first & 0x0f) as u32) << 12 | cont(1) << 6 | cont(2),
+            u32::from(first & 0x0f) << 12 | cont(1) << 6 | cont(2),
             3.min(b.len()),
         ),
         0xf0..=0xf7 => (
-            ((first & 0x07) as u32) << 18 | cont(1) << 12 | cont(2) << 6 | cont(3),
+            u32::from(first & 0x07) << 18 | cont(1) << 12 | cont(2) << 6 | cont(3),
             4.min(b.len()),
         ),
         _ => (0xfffd, 1),
@@ -341,14 +341,14 @@ pub fn write_string(s: &JStr, out: &mut Vec<u8>) {
             start = i;
         } else if c < 0x20 {
             out.extend_from_slice(&bytes[start..i]);
-            out.extend_from_slice(format!("\\u{:04x}", c).as_bytes());
+            out.extend_from_slice(format!("\\u{c:04x}").as_bytes());
             i += 1;
             start = i;
         } else if c == 0xed && bytes.get(i + 1).is_some_and(|&n| n >= 0xa0) {
             // A lone surrogate in WTF-8: written as a lower-case \udxxx escape.
             let (cp, len) = decode_wtf8(&bytes[i..]).unwrap_or((0xfffd, 1));
             out.extend_from_slice(&bytes[start..i]);
-            out.extend_from_slice(format!("\\u{:04x}", cp).as_bytes());
+            out.extend_from_slice(format!("\\u{cp:04x}").as_bytes());
             i += len;
             start = i;
         } else {

@@ -71,7 +71,7 @@ fn parse_exp(s: &str) -> i64 {
     };
     let mut v: i64 = 0;
     for c in digits.bytes() {
-        v = v.saturating_mul(10).saturating_add((c - b'0') as i64);
+        v = v.saturating_mul(10).saturating_add(i64::from(c - b'0'));
     }
     if neg { -v } else { v }
 }

@@ -60,7 +60,7 @@ pub fn run(args: &CheckArgs) -> i32 {
     let mut out = std::io::stdout().lock();
     if out
         .write_all(text.as_bytes())
-        .and_then(|_| out.flush())
+        .and_then(|()| out.flush())
         .is_err()
     {
         return 2;

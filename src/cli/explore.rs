@@ -70,7 +70,7 @@ pub fn run(mut args: ExploreArgs) -> i32 {
             return 2;
         }
     };
-    run_tui(ExplorerOptions {
+    run_tui(&ExplorerOptions {
         paths: args.paths,
         keys,
         leases: args.leases,

@@ -354,9 +354,10 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Chains(args)) => report::chains(&args),
         Some(Command::Envelope(args)) => report::envelope(&args),
         Some(Command::Config(args)) => {
-            let path = config::config_path()
-                .map(|p| p.display().to_string())
-                .unwrap_or_else(|| "(no HOME or XDG_CONFIG_HOME)".into());
+            let path = config::config_path().map_or_else(
+                || "(no HOME or XDG_CONFIG_HOME)".into(),
+                |p| p.display().to_string(),
+            );
             match config::Config::load() {
                 Ok(c) if args.print => {
                     print!("{}", c.effective());
@@ -384,10 +385,10 @@ pub fn run(cli: Cli) -> i32 {
                 ShellArg::Zsh => clap_complete::generate(Shell::Zsh, &mut cmd, "aeplens", out),
                 ShellArg::Fish => clap_complete::generate(Shell::Fish, &mut cmd, "aeplens", out),
                 ShellArg::Elvish => {
-                    clap_complete::generate(Shell::Elvish, &mut cmd, "aeplens", out)
+                    clap_complete::generate(Shell::Elvish, &mut cmd, "aeplens", out);
                 }
                 ShellArg::Powershell => {
-                    clap_complete::generate(Shell::PowerShell, &mut cmd, "aeplens", out)
+                    clap_complete::generate(Shell::PowerShell, &mut cmd, "aeplens", out);
                 }
                 ShellArg::Nushell => clap_complete::generate(
                     clap_complete_nushell::Nushell,
@@ -403,16 +404,17 @@ pub fn run(cli: Cli) -> i32 {
             let page = match page.as_deref() {
                 None => cmd,
                 Some("explorer") => explorer_page(),
-                Some(name) => match cmd.find_subcommand(name) {
-                    Some(sub) => sub.clone().name(format!("aeplens-{name}")),
-                    None => {
+                Some(name) => {
+                    if let Some(sub) = cmd.find_subcommand(name) {
+                        sub.clone().name(format!("aeplens-{name}"))
+                    } else {
                         eprintln!(
                             "aeplens: no manual page {:?} (a command name, or explorer)",
                             crate::model::text::sanitize(name)
                         );
                         return 2;
                     }
-                },
+                }
             };
             match clap_mangen::Man::new(page).render(&mut std::io::stdout()) {
                 Ok(()) => 0,

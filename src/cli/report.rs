@@ -54,7 +54,7 @@ fn resolve(format: Option<Format>) -> Format {
 
 fn emit(text: &str) -> i32 {
     let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => 0,
         Err(_) => 2,
     }
@@ -264,7 +264,7 @@ pub fn show_text(r: &ActionReport<'_>, width: Option<usize>) -> String {
             let _ = writeln!(s, "\nLEASE  not under a lease (no scope_lease_id)");
         }
         Some(l) => {
-            let t = |v: Option<f64>| v.map(format_ms).unwrap_or_else(|| "unknown".into());
+            let t = |v: Option<f64>| v.map_or_else(|| "unknown".into(), format_ms);
             let _ = writeln!(
                 s,
                 "\nLEASE  {} · {} window [{} → {}) · executed {} · verdict {}{}",
@@ -413,12 +413,8 @@ pub fn chains_text(chains: &[Chain], leases: &Leases) -> String {
                 sanitize(step.tool.as_deref().unwrap_or("?")),
                 step.decision
                     .as_deref()
-                    .map(sanitize)
-                    .unwrap_or("no decision".into()),
-                step.grant
-                    .as_deref()
-                    .map(sanitize)
-                    .unwrap_or("no grant".into()),
+                    .map_or("no decision".into(), sanitize),
+                step.grant.as_deref().map_or("no grant".into(), sanitize),
                 if drift == "absent" {
                     String::new()
                 } else {

@@ -151,7 +151,7 @@ impl LoadError {
                 .line_start(self.line.unwrap_or(1))
                 .annotation(AnnotationKind::Primary.span(a..b)),
         )];
-        Renderer::plain().render(report).to_string()
+        Renderer::plain().render(report).clone()
     }
 }
 
@@ -355,7 +355,7 @@ pub fn load_prefix(paths: &[String], budget: u64) -> Option<Vec<Input>> {
         if left == 0 {
             break;
         }
-        let size = std::fs::metadata(&f).map(|m| m.len()).unwrap_or(0);
+        let size = std::fs::metadata(&f).map_or(0, |m| m.len());
         if size <= left {
             inputs.push(load_file(&f));
             left -= size;

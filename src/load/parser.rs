@@ -41,7 +41,7 @@ pub fn parse_array_elements(text: &str) -> Result<Vec<(usize, Json)>, ParseError
             out.push((start, p.value(1)?));
             p.skip_ws();
             match p.next() {
-                Some(b',') => continue,
+                Some(b',') => {}
                 Some(b']') => break,
                 _ => return Err(p.error_at(p.pos.saturating_sub(1), "expected ',' or ']'")),
             }
@@ -79,6 +79,10 @@ impl<'a> Parser<'a> {
         self.error_at(self.pos, message)
     }
 
+    #[allow(
+        clippy::unused_self,
+        reason = "a method beside `error`, for call sites that read alike"
+    )]
     fn error_at(&self, offset: usize, message: &str) -> ParseError {
         ParseError {
             message: message.to_string(),
@@ -163,7 +167,7 @@ impl<'a> Parser<'a> {
             self.items.push(item);
             self.skip_ws();
             match self.next() {
-                Some(b',') => continue,
+                Some(b',') => {}
                 Some(b']') => return Ok(()),
                 None => return Err(self.error_at(self.src.len(), "unexpected end of input")),
                 _ => return Err(self.error_at(self.pos - 1, "expected ',' or ']'")),
@@ -217,7 +221,7 @@ impl<'a> Parser<'a> {
             self.members.push((key, value));
             self.skip_ws();
             match self.next() {
-                Some(b',') => continue,
+                Some(b',') => {}
                 Some(b'}') => return Ok(has_duplicates),
                 None => return Err(self.error_at(self.src.len(), "unexpected end of input")),
                 _ => return Err(self.error_at(self.pos - 1, "expected ',' or '}'")),
@@ -328,14 +332,14 @@ impl<'a> Parser<'a> {
                                 let low = self.hex4()?;
                                 if (0xDC00..0xE000).contains(&low) {
                                     0x10000
-                                        + (((unit as u32) - 0xD800) << 10)
-                                        + (low as u32 - 0xDC00)
+                                        + ((u32::from(unit) - 0xD800) << 10)
+                                        + (u32::from(low) - 0xDC00)
                                 } else {
                                     self.pos = save;
-                                    unit as u32
+                                    u32::from(unit)
                                 }
                             } else {
-                                unit as u32
+                                u32::from(unit)
                             };
                             if (0xD800..0xE000).contains(&cp) {
                                 lone = true;

@@ -110,14 +110,14 @@ impl Obj {
             return self.members.iter().map(|(k, v)| (k, v)).collect();
         }
         let mut out: Vec<(&JStr, &Json)> = Vec::with_capacity(self.members.len());
-        let mut slot_of: std::collections::HashMap<&JStr, usize> = Default::default();
+        let mut slot_of: std::collections::HashMap<&JStr, usize> =
+            std::collections::HashMap::default();
         for (k, v) in &self.members {
-            match slot_of.get(k) {
-                Some(&i) => out[i].1 = v,
-                None => {
-                    slot_of.insert(k, out.len());
-                    out.push((k, v));
-                }
+            if let Some(&i) = slot_of.get(k) {
+                out[i].1 = v;
+            } else {
+                slot_of.insert(k, out.len());
+                out.push((k, v));
             }
         }
         out
@@ -298,9 +298,9 @@ impl Json {
         match self {
             Json::Null => Value::Null,
             Json::Bool(b) => Value::Bool(*b),
-            Json::Number(n) => serde_json::Number::from_f64(n.value)
-                .map(Value::Number)
-                .unwrap_or(Value::Null),
+            Json::Number(n) => {
+                serde_json::Number::from_f64(n.value).map_or(Value::Null, Value::Number)
+            }
             Json::String(s) => Value::String(s.lossy().into_owned()),
             Json::Array(a) => Value::Array(a.iter().map(Json::to_serde).collect()),
             Json::Object(o) => Value::Object(
@@ -353,6 +353,8 @@ impl serde::Serialize for Json {
                 s.serialize_i64(n.value as i64)
             }
             Json::Number(n) if n.value.is_finite() => s.serialize_f64(n.value),
+            // NaN and infinities have no JSON spelling: null, as JSON.stringify writes them.
+            #[allow(clippy::match_same_arms, reason = "a separate case from Null")]
             Json::Number(_) => s.serialize_unit(),
             Json::String(v) => s.serialize_str(&v.lossy()),
             Json::Array(items) => {

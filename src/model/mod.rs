@@ -53,7 +53,7 @@ pub enum Link<'a> {
     Malformed,
 }
 
-impl<'a> Link<'a> {
+impl Link<'_> {
     /// True for a value that claims a predecessor.
     pub fn is_present(self) -> bool {
         matches!(self, Link::Hash(_) | Link::Malformed)
@@ -115,7 +115,7 @@ impl Record {
         match self.get("prev_record_hash") {
             None => Link::Absent,
             Some(Json::Null) => Link::Null,
-            Some(Json::String(s)) => s.as_str().map(Link::Hash).unwrap_or(Link::Malformed),
+            Some(Json::String(s)) => s.as_str().map_or(Link::Malformed, Link::Hash),
             Some(_) => Link::Malformed,
         }
     }

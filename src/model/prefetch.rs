@@ -6,6 +6,10 @@
 /// How many items ahead a pass asks for.
 pub const AHEAD: usize = 8;
 
+#[allow(
+    clippy::inline_always,
+    reason = "a hint is only worth it inlined into the loop"
+)]
 /// Asks the CPU to start loading the cache line at `p`. Only a hint: it never faults,
 /// whatever the address, and does nothing on targets without the instruction.
 #[inline(always)]
@@ -19,6 +23,10 @@ pub fn at<T: ?Sized>(p: *const T) {
     let _ = p;
 }
 
+#[allow(
+    clippy::inline_always,
+    reason = "a hint is only worth it inlined into the loop"
+)]
 /// [`at`] for the bytes of a string, if any.
 #[inline(always)]
 pub fn text(s: Option<&str>) {

@@ -1,6 +1,7 @@
 //! Making record text safe to show: nothing from a record reaches a terminal raw.
 
 use std::borrow::Cow;
+use std::fmt::Write as _;
 
 /// True for characters that must never reach a terminal raw: C0/C1 controls, DEL,
 /// bidi embedding/override/isolate marks, and the invisible ones that move or hide text
@@ -33,7 +34,9 @@ pub fn sanitize(text: &str) -> Cow<'_, str> {
             '\t' => out.push_str("\\t"),
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
-            c if is_terminal_control(c) => out.push_str(&format!("\\u{{{:04X}}}", c as u32)),
+            c if is_terminal_control(c) => {
+                let _ = write!(out, "\\u{{{:04X}}}", c as u32);
+            }
             c => out.push(c),
         }
     }

@@ -269,7 +269,7 @@ impl Data {
             .iter()
             .take(CHAIN_TROUBLE_SHOWN)
             .filter_map(|p| p.records.first())
-            .map(|r| r.short())
+            .map(super::super::verify::links::RecordAt::short)
             .collect();
         self.chain_trouble = (named, bad.len());
         self.path_of = vec![u32::MAX; report.records.len()];

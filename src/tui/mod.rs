@@ -49,7 +49,7 @@ pub fn terminal_width() -> Option<usize> {
 }
 
 /// Runs the explorer until the user quits; returns the exit code.
-pub fn run(options: ExplorerOptions) -> i32 {
+pub fn run(options: &ExplorerOptions) -> i32 {
     let (tx, rx) = channel();
     spawn_worker(
         options.paths.clone(),
@@ -76,8 +76,8 @@ pub fn run(options: ExplorerOptions) -> i32 {
         let _ = execute!(std::io::stdout(), EnableMouseCapture);
     }
     let mut state = State::new(options.keymap.clone(), options.theme.clone());
-    state.banner = options.banner.clone();
-    let result = event_loop(&mut terminal, &mut state, &rx, &tx, &options);
+    state.banner.clone_from(&options.banner);
+    let result = event_loop(&mut terminal, &mut state, &rx, &tx, options);
     if options.mouse {
         let _ = execute!(std::io::stdout(), DisableMouseCapture);
     }
@@ -119,9 +119,10 @@ fn event_loop(
             .saturating_sub(3) as usize;
         terminal.draw(|f| f.render_widget(&Screen(state), f.area()))?;
         #[cfg(debug_assertions)]
-        if std::env::var_os("AEPLENS_DEBUG_PANIC").is_some() && state.data.is_some() {
-            panic!("forced by AEPLENS_DEBUG_PANIC (debug builds only)");
-        }
+        assert!(
+            !(std::env::var_os("AEPLENS_DEBUG_PANIC").is_some() && state.data.is_some()),
+            "forced by AEPLENS_DEBUG_PANIC (debug builds only)"
+        );
         if state.quit {
             return Ok(());
         }

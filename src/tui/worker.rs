@@ -33,7 +33,7 @@ pub fn spawn_worker(paths: Vec<String>, keys: Keyring, leases: Vec<String>, tx: 
                 supplied
                     .add_file(std::path::Path::new(file))
                     .iter()
-                    .map(|e| e.to_string()),
+                    .map(std::string::ToString::to_string),
             );
         }
         // Large evidence: show the first records at once, then the whole.
@@ -53,7 +53,7 @@ pub fn spawn_worker(paths: Vec<String>, keys: Keyring, leases: Vec<String>, tx: 
             }
         }
         let corpus = Arc::new(Corpus::new(load_paths(&paths)));
-        errors.extend(corpus.errors().map(|e| e.to_string()));
+        errors.extend(corpus.errors().map(std::string::ToString::to_string));
         if !errors.is_empty() {
             send(Action::Errors(errors));
         }
@@ -105,10 +105,6 @@ pub fn spawn_worker(paths: Vec<String>, keys: Keyring, leases: Vec<String>, tx: 
 pub fn file_stamps(paths: &[String]) -> Vec<(u64, Option<SystemTime>)> {
     paths
         .iter()
-        .map(|p| {
-            std::fs::metadata(p)
-                .map(|m| (m.len(), m.modified().ok()))
-                .unwrap_or((0, None))
-        })
+        .map(|p| std::fs::metadata(p).map_or((0, None), |m| (m.len(), m.modified().ok())))
         .collect()
 }

@@ -91,6 +91,11 @@ pub struct FileChain {
     pub segments: Vec<Segment>,
 }
 
+#[allow(
+    clippy::ref_option,
+    clippy::trivially_copy_pass_by_ref,
+    reason = "the signature serde's serialize_with calls"
+)]
 fn status_or_not_checked<S: serde::Serializer>(
     status: &Option<ChainStatus>,
     s: S,

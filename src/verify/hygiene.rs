@@ -51,10 +51,10 @@ impl Walk {
                 if n.raw.len() > 15 || n.raw.contains(['e', 'E']) || !n.value.is_finite() {
                     match precision_loss(&n.raw, n.value) {
                         Some(PrecisionLoss::Rounded) if self.rounded.len() < MAX_PATHS => {
-                            self.rounded.push((path(), n.raw.to_string()))
+                            self.rounded.push((path(), n.raw.to_string()));
                         }
                         Some(PrecisionLoss::Overflow) if self.overflow.len() < MAX_PATHS => {
-                            self.overflow.push((path(), n.raw.to_string()))
+                            self.overflow.push((path(), n.raw.to_string()));
                         }
                         _ => {}
                     }

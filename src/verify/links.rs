@@ -365,13 +365,14 @@ fn paths(
 mod tests {
     use super::*;
     use crate::load::parse_input;
+    use std::fmt::Write as _;
 
     /// Records `{"n": i, "prev_record_hash": "h<parent>"}` with chain hash `h<i>`.
     fn store(parents: &[Option<usize>]) -> (crate::load::Input, Vec<String>) {
         let mut text = String::new();
         for (i, p) in parents.iter().enumerate() {
             let link = p.map_or("null".to_string(), |p| format!("\"h{p}\""));
-            text.push_str(&format!("{{\"n\":{i},\"prev_record_hash\":{link}}}\n"));
+            let _ = writeln!(text, "{{\"n\":{i},\"prev_record_hash\":{link}}}");
         }
         let hashes = (0..parents.len()).map(|i| format!("h{i}")).collect();
         (parse_input("s.ndjson".into(), text.as_bytes()), hashes)

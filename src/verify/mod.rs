@@ -364,7 +364,7 @@ impl Report {
             }
         }
         for c in &self.chains {
-            let name = c.status.map(ChainStatus::name).unwrap_or("not-checked");
+            let name = c.status.map_or("not-checked", ChainStatus::name);
             *s.chains.entry(name).or_default() += 1;
         }
         for p in &self.links.paths {

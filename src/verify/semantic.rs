@@ -40,7 +40,9 @@ impl Out {
             rule,
             severity,
             message,
-            action_id: action.and_then(|a| a.id()).map(str::to_string),
+            action_id: action
+                .and_then(super::super::model::Action::id)
+                .map(str::to_string),
         });
     }
 }
@@ -425,10 +427,10 @@ fn v15_attribution(record: &Record, out: &mut Out) {
     match (floor, observed) {
         (None, None) => {}
         (Some(_), None) => {
-            fail("run_attribution_backing_floor without run_attribution_backing_observed".into())
+            fail("run_attribution_backing_floor without run_attribution_backing_observed".into());
         }
         (None, Some(_)) => {
-            fail("run_attribution_backing_observed without run_attribution_backing_floor".into())
+            fail("run_attribution_backing_observed without run_attribution_backing_floor".into());
         }
         (Some(floor), Some(observed)) => {
             let grades: Vec<Option<&str>> = observed
@@ -459,7 +461,7 @@ fn v15_attribution(record: &Record, out: &mut Out) {
                 .and_then(|f| BACKING.iter().position(|b| *b == f).map(|r| (f, r)))
             {
                 None => {
-                    fail("run_attribution_backing_floor is outside the grade vocabulary".into())
+                    fail("run_attribution_backing_floor is outside the grade vocabulary".into());
                 }
                 Some((f, rank)) => {
                     if !ranks.contains(&rank) {

@@ -37,9 +37,9 @@ fn signature_object(key_id: &str, sig: &[u8]) -> Json {
 /// Sets `prev_record_hash` to the chain hash of `previous` (or null for a genesis record).
 pub fn link_to(record: &mut Json, previous: Option<&Json>) {
     if let Json::Object(o) = record {
-        let link = previous
-            .map(|p| Json::String(canonical_sha256(p).as_str().into()))
-            .unwrap_or(Json::Null);
+        let link = previous.map_or(Json::Null, |p| {
+            Json::String(canonical_sha256(p).as_str().into())
+        });
         set(o, "prev_record_hash", link);
     }
 }

@@ -337,7 +337,7 @@ pub(super) fn decode_signature(text: &str, notes: &mut Vec<String>) -> Result<[u
         decode_hex(text).unwrap_or_default()
     } else {
         let d = decode_base64(text).map_err(|e| format!("signature: {e}"))?;
-        notes.extend(d.notes.iter().map(|n| n.to_string()));
+        notes.extend(d.notes.iter().map(std::string::ToString::to_string));
         d.bytes
     };
     bytes.as_slice().try_into().map_err(|_| {

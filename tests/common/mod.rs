@@ -45,7 +45,7 @@ pub fn inputs(
     if let Some(l) = leases {
         assert!(supplied.add_file(Path::new(l)).is_empty());
     }
-    let paths: Vec<String> = paths.iter().map(|p| p.to_string()).collect();
+    let paths: Vec<String> = paths.iter().map(std::string::ToString::to_string).collect();
     (
         aeplens::load::Corpus::new(load_paths(&paths)),
         keys,

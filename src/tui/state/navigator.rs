@@ -149,7 +149,7 @@ pub(super) fn nav_command(state: &mut State, c: Command) {
         Command::Down => state.nav.cursor = (state.nav.cursor + 1).min(len.saturating_sub(1)),
         Command::PageUp => state.nav.cursor = state.nav.cursor.saturating_sub(state.page),
         Command::PageDown => {
-            state.nav.cursor = (state.nav.cursor + state.page).min(len.saturating_sub(1))
+            state.nav.cursor = (state.nav.cursor + state.page).min(len.saturating_sub(1));
         }
         Command::Home => state.nav.cursor = 0,
         Command::End => state.nav.cursor = len.saturating_sub(1),
@@ -465,12 +465,7 @@ pub fn nav_text(state: &State, item: &NavItem) -> String {
             )
         }
         NavTarget::LeaseUse(_, n) => {
-            let verdict = an
-                .leases
-                .by_node
-                .get(&n)
-                .map(|v| v.verdict.name())
-                .unwrap_or("?");
+            let verdict = an.leases.by_node.get(&n).map_or("?", |v| v.verdict.name());
             format!("{} {verdict}", action_id(n))
         }
     };

@@ -112,11 +112,11 @@ pub(super) fn timeline_command(state: &mut State, c: Command) {
             rebuild_rows(state);
         }
         Command::Left => {
-            state.timeline.pan = (state.timeline.pan - 0.1 / state.timeline.zoom).max(0.0)
+            state.timeline.pan = (state.timeline.pan - 0.1 / state.timeline.zoom).max(0.0);
         }
         Command::Right => {
             state.timeline.pan = (state.timeline.pan + 0.1 / state.timeline.zoom)
-                .min(1.0 - 1.0 / state.timeline.zoom)
+                .min(1.0 - 1.0 / state.timeline.zoom);
         }
         Command::ZoomIn | Command::ZoomOut => {
             // Centred on the selected action when it has a time.

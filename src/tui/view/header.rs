@@ -70,7 +70,7 @@ fn header_spans<'a>(s: &State, compact: bool) -> Vec<Span<'a>> {
             spans.push(Span::styled(format!("✓{} ", a.valid), t.good));
             let bad = a.invalid + a.binding_mismatch + a.unsupported_legacy;
             spans.push(Span::styled(
-                format!("✗{} ", bad),
+                format!("✗{bad} "),
                 if bad > 0 { t.bad } else { t.dim },
             ));
             let unknown = a.unknown_key;

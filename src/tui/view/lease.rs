@@ -57,7 +57,7 @@ pub(super) fn lease_lines<'a>(
     let Some(l) = lease else {
         return vec![Line::styled("not under a lease (no scope_lease_id)", t.dim)];
     };
-    let ms = |v: Option<f64>| v.map(format_ms).unwrap_or_else(|| "unknown".into());
+    let ms = |v: Option<f64>| v.map_or_else(|| "unknown".into(), format_ms);
     let mut lines = vec![
         kv(s, "lease", &l.lease_id),
         kv(s, "window source", l.source.name()),
@@ -143,10 +143,10 @@ pub(super) fn lease_lines<'a>(
         lines.push(Line::styled("LEASE TIMELINE".to_string(), t.title));
         lines.push(Line::styled(bar.into_iter().collect::<String>(), t.dim));
         lines.push(Line::raw(ticks.into_iter().flatten().collect::<String>()));
-        let budget = summary
-            .max_invocations
-            .map(|m| format!("{}/{m} invocations", summary.nodes.len()))
-            .unwrap_or_else(|| format!("{} invocations, no budget recorded", summary.nodes.len()));
+        let budget = summary.max_invocations.map_or_else(
+            || format!("{} invocations, no budget recorded", summary.nodes.len()),
+            |m| format!("{}/{m} invocations", summary.nodes.len()),
+        );
         lines.push(Line::styled(budget, t.dim));
         for (k, n) in summary.nodes.iter().enumerate() {
             let v = d.analysis.leases.by_node.get(n);
@@ -156,7 +156,7 @@ pub(super) fn lease_lines<'a>(
                 .action(&d.corpus, *n)
                 .and_then(|(_, a)| a.id())
                 .unwrap_or("?");
-            let verdict = v.map(|v| v.verdict.name()).unwrap_or("?");
+            let verdict = v.map_or("?", |v| v.verdict.name());
             let style = if v.is_some_and(|v| v.verdict.is_outside()) {
                 t.bad
             } else {

@@ -155,7 +155,7 @@ pub const MIN_SIZE: (u16, u16) = (60, 16);
 /// The navigator's width beside the timeline: 42 columns up to 140, then a quarter of
 /// the screen (at most 70), moved by `<`/`>`; the timeline keeps at least 40.
 pub fn nav_width(width: u16, state: &State) -> u16 {
-    let base = (width / 4).clamp(42, 70) as i32;
+    let base = i32::from((width / 4).clamp(42, 70));
     let max = i32::from(width.saturating_sub(40));
     (base + i32::from(state.nav.width_delta())).clamp(24, max.max(24)) as u16
 }

@@ -259,7 +259,7 @@ pub(super) fn timeline(s: &State, area: Rect, buf: &mut Buffer) {
     };
     let title = format!(
         " Timeline · {} · {date} {}{showing} · zoom {}× ",
-        sanitize(run.map(|r| r.id.as_str()).unwrap_or("")),
+        sanitize(run.map_or("", |r| r.id.as_str())),
         span(lo, hi),
         s.timeline.zoom()
     );
