@@ -365,7 +365,7 @@ fn golden_rfc_outputs() {
     insta::assert_snapshot!("rfc_envelopes", envelopes.join("\n"));
 }
 
-// ---- one record that fires each finding and one that does not ----
+// ---- findings in context (each finding's own fire/quiet case: tests/findings/) ----
 
 fn evidence_of(actions: &str, extra: &str) -> Evidence {
     let text = format!(
@@ -384,130 +384,6 @@ fn act(id: &str, extra: &str) -> String {
     format!(
         r#"{{"action_id":"{id}","tool_name":"t","state_changing":true,"timestamp_ms":1780000000000,"side_effect_class":"mutate-external"{extra}}}"#
     )
-}
-
-fn decision(d: &str, grant: &str) -> String {
-    format!(
-        r#","capability_decision":{{"capability":"c","subject":"s","resource":"r","decision":"{d}","approval_mode":"{grant}"}}"#
-    )
-}
-
-fn fires(actions: &str, extra: &str, id: &str) -> bool {
-    evidence_of(actions, extra)
-        .findings
-        .iter()
-        .any(|f| f.id == id)
-}
-
-#[test]
-fn each_finding_fires_and_stays_quiet() {
-    let allow = decision("allow", "policy-allow-with-receipt");
-    let deny = decision("deny", "policy-deny-with-evidence");
-    let cases: Vec<(&str, String, String)> = vec![
-        (
-            "F-EXEC-AFTER-DENY",
-            act("a", &format!(r#"{deny},"outcome":"success""#)),
-            act("a", &format!(r#"{deny},"outcome":"denied""#)),
-        ),
-        ("F-UNAPPROVED-MUTATION", act("a", ""), act("a", &allow)),
-        (
-            "F-UNKNOWN-CLASS-ALLOWED",
-            act("a", &decision("allow", "none")).replace("mutate-external", "unknown"),
-            act("a", &decision("allow", "one-shot-payload")).replace("mutate-external", "unknown"),
-        ),
-        (
-            "F-DRIFT-EXECUTED",
-            act(
-                "a",
-                &format!(
-                    r#"{allow},"argument_drift":{{"result":"drifted","approved_arg_digest":"x","observed_arg_digest":"y"}}"#
-                ),
-            ),
-            act(
-                "a",
-                &format!(
-                    r#"{allow},"argument_drift":{{"result":"matched","approved_arg_digest":"x","observed_arg_digest":"x"}}"#
-                ),
-            ),
-        ),
-        (
-            "F-COV-CREDENTIAL",
-            act(
-                "a",
-                &format!(
-                    r#"{allow},"state_digest_kind":"db-rowset","state_digest_coverage":{{"database_id":"mysql://root:pw@db","schema":"s","table":"t"}},"pre_state_digest":"x""#
-                ),
-            ),
-            act(
-                "a",
-                &format!(
-                    r#"{allow},"state_digest_kind":"db-rowset","state_digest_coverage":{{"database_id":"orders-prod","schema":"s","table":"t"}},"pre_state_digest":"x""#
-                ),
-            ),
-        ),
-        (
-            "F-COV-ROUTE-NOT-TEMPLATED",
-            act(
-                "a",
-                &format!(
-                    r#"{allow},"state_digest_kind":"browser-dom","state_digest_coverage":{{"origin":"o","route_path":"/u/8c1e6f2a-1b2c-4d3e-8f90-123456789abc","frame_path":"/"}},"pre_state_digest":"x""#
-                ),
-            ),
-            act(
-                "a",
-                &format!(
-                    r#"{allow},"state_digest_kind":"browser-dom","state_digest_coverage":{{"origin":"o","route_path":"/u/{{id}}","frame_path":"/"}},"pre_state_digest":"x""#
-                ),
-            ),
-        ),
-    ];
-    for (id, fire, quiet) in &cases {
-        assert!(fires(fire, "", id), "{id} should fire on {fire}");
-        assert!(!fires(quiet, "", id), "{id} should stay quiet on {quiet}");
-    }
-    // Re-approval of the denied payload: same observed digest, no new approval.
-    let parent = act(
-        "p",
-        &format!(
-            r#"{},"approval_context_hash":"h1","argument_drift":{{"detected":true,"approved_args_digest":"a","observed_args_digest":"b","resolution":"denied"}}"#,
-            decision("deny", "re-approval-on-drift")
-        ),
-    );
-    let child = |hash: &str| {
-        act(
-            "c",
-            &format!(
-                r#"{allow},"parent_action_id":"p","approval_context_hash":"{hash}","arguments_digest":"b""#
-            ),
-        )
-    };
-    assert!(fires(
-        &format!("{parent},{}", child("h1")),
-        "",
-        "F-REAPPROVAL-SAME-PAYLOAD"
-    ));
-    assert!(!fires(
-        &format!("{parent},{}", child("h2")),
-        "",
-        "F-REAPPROVAL-SAME-PAYLOAD"
-    ));
-    // State gap: post of one action ≠ pre of the next over the same tuple.
-    let cov = r#","state_digest_kind":"memory-bag","state_digest_coverage":{"namespace":"n","durable_vs_scratch":"durable-only","generation_number":1}"#;
-    let step = |id: &str, t: u64, pre: &str, post: &str| {
-        act(
-            id,
-            &format!(r#"{allow}{cov},"pre_state_digest":"{pre}","post_state_digest":"{post}""#),
-        )
-        .replace("1780000000000", &(1_780_000_000_000u64 + t).to_string())
-    };
-    let gap = format!("{},{}", step("a", 0, "s0", "s1"), step("b", 10, "s9", "s2"));
-    let no_gap = format!("{},{}", step("a", 0, "s0", "s1"), step("b", 10, "s1", "s2"));
-    assert!(fires(&gap, "", "F-STATE-GAP"));
-    assert!(!fires(&no_gap, "", "F-STATE-GAP"));
-    // Shadowed decision: the record list keeps an earlier deny for the same triple.
-    let list = r#","capability_decisions":[{"capability":"c","subject":"s","resource":"r","decision":"deny","approval_mode":"policy-deny-with-evidence"}]"#;
-    assert!(fires(&act("a", &allow), list, "F-DECISION-SHADOWED"));
-    assert!(!fires(&act("a", &deny), list, "F-DECISION-SHADOWED"));
 }
 
 #[test]
@@ -568,30 +444,6 @@ fn parents_resolve_across_runs_only_when_unique() {
 }
 
 #[test]
-fn lease_findings_fire_and_stay_quiet() {
-    let leased = |exec: u64, label: &str| {
-        act(
-            "a",
-            &format!(
-                r#","scope_lease_id":"L","capability_decision":{{"capability":"c","subject":"s","resource":"r","decision":"allow","approval_grant":"bounded-lease","approval_decision":"{label}"}},"argument_drift":{{"result":"not-checked"}},"bounded_lease_evidence":{{"lease_id":"L","lease_granted_at_ms":1000,"lease_expires_at_ms":2000,"execution_started_at_ms":{exec}}}"#
-            ),
-        )
-    };
-    assert!(fires(&leased(2500, "allow"), "", "F-LEASE-OUTSIDE"));
-    assert!(!fires(&leased(1500, "allow"), "", "F-LEASE-OUTSIDE"));
-    assert!(fires(
-        &leased(1500, "expired"),
-        "",
-        "F-LEASE-LABEL-CONTRADICTED"
-    ));
-    assert!(!fires(
-        &leased(2500, "expired"),
-        "",
-        "F-LEASE-LABEL-CONTRADICTED"
-    ));
-}
-
-#[test]
 fn rewritten_copies_are_findings_only_in_chained_snapshots() {
     use aeplens::model::json::Json;
     let rec = |outcome: &str| {
@@ -626,26 +478,6 @@ fn rewritten_copies_are_findings_only_in_chained_snapshots() {
     // The same difference between two unlinked emitters of one run is not a rewrite.
     let ev = run(&rec("failure"));
     assert!(!ev.findings.iter().any(|f| f.id == "F-ACTION-REWRITTEN"));
-}
-
-#[test]
-fn hygiene_findings_fire_and_stay_quiet() {
-    for (id, fire, quiet) in [
-        ("F-DUPLICATE-KEY", r#","k":1,"k":2"#, r#","k":1,"l":2"#),
-        (
-            "F-NUMBER-PRECISION",
-            r#","n":9007199254740993"#,
-            r#","n":9007199254740992"#,
-        ),
-        (
-            "F-TERMINAL-CONTROL",
-            r#","s":"a\u001b[2Jb""#,
-            r#","s":"a b""#,
-        ),
-    ] {
-        assert!(fires("", fire, id), "{id}");
-        assert!(!fires("", quiet, id), "{id}");
-    }
 }
 
 #[test]

@@ -449,3 +449,157 @@ fn view(
     v.notes = notes;
     v
 }
+
+/// Each verdict under each window source: recorded (`bounded_lease_evidence`), supplied
+/// (a lease file) and inferred (neither: the window is unknown whatever the times).
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    /// The lease view of one action executed at t=100, as the 2nd use of lease `L1`.
+    fn view_of(action: Value, supplied: Option<&SuppliedLease>) -> LeaseView {
+        let mut action = action;
+        action["action_id"] = "a1".into();
+        action["timestamp_ms"] = 100.into();
+        let record = json!({"schema_version": "aep/v0.3", "run_id": "r", "actions": [action]});
+        let input = crate::load::parse_input("t.ndjson".into(), record.to_string().as_bytes());
+        let record = &input.records[0];
+        let action = record.actions().next().unwrap();
+        view(&ActionFacts::of(record, &action), "L1", 2, supplied)
+    }
+
+    fn recorded(evidence: Value) -> LeaseView {
+        let mut action = json!({});
+        action["bounded_lease_evidence"] = evidence;
+        view_of(action, None)
+    }
+
+    fn supplied(granted: Option<f64>, expires: Option<f64>, max: Option<f64>) -> LeaseView {
+        let lease = SuppliedLease {
+            lease_id: "L1".into(),
+            granted_ms: granted,
+            expires_ms: expires,
+            max_invocations: max,
+            ..SuppliedLease::default()
+        };
+        view_of(json!({}), Some(&lease))
+    }
+
+    #[test]
+    fn recorded_window_verdicts() {
+        let v = recorded(json!({"lease_granted_at_ms": 50, "lease_expires_at_ms": 150}));
+        assert_eq!(
+            (v.source, v.verdict),
+            (LeaseSource::Recorded, LeaseVerdict::Inside)
+        );
+        let v = recorded(json!({"lease_granted_at_ms": 150, "lease_expires_at_ms": 250}));
+        assert_eq!(v.verdict, LeaseVerdict::BeforeGrant);
+        // The expiry instant itself is outside (t >= expiry).
+        let v = recorded(json!({"lease_granted_at_ms": 0, "lease_expires_at_ms": 100}));
+        assert_eq!(v.verdict, LeaseVerdict::AfterExpiry);
+        let v = recorded(json!({"lease_granted_at_ms": 0, "lease_duration_ms": 60}));
+        assert_eq!(
+            (v.verdict, v.expires_at_ms),
+            (LeaseVerdict::AfterExpiry, Some(60.0))
+        );
+        assert!(v.notes.iter().any(|n| n.starts_with("expiry computed")));
+        let v = recorded(
+            json!({"lease_expires_at_ms": 500, "invocation_ordinal": 4, "max_invocations": 3}),
+        );
+        assert_eq!(v.verdict, LeaseVerdict::OverBudget);
+        let v = recorded(json!({"lease_expires_at_ms": 500, "revoked_at_ms": 90}));
+        assert_eq!(v.verdict, LeaseVerdict::Revoked);
+        // execution_started_at_ms, not the action's time, is checked against the window.
+        let v = recorded(json!({"lease_expires_at_ms": 150, "execution_started_at_ms": 200}));
+        assert_eq!(
+            (v.verdict, v.executed_at_ms),
+            (LeaseVerdict::AfterExpiry, Some(200.0))
+        );
+        // No expiry recorded: the window is open-ended, so unknown, never inside.
+        let v = recorded(json!({"lease_granted_at_ms": 50}));
+        assert_eq!(v.verdict, LeaseVerdict::UnknownWindow);
+    }
+
+    #[test]
+    fn supplied_window_verdicts() {
+        let v = supplied(Some(50.0), Some(150.0), None);
+        assert_eq!(
+            (v.source, v.verdict),
+            (LeaseSource::Supplied, LeaseVerdict::Inside)
+        );
+        assert_eq!(
+            supplied(Some(150.0), Some(250.0), None).verdict,
+            LeaseVerdict::BeforeGrant
+        );
+        assert_eq!(
+            supplied(None, Some(90.0), None).verdict,
+            LeaseVerdict::AfterExpiry
+        );
+        // The ordinal is counted from the evidence (2nd use) against the file's budget.
+        let v = supplied(None, Some(500.0), Some(1.0));
+        assert_eq!(
+            (v.verdict, v.ordinal),
+            (LeaseVerdict::OverBudget, Some(2.0))
+        );
+        assert!(v.notes.iter().any(|n| n.starts_with("ordinal counted")));
+        assert!(
+            v.notes
+                .iter()
+                .any(|n| n.starts_with("grant time not in the lease file"))
+        );
+        assert_eq!(
+            supplied(None, None, None).verdict,
+            LeaseVerdict::UnknownWindow
+        );
+    }
+
+    #[test]
+    fn inferred_window_is_always_unknown() {
+        let v = view_of(json!({}), None);
+        assert_eq!(
+            (v.source, v.verdict),
+            (LeaseSource::Inferred, LeaseVerdict::UnknownWindow)
+        );
+        assert!(v.ordinal.is_none());
+        assert!(v.notes.iter().any(|n| n.starts_with("window inferred")));
+    }
+
+    #[test]
+    fn recorded_evidence_wins_over_a_supplied_file() {
+        let lease = SuppliedLease {
+            lease_id: "L1".into(),
+            expires_ms: Some(50.0),
+            ..SuppliedLease::default()
+        };
+        let action = json!({"bounded_lease_evidence": {"lease_expires_at_ms": 150}});
+        let v = view_of(action, Some(&lease));
+        assert_eq!(
+            (v.source, v.verdict),
+            (LeaseSource::Recorded, LeaseVerdict::Inside)
+        );
+    }
+
+    #[test]
+    fn labels_contradicted_by_the_times() {
+        let labelled = |label: &str, evidence: Value| {
+            view_of(
+                json!({
+                    "capability_decision": {"decision": "allow", "approval_decision": label},
+                    "bounded_lease_evidence": evidence,
+                }),
+                None,
+            )
+        };
+        let v = labelled("expired", json!({"lease_expires_at_ms": 150}));
+        assert_eq!(v.label.as_deref(), Some("expired"));
+        assert!(v.label_contradicted, "expired, yet inside the window");
+        assert!(!labelled("expired", json!({"lease_expires_at_ms": 90})).label_contradicted);
+        assert!(labelled("revoked", json!({"lease_expires_at_ms": 150})).label_contradicted);
+        let v = labelled(
+            "revoked",
+            json!({"lease_expires_at_ms": 150, "revoked_at_ms": 80}),
+        );
+        assert!(!v.label_contradicted);
+    }
+}

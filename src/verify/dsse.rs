@@ -317,7 +317,7 @@ fn statement_checks(
     if pred_sv == Some("aep/v0.3") && record.schema_version() == Some("aep/v0.4") {
         let mut normalised = pred.clone();
         if let Json::Object(o) = &mut normalised {
-            for (k, v) in o.members.iter_mut() {
+            for (k, v) in &mut o.members {
                 if k.bytes() == b"schema_version" {
                     *v = Json::String("aep/v0.4".into());
                 }
@@ -386,5 +386,267 @@ fn join(path: &str, key: &str) -> String {
         key.to_string()
     } else {
         format!("{path}.{key}")
+    }
+}
+
+/// One test per binding rule: a genuine S4 record, then each rule broken alone (re-signed
+/// where the rule is about what is signed, so only that rule can fire).
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verify::encoding::encode_base64;
+    use crate::verify::sign::{sign_dsse, signing_key};
+    use ed25519_dalek::{Signer, SigningKey};
+    use serde_json::{Value, json};
+
+    const KEY_ID: &str = "k1";
+
+    fn key() -> SigningKey {
+        signing_key(&[7; 32])
+    }
+
+    /// `k1`, and `k2` naming the same public key.
+    fn keyring() -> Keyring {
+        let public = encode_base64(key().verifying_key().as_bytes());
+        let mut ring = Keyring::default();
+        ring.add(KEY_ID, &public).unwrap();
+        ring.add("k2", &public).unwrap();
+        ring
+    }
+
+    /// A genuine v0.3 record signed under the current DSSE profile (S4).
+    fn genuine() -> Value {
+        let mut record = Json::from_serde(&json!({
+            "schema_version": "aep/v0.3",
+            "run_id": "run-1",
+            "prev_record_hash": null,
+            "actions": [{"action_id": "a1", "tool_name": "read_file", "timestamp_ms": 1}],
+        }));
+        sign_dsse(&mut record, KEY_ID, &key());
+        serde_json::to_value(&record).unwrap()
+    }
+
+    /// Replaces the envelope's payload with `body` under `payload_type`, signed properly,
+    /// with the outer signature mirroring it.
+    fn resign_body(record: &mut Value, payload_type: &str, body: &[u8]) {
+        let sig = encode_base64(&key().sign(&pae(payload_type, body)).to_bytes());
+        let env = &mut record["dsse_envelope"];
+        env["payloadType"] = payload_type.into();
+        env["payload"] = encode_base64(body).into();
+        env["signatures"][0]["sig"] = sig.clone().into();
+        record["signature"]["sig"] = sig.into();
+    }
+
+    /// Edits the signed statement and re-signs it.
+    fn resign(record: &mut Value, edit: impl FnOnce(&mut Value)) {
+        let payload = record["dsse_envelope"]["payload"].as_str().unwrap();
+        let mut statement: Value =
+            serde_json::from_slice(&decode_base64(payload).unwrap().bytes).unwrap();
+        edit(&mut statement);
+        let body = canonical_bytes(&Json::from_serde(&statement), Variant::C1);
+        resign_body(record, IN_TOTO_PAYLOAD_TYPE, &body);
+    }
+
+    fn verify(record: &Value) -> (Authenticity, Vec<Finding>) {
+        let line = serde_json::to_string(record).unwrap();
+        let input = crate::load::parse_input("t.ndjson".into(), line.as_bytes());
+        let record = &input.records[0];
+        let mut findings = Vec::new();
+        let env = record.get("dsse_envelope").unwrap();
+        let auth = dsse(record, env, &keyring(), Profile::Forensic, &mut findings);
+        (auth, findings)
+    }
+
+    /// The status, and that exactly one failure names `rule`.
+    fn fails(record: &Value, rule: &str) -> AuthStatus {
+        let (auth, _) = verify(record);
+        assert!(
+            auth.failures.iter().any(|f| f.starts_with(rule)),
+            "{rule} not among {:?}",
+            auth.failures
+        );
+        auth.status.unwrap()
+    }
+
+    #[test]
+    fn genuine_s4_is_valid_and_exactly_bound() {
+        let (auth, findings) = verify(&genuine());
+        assert_eq!(auth.status, Some(AuthStatus::Valid), "{:?}", auth.failures);
+        assert_eq!(auth.construction, Some("aep-dsse-ed25519-decoded-body-v1"));
+        assert_eq!(auth.binding, Some(BindingStatus::Exact));
+        assert!(auth.failures.is_empty() && findings.is_empty());
+    }
+
+    #[test]
+    fn d1_payload_type_must_be_in_toto() {
+        let mut r = genuine();
+        let body = decode_base64(r["dsse_envelope"]["payload"].as_str().unwrap()).unwrap();
+        resign_body(&mut r, "application/json", &body.bytes);
+        assert_eq!(fails(&r, "D1 payloadType"), AuthStatus::Invalid);
+    }
+
+    #[test]
+    fn d2_exactly_one_envelope_signature() {
+        let mut r = genuine();
+        let second = r["dsse_envelope"]["signatures"][0].clone();
+        r["dsse_envelope"]["signatures"]
+            .as_array_mut()
+            .unwrap()
+            .push(second);
+        assert_eq!(
+            fails(&r, "D2 envelope has 2 signatures"),
+            AuthStatus::Invalid
+        );
+    }
+
+    #[test]
+    fn d3_the_envelope_signature_verifies() {
+        let mut r = genuine();
+        let other = encode_base64(&key().sign(b"something else").to_bytes());
+        r["dsse_envelope"]["signatures"][0]["sig"] = other.clone().into();
+        r["signature"]["sig"] = other.into();
+        assert_eq!(
+            fails(&r, "D3 envelope signature does not verify"),
+            AuthStatus::Invalid
+        );
+    }
+
+    #[test]
+    fn d4_the_payload_is_a_json_object() {
+        let mut r = genuine();
+        resign_body(&mut r, IN_TOTO_PAYLOAD_TYPE, b"not json");
+        assert_eq!(fails(&r, "D4 payload is not JSON"), AuthStatus::Invalid);
+        resign_body(&mut r, IN_TOTO_PAYLOAD_TYPE, b"[1]");
+        assert_eq!(
+            fails(&r, "D4 payload is not a JSON object"),
+            AuthStatus::Invalid
+        );
+    }
+
+    #[test]
+    fn d5_statement_type() {
+        let mut r = genuine();
+        resign(&mut r, |s| {
+            s["_type"] = "https://in-toto.io/Statement/v0.1".into();
+        });
+        assert_eq!(fails(&r, "D5 statement _type"), AuthStatus::Invalid);
+    }
+
+    #[test]
+    fn d6_predicate_type() {
+        let mut r = genuine();
+        resign(&mut r, |s| {
+            s["predicateType"] = "https://example.com/other".into();
+        });
+        assert_eq!(fails(&r, "D6 predicateType"), AuthStatus::Invalid);
+    }
+
+    #[test]
+    fn d7_exactly_one_subject() {
+        let mut r = genuine();
+        resign(&mut r, |s| {
+            let one = s["subject"][0].clone();
+            s["subject"].as_array_mut().unwrap().push(one);
+        });
+        assert_eq!(
+            fails(&r, "D7 statement has 2 subjects"),
+            AuthStatus::Invalid
+        );
+    }
+
+    #[test]
+    fn d8_subject_names_the_run() {
+        let mut r = genuine();
+        resign(&mut r, |s| {
+            s["subject"][0]["name"] = "urn:wasmagent:run:run-2".into();
+        });
+        assert_eq!(fails(&r, "D8 subject name"), AuthStatus::BindingMismatch);
+    }
+
+    #[test]
+    fn d9_subject_digest_is_the_canonical_predicate() {
+        let mut r = genuine();
+        resign(&mut r, |s| {
+            s["subject"][0]["digest"]["sha256"] = "00".repeat(32).into();
+        });
+        assert_eq!(fails(&r, "D9 subject digest"), AuthStatus::BindingMismatch);
+    }
+
+    #[test]
+    fn d10_outer_record_equals_the_signed_predicate() {
+        let mut r = genuine();
+        r["actions"][0]["tool_name"] = "delete_file".into();
+        assert_eq!(
+            fails(&r, "D10 outer record differs"),
+            AuthStatus::BindingMismatch
+        );
+        let (auth, _) = verify(&r);
+        assert!(
+            auth.failures
+                .iter()
+                .any(|f| f.contains("actions[0].tool_name")),
+            "{:?}",
+            auth.failures
+        );
+        let mut r = genuine();
+        resign(&mut r, |s| {
+            s.as_object_mut().unwrap().remove("predicate");
+        });
+        assert_eq!(
+            fails(&r, "D10 statement has no predicate"),
+            AuthStatus::BindingMismatch
+        );
+    }
+
+    #[test]
+    fn d11_the_outer_signature_mirrors_the_envelope() {
+        let mut r = genuine();
+        r["signature"]["sig"] = encode_base64(&key().sign(b"x").to_bytes()).into();
+        assert_eq!(
+            fails(&r, "D11 signature.sig does not mirror"),
+            AuthStatus::BindingMismatch
+        );
+        let mut r = genuine();
+        r["signature"]["alg"] = "rsa".into();
+        assert_eq!(fails(&r, "D11 signature.alg"), AuthStatus::BindingMismatch);
+        // The same bytes spelled URL-safe and unpadded: a note, not a mismatch.
+        let mut r = genuine();
+        let sig = r["signature"]["sig"].as_str().unwrap().to_string();
+        let url: String = sig
+            .trim_end_matches('=')
+            .replace('+', "-")
+            .replace('/', "_");
+        if url != sig {
+            r["signature"]["sig"] = url.into();
+            let (auth, _) = verify(&r);
+            assert_eq!(auth.status, Some(AuthStatus::Valid), "{:?}", auth.failures);
+            assert!(
+                auth.notes
+                    .iter()
+                    .any(|n| n.starts_with("D11 mirror signature spelled differently"))
+            );
+        }
+    }
+
+    #[test]
+    fn d12_declared_key_id_differs_from_the_envelope_keyid() {
+        let mut r = genuine();
+        r["signature"]["key_id"] = "k2".into();
+        let (auth, findings) = verify(&r);
+        // The declared key decides (k2 is the same key here, so the signature verifies).
+        assert_eq!(auth.key_id.as_deref(), Some("k2"));
+        assert_eq!(auth.status, Some(AuthStatus::Valid), "{:?}", auth.failures);
+        assert!(
+            auth.notes
+                .iter()
+                .any(|n| n.starts_with("D12 signature.key_id \"k2\""))
+        );
+        assert!(findings.iter().any(|f| f.id == "F-KEYID-MISMATCH"));
+        assert!(
+            verify(&genuine())
+                .1
+                .iter()
+                .all(|f| f.id != "F-KEYID-MISMATCH")
+        );
     }
 }
