@@ -160,8 +160,17 @@ const fn rec(name: &'static str, dialect: &'static str) -> Row {
     )
 }
 
+/// A row for a member of the record's `run_context` (the agent holding the authority).
+const fn ctx(name: &'static str) -> Row {
+    (
+        name,
+        Path::Record(index_of(&RECORD_NAMES, "run_context"), Some(name)),
+        "JS, protocol schema",
+    )
+}
+
 /// Fields of the available authority.
-const AVAILABLE: [Row; 19] = [
+const AVAILABLE: [Row; 21] = [
     dec("decision", "all"),
     dec("capability", "all"),
     dec("subject", "all"),
@@ -185,6 +194,8 @@ const AVAILABLE: [Row; 19] = [
         ),
         "JS v0.2",
     ),
+    ctx("agent_id"),
+    ctx("subagent_id"),
     rec("authorized_by", "v0.5"),
     rec("authority_origin", "v0.5"),
     rec("attribution_backing", "v0.5"),

@@ -132,8 +132,8 @@ fn authority(
             .spacing(2)
             .areas(bottom);
     for (area, title, fields) in [
-        (left, "AVAILABLE", &available),
-        (right, "EXERCISED", &exercised),
+        (left, "AVAILABLE", &available[..]),
+        (right, "EXERCISED", &exercised[..]),
     ] {
         // The header stays; the fields under it scroll.
         let [head, body] =
