@@ -4,6 +4,7 @@ pub mod check;
 pub mod config;
 pub mod contract;
 pub mod explore;
+pub mod export;
 pub mod report;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -104,6 +105,20 @@ was available, what authority was exercised, and what changed between approval a
     Chains(ChainsArgs),
     /// One decision-envelope JSON object per action (NDJSON), as analysis-rules §8 projects it.
     Envelope(EvidenceArgs),
+    /// The action graph as Graphviz DOT or Mermaid, for diagrams in tickets and reports.
+    #[command(
+        long_about = "Write the action graph of the evidence as Graphviz DOT (`dot -Tsvg`) or \
+Mermaid (rendered by GitHub and GitLab in Markdown): one cluster per run, an edge from each \
+parent to its child (dashed across runs), a bold `re-approved` edge into each re-approved \
+action, dotted causal-chain edges; denied actions red, re-approved ones amber. Labels are \
+the action id, tool, decision and observed result, escaped for the target language.\n\n\
+Exit codes:\n\n0: written.\n\n2: usage error, unreadable evidence or output, or -o naming an \
+evidence file.\n\n3: no action to export (nothing loaded, or --run matched no run).",
+        after_help = "Examples:\n  \
+aeplens export --format dot store/ | dot -Tsvg > actions.svg\n  \
+aeplens export --format mermaid --run run-deploy-0042 store/ >> ticket.md"
+    )]
+    Export(ExportArgs),
     /// Show the configuration file's location and the effective settings.
     #[command(
         long_about = "The configuration file is $AEPLENS_CONFIG, else $XDG_CONFIG_HOME/aeplens/config.toml \
@@ -129,7 +144,7 @@ and a `[keymap]` table rebinding any command, e.g. `parent = [\"u\", \"alt-up\"]
     /// Print a manual page (roff) on stdout: `aeplens man | man -l -`.
     #[command(
         long_about = "Print a manual page (roff) on stdout. Without PAGE: aeplens(1). With a \
-command name (check, findings, show, chains, envelope, config, completions): \
+command name (check, findings, show, chains, envelope, export, config, completions): \
 aeplens-COMMAND(1). With `explorer`: aeplens-explorer(1), the explorer's keys and glyphs. \
 Read one with `aeplens man check | man -l -`."
     )]
@@ -219,6 +234,31 @@ pub struct ChainsArgs {
     /// Output format [default: text on a terminal, json otherwise]
     #[arg(long, value_enum)]
     pub format: Option<Format>,
+}
+
+/// Arguments of `export`.
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// What to write.
+    #[arg(long, value_enum)]
+    pub format: ExportFormat,
+    /// Only this run (repeatable); every run by default.
+    #[arg(long = "run", value_name = "RUN_ID")]
+    pub run: Vec<String>,
+    /// Write to FILE instead of stdout (never one of the evidence files).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<String>,
+    #[command(flatten)]
+    pub evidence: EvidenceArgs,
+}
+
+/// Formats `export` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// Graphviz DOT.
+    Dot,
+    /// A Mermaid flowchart.
+    Mermaid,
 }
 
 /// A minimum severity.
@@ -344,6 +384,7 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Show(a)) => a.evidence.quiet,
         Some(Command::Chains(a)) => a.evidence.quiet,
         Some(Command::Envelope(a)) => a.quiet,
+        Some(Command::Export(a)) => a.evidence.quiet,
         _ => false,
     };
     QUIET.store(quiet, std::sync::atomic::Ordering::Relaxed);
@@ -353,6 +394,7 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Show(args)) => report::show(&args),
         Some(Command::Chains(args)) => report::chains(&args),
         Some(Command::Envelope(args)) => report::envelope(&args),
+        Some(Command::Export(args)) => export::run(&args),
         Some(Command::Config(args)) => {
             let path = config::config_path().map_or_else(
                 || "(no HOME or XDG_CONFIG_HOME)".into(),

@@ -52,7 +52,8 @@ fn resolve(format: Option<Format>) -> Format {
     })
 }
 
-fn emit(text: &str) -> i32 {
+/// Writes `text` to stdout; 2 when stdout is gone.
+pub(super) fn emit(text: &str) -> i32 {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => 0,

@@ -1,0 +1,268 @@
+//! `aeplens export`: the action graph for the tools reviewers already use — Graphviz DOT
+//! (`dot -Tsvg`) and Mermaid (GitHub and GitLab render it in Markdown). One cluster per run;
+//! parent edges (dashed across runs), a bold `re-approved` edge into each re-approved
+//! action, dotted causal-chain edges; denied actions red, re-approved ones amber.
+//! Every label is evidence text: escaped for the target language, controls shown as escapes.
+
+use super::report::{emit, open};
+use super::{ExportArgs, ExportFormat};
+use crate::analysis::chains::Role;
+use crate::analysis::evidence::Evidence;
+use crate::analysis::graph::NodeId;
+use crate::model::facts::ActionFacts;
+use crate::model::text::sanitize;
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+/// `aeplens export`.
+pub fn run(args: &ExportArgs) -> i32 {
+    if let Some(out) = &args.output
+        && crate::load::evidence_files(&args.evidence.paths)
+            .iter()
+            .any(|p| same_file(p, std::path::Path::new(out)))
+    {
+        eprintln!(
+            "aeplens: refusing to write {}: it is one of the evidence files (aeplens never writes evidence)",
+            sanitize(out)
+        );
+        return 2;
+    }
+    let ev = match open(&args.evidence) {
+        Ok(ev) => ev,
+        Err(code) => return code,
+    };
+    let graph = ActionGraph::of(&ev, &args.run);
+    if graph.runs.is_empty() {
+        eprintln!("aeplens: no action to export (check --run)");
+        return 3;
+    }
+    let text = match args.format {
+        ExportFormat::Dot => dot(&graph),
+        ExportFormat::Mermaid => mermaid(&graph),
+    };
+    match &args.output {
+        None => emit(&text),
+        Some(path) => match std::fs::write(path, text) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("aeplens: cannot write {}: {e}", sanitize(path));
+                2
+            }
+        },
+    }
+}
+
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// How an action is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Class {
+    Plain,
+    Denied,
+    Reapproved,
+}
+
+/// An edge's kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Link {
+    Parent,
+    ParentCrossRun,
+    Reapproval,
+    Causal,
+}
+
+/// An action as drawn: its node, two label lines (id; tool · decision · result), class.
+type Drawn = (NodeId, [String; 2], Class);
+
+/// The action graph of the selected runs, ready to print.
+struct ActionGraph {
+    /// Each run's id and its actions.
+    runs: Vec<(String, Vec<Drawn>)>,
+    edges: Vec<(NodeId, NodeId, Link)>,
+}
+
+impl ActionGraph {
+    fn of(ev: &Evidence, runs: &[String]) -> ActionGraph {
+        let g = &ev.analysis.graph;
+        let roles: HashMap<NodeId, Role> = ev
+            .analysis
+            .chains
+            .iter()
+            .flat_map(crate::analysis::chains::Chain::roles)
+            .collect();
+        let mut out = ActionGraph {
+            runs: Vec::new(),
+            edges: Vec::new(),
+        };
+        let mut shown = vec![false; g.nodes.len()];
+        for run in &g.runs {
+            if !runs.is_empty() && !runs.contains(&run.id) {
+                continue;
+            }
+            let mut nodes = Vec::new();
+            for &n in &run.nodes {
+                let Some((record, action)) = g.action(&ev.corpus, n) else {
+                    continue;
+                };
+                let facts = ActionFacts::of(record, &action);
+                let decision = facts.outcome;
+                let class = match roles.get(&n) {
+                    Some(Role::Reapproved) => Class::Reapproved,
+                    _ if decision == Some("deny") => Class::Denied,
+                    _ => Class::Plain,
+                };
+                let detail: Vec<&str> = [facts.tool, decision, facts.observed]
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                let label = [
+                    facts.id.unwrap_or("(no action_id)").to_string(),
+                    detail.join(" · "),
+                ];
+                shown[n as usize] = true;
+                nodes.push((n, label, class));
+            }
+            out.runs.push((run.id.clone(), nodes));
+        }
+        for (n, node) in g.nodes.iter().enumerate() {
+            let n = n as NodeId;
+            if let Some(p) = node.parent
+                && shown[n as usize]
+                && shown[p as usize]
+            {
+                let link = if roles.get(&n) == Some(&Role::Reapproved) {
+                    Link::Reapproval
+                } else if g.parent_is_cross_run(n) {
+                    Link::ParentCrossRun
+                } else {
+                    Link::Parent
+                };
+                out.edges.push((p, n, link));
+            }
+        }
+        for group in &g.causal {
+            for w in group.nodes.windows(2) {
+                if shown[w[0] as usize] && shown[w[1] as usize] {
+                    out.edges.push((w[0], w[1], Link::Causal));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// A DOT double-quoted string's content: controls escaped, `\` and `"` backslashed.
+fn dot_text(text: &str) -> String {
+    sanitize(text).replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+/// A Mermaid label's content: evidence text is never markup — every character outside a
+/// plain set becomes a `#NNN;` entity code.
+fn mermaid_text(text: &str) -> String {
+    let mut out = String::new();
+    for c in sanitize(text).chars() {
+        if c.is_alphanumeric() || " _.:/-·@+=,()".contains(c) {
+            out.push(c);
+        } else {
+            let _ = write!(out, "#{};", c as u32);
+        }
+    }
+    out
+}
+
+fn dot(graph: &ActionGraph) -> String {
+    let mut s = String::from(
+        "// aeplens export --format dot: the action graph (render with `dot -Tsvg`)\n\
+         digraph actions {\n  rankdir=TB;\n  node [shape=box, style=rounded, fontname=\"monospace\"];\n",
+    );
+    for (i, (run, nodes)) in graph.runs.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "  subgraph \"cluster_{i}\" {{\n    label=\"run {}\";",
+            dot_text(run)
+        );
+        for (n, [id, detail], class) in nodes {
+            let style = match class {
+                Class::Plain => "",
+                Class::Denied => ", color=\"#c62828\", fontcolor=\"#c62828\"",
+                Class::Reapproved => ", color=\"#ef6c00\", penwidth=2",
+            };
+            let _ = writeln!(
+                s,
+                "    n{n} [label=\"{}\\n{}\"{style}];",
+                dot_text(id),
+                dot_text(detail)
+            );
+        }
+        s.push_str("  }\n");
+    }
+    for (from, to, link) in &graph.edges {
+        let style = match link {
+            Link::Parent => "",
+            Link::ParentCrossRun => " [style=dashed, label=\"cross-run parent\"]",
+            Link::Reapproval => " [penwidth=2, color=\"#ef6c00\", label=\"re-approved\"]",
+            Link::Causal => " [style=dotted, label=\"causal\"]",
+        };
+        let _ = writeln!(s, "  n{from} -> n{to}{style};");
+    }
+    s.push_str("}\n");
+    s
+}
+
+fn mermaid(graph: &ActionGraph) -> String {
+    let mut s =
+        String::from("%% aeplens export --format mermaid: the action graph\nflowchart TD\n");
+    for (i, (run, nodes)) in graph.runs.iter().enumerate() {
+        let _ = writeln!(s, "  subgraph r{i}[\"run {}\"]", mermaid_text(run));
+        for (n, [id, detail], class) in nodes {
+            let class = match class {
+                Class::Plain => "",
+                Class::Denied => ":::denied",
+                Class::Reapproved => ":::reapproved",
+            };
+            let _ = writeln!(
+                s,
+                "    n{n}[\"{}<br/>{}\"]{class}",
+                mermaid_text(id),
+                mermaid_text(detail)
+            );
+        }
+        s.push_str("  end\n");
+    }
+    for (from, to, link) in &graph.edges {
+        let arrow = match link {
+            Link::Parent => "-->",
+            Link::ParentCrossRun => "-. cross-run parent .->",
+            Link::Reapproval => "== re-approved ==>",
+            Link::Causal => "-. causal .->",
+        };
+        let _ = writeln!(s, "  n{from} {arrow} n{to}");
+    }
+    s.push_str(
+        "  classDef denied stroke:#c62828,color:#c62828\n  classDef reapproved stroke:#ef6c00,stroke-width:3px\n",
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn evidence_text_cannot_break_out_of_a_label() {
+        let hostile = "a\"]\n<script>x</script>\\ \u{1b}[2J";
+        let dot = dot_text(hostile);
+        assert!(!dot.contains('\n') && !dot.contains('\u{1b}'));
+        assert!(!dot.replace("\\\"", "").contains('"'), "{dot}");
+        let mermaid = mermaid_text(hostile);
+        for bad in ['"', ']', '<', '>', '\n', '\u{1b}', '\\'] {
+            assert!(!mermaid.contains(bad), "{bad:?} in {mermaid}");
+        }
+        assert!(mermaid.contains("#60;script#62;"), "{mermaid}");
+    }
+}
