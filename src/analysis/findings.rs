@@ -445,7 +445,52 @@ pub fn all(corpus: &Corpus, report: &Report, an: &Analysis) -> Vec<Finding> {
             ));
         }
     }
+    timed.extend(unsigned_among_signed(corpus, report));
     dedupe_and_sort(timed)
+}
+
+/// F-UNSIGNED-IN-SIGNED-RUN: a record with no signature in a run whose other records are
+/// signed (whether or not their signatures verify). Nothing proves who wrote it, and an
+/// appended or injected record looks exactly like this.
+fn unsigned_among_signed(corpus: &Corpus, report: &Report) -> Vec<Timed> {
+    let unsigned = |i: usize| {
+        let r = corpus.record(i);
+        r.get("signature").is_none() && r.get("dsse_envelope").is_none()
+    };
+    let mut signed: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for i in 0..report.records.len() {
+        if !unsigned(i)
+            && let Some(run) = corpus.record(i).run_id()
+        {
+            *signed.entry(run).or_default() += 1;
+        }
+    }
+    let mut out = Vec::new();
+    for i in 0..report.records.len() {
+        let record = corpus.record(i);
+        let Some(run) = record.run_id() else { continue };
+        let Some(&others) = signed.get(run) else { continue };
+        if !unsigned(i) {
+            continue;
+        }
+        out.push((
+            Finding {
+                id: "F-UNSIGNED-IN-SIGNED-RUN",
+                severity: Severity::High,
+                run_id: Some(run.to_string()),
+                action_ids: Vec::new(),
+                message: format!(
+                    "{} carries no signature while {others} other record{} of its run {} signed: nothing proves who wrote it",
+                    record.source,
+                    if others == 1 { "" } else { "s" },
+                    if others == 1 { "is" } else { "are" },
+                ),
+                evidence: json!({ "record": record.source.to_string(), "signed_records_in_run": others }),
+            },
+            record.created_at_ms(),
+        ));
+    }
+    out
 }
 
 /// Drops repeats (the same finding from copies of one action in chained snapshots)
