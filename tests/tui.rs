@@ -7,7 +7,9 @@ use aeplens::analysis::lease::SuppliedLeases;
 use aeplens::load::{Corpus, parse_input};
 use aeplens::tui::data::Data;
 use aeplens::tui::keymap::{Command, Keymap};
-use aeplens::tui::state::{Action, DetailTab, NavList, NavTarget, Overlay, Pane, State, update};
+use aeplens::tui::state::{
+    Action, DetailTab, NavList, NavTarget, Overlay, Pane, Scroll, State, update,
+};
 use aeplens::tui::theme::Theme;
 use aeplens::tui::view::Screen;
 use aeplens::verify::Keyring;
@@ -164,7 +166,7 @@ fn problems_tabs_focus_and_help() {
     cmd(&mut s, Command::Right);
     assert_eq!(s.detail.tab(), DetailTab::Digests);
     cmd(&mut s, Command::Help);
-    assert_eq!(s.overlay, Overlay::Help(0));
+    assert_eq!(s.overlay, Overlay::Help(Scroll::default()));
     cmd(&mut s, Command::Down);
     assert!(
         matches!(s.overlay, Overlay::Help(_)),
@@ -545,6 +547,47 @@ fn load_errors_are_listed_and_counted_in_the_header() {
     let screen = text(&render(&s, 160, 48));
     assert!(screen.contains("⚠ store.ndjson:12"), "{screen}");
     assert!(screen.contains("⚠ empty.ndjson: empty file"), "{screen}");
+}
+
+#[test]
+fn inputs_overlay_names_every_file_its_digest_size_and_errors() {
+    let mut bytes = std::fs::read(V03).unwrap();
+    bytes.extend_from_slice(b"{\"torn\": \n");
+    let corpus = Corpus::new(vec![
+        parse_input("store.ndjson".into(), &bytes),
+        parse_input("empty\u{1b}[2J.ndjson".into(), b""),
+    ]);
+    let sha = corpus.inputs[0].sha256.clone().unwrap();
+    let mut errors: Vec<String> = corpus
+        .errors()
+        .map(std::string::ToString::to_string)
+        .collect();
+    errors.push("leases.ndjson:2: neither a ScopeLease nor an ApprovalReceipt".into());
+    let d = Data::open(corpus, &Keyring::default(), &SuppliedLeases::default());
+    let mut s = state_with(d, Theme::dark());
+    update(&mut s, Action::Errors(errors));
+    cmd(&mut s, Command::Inputs);
+    assert!(matches!(s.overlay, Overlay::Inputs(_)));
+    let screen = text(&render(&s, 160, 48));
+    for expected in [
+        "2 inputs · 11 records · 2 load errors",
+        "store.ndjson",
+        &format!("sha256 {sha}"),
+        &format!("ndjson · 11 records · {} bytes", bytes.len()),
+        "✗ line 12:",
+        "empty\\e[2J.ndjson",
+        "OTHER PROBLEMS (lease files)",
+        "✗ leases.ndjson:2: neither a ScopeLease",
+    ] {
+        assert!(screen.contains(expected), "{expected}: {screen}");
+    }
+    assert!(!screen.contains('\u{1b}'));
+    for (w, h) in SIZES {
+        snapshot_panes("torn_inputs", &s, w, h, &["screen"]);
+    }
+    // I again, or Esc, closes it.
+    cmd(&mut s, Command::Inputs);
+    assert_eq!(s.overlay, Overlay::None);
 }
 
 #[test]

@@ -469,7 +469,9 @@ fn unsigned_among_signed(corpus: &Corpus, report: &Report) -> Vec<Timed> {
     for i in 0..report.records.len() {
         let record = corpus.record(i);
         let Some(run) = record.run_id() else { continue };
-        let Some(&others) = signed.get(run) else { continue };
+        let Some(&others) = signed.get(run) else {
+            continue;
+        };
         if !unsigned(i) {
             continue;
         }

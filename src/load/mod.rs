@@ -170,6 +170,8 @@ pub struct Input {
     pub path: Arc<str>,
     /// SHA-256 of the file's bytes (absent when it could not be read).
     pub sha256: Option<String>,
+    /// Size of the file in bytes (absent when it could not be read).
+    pub bytes: Option<u64>,
     pub format: Format,
     pub records: Vec<Record>,
     pub errors: Vec<LoadError>,
@@ -187,6 +189,7 @@ impl Input {
             }],
             path,
             sha256: None,
+            bytes: None,
             format: Format::Unreadable,
             records: Vec::new(),
         }
@@ -440,6 +443,7 @@ pub fn parse_input(path: Arc<str>, bytes: &[u8]) -> Input {
     let mut input = Input {
         path: path.clone(),
         sha256,
+        bytes: Some(bytes.len() as u64),
         format: Format::Ndjson,
         records: Vec::new(),
         errors: Vec::new(),

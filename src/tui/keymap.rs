@@ -42,6 +42,7 @@ pub enum Command {
     NextList,
     Canonical,
     Copy,
+    Inputs,
     Help,
     Quit,
     Cancel,
@@ -395,6 +396,14 @@ const DEFAULTS: &[(Command, &str, &str, &str, Scope, bool)] = &[
         "copy menu",
         Scope::Everywhere,
         true,
+    ),
+    (
+        Command::Inputs,
+        "inputs",
+        "I",
+        "inputs: files, records, sizes, SHA-256, load errors",
+        Scope::Everywhere,
+        false,
     ),
     (
         Command::Help,

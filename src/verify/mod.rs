@@ -131,6 +131,8 @@ pub struct InputOut {
     pub path: String,
     pub format: &'static str,
     pub sha256: Option<String>,
+    /// Size in bytes (absent when the file could not be read).
+    pub bytes: Option<u64>,
     pub records: usize,
     pub errors: Vec<ErrorOut>,
 }
@@ -247,6 +249,7 @@ pub fn verify_inputs(
             path: i.path.to_string(),
             format: i.format.name(),
             sha256: i.sha256.clone(),
+            bytes: i.bytes,
             records: i.records.len(),
             errors: i.errors.iter().map(ErrorOut::from).collect(),
         })

@@ -5,6 +5,7 @@ mod copy;
 mod detail;
 mod filter;
 mod navigator;
+mod scroll;
 mod search;
 mod timeline;
 
@@ -20,6 +21,7 @@ pub use copy::CopyTarget;
 pub use detail::{Detail, DetailTab, JsonLine, raw_lines};
 pub use filter::{Filter, Term, parse_filter};
 pub use navigator::{NavItem, NavList, NavTarget, Navigator, chain_status, nav_text, rebuild_nav};
+pub use scroll::Scroll;
 pub use search::{AllMatches, BACKGROUND_SEARCH_FROM, Search, SearchJob, matches_all};
 pub use timeline::{Row, Timeline, rebuild_rows, select};
 
@@ -50,8 +52,10 @@ pub enum Pane {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Overlay {
     None,
-    /// Help, scrolled this many lines down (the glyph legend first, then the keys).
-    Help(usize),
+    /// Help: the glyph legend first, then the keys.
+    Help(Scroll),
+    /// Every input file with its format, records, size, SHA-256 and load errors.
+    Inputs(Scroll),
     /// The copy menu: what can be copied for the selected action, and the highlighted entry.
     Copy(Vec<CopyTarget>, usize),
 }
@@ -240,18 +244,15 @@ fn command(state: &mut State, c: Command) {
         }
         return;
     }
-    if let Overlay::Help(scroll) = &mut state.overlay {
-        match c {
-            Command::Help | Command::Cancel | Command::Quit | Command::Toggle => {
-                state.overlay = Overlay::None;
-            }
-            Command::Down => *scroll += 1,
-            Command::Up => *scroll = scroll.saturating_sub(1),
-            Command::PageDown => *scroll += state.page.max(1),
-            Command::PageUp => *scroll = scroll.saturating_sub(state.page.max(1)),
-            Command::Home => *scroll = 0,
-            Command::End => *scroll = usize::MAX / 2,
-            _ => {}
+    let page = state.page;
+    let open = match &mut state.overlay {
+        Overlay::Help(scroll) => Some(scroll.command(c, page, Command::Help)),
+        Overlay::Inputs(scroll) => Some(scroll.command(c, page, Command::Inputs)),
+        _ => None,
+    };
+    if let Some(open) = open {
+        if !open {
+            state.overlay = Overlay::None;
         }
         return;
     }
@@ -267,7 +268,8 @@ fn command(state: &mut State, c: Command) {
         Command::JumpToViolation => jump_to_violation(state),
         Command::NarrowNavigator => state.nav.resize(false),
         Command::WidenNavigator => state.nav.resize(true),
-        Command::Help => state.overlay = Overlay::Help(0),
+        Command::Help => state.overlay = Overlay::Help(Scroll::default()),
+        Command::Inputs => state.overlay = Overlay::Inputs(Scroll::default()),
         Command::Cancel => {
             if state.search.clear() {
                 state.message = Some("search cancelled".into());

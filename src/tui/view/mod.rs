@@ -3,6 +3,7 @@
 
 mod detail;
 mod header;
+mod inputs;
 mod lease;
 mod lines;
 mod navigator;
@@ -12,6 +13,7 @@ mod timeline;
 
 use detail::*;
 use header::*;
+use inputs::*;
 use lease::*;
 use lines::*;
 use navigator::*;
@@ -192,7 +194,8 @@ impl Widget for &Screen<'_> {
         hint_bar(s, a.hints, buf);
         match &s.overlay {
             Overlay::None => {}
-            Overlay::Help(scroll) => help(s, *scroll, area, buf),
+            Overlay::Help(scroll) => help(s, scroll.top(), area, buf),
+            Overlay::Inputs(scroll) => inputs(s, scroll.top(), area, buf),
             Overlay::Copy(items, i) => copy_menu(s, items, *i, area, buf),
         }
     }

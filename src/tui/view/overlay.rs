@@ -41,7 +41,21 @@ pub(super) fn help(s: &State, scroll: usize, area: Rect, buf: &mut Buffer) {
             Span::raw(b.help),
         ]));
     }
-    let rect = centered(area, 100, lines.len() as u16 + 2);
+    scrolled_box(s, "Help", lines, 100, scroll, area, buf);
+}
+
+/// A centred box `width` wide over the screen, showing `lines` from `scroll` (clamped),
+/// its title saying how to scroll and close and whether more lies below.
+pub(super) fn scrolled_box(
+    s: &State,
+    title: &str,
+    lines: Vec<Line>,
+    width: u16,
+    scroll: usize,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    let rect = centered(area, width, lines.len() as u16 + 2);
     let visible = usize::from(rect.height.saturating_sub(2));
     let scroll = scroll.min(lines.len().saturating_sub(visible));
     let more = if scroll + visible < lines.len() {
@@ -55,10 +69,10 @@ pub(super) fn help(s: &State, scroll: usize, area: Rect, buf: &mut Buffer) {
         .block(
             Block::default()
                 .borders(Borders::ALL)
-                .title(format!(" Help · ↑↓ scroll · Esc closes{more} "))
-                .border_style(t.focus_border),
+                .title(format!(" {title} · ↑↓ scroll · Esc closes{more} "))
+                .border_style(s.theme.focus_border),
         )
-        .style(t.base)
+        .style(s.theme.base)
         .render(rect, buf);
 }
 
