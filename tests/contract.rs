@@ -265,3 +265,68 @@ fn schemas_refuse_what_the_contract_does_not_say() {
         assert!(!v.is_valid(&doc), "{what} validates");
     }
 }
+
+/// Findings carry where they are (file, line, JSON pointer) and a fingerprint that follows
+/// the evidence, not the file's name or place: the same store elsewhere keeps every
+/// fingerprint; an edited record changes the fingerprints of the findings about it.
+#[test]
+fn findings_are_located_and_fingerprints_follow_the_evidence_not_the_path() {
+    let dir = std::env::temp_dir().join(format!("aeplens-fingerprints-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("elsewhere")).unwrap();
+    let original = std::fs::read_to_string("assets/demo/evidence/incident.ndjson").unwrap();
+    let copy = dir.join("elsewhere/renamed.ndjson");
+    std::fs::write(&copy, &original).unwrap();
+    let findings = |path: &str| -> Vec<Value> {
+        let out = aeplens(&[
+            "findings".into(),
+            "--format".into(),
+            "json".into(),
+            path.into(),
+        ]);
+        let doc: Value = serde_json::from_str(&out).unwrap();
+        doc["findings"].as_array().unwrap().clone()
+    };
+    let here = findings("assets/demo/evidence/incident.ndjson");
+    let there = findings(copy.to_str().unwrap());
+    let prints = |list: &[Value]| -> Vec<String> {
+        list.iter()
+            .map(|f| f["fingerprint"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(!here.is_empty());
+    assert_eq!(
+        prints(&here),
+        prints(&there),
+        "a moved store keeps its fingerprints"
+    );
+    let distinct: std::collections::HashSet<_> = prints(&here).into_iter().collect();
+    assert_eq!(distinct.len(), here.len(), "one fingerprint per finding");
+    // Every location names the file, a line and a pointer that resolves in that record.
+    let lines: Vec<&str> = original.split('\n').collect();
+    for f in &here {
+        let locations = f["locations"].as_array().unwrap();
+        assert!(!locations.is_empty(), "{f}");
+        for l in locations {
+            assert_eq!(l["path"], "assets/demo/evidence/incident.ndjson");
+            let line = l["line"].as_u64().unwrap() as usize;
+            let record: Value = serde_json::from_str(lines[line - 1]).unwrap();
+            let pointer = l["pointer"].as_str().unwrap();
+            assert!(
+                record.pointer(pointer).is_some(),
+                "{pointer} not in line {line}: {f}"
+            );
+        }
+    }
+    // Editing the state gap's record changes that finding's fingerprint.
+    let gap = |list: &[Value]| {
+        list.iter()
+            .find(|f| f["id"] == "F-STATE-GAP")
+            .map(|f| f["fingerprint"].clone())
+            .unwrap()
+    };
+    let edited = original.replacen("\"deploy-bot\"", "\"deploy-bot-2\"", 3);
+    let edited_path = dir.join("edited.ndjson");
+    std::fs::write(&edited_path, edited).unwrap();
+    assert_ne!(gap(&here), gap(&findings(edited_path.to_str().unwrap())));
+    let _ = std::fs::remove_dir_all(&dir);
+}

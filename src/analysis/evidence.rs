@@ -67,6 +67,15 @@ pub fn complete(
         axis.violations.push(violation);
         axis.status = Some(crate::verify::CheckStatus::Fail);
     }
-    let findings = findings::all(corpus, &report, analysis);
+    let mut findings = findings::all(corpus, &report, analysis);
+    let per_record = report
+        .records
+        .iter_mut()
+        .flat_map(|r| r.findings.iter_mut());
+    findings::fingerprint_all(
+        corpus,
+        &analysis.hashes,
+        findings.iter_mut().chain(per_record),
+    );
     (report, findings)
 }

@@ -8,7 +8,7 @@ use crate::load::Corpus;
 use crate::model::drift::{Drift, DriftResult};
 use crate::model::facts::ActionFacts;
 use crate::model::fields::{ActionFields, Key};
-use crate::model::finding::{Finding, Severity};
+use crate::model::finding::{Finding, Location, Severity};
 use crate::model::{Action, Decision, Record};
 use crate::verify::Report;
 use crate::verify::semantic::RuleSeverity;
@@ -38,12 +38,57 @@ fn finding(
                 .collect(),
             message,
             evidence,
+            locations: action_locations(id, record, actions),
+            fingerprint: String::new(),
         },
         actions
             .first()
             .and_then(|a| a.timestamp_ms())
             .or(record.created_at_ms()),
     )
+}
+
+/// Where a finding about `actions` of `record` is: each action, at the field the finding is
+/// about when the action has it (the whole record when no action is named).
+fn action_locations(id: &str, record: &Record, actions: &[&Action<'_>]) -> Vec<Location> {
+    if actions.is_empty() {
+        return vec![Location::record(&record.source)];
+    }
+    actions
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let field = match (id, i) {
+                ("F-STATE-GAP", 0) => Some("post_state_digest"),
+                ("F-STATE-GAP", _) => Some("pre_state_digest"),
+                ("F-EXEC-AFTER-DENY", _) => Some("outcome"),
+                ("F-DRIFT-EXECUTED", _) => Some("argument_drift"),
+                ("F-COV-CREDENTIAL" | "F-COV-ROUTE-NOT-TEMPLATED", _) => {
+                    Some("state_digest_coverage")
+                }
+                ("F-LEASE-OUTSIDE" | "F-LEASE-LABEL-CONTRADICTED", _) => {
+                    Some("bounded_lease_evidence")
+                }
+                ("F-REAPPROVAL-SAME-PAYLOAD", _) => Some("approval_context_hash"),
+                ("F-DECISION-SHADOWED", _) => Some("capability_decision"),
+                ("F-UNKNOWN-CLASS-ALLOWED", _) => Some("side_effect_class"),
+                _ => None,
+            }
+            .filter(|f| a.get(f).is_some());
+            action_location(record, a, field)
+        })
+        .collect()
+}
+
+/// The action `a` of `record` (at `field`, when given).
+fn action_location(record: &Record, a: &Action<'_>, field: Option<&str>) -> Location {
+    let Some(pos) = record.actions().position(|x| std::ptr::eq(x.0, a.0)) else {
+        return Location::record(&record.source);
+    };
+    let pos = pos.to_string();
+    let mut segments = vec!["actions", pos.as_str()];
+    segments.extend(field);
+    Location::at(&record.source, &segments)
 }
 
 fn ev(a: &Action<'_>, keys: &[&str]) -> serde_json::Value {
@@ -109,7 +154,7 @@ pub fn analyse(corpus: &Corpus, an: &Analysis) -> Vec<Timed> {
         {
             let later = corpus.record(*record as usize);
             let first = corpus.record(*first_record as usize);
-            out.push(finding(
+            let mut rewritten = finding(
                 "F-ACTION-REWRITTEN",
                 Severity::High,
                 later,
@@ -122,7 +167,18 @@ pub fn analyse(corpus: &Corpus, an: &Analysis) -> Vec<Timed> {
                     fields.join(", ")
                 ),
                 json!({ "first": first.source.to_string(), "rewritten": later.source.to_string(), "fields": fields }),
-            ));
+            );
+            // The rewritten copy, then the first one (each in its own record).
+            let copy_in = |r: &Record| {
+                r.actions()
+                    .find(|x| x.id().is_some() && x.id() == a.id())
+                    .map_or_else(
+                        || Location::record(&r.source),
+                        |x| action_location(r, &x, None),
+                    )
+            };
+            rewritten.0.locations = vec![copy_in(later), copy_in(first)];
+            out.push(rewritten);
         }
     }
     shadowed_decisions(corpus, an, &mut out);
@@ -440,6 +496,11 @@ pub fn all(corpus: &Corpus, report: &Report, an: &Analysis) -> Vec<Finding> {
                     action_ids: v.action_id.iter().cloned().collect(),
                     message: v.message.clone(),
                     evidence: json!({ "record": record.source.to_string(), "rule": v.rule }),
+                    locations: vec![action.map_or_else(
+                        || Location::record(&record.source),
+                        |a| action_location(record, &a, None),
+                    )],
+                    fingerprint: String::new(),
                 },
                 action.and_then(|a| a.timestamp_ms()).or(time),
             ));
@@ -488,11 +549,34 @@ fn unsigned_among_signed(corpus: &Corpus, report: &Report) -> Vec<Timed> {
                     if others == 1 { "is" } else { "are" },
                 ),
                 evidence: json!({ "record": record.source.to_string(), "signed_records_in_run": others }),
+                locations: vec![Location::record(&record.source)],
+                fingerprint: String::new(),
             },
             record.created_at_ms(),
         ));
     }
     out
+}
+
+/// Fills in the fingerprint of every finding from the canonical hashes (`hashes`, by flat
+/// record index) of the records its locations name.
+pub fn fingerprint_all<'f>(
+    corpus: &Corpus,
+    hashes: &[String],
+    findings: impl IntoIterator<Item = &'f mut Finding>,
+) {
+    let mut at: std::collections::HashMap<(&str, usize), &str> = std::collections::HashMap::new();
+    for (i, record) in corpus.records().enumerate() {
+        if let Some(h) = hashes.get(i) {
+            at.entry((&record.source.path, record.source.line))
+                .or_insert(h.as_str());
+        }
+    }
+    for f in findings {
+        f.fingerprint = crate::model::finding::fingerprint(f, |l| {
+            at.get(&(l.path.as_str(), l.line)).map(|h| (*h).to_string())
+        });
+    }
 }
 
 /// Drops repeats (the same finding from copies of one action in chained snapshots)
@@ -578,8 +662,26 @@ mod catalogue {
         Evidence::open(Corpus::new(inputs), &keys, &Options::default(), &leases)
     }
 
+    /// The findings of `id`, each location checked: a loaded record starts at its line,
+    /// and its pointer resolves inside that record.
     fn of_id(ev: &Evidence, id: &str) -> Value {
         let found: Vec<_> = ev.findings.iter().filter(|f| f.id == id).collect();
+        for f in &found {
+            assert!(!f.locations.is_empty(), "{id} has no location");
+            for l in &f.locations {
+                let record = ev
+                    .corpus
+                    .records()
+                    .find(|r| *r.source.path == *l.path && r.source.line == l.line)
+                    .unwrap_or_else(|| panic!("{id}: no record at {}:{}", l.path, l.line));
+                let json = serde_json::to_value(&record.json).unwrap();
+                assert!(
+                    json.pointer(&l.pointer).is_some(),
+                    "{id}: {} not in its record",
+                    l.pointer
+                );
+            }
+        }
         serde_json::to_value(found).unwrap()
     }
 

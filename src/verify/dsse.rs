@@ -14,7 +14,7 @@ use crate::canon::{
 };
 use crate::load::parser;
 use crate::model::Record;
-use crate::model::finding::{Finding, Severity};
+use crate::model::finding::{Finding, Location, Severity};
 use crate::model::json::Json;
 use ed25519_dalek::VerifyingKey;
 
@@ -92,6 +92,11 @@ pub(super) fn dsse(
                 action_ids: Vec::new(),
                 message: format!("signature.key_id {d:?} differs from the envelope keyid {e:?}; the declared key decides"),
                 evidence: serde_json::json!({ "signature.key_id": d, "envelope.keyid": e }),
+                locations: vec![
+                    Location::at(&record.source, &["signature", "key_id"]),
+                    Location::at(&record.source, &["dsse_envelope", "signatures", "0", "keyid"]),
+                ],
+                fingerprint: String::new(),
             });
     }
     let Some(key_id) = declared.or(env_keyid) else {

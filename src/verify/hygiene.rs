@@ -5,7 +5,7 @@
 
 use crate::canon::{PrecisionLoss, precision_loss};
 use crate::model::Record;
-use crate::model::finding::{Finding, Severity};
+use crate::model::finding::{Finding, Location, Severity};
 use crate::model::json::{JStr, Json};
 use crate::model::text::is_terminal_control;
 
@@ -99,6 +99,7 @@ pub fn check(record: &Record) -> Vec<Finding> {
     let mut w = Walk::default();
     w.value(&record.json, &String::new);
     let run_id = record.run_id().map(str::to_string);
+    // The whole record: the paths in the message are aeplens's notation, not pointers.
     let finding = |id, severity, message: String, evidence| Finding {
         id,
         severity,
@@ -106,6 +107,8 @@ pub fn check(record: &Record) -> Vec<Finding> {
         action_ids: Vec::new(),
         message,
         evidence,
+        locations: vec![Location::record(&record.source)],
+        fingerprint: String::new(),
     };
     let mut out = Vec::new();
     if !w.duplicate_keys.is_empty() {
@@ -259,6 +262,11 @@ pub fn confusable_ids(records: &[&Record]) -> Vec<(usize, Finding)> {
                 "record": records[x.record].source.to_string(),
             })).collect::<Vec<_>>(),
         }),
+        locations: std::iter::once(u)
+            .chain(others.iter().copied())
+            .map(|x| Location::record(&records[x.record].source))
+            .collect(),
+        fingerprint: String::new(),
     };
     for u in first.values() {
         if !is_nfc(u.text) {

@@ -9,7 +9,7 @@
 //! fork share their prefix.
 
 use super::chain::ChainStatus;
-use crate::model::finding::{Finding, Severity};
+use crate::model::finding::{Finding, Location, Severity};
 use crate::model::{Link, Record};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -191,6 +191,11 @@ fn duplicates(records: &[&Record], vertex: &[usize], graph: &mut LinkGraph) {
                     "copy": RecordAt::of(records[i]),
                     "identical": identical,
                 }),
+                locations: vec![
+                    Location::record(&records[i].source),
+                    Location::record(&records[v].source),
+                ],
+                fingerprint: String::new(),
             },
         ));
     }
@@ -216,6 +221,12 @@ fn fork(records: &[&Record], predecessor: usize, branches: &[usize]) -> Finding 
             "predecessor": RecordAt::of(records[predecessor]),
             "branches": branches.iter().map(|&b| RecordAt::of(records[b])).collect::<Vec<_>>(),
         }),
+        locations: branches
+            .iter()
+            .map(|&b| Location::at(&records[b].source, &["prev_record_hash"]))
+            .chain([Location::record(&records[predecessor].source)])
+            .collect(),
+        fingerprint: String::new(),
     }
 }
 
@@ -234,6 +245,11 @@ fn gap(records: &[&Record], before: usize, after: usize) -> Finding {
             "after": RecordAt::of(records[after]),
             "missing": match records[after].link() { Link::Hash(h) => h, _ => "" },
         }),
+        locations: vec![
+            Location::at(&records[after].source, &["prev_record_hash"]),
+            Location::record(&records[before].source),
+        ],
+        fingerprint: String::new(),
     }
 }
 

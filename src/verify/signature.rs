@@ -13,7 +13,7 @@ use crate::canon::{
     stored_order_bytes,
 };
 use crate::model::Record;
-use crate::model::finding::{Finding, Severity};
+use crate::model::finding::{Finding, Location, Severity};
 use crate::model::json::Json;
 use ed25519_dalek::{Signature, VerifyingKey};
 use serde::Serialize;
@@ -299,6 +299,15 @@ pub(super) fn without_whitespace(text: &str) -> Option<[u8; 64]> {
     decode_base64(&compact).ok()?.bytes.try_into().ok()
 }
 
+/// The signature that was checked: the envelope's for a DSSE record, else `signature.sig`.
+fn signature_location(record: &Record) -> Location {
+    if record.get("dsse_envelope").is_some() {
+        Location::at(&record.source, &["dsse_envelope", "signatures", "0", "sig"])
+    } else {
+        Location::at(&record.source, &["signature", "sig"])
+    }
+}
+
 /// F-SIG-ENCODING: a genuine signature rejected only for how it is written.
 pub(super) fn sig_encoding(record: &Record, spelling: &str) -> Finding {
     Finding {
@@ -310,6 +319,8 @@ pub(super) fn sig_encoding(record: &Record, spelling: &str) -> Finding {
             "signature rejected for its spelling, not forged: {spelling} (still invalid, as the encoding rules require)"
         ),
         evidence: serde_json::json!({ "spelling": spelling, "record": record.source.to_string() }),
+        locations: vec![signature_location(record)],
+        fingerprint: String::new(),
     }
 }
 
@@ -423,6 +434,8 @@ fn lenient_only(record: &Record, key: &VerifyingKey) -> Finding {
                   point, or a non-canonical encoding); strict RFC 8032 rejects it and so does aeplens"
             .into(),
         evidence: serde_json::json!({ "key_is_weak": key.is_weak() }),
+        locations: vec![signature_location(record)],
+        fingerprint: String::new(),
     }
 }
 
@@ -443,6 +456,8 @@ pub(super) fn other_signer(
             action_ids: Vec::new(),
             message: format!("signed by key {other:?} but labelled {declared:?}"),
             evidence: serde_json::json!({ "declared_key_id": declared, "verifying_key_id": other }),
+            locations: vec![Location::at(&record.source, &["signature", "key_id"])],
+            fingerprint: String::new(),
         });
     }
 }
