@@ -1,6 +1,7 @@
 //! The output contract: every JSON document and NDJSON line carries `schema_version`, and
 //! validates against its JSON Schema in `schema/` — on every fixture set, for the pinned
-//! goldens of the demo, and for every JSON golden under `tests/snapshots/`.
+//! goldens of the demo, and for every JSON golden under `tests/snapshots/` (`check`,
+//! `findings`, `show`, `chains`, `envelope`, `report --format json`).
 
 mod common;
 
@@ -13,7 +14,7 @@ use common::fixtures;
 use serde_json::Value;
 use std::process::Command;
 
-const COMMANDS: [&str; 5] = ["check", "findings", "show", "chains", "envelope"];
+const COMMANDS: [&str; 6] = ["check", "findings", "show", "chains", "envelope", "report"];
 
 fn validator(command: &str) -> jsonschema::Validator {
     let path = format!(
@@ -118,7 +119,7 @@ fn ndjson(text: &str) -> Vec<Value> {
 fn every_command_validates_on_every_fixture_set() {
     for set in evidence_sets() {
         let (evidence, name) = (set.args(), set.name);
-        for command in ["check", "findings", "chains"] {
+        for command in ["check", "findings", "chains", "report"] {
             let doc: Value = serde_json::from_str(&run_json(command, &evidence)).unwrap();
             assert_valid(command, &doc, &format!("{command} on {name}"));
         }
@@ -183,7 +184,7 @@ fn demo_goldens() {
         }
         doc
     };
-    for command in ["check", "findings", "chains"] {
+    for command in ["check", "findings", "chains", "report"] {
         let doc: Value = serde_json::from_str(&run_json(command, &demo)).unwrap();
         insta::assert_json_snapshot!(format!("{command}_demo"), redact(doc));
     }

@@ -722,6 +722,11 @@ mod catalogue {
             let mut case: Value = serde_json::from_str(&text).unwrap();
             let id = case["id"].as_str().unwrap().to_string();
             assert_eq!(
+                crate::model::finding::describe(&id),
+                case["rule"].as_str(),
+                "{id}: the case's rule is the description reports give"
+            );
+            assert_eq!(
                 path.file_stem().unwrap().to_string_lossy(),
                 id,
                 "file named by its id"

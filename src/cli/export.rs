@@ -17,9 +17,7 @@ use std::fmt::Write as _;
 /// `aeplens export`.
 pub fn run(args: &ExportArgs) -> i32 {
     if let Some(out) = &args.output
-        && crate::load::evidence_files(&args.evidence.paths)
-            .iter()
-            .any(|p| same_file(p, std::path::Path::new(out)))
+        && is_evidence(&args.evidence.paths, out)
     {
         eprintln!(
             "aeplens: refusing to write {}: it is one of the evidence files (aeplens never writes evidence)",
@@ -50,6 +48,13 @@ pub fn run(args: &ExportArgs) -> i32 {
             }
         },
     }
+}
+
+/// True when `out` is one of the evidence files under `paths` (never to be written).
+pub(super) fn is_evidence(paths: &[String], out: &str) -> bool {
+    crate::load::evidence_files(paths)
+        .iter()
+        .any(|p| same_file(p, std::path::Path::new(out)))
 }
 
 fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {

@@ -5,6 +5,7 @@ pub mod config;
 pub mod contract;
 pub mod explore;
 pub mod export;
+pub mod incident;
 pub mod report;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -119,6 +120,25 @@ aeplens export --format dot store/ | dot -Tsvg > actions.svg\n  \
 aeplens export --format mermaid --run run-deploy-0042 store/ >> ticket.md"
     )]
     Export(ExportArgs),
+    /// The incident report: Markdown, JSON, SARIF 2.1.0 or JUnit XML.
+    #[command(
+        long_about = "Write the report a review hands over: the verification summary; findings \
+grouped by id, each with where it is (file, line, JSON pointer) and its fingerprint; the three \
+answers (authority available, exercised, changed between approval and execution) for every \
+action a high finding names; denied→re-approved chains; chain paths; how the evidence was \
+verified (trusted keys with fingerprints, keys no trusted key covers, what was not checked \
+and why); the inputs with size and SHA-256; the command that reproduces it.\n\n\
+Formats: md (GitHub-flavoured Markdown, for tickets and PRs), json (schema/report.schema.json), \
+sarif (SARIF 2.1.0 for code scanning: one rule per finding id, partialFingerprints, \
+automationDetails), junit (a test suite per input, a test case per record and axis).\n\n\
+Exit codes:\n\n0: written (whatever it found, unless --fail-on).\n\n1: --fail-on and a finding at \
+or above that severity.\n\n2: usage error, unreadable keyring or output, every input failed to \
+load, or -o naming an evidence file.\n\n3: nothing to report (no evidence file with a record).",
+        after_help = "Examples:\n  \
+aeplens report --keys keys.json store/ > incident.md\n  \
+aeplens report --format sarif --fail-on high --keys keys.json store/ -o aeplens.sarif"
+    )]
+    Report(ReportArgs),
     /// Show the configuration file's location and the effective settings.
     #[command(
         long_about = "The configuration file is $AEPLENS_CONFIG, else $XDG_CONFIG_HOME/aeplens/config.toml \
@@ -144,7 +164,7 @@ and a `[keymap]` table rebinding any command, e.g. `parent = [\"u\", \"alt-up\"]
     /// Print a manual page (roff) on stdout: `aeplens man | man -l -`.
     #[command(
         long_about = "Print a manual page (roff) on stdout. Without PAGE: aeplens(1). With a \
-command name (check, findings, show, chains, envelope, export, config, completions): \
+command name (check, findings, show, chains, envelope, export, report, config, completions): \
 aeplens-COMMAND(1). With `explorer`: aeplens-explorer(1), the explorer's keys and glyphs. \
 Read one with `aeplens man check | man -l -`."
     )]
@@ -250,6 +270,35 @@ pub struct ExportArgs {
     pub output: Option<String>,
     #[command(flatten)]
     pub evidence: EvidenceArgs,
+}
+
+/// Arguments of `report`.
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// What to write.
+    #[arg(long, value_enum, default_value = "md")]
+    pub format: ReportFormat,
+    /// Write to FILE instead of stdout (never one of the evidence files).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<String>,
+    /// Exit 1 when a finding at or above this severity exists (for CI gates).
+    #[arg(long, value_enum, value_name = "SEVERITY")]
+    pub fail_on: Option<SeverityArg>,
+    #[command(flatten)]
+    pub evidence: EvidenceArgs,
+}
+
+/// Formats `report` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// GitHub-flavoured Markdown.
+    Md,
+    /// The versioned JSON document (schema/report.schema.json).
+    Json,
+    /// SARIF 2.1.0.
+    Sarif,
+    /// JUnit XML.
+    Junit,
 }
 
 /// Formats `export` writes.
@@ -385,6 +434,7 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Chains(a)) => a.evidence.quiet,
         Some(Command::Envelope(a)) => a.quiet,
         Some(Command::Export(a)) => a.evidence.quiet,
+        Some(Command::Report(a)) => a.evidence.quiet,
         _ => false,
     };
     QUIET.store(quiet, std::sync::atomic::Ordering::Relaxed);
@@ -395,6 +445,7 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Chains(args)) => report::chains(&args),
         Some(Command::Envelope(args)) => report::envelope(&args),
         Some(Command::Export(args)) => export::run(&args),
+        Some(Command::Report(args)) => incident::run(&args),
         Some(Command::Config(args)) => {
             let path = config::config_path().map_or_else(
                 || "(no HOME or XDG_CONFIG_HOME)".into(),

@@ -124,3 +124,175 @@ pub fn fingerprint(finding: &Finding, record_hash: impl Fn(&Location) -> Option<
         s
     })
 }
+
+/// What each finding id means, one sentence: the help text of reports (SARIF rules,
+/// Markdown) and of the finding catalogue. Every id the code produces has an entry (tested).
+pub const RULES: &[(&str, &str)] = &[
+    (
+        "F-ACTION-REWRITTEN",
+        "V17: an action differs between two chained snapshots of its run (the emitter rewrote history).",
+    ),
+    (
+        "F-CHAIN-FORK",
+        "Two distinct records name the same predecessor: the history forks (both branches named).",
+    ),
+    (
+        "F-CHAIN-GAP",
+        "A record's prev_record_hash resolves to no loaded record while earlier records of its emitter are loaded: a lost or removed append.",
+    ),
+    (
+        "F-CONFUSABLE-ID",
+        "Two ids a reviewer cannot tell apart (confusable scripts): here run-a and run-а (Cyrillic a).",
+    ),
+    (
+        "F-COV-CREDENTIAL",
+        "A state digest's coverage tuple carries a credential (here a password in a database URL).",
+    ),
+    (
+        "F-COV-ROUTE-NOT-TEMPLATED",
+        "A browser-dom coverage route holds a concrete id instead of a template, so digests of different pages look comparable.",
+    ),
+    (
+        "F-DECISION-SHADOWED",
+        "The record's decision list keeps an earlier deny for the same (capability, subject, resource) the action was allowed under.",
+    ),
+    (
+        "F-DRIFT-EXECUTED",
+        "Arguments drifted from what was approved, and the action executed.",
+    ),
+    (
+        "F-DUPLICATE-KEY",
+        "A JSON object repeats a key: parsers disagree on which value counts.",
+    ),
+    (
+        "F-DUPLICATE-RECORD",
+        "The same record (same chain hash) appears more than once: info for an identical retried append, high when the copies differ.",
+    ),
+    (
+        "F-ED25519-LENIENT-ONLY",
+        "A signature that only a lenient Ed25519 verifier accepts (here a small-order public key with R = identity, S = 0, which 'verifies' any message); strict verification rejects it.",
+    ),
+    (
+        "F-EXEC-AFTER-DENY",
+        "An action whose recorded decision is deny has an outcome other than denied: it executed anyway.",
+    ),
+    (
+        "F-KEY-MISLABELLED",
+        "A signature fails under its declared key but verifies under another trusted key, which the finding names.",
+    ),
+    (
+        "F-KEYID-MISMATCH",
+        "D12: signature.key_id differs from the DSSE envelope's keyid; the declared key decides.",
+    ),
+    (
+        "F-LEASE-LABEL-CONTRADICTED",
+        "The recorded approval_decision label (expired, revoked) contradicts the recorded lease times.",
+    ),
+    (
+        "F-LEASE-OUTSIDE",
+        "An action under a lease executed outside its window (before grant, after expiry, over budget or after revocation).",
+    ),
+    (
+        "F-NUMBER-PRECISION",
+        "A number beyond double precision: the value every JSON reader sees differs from the bytes.",
+    ),
+    (
+        "F-REAPPROVAL-SAME-PAYLOAD",
+        "A denied action re-approved under the same approval context hash: no fresh approval for the drifted payload.",
+    ),
+    (
+        "F-SIG-ENCODING",
+        "A signature that verifies only once its spelling is repaired (whitespace in base64, an S1 signature in hex): invalid, never a forgery.",
+    ),
+    (
+        "F-STATE-GAP",
+        "The post-state of one action differs from the pre-state of the next over the same coverage tuple, with nothing recorded in between.",
+    ),
+    (
+        "F-TERMINAL-CONTROL",
+        "A string holds terminal control, bidi or invisible characters (shown escaped, never sent to the terminal).",
+    ),
+    (
+        "F-UNAPPROVED-MUTATION",
+        "A state-changing action with no capability decision at all.",
+    ),
+    (
+        "F-UNKNOWN-CLASS-ALLOWED",
+        "An action of unknown side-effect class allowed without any approval (approval_mode none).",
+    ),
+    (
+        "F-UNSIGNED-IN-SIGNED-RUN",
+        "A record with no signature in a run whose other records are signed (whether or not their signatures verify): nothing proves who wrote it, and an injected record looks exactly like this.",
+    ),
+    (
+        "V1",
+        "run_side_effect_class_max, when present, equals the highest side-effect class of the record's actions.",
+    ),
+    (
+        "V2",
+        "state_changing agrees with side_effect_class (false exactly for read).",
+    ),
+    (
+        "V3",
+        "A pre or post state digest comes with both state_digest_kind and state_digest_coverage.",
+    ),
+    ("V4", "deny_reason_class appears only on a deny decision."),
+    ("V5", "A bounded-lease grant names its scope_lease_id."),
+    (
+        "V6",
+        "bounded_lease_evidence appears only under a bounded-lease grant, for the same lease id.",
+    ),
+    (
+        "V7",
+        "Lease times agree: duration equals expiry minus grant, and expiry follows grant.",
+    ),
+    (
+        "V8",
+        "RFC-final drift is bound to the approval that covered the action (lease id or approval hash).",
+    ),
+    (
+        "V9",
+        "A grant other than none records an explicit drift check result (absence is ambiguous).",
+    ),
+    (
+        "V10",
+        "Drift evidence agrees with itself and with the decision (denied drift sits on a deny; matched means equal digests).",
+    ),
+    (
+        "V11",
+        "A one-shot-payload grant carries approval_context_hash.",
+    ),
+    (
+        "V12",
+        "A re-approved child of a denied, drifted action carries its own approval, not its parent's.",
+    ),
+    (
+        "V13",
+        "other coverage names a namespaced other_kind and a coverage_schema_version.",
+    ),
+    (
+        "V14",
+        "Mixed memory or key-value digests carry mixed_partition.",
+    ),
+    (
+        "V15",
+        "v0.5 attribution floor and observed grades are consistent.",
+    ),
+    (
+        "V16",
+        "action ids are unique within a record; parents resolve, with no cycles and no self-parent.",
+    ),
+    (
+        "V17",
+        "The same action in two chained snapshots of its run has identical content.",
+    ),
+    (
+        "V18",
+        "A child is not earlier than its parent; timestamps fall after 2001-01-01.",
+    ),
+];
+
+/// The one-sentence meaning of a finding id.
+pub fn describe(id: &str) -> Option<&'static str> {
+    RULES.iter().find(|(i, _)| *i == id).map(|(_, d)| *d)
+}

@@ -1,0 +1,280 @@
+//! The report as GitHub-flavoured Markdown, for tickets and pull requests. Evidence text is
+//! escaped: it can neither format, link nor inject HTML, and control characters show as
+//! escapes.
+
+use super::IncidentReport;
+use crate::analysis::authority::ChangeStatus;
+use crate::model::json::Json;
+use crate::model::text::sanitize;
+use std::fmt::Write as _;
+
+/// Evidence text as inert inline Markdown: controls escaped (a line break becomes `\n`),
+/// inline Markdown punctuation backslashed, `<`, `>` and `&` as entities.
+pub(super) fn md(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in sanitize(text).chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            // What formats, links or splits a table inline; evidence never starts a line.
+            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A stored value in one line.
+fn value(v: Option<&Json>) -> String {
+    match v {
+        None => "not recorded".into(),
+        Some(Json::String(s)) => md(&s.lossy()),
+        Some(other) => md(&serde_json::to_string(other).unwrap_or_default()),
+    }
+}
+
+/// Renders the report.
+pub fn render(r: &IncidentReport) -> String {
+    let mut s = String::new();
+    let sum = &r.summary;
+    let a = &sum.authenticity;
+    let _ = writeln!(s, "# aeplens incident report\n");
+    let _ = writeln!(
+        s,
+        "{} inputs · {} records · {} load errors · findings: **{} high**, {} medium, {} low, {} info\n",
+        sum.inputs,
+        sum.records,
+        sum.load_errors,
+        sum.findings.high,
+        sum.findings.medium,
+        sum.findings.low,
+        sum.findings.info
+    );
+    let _ = writeln!(
+        s,
+        "Signatures (strict Ed25519): {} valid, {} invalid, {} binding-mismatch, {} unsupported-legacy, {} unsigned, {} not checked.",
+        a.valid, a.invalid, a.binding_mismatch, a.unsupported_legacy, a.unsigned, a.not_checked
+    );
+    let paths: Vec<String> = sum
+        .chain_paths
+        .iter()
+        .map(|(k, v)| format!("{v} {k}"))
+        .collect();
+    let _ = writeln!(
+        s,
+        "Chain paths: {}.\n",
+        if paths.is_empty() {
+            "none".into()
+        } else {
+            paths.join(", ")
+        }
+    );
+
+    s.push_str("## Findings\n\n");
+    if r.findings.is_empty() {
+        s.push_str("No findings.\n\n");
+    }
+    for g in &r.findings {
+        let _ = writeln!(
+            s,
+            "### {} {} ({}) × {}\n\n{}\n",
+            g.severity.mark(),
+            g.id,
+            g.severity.name(),
+            g.count,
+            md(g.description)
+        );
+        s.push_str("| run | actions | where | what | fingerprint |\n|---|---|---|---|---|\n");
+        for f in &g.findings {
+            let place = f
+                .locations
+                .first()
+                .map(|l| {
+                    format!(
+                        "{}:{} `{}`",
+                        md(&l.path),
+                        l.line,
+                        l.pointer.replace('`', "'")
+                    )
+                })
+                .unwrap_or_default();
+            let _ = writeln!(
+                s,
+                "| {} | {} | {place} | {} | `{}` |",
+                md(f.run_id.as_deref().unwrap_or("—")),
+                md(&f.action_ids.join(", ")),
+                md(&f.message),
+                f.fingerprint
+            );
+        }
+        s.push('\n');
+    }
+
+    if !r.actions.is_empty() {
+        let _ = writeln!(
+            s,
+            "## Actions behind high findings ({} of {})\n",
+            r.actions.len(),
+            r.actions_named
+        );
+    }
+    for act in &r.actions {
+        let _ = writeln!(
+            s,
+            "### {} · run {} · {}\n",
+            md(act.action_id.unwrap_or("(no action_id)")),
+            md(act.run_id),
+            md(&act.source.to_string())
+        );
+        let recorded = |fields: &[crate::analysis::authority::Field]| -> String {
+            let list: Vec<String> = fields
+                .iter()
+                .filter(|f| f.value.is_some())
+                .map(|f| format!("{} = {}", f.name, value(f.value)))
+                .collect();
+            if list.is_empty() {
+                "nothing recorded".into()
+            } else {
+                list.join("; ")
+            }
+        };
+        let _ = writeln!(
+            s,
+            "- **Authority available:** {}",
+            recorded(&act.authority.available())
+        );
+        let _ = writeln!(
+            s,
+            "- **Authority exercised:** {}",
+            recorded(&act.authority.exercised())
+        );
+        s.push_str("- **Changed between approval and execution:**\n");
+        for c in &act.authority.changed {
+            let mark = match c.status {
+                ChangeStatus::Changed => "✗",
+                ChangeStatus::Unchanged => "✓",
+                _ => "○",
+            };
+            let _ = writeln!(
+                s,
+                "  - {mark} {}: {} — {}",
+                c.what,
+                c.status.name(),
+                md(&c.summary.to_string())
+            );
+        }
+        s.push('\n');
+    }
+
+    if !r.chains.is_empty() {
+        s.push_str("## Denied → re-approved chains\n\n```text\n");
+        for c in &r.chains {
+            let _ = writeln!(
+                s,
+                "{} · {}",
+                sanitize(&c.run_id),
+                c.ended.as_deref().unwrap_or("open")
+            );
+            for (i, step) in c.steps.iter().enumerate() {
+                let _ = writeln!(
+                    s,
+                    "{}{} {} {}",
+                    "  ".repeat(i + 1),
+                    sanitize(&step.action_id),
+                    sanitize(step.tool.as_deref().unwrap_or("?")),
+                    sanitize(step.decision.as_deref().unwrap_or("?"))
+                );
+            }
+        }
+        s.push_str("```\n\n");
+    }
+
+    s.push_str(
+        "## Chain paths\n\n| status | records | from | to | broken at |\n|---|---|---|---|---|\n",
+    );
+    let at = |r: Option<&crate::verify::links::RecordAt>| {
+        r.map_or("—".into(), |r| md(&format!("{}:{}", r.path, r.line)))
+    };
+    for p in r.chain_paths {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} |",
+            p.status.name(),
+            p.records.len(),
+            at(p.records.first()),
+            at(p.records.last()),
+            at(p.broken_at.as_ref())
+        );
+    }
+
+    let v = &r.verification;
+    let _ = writeln!(
+        s,
+        "\n## How the evidence was verified\n\nProfile {}, Ed25519 {} (RFC 8032; lenient-only signatures are invalid).\n",
+        v.profile, v.ed25519
+    );
+    if v.keys.is_empty() {
+        s.push_str("No trusted key was given: no signature could be checked.\n\n");
+    } else {
+        s.push_str("| trusted key | fingerprint |\n|---|---|\n");
+        for k in &v.keys {
+            let _ = writeln!(s, "| {} | `{}` |", md(&k.key_id), k.fingerprint);
+        }
+        s.push('\n');
+    }
+    if !v.unknown_keys.is_empty() {
+        let keys: Vec<String> = v.unknown_keys.iter().map(|k| md(k)).collect();
+        let _ = writeln!(
+            s,
+            "Signed under keys no trusted key covers: {}.\n",
+            keys.join(", ")
+        );
+    }
+    for u in &v.not_checked {
+        let _ = writeln!(
+            s,
+            "- not checked ({} records): {}",
+            u.records,
+            md(&u.reason)
+        );
+    }
+
+    s.push_str("\n## Inputs\n\n| file | format | records | bytes | sha256 | load errors |\n|---|---|---|---|---|---|\n");
+    for i in r.inputs {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | `{}` | {} |",
+            md(&i.path),
+            i.format,
+            i.records,
+            i.bytes.map_or("—".into(), |b| b.to_string()),
+            i.sha256.as_deref().unwrap_or("not read"),
+            i.errors.len()
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\n---\n\nMade by aeplens {} from the evidence alone. Reproduce: `{}`",
+        r.version,
+        r.command.replace('`', "'")
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::md;
+
+    #[test]
+    fn evidence_text_is_inert_markdown() {
+        let hostile = "<script>x</script> [a](http://e) **b** | c `d`\n# e \u{1b}[2J";
+        let out = md(hostile);
+        assert!(!out.contains('<') && !out.contains('\n') && !out.contains('\u{1b}'));
+        assert!(out.contains("\\[a\\](http://e)"), "{out}");
+        assert!(out.contains("\\|") && out.contains("\\`d\\`"), "{out}");
+    }
+}
