@@ -2,22 +2,11 @@
 
 mod common;
 
+use common::aeplens;
+
 use common::fixtures;
 use std::io::Write;
 use std::process::{Command, Stdio};
-
-fn aeplens(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_aeplens"))
-        .args(args)
-        .env_remove("NO_COLOR")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn reference(name: &str) -> String {
     fixtures()

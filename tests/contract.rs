@@ -159,6 +159,11 @@ fn show_validates_for_every_action_of_every_fixture_set() {
     }
     assert!(shown > 100, "actions shown: {shown}");
     // And once through the binary.
+    assert_valid("show", &show_act_003(), "aeplens show act-003");
+}
+
+/// `aeplens show act-003 --format json` on the demo.
+fn show_act_003() -> Value {
     let mut args: Vec<String> = [
         "show",
         "act-003",
@@ -170,8 +175,7 @@ fn show_validates_for_every_action_of_every_fixture_set() {
     .map(String::from)
     .to_vec();
     args.extend(evidence_sets().remove(0).args());
-    let doc: Value = serde_json::from_str(&aeplens(&args)).unwrap();
-    assert_valid("show", &doc, "aeplens show act-003");
+    serde_json::from_str(&aeplens(&args)).unwrap()
 }
 
 /// The demo's outputs, pinned: a change to any field shows up as a snapshot diff.
@@ -188,19 +192,7 @@ fn demo_goldens() {
         let doc: Value = serde_json::from_str(&run_json(command, &demo)).unwrap();
         insta::assert_json_snapshot!(format!("{command}_demo"), redact(doc));
     }
-    let mut args: Vec<String> = [
-        "show",
-        "act-003",
-        "--run",
-        "run-deploy-0042",
-        "--format",
-        "json",
-    ]
-    .map(String::from)
-    .to_vec();
-    args.extend(demo.iter().cloned());
-    let doc: Value = serde_json::from_str(&aeplens(&args)).unwrap();
-    insta::assert_json_snapshot!("show_demo", doc);
+    insta::assert_json_snapshot!("show_demo", show_act_003());
     insta::assert_snapshot!("envelope_demo", run_json("envelope", &demo));
 }
 

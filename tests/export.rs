@@ -1,6 +1,10 @@
 //! `aeplens export`: the demo's action graph pinned in both formats, rendered by Graphviz,
 //! hostile labels inert, and evidence files never overwritten.
 
+mod common;
+
+use common::aeplens;
+
 use std::process::Command;
 
 const DEMO: [&str; 4] = [
@@ -9,18 +13,6 @@ const DEMO: [&str; 4] = [
     "--leases",
     "assets/demo/leases.ndjson",
 ];
-
-fn aeplens(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_aeplens"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn export(format: &str, extra: &[&str], path: &str) -> String {
     let mut args = vec!["export", "--format", format];

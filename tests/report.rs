@@ -3,8 +3,11 @@
 //! schema, JUnit parsed as XML, hostile evidence inert in every format, the CI gate, and
 //! evidence never written.
 
+mod common;
+
+use common::aeplens;
+
 use serde_json::Value;
-use std::process::Command;
 
 const DEMO: [&str; 5] = [
     "--keys",
@@ -13,18 +16,6 @@ const DEMO: [&str; 5] = [
     "assets/demo/leases.ndjson",
     "assets/demo/evidence",
 ];
-
-fn aeplens(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_aeplens"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn report(format: &str, evidence: &[&str]) -> String {
     let mut args = vec!["report", "--format", format];

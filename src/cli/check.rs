@@ -91,6 +91,11 @@ pub fn run(args: &CheckArgs) -> i32 {
     report.exit_code()
 }
 
+/// Counts by status as `N status` phrases, in the map's order.
+pub(super) fn counts(by_status: &std::collections::BTreeMap<&'static str, usize>) -> Vec<String> {
+    by_status.iter().map(|(k, v)| format!("{v} {k}")).collect()
+}
+
 /// `check`'s exit code when no record was found to verify (distinct from a usage
 /// error, 2).
 pub const EXIT_NOTHING_TO_VERIFY: i32 = 3;
@@ -259,12 +264,8 @@ pub fn text_report(report: &Report, findings: &[Finding], width: Option<usize>) 
     }
     s.push_str(&paths_text(report));
     let sum = summary(report, findings);
-    let chains: Vec<String> = sum.chains.iter().map(|(k, v)| format!("{v} {k}")).collect();
-    let paths: Vec<String> = sum
-        .chain_paths
-        .iter()
-        .map(|(k, v)| format!("{v} {k}"))
-        .collect();
+    let chains = counts(&sum.chains);
+    let paths = counts(&sum.chain_paths);
     let _ = writeln!(
         s,
         "summary: {} records in {} inputs · authenticity {} valid, {} invalid, {} binding-mismatch, {} unsupported-legacy, {} unsigned, {} not-checked · structural {} fail · semantic {} fail · chains {} (file order), paths {} · findings {} high, {} medium, {} low · load errors {} · Ed25519 strict",

@@ -52,3 +52,17 @@ pub fn inputs(
         supplied,
     )
 }
+
+/// Runs the real binary: (exit code, stdout, stderr).
+pub fn aeplens(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_aeplens"))
+        .args(args)
+        .env_remove("NO_COLOR")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}

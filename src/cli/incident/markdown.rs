@@ -59,11 +59,7 @@ pub fn render(r: &IncidentReport) -> String {
         "Signatures (strict Ed25519): {} valid, {} invalid, {} binding-mismatch, {} unsupported-legacy, {} unsigned, {} not checked.",
         a.valid, a.invalid, a.binding_mismatch, a.unsupported_legacy, a.unsigned, a.not_checked
     );
-    let paths: Vec<String> = sum
-        .chain_paths
-        .iter()
-        .map(|(k, v)| format!("{v} {k}"))
-        .collect();
+    let paths = super::super::check::counts(&sum.chain_paths);
     let _ = writeln!(
         s,
         "Chain paths: {}.\n",
