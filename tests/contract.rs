@@ -1,7 +1,7 @@
 //! The output contract: every JSON document and NDJSON line carries `schema_version`, and
 //! validates against its JSON Schema in `schema/` — on every fixture set, for the pinned
 //! goldens of the demo, and for every JSON golden under `tests/snapshots/` (`check`,
-//! `findings`, `show`, `chains`, `envelope`, `report --format json`).
+//! `findings`, `show`, `chains`, `envelope`, `report --format json`, `diff`).
 
 mod common;
 
@@ -14,7 +14,9 @@ use common::fixtures;
 use serde_json::Value;
 use std::process::Command;
 
-const COMMANDS: [&str; 6] = ["check", "findings", "show", "chains", "envelope", "report"];
+const COMMANDS: [&str; 7] = [
+    "check", "findings", "show", "chains", "envelope", "report", "diff",
+];
 
 fn validator(command: &str) -> jsonschema::Validator {
     let path = format!(
@@ -322,4 +324,85 @@ fn findings_are_located_and_fingerprints_follow_the_evidence_not_the_path() {
     std::fs::write(&edited_path, edited).unwrap();
     assert_ne!(gap(&here), gap(&findings(edited_path.to_str().unwrap())));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `diff` in both modes: pinned on the demo and the reference chain, validated, and it
+/// sees an action rewritten in a later snapshot (every copy is compared, not only the first).
+#[test]
+fn diff_of_two_stores_and_of_two_runs() {
+    let keys = fixtures().join("reference/keys.json").display().to_string();
+    let chain = fixtures()
+        .join("reference/chain.ndjson")
+        .display()
+        .to_string();
+    let tampered = fixtures()
+        .join("reference/tampered_action_byte.ndjson")
+        .display()
+        .to_string();
+    let stores: Value = serde_json::from_str(&aeplens(&[
+        "diff".into(),
+        "--format".into(),
+        "json".into(),
+        "--keys".into(),
+        keys,
+        chain,
+        tampered,
+    ]))
+    .unwrap();
+    assert_valid("diff", &stores, "diff of two stores");
+    assert_eq!(stores["mode"], "stores");
+    let changed = stores["changed"].as_array().unwrap();
+    assert_eq!(changed.len(), 1, "{stores:#}");
+    assert_eq!(changed[0]["action_a"], "C009");
+    assert_eq!(changed[0]["fields"], serde_json::json!(["tool_name"]));
+    let new: Vec<&str> = stores["findings_new"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap())
+        .collect();
+    assert!(new.contains(&"F-ACTION-REWRITTEN"), "{new:?}");
+    let runs: Value = serde_json::from_str(&aeplens(
+        &[
+            "diff",
+            "--format",
+            "json",
+            "--run",
+            "run-deploy-0043",
+            "--run",
+            "run-deploy-0044",
+            "assets/demo/evidence",
+        ]
+        .map(String::from),
+    ))
+    .unwrap();
+    assert_valid("diff", &runs, "diff of two runs");
+    assert_eq!(
+        runs["changed"][0]["decision"],
+        serde_json::json!(["allow", "deny"])
+    );
+    insta::assert_json_snapshot!("diff_demo_runs", runs);
+    let text = aeplens(
+        &[
+            "diff",
+            "--format",
+            "text",
+            "--run",
+            "run-deploy-0043",
+            "--run",
+            "run-deploy-0044",
+            "assets/demo/evidence",
+        ]
+        .map(String::from),
+    );
+    assert!(
+        text.contains("~ act-001 [id]") && text.contains("decision allow → deny"),
+        "{text}"
+    );
+    // Neither two paths nor two runs: a usage error.
+    let out = Command::new(env!("CARGO_BIN_EXE_aeplens"))
+        .args(["diff", "assets/demo/evidence"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
 }

@@ -3,6 +3,7 @@
 pub mod check;
 pub mod config;
 pub mod contract;
+pub mod diff;
 pub mod explore;
 pub mod export;
 pub mod incident;
@@ -120,6 +121,19 @@ aeplens export --format dot store/ | dot -Tsvg > actions.svg\n  \
 aeplens export --format mermaid --run run-deploy-0042 store/ >> ticket.md"
     )]
     Export(ExportArgs),
+    /// What changed between two stores, or two runs of one.
+    #[command(
+        long_about = "Compare two bodies of evidence (`aeplens diff A B`: two files or directories) \
+or two runs of one (`aeplens diff --run X --run Y PATH...`). Actions are aligned by action id \
+(within the same run for two stores), then the rest by (tool, resource) in time order; each \
+aligned pair that differs lists the members that differ canonically, and its decision and \
+observed outcome when they changed; then actions only in A (removed) or only in B (added), \
+and findings new in B or resolved since A (the same finding: same id, run and actions). \
+Text on a terminal, versioned JSON when piped (schema/diff.schema.json).\n\n\
+Exit codes:\n\n0: compared.\n\n2: usage error (not two paths and not two --run), unreadable \
+evidence, or a --run not in the evidence."
+    )]
+    Diff(DiffArgs),
     /// The incident report: Markdown, JSON, SARIF 2.1.0 or JUnit XML.
     #[command(
         long_about = "Write the report a review hands over: the verification summary; findings \
@@ -164,7 +178,7 @@ and a `[keymap]` table rebinding any command, e.g. `parent = [\"u\", \"alt-up\"]
     /// Print a manual page (roff) on stdout: `aeplens man | man -l -`.
     #[command(
         long_about = "Print a manual page (roff) on stdout. Without PAGE: aeplens(1). With a \
-command name (check, findings, show, chains, envelope, export, report, config, completions): \
+command name (check, findings, show, chains, envelope, export, report, diff, config, completions): \
 aeplens-COMMAND(1). With `explorer`: aeplens-explorer(1), the explorer's keys and glyphs. \
 Read one with `aeplens man check | man -l -`."
     )]
@@ -268,6 +282,19 @@ pub struct ExportArgs {
     /// Write to FILE instead of stdout (never one of the evidence files).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<String>,
+    #[command(flatten)]
+    pub evidence: EvidenceArgs,
+}
+
+/// Arguments of `diff`.
+#[derive(Args, Debug)]
+pub struct DiffArgs {
+    /// Output format [default: text on a terminal, json otherwise]
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+    /// Compare these two runs of one body of evidence (give --run twice: A, then B).
+    #[arg(long = "run", value_name = "RUN_ID")]
+    pub run: Vec<String>,
     #[command(flatten)]
     pub evidence: EvidenceArgs,
 }
@@ -435,6 +462,7 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Envelope(a)) => a.quiet,
         Some(Command::Export(a)) => a.evidence.quiet,
         Some(Command::Report(a)) => a.evidence.quiet,
+        Some(Command::Diff(a)) => a.evidence.quiet,
         _ => false,
     };
     QUIET.store(quiet, std::sync::atomic::Ordering::Relaxed);
@@ -446,6 +474,7 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Envelope(args)) => report::envelope(&args),
         Some(Command::Export(args)) => export::run(&args),
         Some(Command::Report(args)) => incident::run(&args),
+        Some(Command::Diff(args)) => diff::run(&args),
         Some(Command::Config(args)) => {
             let path = config::config_path().map_or_else(
                 || "(no HOME or XDG_CONFIG_HOME)".into(),

@@ -44,7 +44,8 @@ pub fn open(args: &EvidenceArgs) -> Result<Evidence, i32> {
     Ok(Evidence::open(corpus, &keys, &Options::default(), &leases))
 }
 
-fn resolve(format: Option<Format>) -> Format {
+/// The format asked for, else text on a terminal and JSON when piped.
+pub(super) fn resolve(format: Option<Format>) -> Format {
     format.unwrap_or(if std::io::stdout().is_terminal() {
         Format::Text
     } else {

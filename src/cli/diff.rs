@@ -1,0 +1,425 @@
+//! `aeplens diff`: what changed between two bodies of evidence (two stores), or between two
+//! runs of one. Actions are aligned by action id, then — for those left — by (tool,
+//! resource) in time order; for each aligned pair the members that differ canonically, and
+//! the decision and observed-outcome changes; actions only on one side; findings new and
+//! resolved (the same finding: same id, run and actions).
+
+use super::contract::document;
+use super::report::{emit, open};
+use super::{DiffArgs, EvidenceArgs, Format};
+use crate::analysis::evidence::Evidence;
+use crate::analysis::graph::NodeId;
+use crate::canon::{Variant, canonical_bytes};
+use crate::model::Action;
+use crate::model::facts::ActionFacts;
+use crate::model::finding::Finding;
+use crate::model::text::{sanitize, show_id};
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// The difference, as printed.
+#[derive(Serialize)]
+pub struct Diff<'a> {
+    /// `stores` (A and B are two bodies of evidence) or `runs` (two runs of one).
+    pub mode: &'static str,
+    pub a: Side,
+    pub b: Side,
+    pub changed: Vec<Changed>,
+    /// Actions only in B.
+    pub added: Vec<Only>,
+    /// Actions only in A.
+    pub removed: Vec<Only>,
+    /// Findings in B and not in A, and in A and not in B.
+    pub findings_new: Vec<&'a Finding>,
+    pub findings_resolved: Vec<&'a Finding>,
+    /// Aligned pairs that are canonically identical.
+    pub unchanged: usize,
+}
+
+/// One side of the comparison.
+#[derive(Serialize)]
+pub struct Side {
+    pub paths: Vec<String>,
+    pub runs: Vec<String>,
+    pub actions: usize,
+}
+
+/// An aligned pair that differs.
+#[derive(Serialize)]
+pub struct Changed {
+    pub run_a: String,
+    pub run_b: String,
+    pub action_a: String,
+    pub action_b: String,
+    /// `id`, or `tool-resource` (the n-th use of one tool on one resource on each side).
+    pub aligned_by: &'static str,
+    /// Members of the action that differ canonically (added or removed ones included).
+    pub fields: Vec<String>,
+    /// The decision, when it changed: [A, B].
+    pub decision: Option<[Option<String>; 2]>,
+    /// The observed outcome, when it changed: [A, B].
+    pub outcome: Option<[Option<String>; 2]>,
+}
+
+/// An action on one side only.
+#[derive(Serialize)]
+pub struct Only {
+    pub run: String,
+    pub action: String,
+    pub tool: Option<String>,
+}
+
+/// An action as the diff sees it: its facts (first copy) and every copy of it in the
+/// run's records, in load order (chained snapshots repeat earlier actions).
+struct Seen<'e> {
+    run: &'e str,
+    id: String,
+    copies: Vec<Action<'e>>,
+    facts: ActionFacts<'e>,
+}
+
+fn actions<'e>(ev: &'e Evidence, runs: Option<&str>) -> Vec<Seen<'e>> {
+    let g = &ev.analysis.graph;
+    let mut out = Vec::new();
+    for n in 0..g.nodes.len() as NodeId {
+        let run = g.runs[g.nodes[n as usize].run as usize].id.as_str();
+        if runs.is_some_and(|r| r != run) {
+            continue;
+        }
+        let Some((record, action)) = g.action(&ev.corpus, n) else {
+            continue;
+        };
+        let facts = ActionFacts::of(record, &action);
+        let copies = match facts.id {
+            Some(id) => g.runs[g.nodes[n as usize].run as usize]
+                .records
+                .iter()
+                .filter_map(|&r| {
+                    ev.corpus
+                        .record(r as usize)
+                        .actions()
+                        .find(|a| a.id() == Some(id))
+                })
+                .collect(),
+            None => vec![action],
+        };
+        out.push(Seen {
+            run,
+            id: facts.id.unwrap_or("").to_string(),
+            copies,
+            facts,
+        });
+    }
+    out
+}
+
+/// Pairs A's and B's actions: equal ids (within the run, or across the two runs compared),
+/// then the n-th unpaired use of a (tool, resource) on each side.
+fn align(a: &[Seen], b: &[Seen], by_run: bool) -> Vec<(usize, usize, &'static str)> {
+    let mut pairs = Vec::new();
+    let mut used_b = vec![false; b.len()];
+    let mut used_a = vec![false; a.len()];
+    let mut index: std::collections::HashMap<(&str, &str), usize> =
+        std::collections::HashMap::new();
+    for (j, s) in b.iter().enumerate() {
+        if !s.id.is_empty() {
+            index
+                .entry((if by_run { s.run } else { "" }, &s.id))
+                .or_insert(j);
+        }
+    }
+    for (i, s) in a.iter().enumerate() {
+        if s.id.is_empty() {
+            continue;
+        }
+        if let Some(&j) = index.get(&(if by_run { s.run } else { "" }, s.id.as_str()))
+            && !used_b[j]
+        {
+            used_b[j] = true;
+            used_a[i] = true;
+            pairs.push((i, j, "id"));
+        }
+    }
+    let key = |s: &Seen| {
+        let resource = s
+            .facts
+            .decision()
+            .and_then(|d| d.str_field("resource"))
+            .unwrap_or("");
+        (s.facts.tool.unwrap_or("").to_string(), resource.to_string())
+    };
+    for (i, s) in a.iter().enumerate() {
+        if used_a[i] {
+            continue;
+        }
+        let k = key(s);
+        if let Some(j) =
+            (0..b.len()).find(|&j| !used_b[j] && key(&b[j]) == k && (!by_run || b[j].run == s.run))
+        {
+            used_b[j] = true;
+            used_a[i] = true;
+            pairs.push((i, j, "tool-resource"));
+        }
+    }
+    pairs
+}
+
+/// Members that differ canonically between the copies of two actions, copy by copy, and
+/// `copies` when one side holds more copies than the other.
+fn differing_copies(a: &[Action], b: &[Action]) -> Vec<String> {
+    let mut fields: Vec<String> = Vec::new();
+    for (x, y) in a.iter().zip(b) {
+        for f in differing(x, y) {
+            if !fields.contains(&f) {
+                fields.push(f);
+            }
+        }
+    }
+    if a.len() != b.len() {
+        fields.push(format!("copies ({} → {})", a.len(), b.len()));
+    }
+    fields
+}
+
+/// Members of two actions that differ canonically.
+fn differing(a: &Action, b: &Action) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for (k, _) in
+        a.0.effective_members()
+            .into_iter()
+            .chain(b.0.effective_members())
+    {
+        let k = k.lossy().into_owned();
+        if !names.contains(&k) {
+            names.push(k);
+        }
+    }
+    names
+        .into_iter()
+        .filter(|k| {
+            let bytes = |x: &Action| x.get(k).map(|v| canonical_bytes(v, Variant::C1));
+            bytes(a) != bytes(b)
+        })
+        .collect()
+}
+
+fn side(ev: &Evidence, seen: &[Seen], run: Option<&str>) -> Side {
+    let mut runs: Vec<String> = Vec::new();
+    for s in seen {
+        if !runs.iter().any(|r| r == s.run) {
+            runs.push(s.run.to_string());
+        }
+    }
+    if let Some(r) = run {
+        runs = vec![r.to_string()];
+    }
+    Side {
+        paths: ev
+            .corpus
+            .inputs
+            .iter()
+            .map(|i| i.path.to_string())
+            .collect(),
+        runs,
+        actions: seen.len(),
+    }
+}
+
+/// `aeplens diff`.
+pub fn run(args: &DiffArgs) -> i32 {
+    let one = |path: &str| EvidenceArgs {
+        paths: vec![path.to_string()],
+        ..args.evidence.clone()
+    };
+    let (mode, ev_a, ev_b, runs) = match (args.run.as_slice(), args.evidence.paths.as_slice()) {
+        ([x, y], _) => {
+            let ev = match open(&args.evidence) {
+                Ok(ev) => std::rc::Rc::new(ev),
+                Err(code) => return code,
+            };
+            ("runs", ev.clone(), ev, Some((x.clone(), y.clone())))
+        }
+        ([], [a, b]) => match (open(&one(a)), open(&one(b))) {
+            (Ok(a), Ok(b)) => ("stores", std::rc::Rc::new(a), std::rc::Rc::new(b), None),
+            (Err(code), _) | (_, Err(code)) => return code,
+        },
+        _ => {
+            eprintln!(
+                "aeplens: diff compares two bodies of evidence (aeplens diff A B) or two runs of one (aeplens diff --run X --run Y PATH...)"
+            );
+            return 2;
+        }
+    };
+    let (run_a, run_b) = match &runs {
+        Some((x, y)) => (Some(x.as_str()), Some(y.as_str())),
+        None => (None, None),
+    };
+    let a = actions(&ev_a, run_a);
+    let b = actions(&ev_b, run_b);
+    for (run, seen) in [(run_a, &a), (run_b, &b)] {
+        if let Some(r) = run
+            && seen.is_empty()
+        {
+            eprintln!("aeplens: no run {:?} in the evidence", sanitize(r));
+            return 2;
+        }
+    }
+    let pairs = align(&a, &b, runs.is_none());
+    let mut changed = Vec::new();
+    let mut unchanged = 0;
+    for &(i, j, aligned_by) in &pairs {
+        let (x, y) = (&a[i], &b[j]);
+        // Two stores: every copy of the action, in order. Two runs: their last copies.
+        let fields = match (runs.is_some(), x.copies.last(), y.copies.last()) {
+            (true, Some(p), Some(q)) => differing(p, q),
+            _ => differing_copies(&x.copies, &y.copies),
+        };
+        if fields.is_empty() {
+            unchanged += 1;
+            continue;
+        }
+        let pair = |p: Option<&str>, q: Option<&str>| {
+            (p != q).then(|| [p.map(str::to_string), q.map(str::to_string)])
+        };
+        changed.push(Changed {
+            run_a: x.run.to_string(),
+            run_b: y.run.to_string(),
+            action_a: x.id.clone(),
+            action_b: y.id.clone(),
+            aligned_by,
+            fields,
+            decision: pair(x.facts.outcome, y.facts.outcome),
+            outcome: pair(x.facts.observed, y.facts.observed),
+        });
+    }
+    let only = |side: &[Seen], used: &dyn Fn(usize) -> bool| -> Vec<Only> {
+        side.iter()
+            .enumerate()
+            .filter(|(i, _)| !used(*i))
+            .map(|(_, s)| Only {
+                run: s.run.to_string(),
+                action: s.id.clone(),
+                tool: s.facts.tool.map(str::to_string),
+            })
+            .collect()
+    };
+    let removed = only(&a, &|i| pairs.iter().any(|p| p.0 == i));
+    let added = only(&b, &|j| pairs.iter().any(|p| p.1 == j));
+    // The same finding: same id, run and actions (a changed record keeps its findings' identity).
+    let key = |f: &Finding| (f.id, f.run_id.clone(), f.action_ids.clone());
+    let in_run =
+        |f: &&Finding, run: Option<&str>| run.is_none_or(|r| f.run_id.as_deref() == Some(r));
+    let fa: Vec<&Finding> = ev_a.findings.iter().filter(|f| in_run(f, run_a)).collect();
+    let fb: Vec<&Finding> = ev_b.findings.iter().filter(|f| in_run(f, run_b)).collect();
+    let strip = |f: &Finding| {
+        let (id, run, actions) = key(f);
+        (id, if runs.is_some() { None } else { run }, actions)
+    };
+    let findings_new: Vec<&Finding> = fb
+        .iter()
+        .copied()
+        .filter(|f| !fa.iter().any(|g| strip(g) == strip(f)))
+        .collect();
+    let findings_resolved: Vec<&Finding> = fa
+        .iter()
+        .copied()
+        .filter(|f| !fb.iter().any(|g| strip(g) == strip(f)))
+        .collect();
+    let diff = Diff {
+        mode,
+        a: side(&ev_a, &a, run_a),
+        b: side(&ev_b, &b, run_b),
+        changed,
+        added,
+        removed,
+        findings_new,
+        findings_resolved,
+        unchanged,
+    };
+    let text = match super::report::resolve(args.format) {
+        Format::Json => document("diff", &diff),
+        Format::Text => super::report::fit_lines(&text(&diff), super::report::terminal_width()),
+    };
+    emit(&text)
+}
+
+/// The diff for people.
+pub fn text(d: &Diff) -> String {
+    let mut s = String::new();
+    let name = |side: &Side| {
+        if d.mode == "runs" {
+            format!(
+                "run {}",
+                side.runs
+                    .first()
+                    .map_or("?".into(), |r| sanitize(r).into_owned())
+            )
+        } else {
+            sanitize(&side.paths.join(" ")).into_owned()
+        }
+    };
+    let _ = writeln!(
+        s,
+        "A: {} ({} actions)\nB: {} ({} actions)",
+        name(&d.a),
+        d.a.actions,
+        name(&d.b),
+        d.b.actions
+    );
+    let _ = writeln!(
+        s,
+        "{} changed · {} unchanged · {} added · {} removed · findings {} new, {} resolved",
+        d.changed.len(),
+        d.unchanged,
+        d.added.len(),
+        d.removed.len(),
+        d.findings_new.len(),
+        d.findings_resolved.len()
+    );
+    for c in &d.changed {
+        let id = if c.action_a == c.action_b {
+            show_id(&c.action_a).into_owned()
+        } else {
+            format!("{} → {}", show_id(&c.action_a), show_id(&c.action_b))
+        };
+        let _ = write!(
+            s,
+            "~ {id} [{}] {}",
+            c.aligned_by,
+            sanitize(&c.fields.join(", "))
+        );
+        for (what, change) in [("decision", &c.decision), ("outcome", &c.outcome)] {
+            if let Some([x, y]) = change {
+                let show = |v: &Option<String>| {
+                    v.as_deref()
+                        .map_or("none".into(), |v| sanitize(v).into_owned())
+                };
+                let _ = write!(s, " · {what} {} → {}", show(x), show(y));
+            }
+        }
+        s.push('\n');
+    }
+    for (mark, list) in [("+", &d.added), ("-", &d.removed)] {
+        for o in list {
+            let _ = writeln!(
+                s,
+                "{mark} {} {} ({})",
+                sanitize(&o.run),
+                show_id(&o.action),
+                sanitize(o.tool.as_deref().unwrap_or("?"))
+            );
+        }
+    }
+    for (mark, list) in [("new", &d.findings_new), ("resolved", &d.findings_resolved)] {
+        for f in list {
+            let _ = writeln!(
+                s,
+                "{mark:<8} {} {} {}",
+                f.severity.name().to_uppercase(),
+                f.id,
+                sanitize(&f.message)
+            );
+        }
+    }
+    s
+}
