@@ -100,7 +100,10 @@ fn floor(keys: &aeplens::verify::Keyring, paths: &[String]) {
     // Signatures over each line, made before the clock starts (the floor verifies one each).
     let key = SigningKey::from_bytes(&[9u8; 32]);
     let vk = key.verifying_key();
-    let bytes: Vec<Vec<u8>> = paths.iter().map(|p| std::fs::read(p).expect("read")).collect();
+    let bytes: Vec<Vec<u8>> = paths
+        .iter()
+        .map(|p| std::fs::read(p).expect("read"))
+        .collect();
     let sigs: Vec<Vec<ed25519_dalek::Signature>> = bytes
         .iter()
         .map(|b| b.par_split(|c| *c == b'\n').map(|l| key.sign(l)).collect())

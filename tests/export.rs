@@ -153,3 +153,55 @@ fn hostile_labels_stay_labels_and_evidence_is_never_overwritten() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The timeline formats: pinned on the demo, and each shaped as its consumer needs it.
+#[test]
+fn timeline_formats_for_timesketch_perfetto_and_otlp() {
+    let demo = ["--leases", "assets/demo/leases.ndjson"];
+    let jsonl = export("timesketch", &demo, "assets/demo/evidence");
+    insta::assert_snapshot!("demo_timesketch", jsonl);
+    let events: Vec<serde_json::Value> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(events.len(), 9, "every timed action of the demo");
+    for e in &events {
+        for field in ["message", "datetime", "timestamp_desc"] {
+            assert!(e[field].is_string(), "Timesketch needs {field}: {e}");
+        }
+    }
+    let trace: serde_json::Value =
+        serde_json::from_str(&export("chrome-trace", &demo, "assets/demo/evidence")).unwrap();
+    insta::assert_json_snapshot!("demo_chrome_trace", trace);
+    let list = trace["traceEvents"].as_array().unwrap();
+    let phases = |ph: &str| list.iter().filter(|e| e["ph"] == ph).count();
+    assert_eq!(phases("s"), 1, "one deny→re-approval flow");
+    assert_eq!(phases("f"), 1);
+    assert!(
+        list.iter()
+            .any(|e| e["name"] == "lease lease-0007" && e["dur"].as_f64() == Some(300_000_000.0))
+    );
+    let otlp: serde_json::Value =
+        serde_json::from_str(&export("otlp-json", &demo, "assets/demo/evidence")).unwrap();
+    insta::assert_json_snapshot!("demo_otlp", otlp);
+    let spans = otlp["resourceSpans"][0]["scopeSpans"][0]["spans"]
+        .as_array()
+        .unwrap();
+    let ids: std::collections::HashSet<&str> = spans
+        .iter()
+        .map(|s| s["spanId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), spans.len(), "span ids are unique");
+    for s in spans {
+        assert_eq!(s["traceId"].as_str().unwrap().len(), 32);
+        assert_eq!(s["spanId"].as_str().unwrap().len(), 16);
+        if let Some(p) = s["parentSpanId"].as_str() {
+            assert!(ids.contains(p), "parent span {p} exists");
+        }
+    }
+    let tool_spans = spans
+        .iter()
+        .filter(|s| s["name"].as_str().unwrap().starts_with("execute_tool"))
+        .count();
+    assert_eq!(tool_spans, 9);
+}

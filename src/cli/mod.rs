@@ -107,18 +107,26 @@ was available, what authority was exercised, and what changed between approval a
     Chains(ChainsArgs),
     /// One decision-envelope JSON object per action (NDJSON), as analysis-rules §8 projects it.
     Envelope(EvidenceArgs),
-    /// The action graph as Graphviz DOT or Mermaid, for diagrams in tickets and reports.
+    /// The action graph (DOT, Mermaid) or timeline (Timesketch, Perfetto, OTLP) for other tools.
     #[command(
         long_about = "Write the action graph of the evidence as Graphviz DOT (`dot -Tsvg`) or \
 Mermaid (rendered by GitHub and GitLab in Markdown): one cluster per run, an edge from each \
 parent to its child (dashed across runs), a bold `re-approved` edge into each re-approved \
 action, dotted causal-chain edges; denied actions red, re-approved ones amber. Labels are \
 the action id, tool, decision and observed result, escaped for the target language.\n\n\
+The timeline, for forensic and tracing tools: timesketch (JSONL, one event per timed \
+action with message, datetime and timestamp_desc, for Timesketch import), chrome-trace \
+(Trace Event JSON for Perfetto or chrome://tracing: a process per run, an event per action, \
+lease windows on their own track, a flow arrow from each deny to its re-approval), otlp-json \
+(OTLP/JSON: an `execute_tool` span per action with OpenTelemetry GenAI attributes and the \
+decision as `aep.*` attributes; parents as parent spans, a trace per run — for Jaeger or \
+Tempo through the collector's file receiver).\n\n\
 Exit codes:\n\n0: written.\n\n2: usage error, unreadable evidence or output, or -o naming an \
 evidence file.\n\n3: no action to export (nothing loaded, or --run matched no run).",
         after_help = "Examples:\n  \
 aeplens export --format dot store/ | dot -Tsvg > actions.svg\n  \
-aeplens export --format mermaid --run run-deploy-0042 store/ >> ticket.md"
+aeplens export --format mermaid --run run-deploy-0042 store/ >> ticket.md\n  \
+aeplens export --format chrome-trace store/ -o trace.json   (open in Perfetto)"
     )]
     Export(ExportArgs),
     /// What changed between two stores, or two runs of one.
@@ -335,6 +343,12 @@ pub enum ExportFormat {
     Dot,
     /// A Mermaid flowchart.
     Mermaid,
+    /// Timesketch JSONL: one event per action (message, datetime, timestamp_desc).
+    Timesketch,
+    /// A Chrome / Perfetto trace: a track per run, lease windows, deny→re-approval flows.
+    ChromeTrace,
+    /// OTLP/JSON: an `execute_tool` span per action (OpenTelemetry GenAI conventions).
+    OtlpJson,
 }
 
 /// A minimum severity.

@@ -1,8 +1,11 @@
-//! `aeplens export`: the action graph for the tools reviewers already use — Graphviz DOT
-//! (`dot -Tsvg`) and Mermaid (GitHub and GitLab render it in Markdown). One cluster per run;
-//! parent edges (dashed across runs), a bold `re-approved` edge into each re-approved
-//! action, dotted causal-chain edges; denied actions red, re-approved ones amber.
-//! Every label is evidence text: escaped for the target language, controls shown as escapes.
+//! `aeplens export`: the evidence for the tools reviewers already use. The action graph as
+//! Graphviz DOT (`dot -Tsvg`) and Mermaid (GitHub and GitLab render it in Markdown): one
+//! cluster per run; parent edges (dashed across runs), a bold `re-approved` edge into each
+//! re-approved action, dotted causal-chain edges; denied actions red, re-approved ones
+//! amber; every label escaped for the target language. The timeline as a Timesketch JSONL,
+//! a Chrome/Perfetto trace and OTLP/JSON spans ([`timeline`]).
+
+mod timeline;
 
 use super::report::{emit, open};
 use super::{ExportArgs, ExportFormat};
@@ -37,6 +40,9 @@ pub fn run(args: &ExportArgs) -> i32 {
     let text = match args.format {
         ExportFormat::Dot => dot(&graph),
         ExportFormat::Mermaid => mermaid(&graph),
+        ExportFormat::Timesketch => timeline::timesketch(&ev, &args.run),
+        ExportFormat::ChromeTrace => timeline::chrome_trace(&ev, &args.run),
+        ExportFormat::OtlpJson => timeline::otlp_json(&ev, &args.run),
     };
     match &args.output {
         None => emit(&text),
