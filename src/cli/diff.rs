@@ -8,7 +8,6 @@ use super::contract::document;
 use super::report::{emit, open};
 use super::{DiffArgs, EvidenceArgs, Format};
 use crate::analysis::evidence::Evidence;
-use crate::analysis::graph::NodeId;
 use crate::canon::{Variant, canonical_bytes};
 use crate::model::Action;
 use crate::model::facts::ActionFacts;
@@ -81,34 +80,35 @@ struct Seen<'e> {
 fn actions<'e>(ev: &'e Evidence, runs: Option<&str>) -> Vec<Seen<'e>> {
     let g = &ev.analysis.graph;
     let mut out = Vec::new();
-    for n in 0..g.nodes.len() as NodeId {
-        let run = g.runs[g.nodes[n as usize].run as usize].id.as_str();
-        if runs.is_some_and(|r| r != run) {
+    for run in &g.runs {
+        if runs.is_some_and(|r| r != run.id) {
             continue;
         }
-        let Some((record, action)) = g.action(&ev.corpus, n) else {
-            continue;
-        };
-        let facts = ActionFacts::of(record, &action);
-        let copies = match facts.id {
-            Some(id) => g.runs[g.nodes[n as usize].run as usize]
-                .records
-                .iter()
-                .filter_map(|&r| {
-                    ev.corpus
-                        .record(r as usize)
-                        .actions()
-                        .find(|a| a.id() == Some(id))
-                })
-                .collect(),
-            None => vec![action],
-        };
-        out.push(Seen {
-            run,
-            id: facts.id.unwrap_or("").to_string(),
-            copies,
-            facts,
-        });
+        // Every copy of each action id in the run's records, in load order (one pass).
+        let mut copies: std::collections::HashMap<&str, Vec<Action<'e>>> =
+            std::collections::HashMap::new();
+        for &r in &run.records {
+            for a in ev.corpus.record(r as usize).actions() {
+                if let Some(id) = a.id() {
+                    copies.entry(id).or_default().push(a);
+                }
+            }
+        }
+        for &n in &run.nodes {
+            let Some((record, action)) = g.action(&ev.corpus, n) else {
+                continue;
+            };
+            let facts = ActionFacts::of(record, &action);
+            out.push(Seen {
+                run: &run.id,
+                id: facts.id.unwrap_or("").to_string(),
+                copies: facts
+                    .id
+                    .and_then(|id| copies.get(id).cloned())
+                    .unwrap_or_else(|| vec![action]),
+                facts,
+            });
+        }
     }
     out
 }
@@ -140,24 +140,35 @@ fn align(a: &[Seen], b: &[Seen], by_run: bool) -> Vec<(usize, usize, &'static st
             pairs.push((i, j, "id"));
         }
     }
-    let key = |s: &Seen| {
+    let key = |s: &Seen<'_>| {
         let resource = s
             .facts
             .decision()
             .and_then(|d| d.str_field("resource"))
             .unwrap_or("");
-        (s.facts.tool.unwrap_or("").to_string(), resource.to_string())
+        let run = if by_run { s.run } else { "" };
+        (
+            run.to_string(),
+            s.facts.tool.unwrap_or("").to_string(),
+            resource.to_string(),
+        )
     };
+    // The unpaired actions of B per (run, tool, resource), in order.
+    let mut queues: std::collections::HashMap<_, std::collections::VecDeque<usize>> =
+        std::collections::HashMap::new();
+    for (j, s) in b.iter().enumerate() {
+        if !used_b[j] {
+            queues.entry(key(s)).or_default().push_back(j);
+        }
+    }
     for (i, s) in a.iter().enumerate() {
         if used_a[i] {
             continue;
         }
-        let k = key(s);
-        if let Some(j) =
-            (0..b.len()).find(|&j| !used_b[j] && key(&b[j]) == k && (!by_run || b[j].run == s.run))
+        if let Some(j) = queues
+            .get_mut(&key(s))
+            .and_then(std::collections::VecDeque::pop_front)
         {
-            used_b[j] = true;
-            used_a[i] = true;
             pairs.push((i, j, "tool-resource"));
         }
     }
@@ -303,8 +314,14 @@ pub fn run(args: &DiffArgs) -> i32 {
             })
             .collect()
     };
-    let removed = only(&a, &|i| pairs.iter().any(|p| p.0 == i));
-    let added = only(&b, &|j| pairs.iter().any(|p| p.1 == j));
+    let mut paired_a = vec![false; a.len()];
+    let mut paired_b = vec![false; b.len()];
+    for &(i, j, _) in &pairs {
+        paired_a[i] = true;
+        paired_b[j] = true;
+    }
+    let removed = only(&a, &|i| paired_a[i]);
+    let added = only(&b, &|j| paired_b[j]);
     // The same finding: same id, run and actions (a changed record keeps its findings' identity).
     let key = |f: &Finding| (f.id, f.run_id.clone(), f.action_ids.clone());
     let in_run =
@@ -315,15 +332,17 @@ pub fn run(args: &DiffArgs) -> i32 {
         let (id, run, actions) = key(f);
         (id, if runs.is_some() { None } else { run }, actions)
     };
+    let keys_a: std::collections::HashSet<_> = fa.iter().map(|f| strip(f)).collect();
+    let keys_b: std::collections::HashSet<_> = fb.iter().map(|f| strip(f)).collect();
     let findings_new: Vec<&Finding> = fb
         .iter()
         .copied()
-        .filter(|f| !fa.iter().any(|g| strip(g) == strip(f)))
+        .filter(|f| !keys_a.contains(&strip(f)))
         .collect();
     let findings_resolved: Vec<&Finding> = fa
         .iter()
         .copied()
-        .filter(|f| !fb.iter().any(|g| strip(g) == strip(f)))
+        .filter(|f| !keys_b.contains(&strip(f)))
         .collect();
     let diff = Diff {
         mode,
