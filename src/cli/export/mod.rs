@@ -3,7 +3,7 @@
 //! cluster per run; parent edges (dashed across runs), a bold `re-approved` edge into each
 //! re-approved action, dotted causal-chain edges; denied actions red, re-approved ones
 //! amber; every label escaped for the target language. The timeline as a Timesketch JSONL,
-//! a Chrome/Perfetto trace and OTLP/JSON spans ([`timeline`]).
+//! a Chrome/Perfetto trace and OTLP/JSON spans (`timeline`).
 
 mod timeline;
 
