@@ -1073,3 +1073,43 @@ fn a_background_search_can_be_cancelled_and_only_its_own_result_is_taken() {
     assert_eq!(s.timeline.node(), Some(target));
     assert!(s.search.job().is_none());
 }
+
+#[test]
+fn journey_compare_a_re_approved_action_with_its_denied_parent() {
+    let mut s = demo();
+    go(&mut s, "run-deploy-0042", "act-003");
+    cmd(&mut s, Command::Compare);
+    assert!(matches!(s.overlay, Overlay::Compare(_)), "{:?}", s.message);
+    let screen = text(&render(&s, 160, 48));
+    for expected in [
+        "re-approved after this denied parent",
+        "act-002 (denied parent",
+        "act-003 (re-approved",
+        "≠",
+        "members differ",
+        "WHAT CHANGED BETWEEN APPROVAL AND EXECUTION",
+    ] {
+        assert!(screen.contains(expected), "{expected}: {screen}");
+    }
+    for (w, h) in SIZES {
+        snapshot_panes("demo_compare_act003", &s, w, h, &["screen"]);
+    }
+    cmd(&mut s, Command::Cancel);
+    assert_eq!(s.overlay, Overlay::None);
+    // From the deny, the same pair; an action with no counterpart says so.
+    go(&mut s, "run-deploy-0042", "act-002");
+    cmd(&mut s, Command::Compare);
+    let screen = text(&render(&s, 160, 48));
+    assert!(screen.contains("denied, then re-approved by this child"), "{screen}");
+    cmd(&mut s, Command::Cancel);
+    go(&mut s, "run-deploy-0042", "act-004");
+    cmd(&mut s, Command::Compare);
+    assert_eq!(s.overlay, Overlay::None);
+    assert!(s.message.as_deref().unwrap_or("").starts_with("nothing to compare"));
+    // The rewritten act-001 compares its first copy with the later one (V17).
+    go(&mut s, "run-deploy-0042", "act-001");
+    cmd(&mut s, Command::Compare);
+    let screen = text(&render(&s, 160, 48));
+    assert!(screen.contains("rewritten in a later snapshot (V17)"), "{screen}");
+    assert!(screen.contains("≠tool_name"), "{screen}");
+}

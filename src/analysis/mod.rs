@@ -5,6 +5,7 @@
 pub mod authority;
 pub mod chains;
 pub mod comparability;
+pub mod compare;
 pub mod envelope;
 pub mod evidence;
 pub mod findings;

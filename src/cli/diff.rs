@@ -7,8 +7,8 @@
 use super::contract::document;
 use super::report::{emit, open};
 use super::{DiffArgs, EvidenceArgs, Format};
+use crate::analysis::compare::differing;
 use crate::analysis::evidence::Evidence;
-use crate::canon::{Variant, canonical_bytes};
 use crate::model::Action;
 use crate::model::facts::ActionFacts;
 use crate::model::finding::Finding;
@@ -190,28 +190,6 @@ fn differing_copies(a: &[Action], b: &[Action]) -> Vec<String> {
         fields.push(format!("copies ({} → {})", a.len(), b.len()));
     }
     fields
-}
-
-/// Members of two actions that differ canonically.
-fn differing(a: &Action, b: &Action) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for (k, _) in
-        a.0.effective_members()
-            .into_iter()
-            .chain(b.0.effective_members())
-    {
-        let k = k.lossy().into_owned();
-        if !names.contains(&k) {
-            names.push(k);
-        }
-    }
-    names
-        .into_iter()
-        .filter(|k| {
-            let bytes = |x: &Action| x.get(k).map(|v| canonical_bytes(v, Variant::C1));
-            bytes(a) != bytes(b)
-        })
-        .collect()
 }
 
 fn side(ev: &Evidence, seen: &[Seen], run: Option<&str>) -> Side {

@@ -56,6 +56,8 @@ pub enum Overlay {
     Help(Scroll),
     /// Every input file with its format, records, size, SHA-256 and load errors.
     Inputs(Scroll),
+    /// The selected action beside its counterpart (`analysis::compare`).
+    Compare(Scroll),
     /// The copy menu: what can be copied for the selected action, and the highlighted entry.
     Copy(Vec<CopyTarget>, usize),
 }
@@ -248,6 +250,7 @@ fn command(state: &mut State, c: Command) {
     let open = match &mut state.overlay {
         Overlay::Help(scroll) => Some(scroll.command(c, page, Command::Help)),
         Overlay::Inputs(scroll) => Some(scroll.command(c, page, Command::Inputs)),
+        Overlay::Compare(scroll) => Some(scroll.command(c, page, Command::Compare)),
         _ => None,
     };
     if let Some(open) = open {
@@ -270,6 +273,7 @@ fn command(state: &mut State, c: Command) {
         Command::WidenNavigator => state.nav.resize(true),
         Command::Help => state.overlay = Overlay::Help(Scroll::default()),
         Command::Inputs => state.overlay = Overlay::Inputs(Scroll::default()),
+        Command::Compare => open_compare(state),
         Command::Cancel => {
             if state.search.clear() {
                 state.message = Some("search cancelled".into());
@@ -351,5 +355,20 @@ fn click(state: &mut State, pane: Pane, row: usize) {
             }
         }
         Pane::Detail => {}
+    }
+}
+
+/// Opens the comparison of the selected action with its counterpart, or says why not.
+fn open_compare(state: &mut State) {
+    let (Some(d), Some(node)) = (&state.data, state.timeline.node) else {
+        return;
+    };
+    if crate::analysis::compare::counterpart(&d.analysis, &d.corpus, node).is_some() {
+        state.overlay = Overlay::Compare(Scroll::default());
+    } else {
+        state.message = Some(
+            "nothing to compare with: not re-approved, not re-approved later, no rewritten copy"
+                .into(),
+        );
     }
 }

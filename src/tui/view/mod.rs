@@ -1,6 +1,7 @@
 //! The screen, as pure functions of `&State`: header, navigator, timeline, detail tabs,
 //! hint bar and overlays. Only the visible slice of each list is turned into cells.
 
+mod compare;
 mod detail;
 mod header;
 mod inputs;
@@ -11,6 +12,7 @@ mod overlay;
 mod record;
 mod timeline;
 
+use compare::*;
 use detail::*;
 use header::*;
 use inputs::*;
@@ -196,6 +198,7 @@ impl Widget for &Screen<'_> {
             Overlay::None => {}
             Overlay::Help(scroll) => help(s, scroll.top(), area, buf),
             Overlay::Inputs(scroll) => inputs(s, scroll.top(), area, buf),
+            Overlay::Compare(scroll) => compare(s, scroll.top(), area, buf),
             Overlay::Copy(items, i) => copy_menu(s, items, *i, area, buf),
         }
     }

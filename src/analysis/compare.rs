@@ -1,0 +1,157 @@
+//! Two actions side by side: an action and its natural counterpart — the denied parent of
+//! a re-approved action (or, from the deny, the action that re-approved it), or the first
+//! copy of an action and a later snapshot's copy that differs from it (the V17 question).
+//! Rows align by member; a row differs when the canonical bytes of its values differ. The
+//! one home of "which members differ" (also used by `aeplens diff`).
+
+use super::Analysis;
+use super::chains::Role;
+use super::graph::NodeId;
+use crate::canon::{Variant, canonical_bytes};
+use crate::load::Corpus;
+use crate::model::Action;
+use crate::model::json::{Json, Obj};
+
+/// One side of a comparison: what it is, where it is, and the action.
+pub struct Side<'c> {
+    pub label: String,
+    pub action: Action<'c>,
+    /// The node, when the side is an action node (a later copy is not one).
+    pub node: Option<NodeId>,
+}
+
+/// One member, aligned across both sides.
+pub struct Row<'c> {
+    pub name: String,
+    pub left: Option<&'c Json>,
+    pub right: Option<&'c Json>,
+    pub differs: bool,
+}
+
+/// A comparison and why these two are compared.
+pub struct Pair<'c> {
+    pub why: &'static str,
+    pub left: Side<'c>,
+    pub right: Side<'c>,
+    pub rows: Vec<Row<'c>>,
+}
+
+/// Every member of either action, in order of first appearance (left, then right),
+/// flagged where the canonical bytes differ (a member on one side only differs). A member
+/// that is an object on both sides is shown member by member (`capability_decision.decision`),
+/// so a difference deep in it is not hidden behind its first characters.
+pub fn rows<'c>(a: &Action<'c>, b: &Action<'c>) -> Vec<Row<'c>> {
+    let mut out = Vec::new();
+    members(a.0, b.0, "", 1, &mut out);
+    out
+}
+
+fn members<'c>(a: &'c Obj, b: &'c Obj, prefix: &str, depth: u8, out: &mut Vec<Row<'c>>) {
+    let mut names: Vec<String> = Vec::new();
+    for (k, _) in a.effective_members().into_iter().chain(b.effective_members()) {
+        let k = k.lossy().into_owned();
+        if !names.contains(&k) {
+            names.push(k);
+        }
+    }
+    for name in names {
+        let (left, right) = (a.get(&name), b.get(&name));
+        let full = format!("{prefix}{name}");
+        if depth > 0
+            && let (Some(Json::Object(x)), Some(Json::Object(y))) = (left, right)
+        {
+            members(x, y, &format!("{full}."), depth - 1, out);
+            continue;
+        }
+        let bytes = |v: Option<&Json>| v.map(|v| canonical_bytes(v, Variant::C1));
+        let differs = bytes(left) != bytes(right);
+        out.push(Row {
+            name: full,
+            left,
+            right,
+            differs,
+        });
+    }
+}
+
+/// The names of the members that differ.
+pub fn differing(a: &Action, b: &Action) -> Vec<String> {
+    rows(a, b)
+        .into_iter()
+        .filter(|r| r.differs)
+        .map(|r| r.name)
+        .collect()
+}
+
+fn side<'c>(an: &Analysis, corpus: &'c Corpus, node: NodeId, what: &str) -> Option<Side<'c>> {
+    let (record, action) = an.graph.action(corpus, node)?;
+    Some(Side {
+        label: format!("{} ({what}, {})", action.id().unwrap_or("?"), record.source),
+        action,
+        node: Some(node),
+    })
+}
+
+/// The natural counterpart of `node`, when it has one.
+pub fn counterpart<'c>(an: &Analysis, corpus: &'c Corpus, node: NodeId) -> Option<Pair<'c>> {
+    let g = &an.graph;
+    let reapproved = |n: NodeId| {
+        an.chains
+            .iter()
+            .flat_map(super::chains::Chain::roles)
+            .any(|(m, r)| m == n && r == Role::Reapproved)
+    };
+    let pair = |why, left: Side<'c>, right: Side<'c>| {
+        let rows = rows(&left.action, &right.action);
+        Pair {
+            why,
+            left,
+            right,
+            rows,
+        }
+    };
+    if reapproved(node)
+        && let Some(parent) = g.nodes[node as usize].parent
+    {
+        return Some(pair(
+            "re-approved after this denied parent",
+            side(an, corpus, parent, "denied parent")?,
+            side(an, corpus, node, "re-approved")?,
+        ));
+    }
+    if let Some(child) = g.children(node).into_iter().find(|c| reapproved(*c)) {
+        return Some(pair(
+            "denied, then re-approved by this child",
+            side(an, corpus, node, "denied")?,
+            side(an, corpus, child, "re-approved")?,
+        ));
+    }
+    // A later copy of the action (chained snapshots repeat it) that differs from the first.
+    let (first_record, first) = g.action(corpus, node)?;
+    let id = first.id()?;
+    let run = &g.runs[g.nodes[node as usize].run as usize];
+    for &r in &run.records {
+        let record = corpus.record(r as usize);
+        if std::ptr::eq(record, first_record) {
+            continue;
+        }
+        if let Some(copy) = record.actions().find(|a| a.id() == Some(id))
+            && !differing(&first, &copy).is_empty()
+        {
+            return Some(pair(
+                "rewritten in a later snapshot (V17)",
+                Side {
+                    label: format!("{id} (first copy, {})", first_record.source),
+                    action: first,
+                    node: Some(node),
+                },
+                Side {
+                    label: format!("{id} (later copy, {})", record.source),
+                    action: copy,
+                    node: None,
+                },
+            ));
+        }
+    }
+    None
+}

@@ -1,0 +1,88 @@
+//! The comparison overlay (`=`): the selected action beside its counterpart, a row per
+//! member (differing rows marked ≠ and highlighted), then what changed between approval
+//! and execution for the right-hand action.
+
+use super::*;
+use crate::analysis::compare::counterpart;
+
+/// `text` cut to `width` characters (… marks a cut).
+fn cell(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        format!("{text:<width$}")
+    } else {
+        let cut: String = text.chars().take(width.saturating_sub(1)).collect();
+        format!("{cut}…")
+    }
+}
+
+/// Draws the comparison overlay.
+pub(super) fn compare(s: &State, scroll: usize, area: Rect, buf: &mut Buffer) {
+    let t = &s.theme;
+    let (Some(d), Some(node)) = (&s.data, s.timeline.node()) else {
+        return;
+    };
+    let Some(pair) = counterpart(&d.analysis, &d.corpus, node) else {
+        return;
+    };
+    let width = area.width.min(160);
+    let inner = usize::from(width.saturating_sub(2));
+    let name_w = 22.min(inner / 4);
+    let col = inner.saturating_sub(name_w + 4) / 2;
+    let mut lines = vec![
+        Line::styled(pair.why, t.title),
+        Line::styled(
+            format!(
+                "{} {}  {}",
+                cell("", name_w),
+                cell(&sanitize(&pair.left.label), col),
+                sanitize(&pair.right.label)
+            ),
+            t.title,
+        ),
+    ];
+    let differing = pair.rows.iter().filter(|r| r.differs).count();
+    for r in &pair.rows {
+        let value = |v: Option<&Json>| v.map_or_else(|| "—".to_string(), value_text);
+        let mark = if r.differs { "≠" } else { " " };
+        let style = if r.differs { t.bad } else { t.dim };
+        lines.push(Line::styled(
+            format!(
+                "{mark}{} {}  {}",
+                cell(&sanitize(&r.name), name_w),
+                cell(&value(r.left), col),
+                cell(&value(r.right), col)
+            ),
+            style,
+        ));
+    }
+    lines.push(Line::styled(
+        format!("{differing} of {} members differ", pair.rows.len()),
+        t.base,
+    ));
+    if let Some(report) = pair
+        .right
+        .node
+        .and_then(|n| d.analysis.show(&d.corpus, n, &d.findings))
+    {
+        lines.push(Line::raw(""));
+        lines.push(Line::styled(
+            "WHAT CHANGED BETWEEN APPROVAL AND EXECUTION (right)",
+            t.title,
+        ));
+        for c in &report.authority.changed {
+            lines.push(Line::styled(
+                cell(
+                    &format!(
+                        "{:<20} {:<14} {}",
+                        c.what,
+                        c.status.name(),
+                        sanitize(&c.summary.to_string())
+                    ),
+                    inner,
+                ),
+                t.base,
+            ));
+        }
+    }
+    scrolled_box(s, "Compare", lines, width, scroll, area, buf);
+}
