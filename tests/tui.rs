@@ -1100,16 +1100,27 @@ fn journey_compare_a_re_approved_action_with_its_denied_parent() {
     go(&mut s, "run-deploy-0042", "act-002");
     cmd(&mut s, Command::Compare);
     let screen = text(&render(&s, 160, 48));
-    assert!(screen.contains("denied, then re-approved by this child"), "{screen}");
+    assert!(
+        screen.contains("denied, then re-approved by this child"),
+        "{screen}"
+    );
     cmd(&mut s, Command::Cancel);
     go(&mut s, "run-deploy-0042", "act-004");
     cmd(&mut s, Command::Compare);
     assert_eq!(s.overlay, Overlay::None);
-    assert!(s.message.as_deref().unwrap_or("").starts_with("nothing to compare"));
+    assert!(
+        s.message
+            .as_deref()
+            .unwrap_or("")
+            .starts_with("nothing to compare")
+    );
     // The rewritten act-001 compares its first copy with the later one (V17).
     go(&mut s, "run-deploy-0042", "act-001");
     cmd(&mut s, Command::Compare);
     let screen = text(&render(&s, 160, 48));
-    assert!(screen.contains("rewritten in a later snapshot (V17)"), "{screen}");
+    assert!(
+        screen.contains("rewritten in a later snapshot (V17)"),
+        "{screen}"
+    );
     assert!(screen.contains("≠tool_name"), "{screen}");
 }

@@ -48,7 +48,11 @@ pub fn rows<'c>(a: &Action<'c>, b: &Action<'c>) -> Vec<Row<'c>> {
 
 fn members<'c>(a: &'c Obj, b: &'c Obj, prefix: &str, depth: u8, out: &mut Vec<Row<'c>>) {
     let mut names: Vec<String> = Vec::new();
-    for (k, _) in a.effective_members().into_iter().chain(b.effective_members()) {
+    for (k, _) in a
+        .effective_members()
+        .into_iter()
+        .chain(b.effective_members())
+    {
         let k = k.lossy().into_owned();
         if !names.contains(&k) {
             names.push(k);
