@@ -105,15 +105,20 @@ impl<'a> IncidentReport<'a> {
         groups.sort_by(|a, b| a.severity.cmp(&b.severity).then(b.count.cmp(&a.count)));
         let g = &ev.analysis.graph;
         let mut named: Vec<u32> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         for f in ev.findings.iter().filter(|f| f.severity == Severity::High) {
             for id in &f.action_ids {
-                let node = f
-                    .run_id
-                    .as_deref()
-                    .and_then(|run| g.find(run, id))
-                    .or_else(|| g.find_all(id).first().copied());
+                // The action in the finding's run; only a finding with no run looks
+                // wider, and only when the id names one action.
+                let node = match f.run_id.as_deref() {
+                    Some(run) => g.find(run, id),
+                    None => match g.find_all(id).as_slice() {
+                        [one] => Some(*one),
+                        _ => None,
+                    },
+                };
                 if let Some(n) = node
-                    && !named.contains(&n)
+                    && seen.insert(n)
                 {
                     named.push(n);
                 }

@@ -27,7 +27,12 @@ pub(super) fn compare(s: &State, scroll: usize, area: Rect, buf: &mut Buffer) {
     let width = area.width.min(160);
     let inner = usize::from(width.saturating_sub(2));
     // The member names in full when they fit in a third of the box.
-    let longest = pair.rows.iter().map(|r| r.name.chars().count()).max().unwrap_or(0);
+    let longest = pair
+        .rows
+        .iter()
+        .map(|r| r.name.chars().count())
+        .max()
+        .unwrap_or(0);
     let name_w = longest.clamp(8, (inner / 3).max(8));
     let col = inner.saturating_sub(name_w + 4) / 2;
     let mut lines = vec![
