@@ -1124,3 +1124,34 @@ fn journey_compare_a_re_approved_action_with_its_denied_parent() {
     );
     assert!(screen.contains("≠tool_name"), "{screen}");
 }
+
+#[test]
+fn p_shows_only_the_actions_with_a_problem_and_again_all() {
+    let mut s = demo();
+    let d = s.data.as_ref().unwrap();
+    let problems = d
+        .flags
+        .iter()
+        .filter(|f| **f & aeplens::tui::data::flag::PROBLEM != 0)
+        .count();
+    let all = d.flags.len();
+    assert!(problems > 0 && problems < all);
+    cmd(&mut s, Command::ProblemsOnly);
+    assert_eq!(
+        s.message.as_deref(),
+        Some(format!("filter: {problems} of {all} actions").as_str())
+    );
+    let d = s.data.as_ref().unwrap();
+    for n in 0..all as u32 {
+        assert_eq!(
+            s.passes(n),
+            d.flags[n as usize] & aeplens::tui::data::flag::PROBLEM != 0
+        );
+    }
+    cmd(&mut s, Command::ProblemsOnly);
+    assert!(!s.filter.is_applied());
+    assert!((0..all as u32).all(|n| s.passes(n)));
+    // Typed, the same term; an unknown `is:` value is refused.
+    assert!(aeplens::tui::state::parse_filter("is:problem").is_ok());
+    assert!(aeplens::tui::state::parse_filter("is:fine").is_err());
+}

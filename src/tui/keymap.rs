@@ -43,6 +43,7 @@ pub enum Command {
     Canonical,
     Copy,
     Compare,
+    ProblemsOnly,
     Inputs,
     Help,
     Quit,
@@ -397,6 +398,14 @@ const DEFAULTS: &[(Command, &str, &str, &str, Scope, bool)] = &[
         "copy menu",
         Scope::Everywhere,
         true,
+    ),
+    (
+        Command::ProblemsOnly,
+        "problems_only",
+        "P",
+        "only actions with a problem (filter is:problem; again: all)",
+        Scope::Everywhere,
+        false,
     ),
     (
         Command::Compare,

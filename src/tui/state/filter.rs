@@ -61,7 +61,8 @@ pub struct Term {
     pub value: String,
 }
 
-/// Parses `tool:x decision:deny !class:read lease:after-expiry finding:F-STATE run:r word`.
+/// Parses `tool:x decision:deny !class:read lease:after-expiry finding:F-STATE run:r
+/// is:problem word`.
 pub fn parse_filter(text: &str) -> Result<Vec<Term>, String> {
     text.split_whitespace()
         .map(|w| {
@@ -71,10 +72,13 @@ pub fn parse_filter(text: &str) -> Result<Vec<Term>, String> {
             };
             match w.split_once(':') {
                 Some((k, v)) => {
-                    if !["tool", "decision", "class", "lease", "finding", "run"].contains(&k) {
+                    if !["tool", "decision", "class", "lease", "finding", "run", "is"].contains(&k) {
                         return Err(format!(
-                            "unknown filter key {k:?} (tool, decision, class, lease, finding, run)"
+                            "unknown filter key {k:?} (tool, decision, class, lease, finding, run, is)"
                         ));
+                    }
+                    if k == "is" && !v.eq_ignore_ascii_case("problem") {
+                        return Err(format!("unknown filter is:{v} (is:problem)"));
                     }
                     Ok(Term {
                         negated,
@@ -90,6 +94,23 @@ pub fn parse_filter(text: &str) -> Result<Vec<Term>, String> {
             }
         })
         .collect()
+}
+
+/// The filter `P` toggles: only actions with a problem.
+pub const PROBLEMS_ONLY: &str = "is:problem";
+
+/// `P`: filters to the actions with a problem, or clears that filter.
+pub(super) fn toggle_problems_only(state: &mut State) {
+    let on = state.filter.is_applied() && state.filter.text() == PROBLEMS_ONLY;
+    state.filter.prompt.text = if on {
+        String::new()
+    } else {
+        PROBLEMS_ONLY.into()
+    };
+    apply_filter(state);
+    if on {
+        state.message = Some("filter cleared: every action".into());
+    }
 }
 
 pub(super) fn apply_filter(state: &mut State) {
@@ -134,6 +155,9 @@ pub(super) fn apply_filter(state: &mut State) {
                         ids.iter().any(|id| id.to_lowercase().contains(&t.value))
                     }),
                     Some("run") => g.runs[d.run_of(n)].id.to_lowercase().contains(&t.value),
+                    // Denied, drifted, outside its lease, invalid, a high finding, executed
+                    // after a deny: what `e` steps through.
+                    Some("is") => d.flags[n as usize] & flag::PROBLEM != 0,
                     _ => d.haystacks[n as usize].contains(&t.value),
                 };
                 hit != t.negated

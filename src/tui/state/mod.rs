@@ -274,6 +274,7 @@ fn command(state: &mut State, c: Command) {
         Command::Help => state.overlay = Overlay::Help(Scroll::default()),
         Command::Inputs => state.overlay = Overlay::Inputs(Scroll::default()),
         Command::Compare => open_compare(state),
+        Command::ProblemsOnly => toggle_problems_only(state),
         Command::Cancel => {
             if state.search.clear() {
                 state.message = Some("search cancelled".into());
