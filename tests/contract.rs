@@ -362,39 +362,29 @@ fn diff_of_two_stores_and_of_two_runs() {
         .map(|f| f["id"].as_str().unwrap())
         .collect();
     assert!(new.contains(&"F-ACTION-REWRITTEN"), "{new:?}");
-    let runs: Value = serde_json::from_str(&aeplens(
-        &[
-            "diff",
-            "--format",
-            "json",
-            "--run",
-            "run-deploy-0043",
-            "--run",
-            "run-deploy-0044",
-            "assets/demo/evidence",
-        ]
-        .map(String::from),
-    ))
-    .unwrap();
+    let diff_runs = |format: &str| {
+        aeplens(
+            &[
+                "diff",
+                "--format",
+                format,
+                "--run",
+                "run-deploy-0043",
+                "--run",
+                "run-deploy-0044",
+                "assets/demo/evidence",
+            ]
+            .map(String::from),
+        )
+    };
+    let runs: Value = serde_json::from_str(&diff_runs("json")).unwrap();
     assert_valid("diff", &runs, "diff of two runs");
     assert_eq!(
         runs["changed"][0]["decision"],
         serde_json::json!(["allow", "deny"])
     );
     insta::assert_json_snapshot!("diff_demo_runs", runs);
-    let text = aeplens(
-        &[
-            "diff",
-            "--format",
-            "text",
-            "--run",
-            "run-deploy-0043",
-            "--run",
-            "run-deploy-0044",
-            "assets/demo/evidence",
-        ]
-        .map(String::from),
-    );
+    let text = diff_runs("text");
     assert!(
         text.contains("~ act-001 [id]") && text.contains("decision allow → deny"),
         "{text}"

@@ -514,26 +514,22 @@ pub fn all(corpus: &Corpus, report: &Report, an: &Analysis) -> Vec<Finding> {
 /// signed (whether or not their signatures verify). Nothing proves who wrote it, and an
 /// appended or injected record looks exactly like this.
 fn unsigned_among_signed(corpus: &Corpus, report: &Report) -> Vec<Timed> {
-    let unsigned = |i: usize| {
-        let r = corpus.record(i);
-        r.get("signature").is_none() && r.get("dsse_envelope").is_none()
-    };
     let mut signed: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    for i in 0..report.records.len() {
-        if !unsigned(i)
+    for (i, result) in report.records.iter().enumerate() {
+        if result.signed
             && let Some(run) = corpus.record(i).run_id()
         {
             *signed.entry(run).or_default() += 1;
         }
     }
     let mut out = Vec::new();
-    for i in 0..report.records.len() {
+    for (i, result) in report.records.iter().enumerate() {
         let record = corpus.record(i);
         let Some(run) = record.run_id() else { continue };
         let Some(&others) = signed.get(run) else {
             continue;
         };
-        if !unsigned(i) {
+        if result.signed {
             continue;
         }
         out.push((
