@@ -14,6 +14,8 @@
 //! - [`analysis`]: the action graph, the per-action views that answer the three post-run
 //!   questions (authority, drift, lease, comparability), findings, chains and the
 //!   decision envelope.
+//! - [`review`]: what a review produces — marks and notes, the review file with the
+//!   last session, and the incident report (Markdown, HTML, SARIF, JUnit).
 //! - [`tui`]: the interactive explorer — the only module that uses ratatui/crossterm.
 //! - [`cli`]: the command line.
 //!
@@ -47,5 +49,6 @@ pub mod canon;
 pub mod cli;
 pub mod load;
 pub mod model;
+pub mod review;
 pub mod tui;
 pub mod verify;

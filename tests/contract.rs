@@ -14,8 +14,8 @@ use common::fixtures;
 use serde_json::Value;
 use std::process::Command;
 
-const COMMANDS: [&str; 7] = [
-    "check", "findings", "show", "chains", "envelope", "report", "diff",
+const COMMANDS: [&str; 8] = [
+    "check", "findings", "show", "chains", "envelope", "report", "diff", "review",
 ];
 
 fn validator(command: &str) -> jsonschema::Validator {
@@ -95,6 +95,10 @@ fn evidence_sets() -> Vec<Set> {
 fn aeplens(args: &[String]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_aeplens"))
         .args(args)
+        .env(
+            "XDG_DATA_HOME",
+            std::env::temp_dir().join("aeplens-test-no-reviews"),
+        )
         .output()
         .unwrap();
     String::from_utf8(out.stdout).unwrap()
@@ -395,4 +399,114 @@ fn diff_of_two_stores_and_of_two_runs() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// A review file with a mark of every kind and a session validates against
+/// `schema/review.schema.json`, and a report carrying its marks against the report's.
+#[test]
+fn review_files_and_reports_with_marks_validate() {
+    use aeplens::review::file::{ActionRef, EvidenceSet, KeyRef, Review, Session};
+    use aeplens::review::marks::{Mark, Target, Verdict};
+    let demo = evidence_sets().remove(0).args();
+    let paths: Vec<String> = demo
+        .iter()
+        .filter(|a| a.ends_with("evidence"))
+        .cloned()
+        .collect();
+    let keys = common::keyring(std::path::Path::new("assets/demo/keys.json"));
+    let ev = Evidence::open(
+        Corpus::new(load_paths(&paths)),
+        &keys,
+        &Options::default(),
+        &SuppliedLeases::default(),
+    );
+    let node = ev
+        .analysis
+        .graph
+        .find("run-deploy-0042", "act-003")
+        .unwrap();
+    let mut review = Review::new(EvidenceSet::of(&ev.corpus), KeyRef::all(&keys));
+    for (target, verdict) in [
+        (
+            Target::action(&ev.corpus, &ev.analysis, node).unwrap(),
+            Verdict::RootCause,
+        ),
+        (
+            Target::record(&ev.corpus, &ev.analysis, 0).unwrap(),
+            Verdict::Benign,
+        ),
+        (Target::finding(&ev.findings[0]), Verdict::FollowUp),
+        (
+            Target::Action {
+                run_id: "run-gone".into(),
+                action_id: "act-404".into(),
+                record_sha256: "0".repeat(64),
+            },
+            Verdict::Suspicious,
+        ),
+    ] {
+        review.marks.push(Mark {
+            target,
+            verdict,
+            note: "why\nand more".into(),
+            created_at: "2026-12-01T00:00:00.000Z".into(),
+            updated_at: "2026-12-01T00:00:00.000Z".into(),
+        });
+    }
+    review.session = Some(Session {
+        run_id: Some("run-deploy-0042".into()),
+        action_id: Some("act-003".into()),
+        filter: "is:marked".into(),
+        tab: "lease".into(),
+        list: "findings".into(),
+        folded: vec![ActionRef {
+            run_id: "run-deploy-0042".into(),
+            action_id: "act-001".into(),
+        }],
+        zoom: 2.0,
+        pan: 0.25,
+    });
+    let dir = std::env::temp_dir().join(format!("aeplens-contract-review-{}", std::process::id()));
+    let file = dir.join("review.json");
+    review.write(&file).unwrap();
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_valid("review", &doc, "a saved review file");
+    // The schema refuses what the reader refuses.
+    let mut unknown = doc.clone();
+    unknown["marks"][0]["colour"] = "red".into();
+    assert!(!validator("review").is_valid(&unknown));
+    let mut verdict = doc.clone();
+    verdict["marks"][0]["verdict"] = "guilty".into();
+    assert!(!validator("review").is_valid(&verdict));
+    // The report with these marks, in input order of decisiveness, validates.
+    let mut args = vec![
+        "report".to_string(),
+        "--format".into(),
+        "json".into(),
+        "--review".into(),
+        file.display().to_string(),
+    ];
+    args.extend(demo);
+    let report: Value = serde_json::from_str(&aeplens(&args)).unwrap();
+    assert_valid("report", &report, "report with a review");
+    let marks = report["review"]["marks"].as_array().unwrap();
+    let statuses: Vec<&str> = marks
+        .iter()
+        .map(|m| m["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        statuses,
+        ["current", "gone", "current", "current"],
+        "{marks:#?}"
+    );
+    assert_eq!(marks[0]["verdict"], "root-cause");
+    assert_eq!(marks[0]["action"]["action_id"], "act-003");
+    assert!(marks[2]["finding"]["fingerprint"].is_string());
+    assert!(
+        marks[3]["record"]
+            .as_str()
+            .unwrap()
+            .contains("incident.ndjson:")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

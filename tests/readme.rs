@@ -16,6 +16,10 @@ fn readme_examples_print_what_the_readme_says() {
             .collect();
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_aeplens"))
             .args(&args)
+            .env(
+                "XDG_DATA_HOME",
+                std::env::temp_dir().join("aeplens-test-no-reviews"),
+            )
             .output()
             .unwrap();
         let actual: Vec<String> = String::from_utf8_lossy(&out.stdout)

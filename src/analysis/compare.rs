@@ -96,6 +96,24 @@ fn side<'c>(an: &Analysis, corpus: &'c Corpus, node: NodeId, what: &str) -> Opti
     })
 }
 
+/// `other` (the action a reviewer chose) beside `node`.
+pub fn chosen<'c>(
+    an: &Analysis,
+    corpus: &'c Corpus,
+    other: NodeId,
+    node: NodeId,
+) -> Option<Pair<'c>> {
+    let left = side(an, corpus, other, "chosen with v")?;
+    let right = side(an, corpus, node, "selected")?;
+    let rows = rows(&left.action, &right.action);
+    Some(Pair {
+        why: "the action chosen with v beside the selected one",
+        left,
+        right,
+        rows,
+    })
+}
+
 /// The natural counterpart of `node`, when it has one.
 pub fn counterpart<'c>(an: &Analysis, corpus: &'c Corpus, node: NodeId) -> Option<Pair<'c>> {
     let g = &an.graph;

@@ -20,7 +20,27 @@ pub struct Evidence {
     pub timings: Vec<(&'static str, std::time::Duration)>,
 }
 
+/// Opened evidence by reference: what the explorer holds (behind `Arc`s) and what
+/// [`Evidence`] owns, for code that reads either.
+#[derive(Clone, Copy, Debug)]
+pub struct EvidenceRef<'a> {
+    pub corpus: &'a Corpus,
+    pub report: &'a Report,
+    pub analysis: &'a Analysis,
+    pub findings: &'a [Finding],
+}
+
 impl Evidence {
+    /// The evidence by reference.
+    pub fn as_ref(&self) -> EvidenceRef<'_> {
+        EvidenceRef {
+            corpus: &self.corpus,
+            report: &self.report,
+            analysis: &self.analysis,
+            findings: &self.findings,
+        }
+    }
+
     /// Verifies and analyses a corpus. V17 (copies rewritten across chained snapshots)
     /// is added to the semantic axis of the record holding the rewritten copy.
     pub fn open(

@@ -4,10 +4,11 @@ use super::{CheckArgs, Format, ProfileArg};
 use crate::analysis::evidence::Evidence;
 use crate::analysis::lease::SuppliedLeases;
 use crate::load::{Corpus, load_paths};
-use crate::model::finding::{Finding, Severity};
+use crate::model::finding::Finding;
 use crate::model::text::{file_name, sanitize};
+use crate::review::report::counts;
 use crate::verify::chain::ChainStatus;
-use crate::verify::{AuthStatus, CheckStatus, Options, Profile, Report, SeverityCounts, Summary};
+use crate::verify::{AuthStatus, CheckStatus, Options, Profile, Report};
 use std::io::{IsTerminal, Write};
 
 /// Runs `check`; returns the exit code.
@@ -91,30 +92,9 @@ pub fn run(args: &CheckArgs) -> i32 {
     report.exit_code()
 }
 
-/// Counts by status as `N status` phrases, in the map's order.
-pub(super) fn counts(by_status: &std::collections::BTreeMap<&'static str, usize>) -> Vec<String> {
-    by_status.iter().map(|(k, v)| format!("{v} {k}")).collect()
-}
-
 /// `check`'s exit code when no record was found to verify (distinct from a usage
 /// error, 2).
 pub const EXIT_NOTHING_TO_VERIFY: i32 = 3;
-
-/// The summary, with findings counted over every finding (the verifier's per record and
-/// the analysis's across records).
-pub fn summary(report: &Report, findings: &[Finding]) -> Summary {
-    let mut sum = report.summary();
-    sum.findings = SeverityCounts::default();
-    for f in findings {
-        match f.severity {
-            Severity::High => sum.findings.high += 1,
-            Severity::Medium => sum.findings.medium += 1,
-            Severity::Low => sum.findings.low += 1,
-            Severity::Info => sum.findings.info += 1,
-        }
-    }
-    sum
-}
 
 /// The stable JSON document; `findings` is every finding (also in `findings`).
 pub fn json_report(report: &Report, findings: &[Finding], profile: Profile) -> String {
@@ -131,7 +111,7 @@ pub fn json_report(report: &Report, findings: &[Finding], profile: Profile) -> S
         "chains": report.chains,
         "chain_paths": report.links.paths,
         "findings": findings,
-        "summary": summary(report, findings),
+        "summary": report.summary_with(findings),
     });
     let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
     s.push('\n');
@@ -263,7 +243,7 @@ pub fn text_report(report: &Report, findings: &[Finding], width: Option<usize>) 
         );
     }
     s.push_str(&paths_text(report));
-    let sum = summary(report, findings);
+    let sum = report.summary_with(findings);
     let chains = counts(&sum.chains);
     let paths = counts(&sum.chain_paths);
     let _ = writeln!(

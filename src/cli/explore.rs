@@ -21,6 +21,20 @@ pub fn run(mut args: ExploreArgs) -> i32 {
         eprintln!("aeplens: {}", e.render());
         return 2;
     }
+    if let Some(review) = &args.review {
+        if super::export::is_evidence(&args.paths, review) {
+            eprintln!(
+                "aeplens: refusing --review {}: it is one of the evidence files (aeplens never writes evidence)",
+                sanitize(review)
+            );
+            return 2;
+        }
+        // A broken or foreign review file stops here, before the terminal is taken.
+        if let Err(e) = crate::review::file::Review::read(std::path::Path::new(review)) {
+            eprintln!("aeplens: {}", e.render());
+            return 2;
+        }
+    }
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         let what = if demo {
             format!("the bundled demo ({DEMO_EVIDENCE})")
@@ -78,6 +92,12 @@ pub fn run(mut args: ExploreArgs) -> i32 {
         keymap,
         mouse: args.mouse,
         follow: args.follow,
+        review: args.review.map(std::path::PathBuf::from),
+        fresh: args.fresh,
+        editor: std::env::var("VISUAL")
+            .or_else(|_| std::env::var("EDITOR"))
+            .ok()
+            .filter(|e| !e.trim().is_empty()),
         banner: demo.then(|| {
             "demo incident (public test key) · open your own: aeplens --keys KEYS.json PATH"
                 .to_string()

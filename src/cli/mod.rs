@@ -64,6 +64,14 @@ pub struct ExploreArgs {
     /// Reload when an input file grows (tail a store that is still being written).
     #[arg(long)]
     pub follow: bool,
+    /// Keep marks, notes and the session in FILE (a file you can attach to a ticket)
+    /// [default: $XDG_DATA_HOME/aeplens/reviews/<evidence-set>.json]. Never an evidence file.
+    #[arg(long, value_name = "FILE")]
+    pub review: Option<String>,
+    /// Start at the first action with no filter instead of where the review left off
+    /// (marks and notes stay).
+    #[arg(long)]
+    pub fresh: bool,
     /// Evidence files or directories to explore [default: the bundled demo incident].
     #[arg(value_name = "PATH")]
     pub paths: Vec<String>,
@@ -319,6 +327,13 @@ pub struct ReportArgs {
     /// Exit 1 when a finding at or above this severity exists (for CI gates).
     #[arg(long, value_enum, value_name = "SEVERITY")]
     pub fail_on: Option<SeverityArg>,
+    /// The review whose marks and notes lead the report [default: the explorer's review
+    /// of this evidence set, under $XDG_DATA_HOME/aeplens/reviews/, when there is one].
+    #[arg(long, value_name = "FILE", conflicts_with = "no_review")]
+    pub review: Option<String>,
+    /// Leave the reviewer's marks and notes out.
+    #[arg(long)]
+    pub no_review: bool,
     #[command(flatten)]
     pub evidence: EvidenceArgs,
 }
@@ -328,6 +343,8 @@ pub struct ReportArgs {
 pub enum ReportFormat {
     /// GitHub-flavoured Markdown.
     Md,
+    /// One self-contained HTML file: no scripts, no requests, inline SVG, printable.
+    Html,
     /// The versioned JSON document (schema/report.schema.json).
     Json,
     /// SARIF 2.1.0.

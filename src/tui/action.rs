@@ -40,6 +40,14 @@ pub enum Action {
     /// Show one of the navigator's lists and focus it (a click on its tab).
     ShowList(NavList),
     Scroll(Pane, i32),
+    /// The event loop opened the review file (its path, when it can be saved; `Ok(None)`:
+    /// no review yet; `Err`: the file's error, shown and never overwritten).
+    ReviewOpened(
+        Option<std::path::PathBuf>,
+        Result<Option<Box<crate::review::file::Review>>, String>,
+    ),
+    /// A note written in `$EDITOR`, for this target.
+    NoteEdited(crate::review::marks::Target, String),
     /// A background all-runs search finished (its query, its matches).
     SearchDone(String, super::state::AllMatches),
 }

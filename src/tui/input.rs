@@ -14,6 +14,19 @@ pub fn key_action(state: &State, key: &KeyEvent) -> Option<Action> {
     if key.kind == KeyEventKind::Release {
         return None;
     }
+    if state.review.editor.is_some() {
+        // The note editor: Enter is a new line, Ctrl-S saves, Esc cancels.
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        return match key.code {
+            KeyCode::Char('s') if ctrl => Some(Action::Submit),
+            KeyCode::Char(c) if !ctrl => Some(Action::Char(c)),
+            KeyCode::Enter => Some(Action::Char('\n')),
+            KeyCode::Tab => Some(Action::Char('\t')),
+            KeyCode::Backspace => Some(Action::Backspace),
+            KeyCode::Esc => Some(Action::Command(super::keymap::Command::Cancel)),
+            _ => None,
+        };
+    }
     let editing = state.search.is_active() || state.filter.is_active();
     if editing {
         match key.code {

@@ -13,13 +13,15 @@ pub mod theme;
 pub mod view;
 pub mod worker;
 
+use crate::review::file::{EvidenceSet, KeyRef, Review, default_path};
 use crate::verify::Keyring;
 use clipboard::{copy_native, osc52};
 use keymap::Keymap;
 use ratatui::crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event};
 use ratatui::crossterm::execute;
-use state::{Action, State, update};
+use state::{Action, ReviewSettings, State, update};
 use std::io::Write;
+use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::{Duration, Instant};
 use theme::Theme;
@@ -38,6 +40,112 @@ pub struct ExplorerOptions {
     pub follow: bool,
     /// A line shown in the header (the demo says it is the demo).
     pub banner: Option<String>,
+    /// The review file (`--review`); else the evidence set's under `$XDG_DATA_HOME`.
+    pub review: Option<PathBuf>,
+    /// Do not restore the session (`--fresh`).
+    pub fresh: bool,
+    /// `$VISUAL` / `$EDITOR`, when set: notes are edited there.
+    pub editor: Option<String>,
+}
+
+/// Opens the review of the loaded evidence (`path`, else the evidence set's default
+/// file) and hands it to the state. Done once, when the evidence first arrives.
+pub fn open_review(state: &mut State, path: Option<PathBuf>) {
+    let Some(d) = state.data.as_ref() else {
+        return;
+    };
+    let path = path.or_else(|| default_path(&EvidenceSet::of(&d.corpus)));
+    let result = match &path {
+        Some(p) => Review::read(p)
+            .map(|r| r.map(Box::new))
+            .map_err(|e| e.render()),
+        None => Ok(None),
+    };
+    let path = if result.is_ok() { path } else { None };
+    update(state, Action::ReviewOpened(path, result));
+}
+
+/// Saves the review with the current session (when it has somewhere to go); returns
+/// where it went. Never over an unreadable review file: that one has no path.
+pub fn save_review(state: &mut State, keys: &Keyring) -> Result<Option<PathBuf>, String> {
+    let session = state::session(state);
+    let (Some(d), Some(review), Some(path)) = (
+        state.data.as_ref(),
+        state.review.review.as_mut(),
+        state.review.path.clone(),
+    ) else {
+        return Ok(None);
+    };
+    review.evidence = EvidenceSet::of(&d.corpus);
+    review.keyring = KeyRef::all(keys);
+    review.aeplens_version = env!("CARGO_PKG_VERSION").into();
+    review.session = session;
+    review
+        .write(&path)
+        .map_err(|e| format!("cannot save the review to {}: {e}", path.display()))?;
+    state.review.dirty = false;
+    Ok(Some(path))
+}
+
+/// Writes the HTML report of the current filter and marks beside the review file
+/// (`REVIEW.html`), or in the current directory when the review has no file.
+pub fn write_report(state: &State, keys: &Keyring) -> Result<PathBuf, String> {
+    use crate::analysis::evidence::EvidenceRef;
+    use crate::review::report::{IncidentReport, html};
+    let d = state.data.as_ref().ok_or("no evidence loaded")?;
+    let report = d.report.as_ref().ok_or("verification has not finished")?;
+    let ev = EvidenceRef {
+        corpus: &d.corpus,
+        report,
+        analysis: &d.analysis,
+        findings: &d.findings,
+    };
+    let out = match &state.review.path {
+        Some(p) => p.with_extension("html"),
+        None => PathBuf::from(format!(
+            "aeplens-report-{}.html",
+            &EvidenceSet::of(&d.corpus).key[..12]
+        )),
+    };
+    if d.corpus
+        .inputs
+        .iter()
+        .any(|i| same_file(&out, std::path::Path::new(&*i.path)))
+    {
+        return Err(format!(
+            "refusing to write {}: it is an evidence file",
+            out.display()
+        ));
+    }
+    let passes = |n| state.passes(n);
+    let scope = state.filter.is_applied().then(|| {
+        (
+            state.filter.text().to_string(),
+            &passes as &dyn Fn(_) -> bool,
+        )
+    });
+    let review = state.review.review.as_ref().map(|r| {
+        (
+            r,
+            state.review.path.as_ref().map(|p| p.display().to_string()),
+        )
+    });
+    let command = format!(
+        "aeplens report --format html{}",
+        state
+            .review
+            .path
+            .as_ref()
+            .map(|p| format!(" --review {}", p.display()))
+            .unwrap_or_default()
+    );
+    let text = html::render(&IncidentReport::of(ev, keys, command, review, scope), ev);
+    std::fs::write(&out, text).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+    Ok(out)
+}
+
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b)
 }
 
 /// The terminal's width in columns, when stdout is one (for CLI tables that fit it).
@@ -77,6 +185,10 @@ pub fn run(options: &ExplorerOptions) -> i32 {
     }
     let mut state = State::new(options.keymap.clone(), options.theme.clone());
     state.banner.clone_from(&options.banner);
+    state.review.settings = ReviewSettings {
+        external_editor: options.editor.is_some(),
+        fresh: options.fresh,
+    };
     let result = event_loop(&mut terminal, &mut state, &rx, &tx, options);
     if options.mouse {
         let _ = execute!(std::io::stdout(), DisableMouseCapture);
@@ -124,8 +236,14 @@ fn event_loop(
             "forced by AEPLENS_DEBUG_PANIC (debug builds only)"
         );
         if state.quit {
+            if let Err(e) = save_review(state, &options.keys) {
+                // Said after the terminal is restored.
+                state.errors.push(e.clone());
+                eprintln!("aeplens: {e}");
+            }
             return Ok(());
         }
+        review_work(terminal, state, options)?;
         // Clipboard: native, else OSC 52 (tmux-wrapped); "print" keeps texts for exit.
         if clipboard_mode != "print" {
             for text in std::mem::take(&mut state.clipboard) {
@@ -152,9 +270,13 @@ fn event_loop(
         while let Ok(a) = rx.try_recv() {
             let reload = matches!(a, Action::Loaded(_)) && state.data.is_some();
             let keep = reload.then(|| current_key(state)).flatten();
+            let loaded = matches!(a, Action::Loaded(_));
             update(state, a);
             if let Some((run, id)) = keep {
                 reselect(state, &run, &id);
+            }
+            if loaded && state.review.review.is_none() {
+                open_review(state, options.review.clone());
             }
             worked = true;
         }
@@ -187,6 +309,76 @@ fn event_loop(
             update(state, a);
         }
     }
+}
+
+/// What the review asks of the loop: saving, a note in `$EDITOR`, a report.
+fn review_work(
+    terminal: &mut ratatui::DefaultTerminal,
+    state: &mut State,
+    options: &ExplorerOptions,
+) -> std::io::Result<()> {
+    if state.review.dirty
+        && state.review.path.is_some()
+        && let Err(e) = save_review(state, &options.keys)
+    {
+        state.review.dirty = false;
+        state.review.problem = Some(e.clone());
+        state.message = Some(e);
+    }
+    if let Some((target, text)) = state.review.external_edit.take()
+        && let Some(editor) = &options.editor
+    {
+        let edited = edit_externally(terminal, editor, &text, options.mouse)?;
+        match edited {
+            Ok(text) => update(state, Action::NoteEdited(target, text)),
+            Err(e) => state.message = Some(e),
+        }
+    }
+    if std::mem::take(&mut state.review.report_requested) {
+        state.message = Some(match write_report(state, &options.keys) {
+            Ok(path) => format!("report written: {}", path.display()),
+            Err(e) => e,
+        });
+    }
+    Ok(())
+}
+
+/// Leaves the explorer's screen, runs `editor` on a temporary file holding `text`, and
+/// comes back; the edited text, or why there is none.
+fn edit_externally(
+    terminal: &mut ratatui::DefaultTerminal,
+    editor: &str,
+    text: &str,
+    mouse: bool,
+) -> std::io::Result<Result<String, String>> {
+    let file = std::env::temp_dir().join(format!("aeplens-note-{}.md", std::process::id()));
+    if let Err(e) = std::fs::write(&file, text) {
+        return Ok(Err(format!("cannot write the note for the editor: {e}")));
+    }
+    if mouse {
+        let _ = execute!(std::io::stdout(), DisableMouseCapture);
+    }
+    ratatui::restore();
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{editor} \"$1\""))
+        .arg("sh")
+        .arg(&file)
+        .status();
+    *terminal = ratatui::try_init()?;
+    if mouse {
+        let _ = execute!(std::io::stdout(), EnableMouseCapture);
+    }
+    terminal.clear()?;
+    let result = match status {
+        Ok(s) if s.success() => {
+            std::fs::read_to_string(&file).map_err(|e| format!("cannot read the note back: {e}"))
+        }
+        Ok(s) => Err(format!("the editor exited with {s}; note not changed")),
+        Err(e) => Err(format!("cannot run the editor {editor:?}: {e}")),
+    };
+    let _ = std::fs::remove_file(&file);
+    Ok(result)
 }
 
 fn current_key(state: &State) -> Option<(String, String)> {

@@ -331,6 +331,22 @@ pub fn verify_record(
 }
 
 impl Report {
+    /// The summary, with findings counted over `findings` (the verifier's per record and
+    /// the analysis's across records) instead of the report's own.
+    pub fn summary_with(&self, findings: &[Finding]) -> Summary {
+        let mut sum = self.summary();
+        sum.findings = SeverityCounts::default();
+        for f in findings {
+            match f.severity {
+                Severity::High => sum.findings.high += 1,
+                Severity::Medium => sum.findings.medium += 1,
+                Severity::Low => sum.findings.low += 1,
+                Severity::Info => sum.findings.info += 1,
+            }
+        }
+        sum
+    }
+
     /// Counts for the summary line and JSON `summary`.
     pub fn summary(&self) -> Summary {
         let mut s = Summary {

@@ -53,11 +53,14 @@ pub fn inputs(
     )
 }
 
-/// Runs the real binary: (exit code, stdout, stderr).
+/// Runs the real binary: (exit code, stdout, stderr). Its data directory is an empty
+/// one of the test run's, so no review a person made on this machine enters a golden.
 pub fn aeplens(args: &[&str]) -> (i32, String, String) {
+    let data = std::env::temp_dir().join(format!("aeplens-test-data-{}", std::process::id()));
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_aeplens"))
         .args(args)
         .env_remove("NO_COLOR")
+        .env("XDG_DATA_HOME", data)
         .output()
         .unwrap();
     (

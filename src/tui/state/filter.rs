@@ -62,7 +62,7 @@ pub struct Term {
 }
 
 /// Parses `tool:x decision:deny !class:read lease:after-expiry finding:F-STATE run:r
-/// is:problem word`.
+/// is:problem is:marked word`.
 pub fn parse_filter(text: &str) -> Result<Vec<Term>, String> {
     text.split_whitespace()
         .map(|w| {
@@ -77,8 +77,11 @@ pub fn parse_filter(text: &str) -> Result<Vec<Term>, String> {
                             "unknown filter key {k:?} (tool, decision, class, lease, finding, run, is)"
                         ));
                     }
-                    if k == "is" && !v.eq_ignore_ascii_case("problem") {
-                        return Err(format!("unknown filter is:{v} (is:problem)"));
+                    if k == "is"
+                        && !v.eq_ignore_ascii_case("problem")
+                        && !v.eq_ignore_ascii_case("marked")
+                    {
+                        return Err(format!("unknown filter is:{v} (is:problem, is:marked)"));
                     }
                     Ok(Term {
                         negated,
@@ -99,14 +102,10 @@ pub fn parse_filter(text: &str) -> Result<Vec<Term>, String> {
 /// The filter `P` toggles: only actions with a problem.
 pub const PROBLEMS_ONLY: &str = "is:problem";
 
-/// `P`: filters to the actions with a problem, or clears that filter.
-pub(super) fn toggle_problems_only(state: &mut State) {
-    let on = state.filter.is_applied() && state.filter.text() == PROBLEMS_ONLY;
-    state.filter.prompt.text = if on {
-        String::new()
-    } else {
-        PROBLEMS_ONLY.into()
-    };
+/// `P` / `*`: filters to the actions with a problem / marked, or clears that filter.
+pub(super) fn toggle_only(state: &mut State, only: &str) {
+    let on = state.filter.is_applied() && state.filter.text() == only;
+    state.filter.prompt.text = if on { String::new() } else { only.into() };
     apply_filter(state);
     if on {
         state.message = Some("filter cleared: every action".into());
@@ -157,6 +156,7 @@ pub(super) fn apply_filter(state: &mut State) {
                     Some("run") => g.runs[d.run_of(n)].id.to_lowercase().contains(&t.value),
                     // Denied, drifted, outside its lease, invalid, a high finding, executed
                     // after a deny: what `e` steps through.
+                    Some("is") if t.value == "marked" => state.review.by_node.contains_key(&n),
                     Some("is") => d.flags[n as usize] & flag::PROBLEM != 0,
                     _ => d.haystacks[n as usize].contains(&t.value),
                 };

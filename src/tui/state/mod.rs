@@ -5,6 +5,7 @@ mod copy;
 mod detail;
 mod filter;
 mod navigator;
+mod review;
 mod scroll;
 mod search;
 mod timeline;
@@ -13,6 +14,7 @@ use copy::*;
 use detail::*;
 use filter::*;
 use navigator::*;
+use review::*;
 use search::*;
 use timeline::*;
 
@@ -21,6 +23,7 @@ pub use copy::CopyTarget;
 pub use detail::{Detail, DetailTab, JsonLine, raw_lines};
 pub use filter::{Filter, Term, parse_filter};
 pub use navigator::{NavItem, NavList, NavTarget, Navigator, chain_status, nav_text, rebuild_nav};
+pub use review::{MARKED_ONLY, NoteEditor, ReviewSettings, ReviewState, session};
 pub use scroll::Scroll;
 pub use search::{AllMatches, BACKGROUND_SEARCH_FROM, Search, SearchJob, matches_all};
 pub use timeline::{Row, Timeline, rebuild_rows, select};
@@ -93,6 +96,8 @@ pub struct State {
     pub page: usize,
     /// The banner shown in the header (e.g. for the bundled demo).
     pub banner: Option<String>,
+    /// The reviewer's marks and notes, and where they are saved.
+    pub review: ReviewState,
 }
 
 impl State {
@@ -120,6 +125,7 @@ impl State {
             size: (80, 24),
             page: 10,
             banner: None,
+            review: ReviewState::default(),
         }
     }
 
@@ -153,6 +159,7 @@ pub fn update(state: &mut State, action: Action) {
             if let Some(n) = start {
                 select(state, n, false);
             }
+            review::resolve(state);
             rebuild_nav(state);
         }
         Action::Verified(report, findings) => {
@@ -161,9 +168,12 @@ pub fn update(state: &mut State, action: Action) {
             }
             state.progress.finished = true;
             state.progress.phase = "verified".into();
+            review::resolve(state);
             rebuild_rows(state);
             rebuild_nav(state);
         }
+        Action::ReviewOpened(path, result) => review::opened(state, path, result),
+        Action::NoteEdited(target, text) => review::note_done(state, &target, &text),
         Action::Progress(p) => state.progress = p,
         Action::Errors(e) => {
             state.errors.extend(e);
@@ -195,7 +205,9 @@ pub fn update(state: &mut State, action: Action) {
 }
 
 fn edit(state: &mut State, f: impl FnOnce(&mut String)) {
-    if state.search.is_active() {
+    if let Some(e) = state.review.editor.as_mut() {
+        f(&mut e.text);
+    } else if state.search.is_active() {
         state.search.edit(f);
         search_run(state);
     } else if state.filter.is_active() {
@@ -204,7 +216,9 @@ fn edit(state: &mut State, f: impl FnOnce(&mut String)) {
 }
 
 fn submit(state: &mut State) {
-    if state.search.is_active() {
+    if let Some(e) = state.review.editor.take() {
+        review::note_done(state, &e.target, &e.text);
+    } else if state.search.is_active() {
         state.search.close();
         match search_all(state) {
             Some(best) => select(state, best, true),
@@ -232,6 +246,13 @@ fn submit(state: &mut State) {
 
 fn command(state: &mut State, c: Command) {
     state.message = None;
+    if state.review.editor.is_some() {
+        if c == Command::Cancel {
+            state.review.editor = None;
+            state.message = Some("note not changed".into());
+        }
+        return;
+    }
     if let Overlay::Copy(items, i) = &mut state.overlay {
         match c {
             Command::Up => *i = i.saturating_sub(1),
@@ -274,7 +295,20 @@ fn command(state: &mut State, c: Command) {
         Command::Help => state.overlay = Overlay::Help(Scroll::default()),
         Command::Inputs => state.overlay = Overlay::Inputs(Scroll::default()),
         Command::Compare => open_compare(state),
-        Command::ProblemsOnly => toggle_problems_only(state),
+        Command::ProblemsOnly => toggle_only(state, PROBLEMS_ONLY),
+        Command::MarkedOnly => toggle_only(state, MARKED_ONLY),
+        Command::Mark => toggle_mark(state),
+        Command::CycleVerdict => cycle_verdict(state),
+        Command::Note => edit_note(state),
+        Command::NextMark | Command::PrevMark => jump_mark(state, c == Command::NextMark),
+        Command::CompareTarget => set_compare_target(state),
+        Command::Report => {
+            if state.progress.finished {
+                state.review.report_requested = true;
+            } else {
+                state.message = Some("the report waits for verification to finish".into());
+            }
+        }
         Command::Cancel => {
             if state.search.clear() {
                 state.message = Some("search cancelled".into());
@@ -359,12 +393,26 @@ fn click(state: &mut State, pane: Pane, row: usize) {
     }
 }
 
+/// What `=` compares the selected action with: the action `v` set, else its natural
+/// counterpart.
+pub fn comparison<'d>(
+    state: &State,
+    d: &'d Data,
+    node: NodeId,
+) -> Option<crate::analysis::compare::Pair<'d>> {
+    use crate::analysis::compare::{chosen, counterpart};
+    match state.review.compare_with {
+        Some(other) if other != node => chosen(&d.analysis, &d.corpus, other, node),
+        _ => counterpart(&d.analysis, &d.corpus, node),
+    }
+}
+
 /// Opens the comparison of the selected action with its counterpart, or says why not.
 fn open_compare(state: &mut State) {
     let (Some(d), Some(node)) = (&state.data, state.timeline.node) else {
         return;
     };
-    if crate::analysis::compare::counterpart(&d.analysis, &d.corpus, node).is_some() {
+    if comparison(state, d, node).is_some() {
         state.overlay = Overlay::Compare(Scroll::default());
     } else {
         state.message = Some(

@@ -58,6 +58,12 @@ impl Navigator {
         ok
     }
 
+    /// Shows another list (the cursor back at its top).
+    pub(super) fn set_list(&mut self, list: NavList) {
+        self.list = list;
+        self.cursor = 0;
+    }
+
     /// `<`/`>`: four columns narrower or wider, within bounds.
     pub(super) fn resize(&mut self, wider: bool) {
         self.width_delta = if wider {

@@ -3,7 +3,6 @@
 //! and execution for the right-hand action.
 
 use super::*;
-use crate::analysis::compare::counterpart;
 
 /// `text` cut to `width` characters (… marks a cut).
 fn cell(text: &str, width: usize) -> String {
@@ -21,7 +20,7 @@ pub(super) fn compare(s: &State, scroll: usize, area: Rect, buf: &mut Buffer) {
     let (Some(d), Some(node)) = (&s.data, s.timeline.node()) else {
         return;
     };
-    let Some(pair) = counterpart(&d.analysis, &d.corpus, node) else {
+    let Some(pair) = crate::tui::state::comparison(s, d, node) else {
         return;
     };
     let width = area.width.min(160);

@@ -15,8 +15,16 @@ pub(super) fn detail(s: &State, area: Rect, buf: &mut Buffer) {
     };
     let (title, _) = detail_title(s, d, node, area.width);
     let block = pane_block(s, Pane::Detail, title);
-    let inner = block.inner(area);
+    let mut inner = block.inner(area);
     block.render(area, buf);
+    // The reviewer's mark heads the pane, whatever the tab.
+    let marks = mark_lines(s, node);
+    if !marks.is_empty() && inner.height > marks.len() as u16 + 2 {
+        let h = marks.len() as u16;
+        Paragraph::new(marks).render(Rect { height: h, ..inner }, buf);
+        inner.y += h;
+        inner.height -= h;
+    }
     // Findings come from the explorer's index (the Record tab), not a scan of all of them.
     let Some(report) = d.analysis.show(&d.corpus, node, &[]) else {
         return;

@@ -121,6 +121,16 @@ fn header_spans<'a>(s: &State, compact: bool) -> Vec<Span<'a>> {
             t.warn,
         )),
     }
+    let (marks, stale) = s.review.counts();
+    if marks > 0 {
+        spans.push(Span::styled(format!("· ⚑{marks} "), t.accent));
+        if stale > 0 {
+            spans.push(Span::styled(format!("({stale} changed) "), t.bad));
+        }
+    }
+    if s.review.problem.is_some() {
+        spans.push(Span::styled("· review not saved ", t.bad));
+    }
     let [high, medium, low] = d.finding_counts;
     spans.push(Span::raw(if compact { "· " } else { "· findings " }));
     spans.push(Span::styled(format!("▲{high} "), t.bad));

@@ -10,6 +10,7 @@ mod lines;
 mod navigator;
 mod overlay;
 mod record;
+mod review;
 mod timeline;
 
 use compare::*;
@@ -21,6 +22,7 @@ use lines::*;
 use navigator::*;
 use overlay::*;
 use record::*;
+use review::*;
 use timeline::*;
 
 pub use lines::abbreviate;
@@ -201,6 +203,7 @@ impl Widget for &Screen<'_> {
             Overlay::Compare(scroll) => compare(s, scroll.top(), area, buf),
             Overlay::Copy(items, i) => copy_menu(s, items, *i, area, buf),
         }
+        note_editor(s, area, buf);
     }
 }
 

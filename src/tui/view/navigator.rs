@@ -1,6 +1,8 @@
 //! The navigator: its list tabs and the visible slice of the selected list.
 
 use super::*;
+use crate::review::marks::Place;
+use crate::tui::state::NavTarget;
 
 /// The list tabs as spans (` Runs │ Chains │ …`), and the list each span is (for mouse
 /// hit-testing). The same line titles the navigator and makes the narrow tab bar.
@@ -71,7 +73,16 @@ pub(super) fn navigator(s: &State, area: Rect, buf: &mut Buffer) {
             s.theme.base
         };
         let g = glyphs(item.flags);
-        let line = Line::from(vec![
+        let mark = match item.target {
+            NavTarget::Finding(f) => s
+                .review
+                .finding_mark(f)
+                .map(|m| vec![mark_span(s, m, Place::Finding(f)), Span::raw(" ")])
+                .unwrap_or_default(),
+            NavTarget::Step(_, n) | NavTarget::LeaseUse(_, n) => node_mark(s, n),
+            _ => Vec::new(),
+        };
+        let mut line = Line::from(vec![
             Span::raw("  ".repeat(item.depth as usize)),
             Span::raw(marker),
             Span::styled(
@@ -82,8 +93,11 @@ pub(super) fn navigator(s: &State, area: Rect, buf: &mut Buffer) {
                 },
                 flag_style(s, item.flags),
             ),
-            Span::raw(nav_text(s, item)),
         ]);
+        for span in mark {
+            line.push_span(span);
+        }
+        line.push_span(Span::raw(nav_text(s, item)));
         buf.set_style(Rect::new(inner.x, y, inner.width, 1), style);
         buf.set_line(inner.x, y, &line, inner.width);
     }

@@ -3,7 +3,7 @@
 use super::*;
 
 /// Every glyph and its one meaning, one a line.
-pub const GLYPH_LEGEND: [&str; 19] = [
+pub const GLYPH_LEGEND: [&str; 20] = [
     "⊘  denied (the first deny of a tree starts a chain)",
     "↻  re-approved after a deny",
     "≠  argument drift",
@@ -23,6 +23,7 @@ pub const GLYPH_LEGEND: [&str; 19] = [
     "▲  high finding (■ medium, · low)",
     "?  parent not found",
     "⋯  idle time compressed on the timeline",
+    "⚑  marked by you (colour: verdict; ⚑! the evidence changed since)",
 ];
 
 /// Help: the glyph legend first, then every key from the keymap; scrolls with the

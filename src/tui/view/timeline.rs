@@ -372,14 +372,16 @@ pub(super) fn timeline_row(
     } else {
         ""
     };
-    let line = Line::from(vec![
-        Span::raw(format!("{indent}{marker}{cross}")),
+    let mut spans = vec![Span::raw(format!("{indent}{marker}{cross}"))];
+    spans.extend(node_mark(s, row.node));
+    spans.extend([
         Span::raw(sanitize(a.id().unwrap_or("(no id)")).into_owned()),
         Span::raw(" "),
         Span::styled(sanitize(a.tool().unwrap_or("?")).into_owned(), t.accent),
         Span::raw(" "),
         Span::styled(glyphs(shown), flag_style(s, shown)),
     ]);
+    let line = Line::from(spans);
     buf.set_line(tree.x, tree.y, &line, tree.width);
     // Lease window under the action, then the execution instant.
     if let Some(l) = d.analysis.leases.by_node.get(&row.node) {

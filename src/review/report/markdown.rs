@@ -2,9 +2,8 @@
 //! escaped: it can neither format, link nor inject HTML, and control characters show as
 //! escapes.
 
-use super::IncidentReport;
-use crate::analysis::authority::ChangeStatus;
-use crate::model::json::Json;
+use super::{Answers, IncidentReport};
+use crate::analysis::evidence::EvidenceRef;
 use crate::model::text::sanitize;
 use std::fmt::Write as _;
 
@@ -28,17 +27,97 @@ pub(super) fn md(text: &str) -> String {
     out
 }
 
-/// A stored value in one line.
-fn value(v: Option<&Json>) -> String {
-    match v {
-        None => "not recorded".into(),
-        Some(Json::String(s)) => md(&s.lossy()),
-        Some(other) => md(&serde_json::to_string(other).unwrap_or_default()),
+/// One action's three answers, drift, lease, digests and findings, under its title.
+fn answers(s: &mut String, a: &Answers) {
+    let _ = writeln!(s, "#### {}\n", md(&a.title));
+    let fields = |list: &[super::FieldText]| -> String {
+        if list.is_empty() {
+            return "nothing recorded".into();
+        }
+        list.iter()
+            .map(|f| format!("{} = {}", f.name, md(&f.value)))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let _ = writeln!(s, "- **Authority available:** {}", fields(&a.available));
+    let _ = writeln!(s, "- **Authority exercised:** {}", fields(&a.exercised));
+    s.push_str("- **Changed between approval and execution:**\n");
+    for c in &a.changed {
+        let mark = match c.status {
+            "changed" => "✗",
+            "unchanged" => "✓",
+            _ => "○",
+        };
+        let _ = writeln!(
+            s,
+            "  - {mark} {}: {} — {}",
+            c.what,
+            c.status,
+            md(&c.summary)
+        );
+    }
+    let _ = writeln!(s, "- **Drift:** {}", md(&a.drift));
+    let _ = writeln!(s, "- **Lease:** {}", md(&a.lease));
+    if a.digests.is_empty() {
+        s.push_str("- **Digests:** no state digests recorded\n");
+    }
+    for d in &a.digests {
+        let _ = writeln!(s, "- **Digest:** {}", md(d));
+    }
+    for f in &a.findings {
+        let _ = writeln!(s, "- **Finding:** {}", md(f));
+    }
+    s.push('\n');
+}
+
+/// The reviewer's marks, each with its note and (for an action) its answers, then the
+/// action graph of the marked runs as Mermaid.
+fn marks(s: &mut String, review: &super::ReviewOut, ev: EvidenceRef) {
+    s.push_str("## Reviewer's marks\n\n");
+    if let Some(file) = &review.file {
+        let _ = writeln!(s, "From the review `{}`.\n", file.replace('`', "'"));
+    }
+    if review.marks.is_empty() {
+        s.push_str("The review has no marks.\n\n");
+    }
+    let mut runs: Vec<String> = Vec::new();
+    for m in &review.marks {
+        let _ = writeln!(s, "### **{}** · {}\n", m.verdict.name(), md(&m.label));
+        if let Some(w) = m.warning {
+            let _ = writeln!(s, "> ⚠ **{w}**\n");
+        }
+        for line in m.note.lines() {
+            let _ = writeln!(s, "> {}", md(line));
+        }
+        if !m.note.is_empty() {
+            s.push('\n');
+        }
+        let _ = writeln!(s, "Marked {}.\n", m.created_at);
+        if let Some(a) = &m.action {
+            answers(s, &Answers::of(a));
+            if !runs.iter().any(|r| r == a.run_id) {
+                runs.push(a.run_id.to_string());
+            }
+        }
+        if let Some(f) = m.finding {
+            let _ = writeln!(s, "{} `{}`: {}\n", f.severity.name(), f.id, md(&f.message));
+        }
+        if let Some(at) = &m.record {
+            let _ = writeln!(s, "Record at {}.\n", md(at));
+        }
+    }
+    if !runs.is_empty() {
+        let graph = super::graph::ActionGraph::of(ev, &runs);
+        let _ = writeln!(
+            s,
+            "Action graph of the marked runs:\n\n```mermaid\n{}```\n",
+            super::graph::mermaid(&graph)
+        );
     }
 }
 
 /// Renders the report.
-pub fn render(r: &IncidentReport) -> String {
+pub fn render(r: &IncidentReport, ev: EvidenceRef) -> String {
     let mut s = String::new();
     let sum = &r.summary;
     let a = &sum.authenticity;
@@ -59,7 +138,7 @@ pub fn render(r: &IncidentReport) -> String {
         "Signatures (strict Ed25519): {} valid, {} invalid, {} binding-mismatch, {} unsupported-legacy, {} unsigned, {} not checked.",
         a.valid, a.invalid, a.binding_mismatch, a.unsupported_legacy, a.unsigned, a.not_checked
     );
-    let paths = super::super::check::counts(&sum.chain_paths);
+    let paths = super::counts(&sum.chain_paths);
     let _ = writeln!(
         s,
         "Chain paths: {}.\n",
@@ -69,6 +148,10 @@ pub fn render(r: &IncidentReport) -> String {
             paths.join(", ")
         }
     );
+
+    if let Some(review) = &r.review {
+        marks(&mut s, review, ev);
+    }
 
     s.push_str("## Findings\n\n");
     if r.findings.is_empty() {
@@ -119,51 +202,7 @@ pub fn render(r: &IncidentReport) -> String {
         );
     }
     for act in &r.actions {
-        let _ = writeln!(
-            s,
-            "### {} · run {} · {}\n",
-            md(act.action_id.unwrap_or("(no action_id)")),
-            md(act.run_id),
-            md(&act.source.to_string())
-        );
-        let recorded = |fields: &[crate::analysis::authority::Field]| -> String {
-            let list: Vec<String> = fields
-                .iter()
-                .filter(|f| f.value.is_some())
-                .map(|f| format!("{} = {}", f.name, value(f.value)))
-                .collect();
-            if list.is_empty() {
-                "nothing recorded".into()
-            } else {
-                list.join("; ")
-            }
-        };
-        let _ = writeln!(
-            s,
-            "- **Authority available:** {}",
-            recorded(&act.authority.available())
-        );
-        let _ = writeln!(
-            s,
-            "- **Authority exercised:** {}",
-            recorded(&act.authority.exercised())
-        );
-        s.push_str("- **Changed between approval and execution:**\n");
-        for c in &act.authority.changed {
-            let mark = match c.status {
-                ChangeStatus::Changed => "✗",
-                ChangeStatus::Unchanged => "✓",
-                _ => "○",
-            };
-            let _ = writeln!(
-                s,
-                "  - {mark} {}: {} — {}",
-                c.what,
-                c.status.name(),
-                md(&c.summary.to_string())
-            );
-        }
-        s.push('\n');
+        answers(&mut s, &Answers::of(act));
     }
 
     if !r.chains.is_empty() {

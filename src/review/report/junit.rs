@@ -4,7 +4,6 @@
 //! control characters (XML 1.0 cannot hold most of them).
 
 use super::IncidentReport;
-use crate::analysis::evidence::Evidence;
 use crate::verify::chain::{ChainStatus, LinkState};
 use crate::verify::{AuthStatus, CheckStatus};
 use std::fmt::Write as _;
@@ -30,7 +29,7 @@ fn xml(text: &str) -> String {
 type Outcome = Option<Result<String, String>>;
 
 /// Renders the report.
-pub fn render(r: &IncidentReport, ev: &Evidence) -> String {
+pub fn render(r: &IncidentReport, report: &crate::verify::Report) -> String {
     let mut suites = String::new();
     let (mut tests, mut failures, mut skipped) = (0, 0, 0);
     let mut flat = 0;
@@ -38,7 +37,7 @@ pub fn render(r: &IncidentReport, ev: &Evidence) -> String {
         let mut cases = String::new();
         let (mut t, mut f, mut sk) = (0, 0, 0);
         for _ in 0..input.records {
-            let Some(rec) = ev.report.records.get(flat) else {
+            let Some(rec) = report.records.get(flat) else {
                 break;
             };
             flat += 1;

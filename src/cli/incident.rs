@@ -1,0 +1,129 @@
+//! `aeplens report`: the incident report (`review::report`) in the format asked for,
+//! with the reviewer's marks and notes when there is a review.
+
+use super::contract::document;
+use super::report::{emit, open};
+use super::{ReportArgs, ReportFormat};
+use crate::model::text::sanitize;
+use crate::review::file::{EvidenceSet, Review, default_path};
+use crate::review::report::{IncidentReport, html, junit, markdown, sarif};
+
+/// The command line that ran, each argument escaped and quoted when it needs to be.
+pub fn command_line() -> String {
+    std::env::args()
+        .enumerate()
+        .map(|(i, a)| {
+            let a = if i == 0 {
+                "aeplens".to_string()
+            } else {
+                sanitize(&a).into_owned()
+            };
+            if a.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./=:@+,".contains(c))
+            {
+                a
+            } else {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The review to report: `--review FILE` (which must exist), else the explorer's review
+/// of this evidence set when there is one, else none. Err is an exit code.
+fn review(args: &ReportArgs, set: &EvidenceSet) -> Result<Option<(Review, String)>, i32> {
+    if args.no_review {
+        return Ok(None);
+    }
+    let (path, explicit) = match &args.review {
+        Some(p) => (std::path::PathBuf::from(p), true),
+        None => match default_path(set) {
+            Some(p) => (p, false),
+            None => return Ok(None),
+        },
+    };
+    match Review::read(&path) {
+        Ok(Some(r)) => {
+            if !explicit {
+                super::note(&format!(
+                    "aeplens: with the marks of {} (--no-review leaves them out)",
+                    sanitize(&path.display().to_string())
+                ));
+            }
+            Ok(Some((r, path.display().to_string())))
+        }
+        Ok(None) if explicit => {
+            eprintln!(
+                "aeplens: no review file at {}",
+                sanitize(&path.display().to_string())
+            );
+            Err(2)
+        }
+        Ok(None) => Ok(None),
+        Err(e) => {
+            eprintln!("aeplens: {}", e.render());
+            Err(2)
+        }
+    }
+}
+
+/// `aeplens report`.
+pub fn run(args: &ReportArgs) -> i32 {
+    if let Some(out) = &args.output
+        && super::export::is_evidence(&args.evidence.paths, out)
+    {
+        eprintln!(
+            "aeplens: refusing to write {}: it is one of the evidence files (aeplens never writes evidence)",
+            sanitize(out)
+        );
+        return 2;
+    }
+    let keys = match args.evidence.keys.keyring() {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("aeplens: {e}");
+            return 2;
+        }
+    };
+    let ev = match open(&args.evidence) {
+        Ok(ev) => ev,
+        Err(code) => return code,
+    };
+    if ev.report.records.is_empty() {
+        eprintln!("aeplens: nothing to report: no evidence file with a record");
+        return super::check::EXIT_NOTHING_TO_VERIFY;
+    }
+    let review = match review(args, &EvidenceSet::of(&ev.corpus)) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let report = IncidentReport::of(
+        ev.as_ref(),
+        &keys,
+        command_line(),
+        review.as_ref().map(|(r, path)| (r, Some(path.clone()))),
+        None,
+    );
+    let text = match args.format {
+        ReportFormat::Json => document("report", &report),
+        ReportFormat::Md => markdown::render(&report, ev.as_ref()),
+        ReportFormat::Html => html::render(&report, ev.as_ref()),
+        ReportFormat::Sarif => sarif::render(&report),
+        ReportFormat::Junit => junit::render(&report, &ev.report),
+    };
+    let code = match &args.output {
+        None => emit(&text),
+        Some(path) => match std::fs::write(path, text) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("aeplens: cannot write {}: {e}", sanitize(path));
+                2
+            }
+        },
+    };
+    let gate = args
+        .fail_on
+        .is_some_and(|s| ev.findings.iter().any(|f| f.severity <= s.severity()));
+    if code == 0 && gate { 1 } else { code }
+}

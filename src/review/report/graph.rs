@@ -1,0 +1,222 @@
+//! The action graph of some runs — actions with their parent, re-approval and causal
+//! edges — as Graphviz DOT and Mermaid (for `export` and the Markdown report). Evidence
+//! text is escaped for each language: it can never close a label or inject markup.
+
+use crate::analysis::chains::Role;
+use crate::analysis::evidence::EvidenceRef;
+use crate::analysis::graph::NodeId;
+use crate::model::facts::ActionFacts;
+use crate::model::text::sanitize;
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+/// How an action is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    Plain,
+    Denied,
+    Reapproved,
+}
+
+/// An edge's kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Link {
+    Parent,
+    ParentCrossRun,
+    Reapproval,
+    Causal,
+}
+
+/// An action as drawn: its node, two label lines (id; tool · decision · result), class.
+pub type Drawn = (NodeId, [String; 2], Class);
+
+/// The action graph of the selected runs, ready to print.
+pub struct ActionGraph {
+    /// Each run's id and its actions.
+    pub runs: Vec<(String, Vec<Drawn>)>,
+    pub edges: Vec<(NodeId, NodeId, Link)>,
+}
+
+impl ActionGraph {
+    /// The graph of the runs named (every run when none is).
+    pub fn of(ev: EvidenceRef, runs: &[String]) -> ActionGraph {
+        let g = &ev.analysis.graph;
+        let roles: HashMap<NodeId, Role> = ev
+            .analysis
+            .chains
+            .iter()
+            .flat_map(crate::analysis::chains::Chain::roles)
+            .collect();
+        let mut out = ActionGraph {
+            runs: Vec::new(),
+            edges: Vec::new(),
+        };
+        let mut shown = vec![false; g.nodes.len()];
+        for run in &g.runs {
+            if !runs.is_empty() && !runs.contains(&run.id) {
+                continue;
+            }
+            let mut nodes = Vec::new();
+            for &n in &run.nodes {
+                let Some((record, action)) = g.action(ev.corpus, n) else {
+                    continue;
+                };
+                let facts = ActionFacts::of(record, &action);
+                let decision = facts.outcome;
+                let class = match roles.get(&n) {
+                    Some(Role::Reapproved) => Class::Reapproved,
+                    _ if decision == Some("deny") => Class::Denied,
+                    _ => Class::Plain,
+                };
+                let detail: Vec<&str> = [facts.tool, decision, facts.observed]
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                let label = [
+                    facts.id.unwrap_or("(no action_id)").to_string(),
+                    detail.join(" · "),
+                ];
+                shown[n as usize] = true;
+                nodes.push((n, label, class));
+            }
+            out.runs.push((run.id.clone(), nodes));
+        }
+        for (n, node) in g.nodes.iter().enumerate() {
+            let n = n as NodeId;
+            if let Some(p) = node.parent
+                && shown[n as usize]
+                && shown[p as usize]
+            {
+                let link = if roles.get(&n) == Some(&Role::Reapproved) {
+                    Link::Reapproval
+                } else if g.parent_is_cross_run(n) {
+                    Link::ParentCrossRun
+                } else {
+                    Link::Parent
+                };
+                out.edges.push((p, n, link));
+            }
+        }
+        for group in &g.causal {
+            for w in group.nodes.windows(2) {
+                if shown[w[0] as usize] && shown[w[1] as usize] {
+                    out.edges.push((w[0], w[1], Link::Causal));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// A DOT double-quoted string's content: controls escaped, `\` and `"` backslashed.
+fn dot_text(text: &str) -> String {
+    sanitize(text).replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+/// A Mermaid label's content: evidence text is never markup — every character outside a
+/// plain set becomes a `#NNN;` entity code.
+fn mermaid_text(text: &str) -> String {
+    let mut out = String::new();
+    for c in sanitize(text).chars() {
+        if c.is_alphanumeric() || " _.:/-·@+=,()".contains(c) {
+            out.push(c);
+        } else {
+            let _ = write!(out, "#{};", c as u32);
+        }
+    }
+    out
+}
+
+/// The graph as Graphviz DOT.
+pub fn dot(graph: &ActionGraph) -> String {
+    let mut s = String::from(
+        "// aeplens export --format dot: the action graph (render with `dot -Tsvg`)\n\
+         digraph actions {\n  rankdir=TB;\n  node [shape=box, style=rounded, fontname=\"monospace\"];\n",
+    );
+    for (i, (run, nodes)) in graph.runs.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "  subgraph \"cluster_{i}\" {{\n    label=\"run {}\";",
+            dot_text(run)
+        );
+        for (n, [id, detail], class) in nodes {
+            let style = match class {
+                Class::Plain => "",
+                Class::Denied => ", color=\"#c62828\", fontcolor=\"#c62828\"",
+                Class::Reapproved => ", color=\"#ef6c00\", penwidth=2",
+            };
+            let _ = writeln!(
+                s,
+                "    n{n} [label=\"{}\\n{}\"{style}];",
+                dot_text(id),
+                dot_text(detail)
+            );
+        }
+        s.push_str("  }\n");
+    }
+    for (from, to, link) in &graph.edges {
+        let style = match link {
+            Link::Parent => "",
+            Link::ParentCrossRun => " [style=dashed, label=\"cross-run parent\"]",
+            Link::Reapproval => " [penwidth=2, color=\"#ef6c00\", label=\"re-approved\"]",
+            Link::Causal => " [style=dotted, label=\"causal\"]",
+        };
+        let _ = writeln!(s, "  n{from} -> n{to}{style};");
+    }
+    s.push_str("}\n");
+    s
+}
+
+/// The graph as a Mermaid flowchart.
+pub fn mermaid(graph: &ActionGraph) -> String {
+    let mut s =
+        String::from("%% aeplens export --format mermaid: the action graph\nflowchart TD\n");
+    for (i, (run, nodes)) in graph.runs.iter().enumerate() {
+        let _ = writeln!(s, "  subgraph r{i}[\"run {}\"]", mermaid_text(run));
+        for (n, [id, detail], class) in nodes {
+            let class = match class {
+                Class::Plain => "",
+                Class::Denied => ":::denied",
+                Class::Reapproved => ":::reapproved",
+            };
+            let _ = writeln!(
+                s,
+                "    n{n}[\"{}<br/>{}\"]{class}",
+                mermaid_text(id),
+                mermaid_text(detail)
+            );
+        }
+        s.push_str("  end\n");
+    }
+    for (from, to, link) in &graph.edges {
+        let arrow = match link {
+            Link::Parent => "-->",
+            Link::ParentCrossRun => "-. cross-run parent .->",
+            Link::Reapproval => "== re-approved ==>",
+            Link::Causal => "-. causal .->",
+        };
+        let _ = writeln!(s, "  n{from} {arrow} n{to}");
+    }
+    s.push_str(
+        "  classDef denied stroke:#c62828,color:#c62828\n  classDef reapproved stroke:#ef6c00,stroke-width:3px\n",
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn evidence_text_cannot_break_out_of_a_label() {
+        let hostile = "a\"]\n<script>x</script>\\ \u{1b}[2J";
+        let dot = dot_text(hostile);
+        assert!(!dot.contains('\n') && !dot.contains('\u{1b}'));
+        assert!(!dot.replace("\\\"", "").contains('"'), "{dot}");
+        let mermaid = mermaid_text(hostile);
+        for bad in ['"', ']', '<', '>', '\n', '\u{1b}', '\\'] {
+            assert!(!mermaid.contains(bad), "{bad:?} in {mermaid}");
+        }
+        assert!(mermaid.contains("#60;script#62;"), "{mermaid}");
+    }
+}

@@ -1,0 +1,428 @@
+//! The incident report a review hands over: what was verified and how, the reviewer's
+//! marks and notes first (each with its action's three answers), what was found (grouped
+//! by finding id, each with where it is and its fingerprint), the three answers for every
+//! action a high finding names, denied→re-approved chains and chain paths, and how to
+//! reproduce it. One document ([`IncidentReport`]) written as JSON (versioned,
+//! `schema/report.schema.json`, by the CLI), Markdown, self-contained HTML, SARIF 2.1.0
+//! or JUnit XML.
+
+pub mod graph;
+pub mod html;
+pub mod junit;
+pub mod markdown;
+pub mod sarif;
+
+use super::file::KeyRef;
+use super::file::Review;
+use super::marks::{Place, Target, Verdict};
+use crate::analysis::ActionReport;
+use crate::analysis::chains::{Chain, ChainKind};
+use crate::analysis::evidence::EvidenceRef;
+use crate::analysis::graph::NodeId;
+use crate::model::finding::{Finding, Severity, describe};
+use crate::model::text::sanitize;
+use crate::verify::links::ChainPath;
+use crate::verify::{InputOut, Summary};
+use serde::Serialize;
+
+/// How many actions named by high findings get their three answers in full.
+pub const ACTIONS_SHOWN: usize = 25;
+
+/// Everything a report says, in the order it says it.
+#[derive(Serialize)]
+pub struct IncidentReport<'a> {
+    pub tool: &'static str,
+    pub version: &'static str,
+    /// The command that produced it (escaped), to reproduce it.
+    pub command: String,
+    pub inputs: &'a [InputOut],
+    pub verification: Verification,
+    pub summary: Summary,
+    /// The reviewer's marks and notes (absent: no review given).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review: Option<ReviewOut<'a>>,
+    /// The explorer's filter the report was made under (absent: the whole evidence).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<Scope>,
+    /// Findings grouped by id, most severe first.
+    pub findings: Vec<FindingGroup<'a>>,
+    /// The three answers for each action a high finding names (at most [`ACTIONS_SHOWN`]).
+    pub actions: Vec<ActionReport<'a>>,
+    /// How many actions high findings name in all.
+    pub actions_named: usize,
+    /// Denied→re-approved chains.
+    pub chains: Vec<&'a Chain>,
+    pub chain_paths: &'a [ChainPath],
+}
+
+/// The reviewer's marks, most decisive verdict first.
+#[derive(Serialize)]
+pub struct ReviewOut<'a> {
+    /// The review file, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    pub marks: Vec<MarkOut<'a>>,
+}
+
+/// One mark as reported: what it points at, the verdict and note, whether the evidence
+/// still holds it unchanged, and the three answers when it is an action.
+#[derive(Serialize)]
+pub struct MarkOut<'a> {
+    pub target: &'a Target,
+    pub label: String,
+    pub verdict: Verdict,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub note: &'a str,
+    /// `current`, `changed` (the record's canonical bytes differ) or `gone`.
+    pub status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<&'static str>,
+    pub created_at: &'a str,
+    pub updated_at: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action: Option<ActionReport<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finding: Option<&'a Finding>,
+    /// `file:line` of a marked record.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub record: Option<String>,
+}
+
+/// A report limited to the actions an explorer filter shows.
+#[derive(Clone, Debug, Serialize)]
+pub struct Scope {
+    pub filter: String,
+    /// Findings left out: none of the actions they name passes the filter.
+    pub findings_left_out: usize,
+}
+
+/// How the evidence was verified, and what could not be.
+#[derive(Serialize)]
+pub struct Verification {
+    pub profile: &'static str,
+    pub ed25519: &'static str,
+    /// The trusted keys, each with the SHA-256 of its 32 public-key bytes.
+    pub keys: Vec<KeyRef>,
+    /// Key ids records were signed under that no trusted key covers.
+    pub unknown_keys: Vec<String>,
+    /// Records whose signature was not checked, by reason.
+    pub not_checked: Vec<Unchecked>,
+}
+
+/// Records not checked for one reason.
+#[derive(Serialize)]
+pub struct Unchecked {
+    pub reason: String,
+    pub records: usize,
+}
+
+/// Every finding of one id.
+#[derive(Serialize)]
+pub struct FindingGroup<'a> {
+    pub id: &'static str,
+    pub severity: Severity,
+    pub description: &'static str,
+    pub count: usize,
+    pub findings: Vec<&'a Finding>,
+}
+
+impl<'a> IncidentReport<'a> {
+    /// The report of opened evidence, verified under `keys`; with a review, its marks
+    /// come first; with a scope, only findings naming an action `passes` lets through.
+    pub fn of(
+        ev: EvidenceRef<'a>,
+        keys: &crate::verify::Keyring,
+        command: String,
+        review: Option<(&'a Review, Option<String>)>,
+        scope: Option<(String, &dyn Fn(NodeId) -> bool)>,
+    ) -> Self {
+        let report = ev.report;
+        let g = &ev.analysis.graph;
+        let in_scope = |f: &Finding| -> bool {
+            let Some((_, passes)) = &scope else {
+                return true;
+            };
+            f.action_ids.iter().any(|id| {
+                let node = match f.run_id.as_deref() {
+                    Some(run) => g.find(run, id),
+                    None => g.find_all(id).first().copied(),
+                };
+                node.is_some_and(passes)
+            })
+        };
+        let kept: Vec<&'a Finding> = ev.findings.iter().filter(|f| in_scope(f)).collect();
+        let mut groups: Vec<FindingGroup<'a>> = Vec::new();
+        for f in &kept {
+            match groups.iter_mut().find(|g| g.id == f.id) {
+                Some(g) => {
+                    g.count += 1;
+                    g.severity = g.severity.min(f.severity);
+                    g.findings.push(f);
+                }
+                None => groups.push(FindingGroup {
+                    id: f.id,
+                    severity: f.severity,
+                    description: describe(f.id).unwrap_or(""),
+                    count: 1,
+                    findings: vec![f],
+                }),
+            }
+        }
+        groups.sort_by(|a, b| a.severity.cmp(&b.severity).then(b.count.cmp(&a.count)));
+        let mut named: Vec<u32> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for f in kept.iter().filter(|f| f.severity == Severity::High) {
+            for id in &f.action_ids {
+                // The action in the finding's run; only a finding with no run looks
+                // wider, and only when the id names one action.
+                let node = match f.run_id.as_deref() {
+                    Some(run) => g.find(run, id),
+                    None => match g.find_all(id).as_slice() {
+                        [one] => Some(*one),
+                        _ => None,
+                    },
+                };
+                if let Some(n) = node
+                    && scope.as_ref().is_none_or(|(_, passes)| passes(n))
+                    && seen.insert(n)
+                {
+                    named.push(n);
+                }
+            }
+        }
+        let actions = named
+            .iter()
+            .take(ACTIONS_SHOWN)
+            .filter_map(|n| ev.analysis.show(ev.corpus, *n, ev.findings))
+            .collect();
+        IncidentReport {
+            tool: "aeplens",
+            version: env!("CARGO_PKG_VERSION"),
+            command,
+            inputs: &report.inputs,
+            verification: verification(report, keys),
+            summary: report.summary_with(ev.findings),
+            review: review.map(|(r, file)| ReviewOut {
+                file,
+                marks: marks(ev, r),
+            }),
+            scope: scope.map(|(filter, _)| Scope {
+                filter,
+                findings_left_out: ev.findings.len() - kept.len(),
+            }),
+            findings: groups,
+            actions,
+            actions_named: named.len(),
+            chains: ev
+                .analysis
+                .chains
+                .iter()
+                .filter(|c| c.kind == ChainKind::DenyReapproval)
+                .collect(),
+            chain_paths: &report.links.paths,
+        }
+    }
+}
+
+/// The marks of a review, resolved against the evidence: root causes first, then
+/// suspicious, follow-up and benign; within a verdict, in the order they were made.
+fn marks<'a>(ev: EvidenceRef<'a>, review: &'a Review) -> Vec<MarkOut<'a>> {
+    let mut out: Vec<MarkOut<'a>> = review
+        .marks
+        .iter()
+        .map(|m| {
+            let place = m.target.place(ev.corpus, ev.analysis, ev.findings);
+            MarkOut {
+                target: &m.target,
+                label: m.target.label(),
+                verdict: m.verdict,
+                note: &m.note,
+                status: place.status(),
+                warning: place.warning(),
+                created_at: &m.created_at,
+                updated_at: &m.updated_at,
+                action: place
+                    .node()
+                    .and_then(|n| ev.analysis.show(ev.corpus, n, ev.findings)),
+                finding: match place {
+                    Place::Finding(i) => ev.findings.get(i),
+                    _ => None,
+                },
+                record: match place {
+                    Place::Record(r) => {
+                        let s = &ev.corpus.record(r).source;
+                        Some(format!("{}:{}", s.path, s.line))
+                    }
+                    _ => None,
+                },
+            }
+        })
+        .collect();
+    out.sort_by_key(|m| m.verdict.weight());
+    out
+}
+
+/// Counts by status as `N status` phrases (`3 intact`).
+pub fn counts(by_status: &std::collections::BTreeMap<&'static str, usize>) -> Vec<String> {
+    by_status.iter().map(|(k, v)| format!("{v} {k}")).collect()
+}
+
+fn verification(report: &crate::verify::Report, keys: &crate::verify::Keyring) -> Verification {
+    use std::collections::BTreeMap;
+    let mut unknown = std::collections::BTreeSet::new();
+    let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+    for r in &report.records {
+        let a = &r.authenticity;
+        if a.key_unknown
+            && let Some(k) = &a.key_id
+        {
+            unknown.insert(k.clone());
+        }
+        if !a.evaluated {
+            let reason = a.reason.clone().unwrap_or_else(|| "not evaluated".into());
+            *reasons.entry(reason).or_default() += 1;
+        }
+    }
+    Verification {
+        profile: "forensic",
+        ed25519: "strict",
+        keys: KeyRef::all(keys),
+        unknown_keys: unknown.into_iter().collect(),
+        not_checked: reasons
+            .into_iter()
+            .map(|(reason, records)| Unchecked { reason, records })
+            .collect(),
+    }
+}
+
+/// One action's answers as plain text (controls escaped; markup is each renderer's to
+/// escape): what the Markdown and HTML reports print for it.
+#[derive(Serialize)]
+pub struct Answers {
+    /// `act-003 · run r-1 · incident.ndjson:4`.
+    pub title: String,
+    pub available: Vec<FieldText>,
+    pub exercised: Vec<FieldText>,
+    pub changed: Vec<ChangeText>,
+    pub drift: String,
+    pub lease: String,
+    pub digests: Vec<String>,
+    /// `high F-…: message`.
+    pub findings: Vec<String>,
+}
+
+/// A recorded authority field.
+#[derive(Serialize)]
+pub struct FieldText {
+    pub name: &'static str,
+    pub value: String,
+    pub dialect: &'static str,
+}
+
+/// What changed between approval and execution, for one aspect.
+#[derive(Serialize)]
+pub struct ChangeText {
+    pub what: &'static str,
+    /// `changed`, `unchanged`, or another `ChangeStatus` name (not comparable, …).
+    pub status: &'static str,
+    pub summary: String,
+}
+
+/// A stored value in one line: strings as they are, other values as JSON.
+fn value_text(v: &crate::model::json::Json) -> String {
+    match v {
+        crate::model::json::Json::String(s) => sanitize(&s.lossy()).into_owned(),
+        other => sanitize(&serde_json::to_string(other).unwrap_or_default()).into_owned(),
+    }
+}
+
+impl Answers {
+    /// The answers of one action.
+    pub fn of(act: &ActionReport) -> Answers {
+        use crate::model::time::format_ms;
+        let recorded = |fields: &[crate::analysis::authority::Field]| -> Vec<FieldText> {
+            fields
+                .iter()
+                .filter_map(|f| {
+                    Some(FieldText {
+                        name: f.name,
+                        value: value_text(f.value?),
+                        dialect: f.dialect,
+                    })
+                })
+                .collect()
+        };
+        let d = &act.drift;
+        let none = |v: Option<&str>, empty: &str| sanitize(v.unwrap_or(empty)).into_owned();
+        let drift = format!(
+            "{} ({}) · approved {} · observed {} · bound to {} ({})",
+            d.result.name(),
+            d.dialect.unwrap_or("no evidence"),
+            none(d.approved_digest, "not recorded"),
+            none(d.observed_digest, "not recorded"),
+            none(d.bound_to, "nothing"),
+            d.binding.name(),
+        );
+        let t = |v: Option<f64>| v.map_or_else(|| "unknown".into(), format_ms);
+        let lease = match act.lease {
+            None => "not under a lease (no scope_lease_id)".to_string(),
+            Some(l) => format!(
+                "{} · {} window [{} → {}) · executed {} · {}",
+                sanitize(&l.lease_id),
+                l.source.name(),
+                t(l.granted_at_ms),
+                t(l.expires_at_ms),
+                t(l.executed_at_ms),
+                l.verdict.name()
+            ),
+        };
+        let digests = act
+            .digests
+            .iter()
+            .map(|dv| {
+                let c = &dv.comparability;
+                let why = c
+                    .assumption
+                    .as_deref()
+                    .or(c.reason.as_deref())
+                    .map(|w| format!(": {}", sanitize(w)))
+                    .unwrap_or_default();
+                format!(
+                    "{} {} ({}) · {}{why}",
+                    dv.which,
+                    value_text(dv.digest),
+                    sanitize(dv.kind.unwrap_or("no kind")),
+                    c.state.name()
+                )
+            })
+            .collect();
+        Answers {
+            title: format!(
+                "{} · run {} · {}",
+                sanitize(act.action_id.unwrap_or("(no action_id)")),
+                sanitize(act.run_id),
+                sanitize(&act.source.to_string())
+            ),
+            available: recorded(&act.authority.available()),
+            exercised: recorded(&act.authority.exercised()),
+            changed: act
+                .authority
+                .changed
+                .iter()
+                .map(|c| ChangeText {
+                    what: c.what,
+                    status: c.status.name(),
+                    summary: sanitize(&c.summary.to_string()).into_owned(),
+                })
+                .collect(),
+            drift,
+            lease,
+            digests,
+            findings: act
+                .findings
+                .iter()
+                .map(|f| format!("{} {}: {}", f.severity.name(), f.id, sanitize(&f.message)))
+                .collect(),
+        }
+    }
+}

@@ -1,0 +1,393 @@
+//! The review in the explorer: marks with verdicts (`m`, `M`), notes (`a`), jumping
+//! between marks (`'`, `"`), the compare target (`v`), the marked-only toggle (`*`),
+//! the session saved and restored, and the report request (`R`). The file itself is
+//! read and written by the event loop; this module only changes state.
+
+use super::*;
+use crate::review::file::{ActionRef, Review, Session, now};
+use crate::review::marks::{Mark, Place, Target, Verdict};
+use std::path::PathBuf;
+
+/// The filter `*` toggles: only marked actions.
+pub const MARKED_ONLY: &str = "is:marked";
+
+/// The review held by the explorer.
+#[derive(Debug, Default)]
+pub struct ReviewState {
+    /// The review (none until the event loop has opened it).
+    pub review: Option<Review>,
+    /// Where it is saved; `None` when it cannot be (a broken file is never overwritten).
+    pub path: Option<PathBuf>,
+    /// Why it is not saved, when it is not.
+    pub problem: Option<String>,
+    /// Changed since last saved.
+    pub dirty: bool,
+    /// Per mark (same order as the review's): where it is in the evidence.
+    pub places: Vec<Place>,
+    /// The mark shown on each action.
+    pub by_node: HashMap<NodeId, usize>,
+    /// The action `v` set as the other side of `=`.
+    pub compare_with: Option<NodeId>,
+    /// A note to edit in `$EDITOR` (taken by the event loop): the target and its text.
+    pub external_edit: Option<(Target, String)>,
+    /// The inline note editor, when open.
+    pub editor: Option<NoteEditor>,
+    /// A report was asked for (`R`); taken by the event loop.
+    pub report_requested: bool,
+    /// How the explorer was started.
+    pub settings: ReviewSettings,
+}
+
+/// How the explorer was started, as far as the review is concerned.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReviewSettings {
+    /// `$VISUAL` or `$EDITOR` is set: notes are edited there.
+    pub external_editor: bool,
+    /// Do not restore the saved session (`--fresh`).
+    pub fresh: bool,
+}
+
+/// The inline note editor: what is being annotated and the text so far.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NoteEditor {
+    pub target: Target,
+    pub label: String,
+    pub text: String,
+}
+
+impl ReviewState {
+    /// The mark on an action, with where it is.
+    pub fn mark_of(&self, node: NodeId) -> Option<(&Mark, Place)> {
+        let i = *self.by_node.get(&node)?;
+        Some((&self.review.as_ref()?.marks[i], self.places[i]))
+    }
+
+    /// The mark on a finding (by index into the findings), if any.
+    pub fn finding_mark(&self, finding: usize) -> Option<&Mark> {
+        let i = self
+            .places
+            .iter()
+            .position(|p| *p == Place::Finding(finding))?;
+        self.review.as_ref()?.marks.get(i)
+    }
+
+    /// How many marks there are, and how many no longer match the evidence exactly.
+    pub fn counts(&self) -> (usize, usize) {
+        let stale = self.places.iter().filter(|p| p.warning().is_some()).count();
+        (self.places.len(), stale)
+    }
+}
+
+/// The event loop opened the review file: `Ok(None)` when there is none yet.
+pub(super) fn opened(
+    state: &mut State,
+    path: Option<PathBuf>,
+    result: Result<Option<Box<Review>>, String>,
+) {
+    let Some(d) = state.data.as_ref() else {
+        return;
+    };
+    let fresh = || Review::new(crate::review::file::EvidenceSet::of(&d.corpus), Vec::new());
+    let review = match result {
+        Ok(Some(r)) => {
+            state.review.path = path;
+            *r
+        }
+        Ok(None) => {
+            state.review.path = path;
+            fresh()
+        }
+        Err(e) => {
+            // Shown, never overwritten: marks made now live only until quit.
+            state.review.problem = Some(format!(
+                "review not saved: the review file is unreadable ({e})"
+            ));
+            state.errors.push(e);
+            fresh()
+        }
+    };
+    let session = review.session.clone();
+    state.review.review = Some(review);
+    resolve(state);
+    if let Some(s) = session.filter(|_| !state.review.settings.fresh) {
+        restore(state, &s);
+    }
+    let (marks, stale) = state.review.counts();
+    if stale > 0 {
+        state.message = Some(format!(
+            "{marks} marks, {stale} no longer match the evidence ('/\" go through them)"
+        ));
+    }
+    rebuild_nav(state);
+}
+
+/// Finds every mark in the evidence again (after loading or verifying).
+pub(super) fn resolve(state: &mut State) {
+    let (Some(d), Some(r)) = (state.data.as_ref(), state.review.review.as_ref()) else {
+        return;
+    };
+    let places: Vec<Place> = r
+        .marks
+        .iter()
+        .map(|m| m.target.place(&d.corpus, &d.analysis, &d.findings))
+        .collect();
+    state.review.by_node = places
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| p.node().map(|n| (n, i)))
+        .collect();
+    state.review.places = places;
+    if state.filter.is_applied() && state.filter.text().contains(MARKED_ONLY) {
+        apply_filter(state);
+    }
+}
+
+/// What `m`, `M` and `a` act on: the finding under the navigator's cursor when the
+/// navigator has the keyboard, the record on the Record and Raw tabs, else the action.
+fn target(state: &State) -> Option<(Target, String)> {
+    let d = state.data.as_ref()?;
+    if state.focus == Pane::Navigator
+        && let Some(NavTarget::Finding(i)) =
+            state.nav.items().get(state.nav.cursor()).map(|i| i.target)
+    {
+        let t = Target::finding(d.findings.get(i)?);
+        let label = t.label();
+        return Some((t, label));
+    }
+    let node = state.timeline.node()?;
+    let t = if state.focus == Pane::Detail
+        && matches!(state.detail.tab(), DetailTab::Record | DetailTab::Raw)
+    {
+        let record = d.analysis.graph.nodes[node as usize].record as usize;
+        Target::record(&d.corpus, &d.analysis, record)?
+    } else {
+        // A mark already on this action (perhaps made on a record since changed) is
+        // the one acted on.
+        match state.review.mark_of(node) {
+            Some((m, _)) => m.target.clone(),
+            None => Target::action(&d.corpus, &d.analysis, node)?,
+        }
+    };
+    let label = t.label();
+    Some((t, label))
+}
+
+fn changed(state: &mut State) {
+    state.review.dirty = true;
+    resolve(state);
+    rebuild_nav(state);
+}
+
+/// `m`: marks the target `suspicious`, or unmarks it.
+pub(super) fn toggle_mark(state: &mut State) {
+    let Some((t, label)) = target(state) else {
+        return;
+    };
+    let Some(r) = state.review.review.as_mut() else {
+        state.message = Some("the review is still opening".into());
+        return;
+    };
+    if let Some(i) = r.marks.iter().position(|m| m.target == t) {
+        let m = r.marks.remove(i);
+        state.message = Some(if m.note.is_empty() {
+            format!("unmarked {}", sanitize(&label))
+        } else {
+            format!("unmarked {} (its note is gone with it)", sanitize(&label))
+        });
+    } else {
+        let at = now();
+        r.marks.push(Mark {
+            target: t,
+            verdict: Verdict::Suspicious,
+            note: String::new(),
+            created_at: at.clone(),
+            updated_at: at,
+        });
+        state.message = Some(format!(
+            "marked {} suspicious (M: another verdict, a: a note)",
+            sanitize(&label)
+        ));
+    }
+    changed(state);
+}
+
+/// `M`: the next verdict (marking the target first when it is not).
+pub(super) fn cycle_verdict(state: &mut State) {
+    let Some((t, label)) = target(state) else {
+        return;
+    };
+    let Some(r) = state.review.review.as_ref() else {
+        return;
+    };
+    if r.mark(&t).is_none() {
+        toggle_mark(state);
+    }
+    if let Some(m) = state.review.review.as_mut().and_then(|r| r.mark_mut(&t)) {
+        m.verdict = m.verdict.next();
+        m.updated_at = now();
+        state.message = Some(format!("{} is {}", sanitize(&label), m.verdict.name()));
+    }
+    changed(state);
+}
+
+/// `a`: edits the target's note (in `$EDITOR` when set, else inline); an unmarked target
+/// is marked `follow-up` first.
+pub(super) fn edit_note(state: &mut State) {
+    let Some((t, label)) = target(state) else {
+        return;
+    };
+    let Some(r) = state.review.review.as_mut() else {
+        return;
+    };
+    if r.mark(&t).is_none() {
+        let at = now();
+        r.marks.push(Mark {
+            target: t.clone(),
+            verdict: Verdict::FollowUp,
+            note: String::new(),
+            created_at: at.clone(),
+            updated_at: at,
+        });
+        changed(state);
+    }
+    let text = state
+        .review
+        .review
+        .as_ref()
+        .and_then(|r| r.mark(&t))
+        .map(|m| m.note.clone())
+        .unwrap_or_default();
+    if state.review.settings.external_editor {
+        state.review.external_edit = Some((t, text));
+    } else {
+        state.review.editor = Some(NoteEditor {
+            target: t,
+            label,
+            text,
+        });
+    }
+}
+
+/// A note was written (inline or in `$EDITOR`): trailing blank lines dropped.
+pub(super) fn note_done(state: &mut State, target: &Target, text: &str) {
+    let text = text.trim_end().to_string();
+    if let Some(m) = state
+        .review
+        .review
+        .as_mut()
+        .and_then(|r| r.mark_mut(target))
+        && m.note != text
+    {
+        m.note = text;
+        m.updated_at = now();
+        state.message = Some(format!("note saved on {}", sanitize(&target.label())));
+    }
+    changed(state);
+}
+
+/// `'` / `"`: the next / previous marked action in time order, across runs.
+pub(super) fn jump_mark(state: &mut State, forward: bool) {
+    let marked: Vec<NodeId> = state.review.by_node.keys().copied().collect();
+    if marked.is_empty() {
+        state.message = Some("no marked action (m marks one)".into());
+        return;
+    }
+    match next_in(state, &marked, forward) {
+        Some(n) => select(state, n, true),
+        None => state.message = Some("no other mark".into()),
+    }
+}
+
+/// `v`: the selected action becomes the other side of `=` (again: cleared).
+pub(super) fn set_compare_target(state: &mut State) {
+    let Some(node) = state.timeline.node() else {
+        return;
+    };
+    if state.review.compare_with == Some(node) {
+        state.review.compare_with = None;
+        state.message = Some("compare target cleared".into());
+    } else {
+        state.review.compare_with = Some(node);
+        state.message = Some("compare target set: select another action and press =".into());
+    }
+}
+
+/// The session to save: where the reviewer is now.
+pub fn session(state: &State) -> Option<Session> {
+    let d = state.data.as_ref()?;
+    let g = &d.analysis.graph;
+    let key = |n: NodeId| -> Option<ActionRef> {
+        let (_, a) = g.action(&d.corpus, n)?;
+        Some(ActionRef {
+            run_id: g.runs[d.run_of(n)].id.clone(),
+            action_id: a.id()?.to_string(),
+        })
+    };
+    let selected = state.timeline.node().and_then(key);
+    let mut folded: Vec<ActionRef> = state
+        .timeline
+        .folded
+        .iter()
+        .filter_map(|n| key(*n))
+        .collect();
+    folded.sort_by(|a, b| (&a.run_id, &a.action_id).cmp(&(&b.run_id, &b.action_id)));
+    Some(Session {
+        run_id: selected.as_ref().map(|s| s.run_id.clone()),
+        action_id: selected.map(|s| s.action_id),
+        filter: if state.filter.is_applied() {
+            state.filter.text().to_string()
+        } else {
+            String::new()
+        },
+        tab: state.detail.tab().title().to_lowercase(),
+        list: state.nav.list().title().to_lowercase(),
+        folded,
+        zoom: state.timeline.zoom,
+        pan: state.timeline.pan,
+    })
+}
+
+/// Restores a saved session: what no longer exists is skipped.
+fn restore(state: &mut State, s: &Session) {
+    if let Some(tab) = DetailTab::ALL
+        .iter()
+        .find(|t| t.title().eq_ignore_ascii_case(&s.tab))
+    {
+        state.detail.show(*tab);
+    }
+    if let Some(list) = NavList::ALL
+        .iter()
+        .find(|l| l.title().eq_ignore_ascii_case(&s.list))
+    {
+        state.nav.set_list(*list);
+    }
+    if !s.filter.is_empty() {
+        state.filter.edit(|t| t.clone_from(&s.filter));
+        apply_filter(state);
+    }
+    if let Some(d) = state.data.as_ref() {
+        let g = &d.analysis.graph;
+        let folded: Vec<NodeId> = s
+            .folded
+            .iter()
+            .filter_map(|a| g.find(&a.run_id, &a.action_id))
+            .collect();
+        state.timeline.folded.extend(folded);
+        let selected = s
+            .run_id
+            .as_deref()
+            .zip(s.action_id.as_deref())
+            .and_then(|(r, a)| g.find(r, a));
+        if s.zoom.is_finite() && s.zoom >= 1.0 {
+            state.timeline.zoom = s.zoom;
+        }
+        if s.pan.is_finite() {
+            state.timeline.pan = s.pan.clamp(0.0, 1.0);
+        }
+        rebuild_rows(state);
+        if let Some(n) = selected {
+            select(state, n, false);
+        }
+    }
+    state.focus = Pane::Timeline;
+}

@@ -1,0 +1,443 @@
+//! The review: marks, notes and sessions through `update` (the same calls the event loop
+//! makes to open and save the review file), marks that no longer match the evidence,
+//! broken review files, the report with the reviewer's marks, and the evidence never
+//! written.
+
+mod common;
+
+use aeplens::review::file::Review;
+use aeplens::review::marks::{Place, Target, Verdict};
+use aeplens::tui::data::Data;
+use aeplens::tui::keymap::{Command, Keymap};
+use aeplens::tui::state::{Action, DetailTab, NavTarget, Overlay, Pane, State, update};
+use aeplens::tui::theme::Theme;
+use aeplens::tui::view::Screen;
+use aeplens::tui::{open_review, save_review, write_report};
+use aeplens::verify::Keyring;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use std::path::{Path, PathBuf};
+
+const RUN: &str = "run-deploy-0042";
+
+/// A scratch directory with a copy of the demo evidence (so it may be edited).
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir =
+            std::env::temp_dir().join(format!("aeplens-review-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("evidence")).unwrap();
+        std::fs::copy(
+            "assets/demo/evidence/incident.ndjson",
+            dir.join("evidence/incident.ndjson"),
+        )
+        .unwrap();
+        Scratch(dir)
+    }
+    fn evidence(&self) -> PathBuf {
+        self.0.join("evidence/incident.ndjson")
+    }
+    fn review(&self) -> PathBuf {
+        self.0.join("tickets/INC-7.review.json")
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn keys() -> Keyring {
+    common::keyring(Path::new("assets/demo/keys.json"))
+}
+
+/// The explorer on `evidence`, its review opened from `review` (as the event loop does).
+fn open(evidence: &Path, review: &Path, fresh: bool) -> State {
+    let (corpus, keys, leases) = common::inputs(
+        &[evidence.to_str().unwrap()],
+        Some("assets/demo/keys.json"),
+        Some("assets/demo/leases.ndjson"),
+    );
+    let mut s = State::new(Keymap::default(), Theme::dark());
+    s.review.settings.fresh = fresh;
+    update(
+        &mut s,
+        Action::Loaded(Box::new(Data::open(corpus, &keys, &leases))),
+    );
+    open_review(&mut s, Some(review.to_path_buf()));
+    s
+}
+
+fn cmd(s: &mut State, c: Command) {
+    update(s, Action::Command(c));
+}
+
+fn go(s: &mut State, id: &str) {
+    let n = s
+        .data
+        .as_ref()
+        .unwrap()
+        .analysis
+        .graph
+        .find(RUN, id)
+        .unwrap();
+    aeplens::tui::state::select(s, n, true);
+}
+
+fn selected(s: &State) -> String {
+    let d = s.data.as_ref().unwrap();
+    let (_, a) = d
+        .analysis
+        .graph
+        .action(&d.corpus, s.timeline.node().unwrap())
+        .unwrap();
+    a.id().unwrap().to_string()
+}
+
+fn screen(s: &State, w: u16, h: u16) -> String {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| f.render_widget(&Screen(s), f.area())).unwrap();
+    let buf = t.backend().buffer();
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        for x in 0..buf.area.width {
+            out.push_str(buf[(x, y)].symbol());
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Every file under `dir` with its bytes and modification time.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>, std::time::SystemTime)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let m = std::fs::metadata(&p).unwrap();
+        out.push((p.clone(), std::fs::read(&p).unwrap(), m.modified().unwrap()));
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn journey_mark_the_root_cause_with_a_note_quit_reopen_and_report() {
+    let x = Scratch::new("journey");
+    let evidence_dir = x.evidence().parent().unwrap().to_path_buf();
+    let before = snapshot(&evidence_dir);
+
+    let mut s = open(&x.evidence(), &x.review(), false);
+    assert!(s.review.review.as_ref().unwrap().marks.is_empty());
+    go(&mut s, "act-003");
+    cmd(&mut s, Command::Mark);
+    cmd(&mut s, Command::CycleVerdict);
+    cmd(&mut s, Command::Note);
+    let editor = s
+        .review
+        .editor
+        .as_ref()
+        .expect("the inline editor (no $EDITOR)");
+    assert_eq!(editor.label, format!("{RUN}/act-003"));
+    for c in "Re-approved with drifted arguments.\nPolicy bundle changed between approvals.".chars()
+    {
+        update(&mut s, Action::Char(c));
+    }
+    let editing = screen(&s, 120, 40);
+    assert!(
+        editing.contains("Note on run-deploy-0042/act-003"),
+        "{editing}"
+    );
+    assert!(editing.contains("Ctrl-S save"), "{editing}");
+    update(&mut s, Action::Submit);
+    assert!(s.review.editor.is_none());
+    cmd(&mut s, Command::Tab(3));
+    // The mark shows in the timeline, the detail header and the header count.
+    let shown = screen(&s, 160, 48);
+    assert!(shown.contains("⚑ act-003"), "{shown}");
+    assert!(
+        shown.contains("⚑ ROOT-CAUSE · Re-approved with drifted arguments. (+1 lines: a)"),
+        "{shown}"
+    );
+    assert!(shown.contains("⚑1"), "{shown}");
+    // Quit: the session and the marks are saved in the review file, nowhere else.
+    cmd(&mut s, Command::Quit);
+    assert!(s.quit);
+    let saved = save_review(&mut s, &keys()).unwrap();
+    assert_eq!(saved.as_deref(), Some(x.review().as_path()));
+    let file = Review::read(&x.review()).unwrap().unwrap();
+    assert_eq!(file.marks.len(), 1);
+    let m = &file.marks[0];
+    assert_eq!(m.verdict, Verdict::RootCause);
+    assert_eq!(
+        m.note,
+        "Re-approved with drifted arguments.\nPolicy bundle changed between approvals."
+    );
+    match &m.target {
+        Target::Action {
+            run_id,
+            action_id,
+            record_sha256,
+        } => {
+            assert_eq!((run_id.as_str(), action_id.as_str()), (RUN, "act-003"));
+            assert_eq!(record_sha256.len(), 64);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(file.keyring.len(), 1);
+    assert!(file.keyring[0].fingerprint.starts_with("sha256:"));
+    assert_eq!(file.evidence.inputs.len(), 1);
+
+    // Reopen: the mark, its note, the selection and the tab are back.
+    let mut s = open(&x.evidence(), &x.review(), false);
+    assert_eq!(selected(&s), "act-003");
+    assert_eq!(s.detail.tab(), DetailTab::Lease);
+    let node = s.timeline.node().unwrap();
+    let (mark, place) = s.review.mark_of(node).unwrap();
+    assert_eq!(mark.verdict, Verdict::RootCause);
+    assert!(mark.note.starts_with("Re-approved with drifted"));
+    assert_eq!(place, Place::Action(node));
+    // ' and " go to it from elsewhere.
+    go(&mut s, "act-001");
+    cmd(&mut s, Command::NextMark);
+    assert_eq!(selected(&s), "act-003");
+    // `--fresh` starts at the first action, the marks still there.
+    let fresh = open(&x.evidence(), &x.review(), true);
+    assert_ne!(selected(&fresh), "act-003");
+    assert_eq!(fresh.review.counts(), (1, 0));
+
+    // The report (R) leads with the mark, its note and the action's three answers.
+    let out = write_report(&s, &keys()).unwrap();
+    assert_eq!(out, x.review().with_extension("html"));
+    let html = std::fs::read_to_string(&out).unwrap();
+    let marks_at = html
+        .find("<h2>Reviewer's marks</h2>")
+        .expect("marks section");
+    let findings_at = html.find("<h2>Findings</h2>").unwrap();
+    assert!(marks_at < findings_at);
+    for expected in [
+        "root-cause",
+        "Re-approved with drifted arguments.",
+        "Policy bundle changed between approvals.",
+        "1. Authority available",
+        "3. Changed between approval and execution",
+        "Run <code>run-deploy-0042</code> (marked)",
+    ] {
+        assert!(html.contains(expected), "{expected}");
+    }
+
+    // The evidence: same bytes, same times, nothing written beside it.
+    assert_eq!(snapshot(&evidence_dir), before);
+}
+
+#[test]
+fn a_mark_on_changed_or_missing_evidence_says_so_and_is_never_reattached() {
+    let x = Scratch::new("stale");
+    let mut s = open(&x.evidence(), &x.review(), false);
+    go(&mut s, "act-003");
+    cmd(&mut s, Command::Mark);
+    go(&mut s, "act-005");
+    cmd(&mut s, Command::Mark);
+    save_review(&mut s, &keys()).unwrap();
+    // Edit the record holding act-003 (one byte of its reason), drop act-005 entirely.
+    let text = std::fs::read_to_string(x.evidence()).unwrap();
+    let edited: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let l = l.replace("\"act-005\"", "\"act-905\"");
+            if l.contains("\"act-003\"") {
+                l.replacen("\"run_id\"", "\"note_x\":1,\"run_id\"", 1)
+            } else {
+                l
+            }
+        })
+        .collect();
+    std::fs::write(x.evidence(), edited.join("\n") + "\n").unwrap();
+    let mut s = open(&x.evidence(), &x.review(), true);
+    assert_eq!(s.review.counts(), (2, 2), "{:?}", s.review.places);
+    go(&mut s, "act-003");
+    let node = s.timeline.node().unwrap();
+    assert_eq!(
+        s.review.mark_of(node).unwrap().1,
+        Place::ActionChanged(node)
+    );
+    let shown = screen(&s, 160, 48);
+    assert!(shown.contains("⚑! act-003"), "{shown}");
+    assert!(shown.contains("evidence changed since marked"), "{shown}");
+    assert!(shown.contains("(2 changed)"), "{shown}");
+    assert!(s.review.places.contains(&Place::Gone));
+    // The gone mark stays in the file (never dropped or moved to another action).
+    save_review(&mut s, &keys()).unwrap();
+    assert_eq!(Review::read(&x.review()).unwrap().unwrap().marks.len(), 2);
+}
+
+#[test]
+fn marked_only_and_the_compare_target() {
+    let x = Scratch::new("only");
+    let mut s = open(&x.evidence(), &x.review(), false);
+    go(&mut s, "act-001");
+    cmd(&mut s, Command::Mark);
+    cmd(&mut s, Command::CompareTarget);
+    go(&mut s, "act-004");
+    cmd(&mut s, Command::Mark);
+    cmd(&mut s, Command::MarkedOnly);
+    assert_eq!(s.filter.text(), "is:marked");
+    let d = s.data.as_ref().unwrap();
+    let passing: Vec<_> = (0..d.analysis.graph.nodes.len() as u32)
+        .filter(|n| s.passes(*n))
+        .collect();
+    assert_eq!(passing.len(), 2);
+    cmd(&mut s, Command::MarkedOnly);
+    assert!(!s.filter.is_applied());
+    // `=` with a target chosen by `v` compares the two, whatever their relation.
+    cmd(&mut s, Command::Compare);
+    assert!(matches!(s.overlay, Overlay::Compare(_)), "{:?}", s.message);
+    let shown = screen(&s, 160, 48);
+    assert!(shown.contains("act-001 (chosen with v"), "{shown}");
+    assert!(shown.contains("act-004 (selected"), "{shown}");
+    // A mark on a finding, from the navigator.
+    cmd(&mut s, Command::Cancel);
+    update(
+        &mut s,
+        Action::ShowList(aeplens::tui::state::NavList::Findings),
+    );
+    cmd(&mut s, Command::Toggle);
+    let row = s
+        .nav
+        .items()
+        .iter()
+        .position(|i| matches!(i.target, NavTarget::Finding(_)))
+        .expect("an unfolded finding");
+    update(&mut s, Action::Click(Pane::Navigator, row));
+    cmd(&mut s, Command::Mark);
+    assert!(
+        screen(&s, 160, 48).contains("⚑ "),
+        "the finding's row shows its mark"
+    );
+    let r = s.review.review.as_ref().unwrap();
+    assert!(
+        r.marks
+            .iter()
+            .any(|m| matches!(m.target, Target::Finding { .. })),
+        "{:?}",
+        r.marks
+    );
+}
+
+#[test]
+fn a_broken_or_foreign_review_file_is_reported_and_never_overwritten() {
+    let x = Scratch::new("broken");
+    std::fs::create_dir_all(x.review().parent().unwrap()).unwrap();
+    let broken = "{\n  \"format\": \"aeplens-review\",\n  \"marks\": [,]\n}\n";
+    std::fs::write(x.review(), broken).unwrap();
+    // The explorer refuses before taking the terminal.
+    let (code, _, err) = common::aeplens(&[
+        "--review",
+        x.review().to_str().unwrap(),
+        x.evidence().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("INC-7.review.json:3:13"), "{err}");
+    assert!(err.contains("marks"), "{err}");
+    // In the explorer (a default file gone bad), marks work but are never saved over it.
+    let mut s = open(&x.evidence(), &x.review(), false);
+    assert!(s.review.problem.is_some());
+    assert!(
+        s.errors.iter().any(|e| e.contains(":3:13")),
+        "{:?}",
+        s.errors
+    );
+    go(&mut s, "act-003");
+    cmd(&mut s, Command::Mark);
+    assert_eq!(save_review(&mut s, &keys()).unwrap(), None);
+    assert_eq!(std::fs::read_to_string(x.review()).unwrap(), broken);
+    assert!(screen(&s, 160, 48).contains("review not saved"));
+    // A foreign JSON file.
+    std::fs::write(x.review(), "{\"kind\": \"something else\"}").unwrap();
+    let (code, _, err) = common::aeplens(&[
+        "report",
+        "--review",
+        x.review().to_str().unwrap(),
+        x.evidence().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("not an aeplens review file"), "{err}");
+    // The review may not be an evidence file.
+    let (code, _, err) = common::aeplens(&[
+        "--review",
+        x.evidence().to_str().unwrap(),
+        x.evidence().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("never writes evidence"), "{err}");
+}
+
+#[test]
+fn the_report_command_leads_with_the_reviews_marks_in_every_format() {
+    let x = Scratch::new("report");
+    let mut s = open(&x.evidence(), &x.review(), false);
+    go(&mut s, "act-003");
+    cmd(&mut s, Command::Mark);
+    cmd(&mut s, Command::CycleVerdict);
+    update(&mut s, Action::Command(Command::Note));
+    for c in "root cause <script>alert(1)</script>".chars() {
+        update(&mut s, Action::Char(c));
+    }
+    update(&mut s, Action::Submit);
+    save_review(&mut s, &keys()).unwrap();
+    let review = x.review();
+    let args = |format: &str| {
+        vec![
+            "report".to_string(),
+            "--format".into(),
+            format.into(),
+            "--review".into(),
+            review.display().to_string(),
+            "--keys".into(),
+            "assets/demo/keys.json".into(),
+            x.evidence().display().to_string(),
+        ]
+    };
+    let run = |format: &str| {
+        let a = args(format);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        common::aeplens(&a)
+    };
+    let (code, md, _) = run("md");
+    assert_eq!(code, 0);
+    let marks_at = md.find("## Reviewer's marks").expect("marks section");
+    assert!(marks_at < md.find("## Findings").unwrap());
+    assert!(md.contains("**root-cause**"), "{md}");
+    assert!(md.contains("&lt;script&gt;"), "{md}");
+    assert!(md.contains("```mermaid"), "{md}");
+    let (code, json, _) = run("json");
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["review"]["marks"][0]["verdict"], "root-cause");
+    assert_eq!(v["review"]["marks"][0]["status"], "current");
+    assert_eq!(v["review"]["marks"][0]["action"]["action_id"], "act-003");
+    let (code, html, _) = run("html");
+    assert_eq!(code, 0);
+    assert!(
+        html.contains("root cause &lt;script&gt;alert(1)&lt;&#x2f;script&gt;"),
+        "{html}"
+    );
+    assert!(!html.contains("<script"));
+    // --no-review leaves them out; a missing --review file is an error.
+    let (code, md, _) = common::aeplens(&["report", "--no-review", x.evidence().to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(!md.contains("Reviewer's marks"));
+    let (code, _, err) = common::aeplens(&[
+        "report",
+        "--review",
+        "/nonexistent/r.json",
+        x.evidence().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("no review file at /nonexistent/r.json"),
+        "{err}"
+    );
+}
