@@ -441,3 +441,26 @@ fn the_report_command_leads_with_the_reviews_marks_in_every_format() {
         "{err}"
     );
 }
+
+#[test]
+fn snapshots_of_a_marked_action_and_the_note_editor() {
+    let x = Scratch::new("snap");
+    let mut s = open(&x.evidence(), &x.review(), false);
+    go(&mut s, "act-002");
+    cmd(&mut s, Command::Mark);
+    go(&mut s, "act-003");
+    cmd(&mut s, Command::Mark);
+    cmd(&mut s, Command::CycleVerdict);
+    cmd(&mut s, Command::Note);
+    for c in "Re-approved with drifted arguments.\nSee INC-7.".chars() {
+        update(&mut s, Action::Char(c));
+    }
+    for (w, h) in [(80u16, 24u16), (120, 40), (160, 48)] {
+        insta::assert_snapshot!(format!("note_editor_{w}x{h}"), screen(&s, w, h));
+    }
+    update(&mut s, Action::Submit);
+    s.message = None;
+    for (w, h) in [(80u16, 24u16), (120, 40), (160, 48)] {
+        insta::assert_snapshot!(format!("marked_{w}x{h}"), screen(&s, w, h));
+    }
+}

@@ -283,3 +283,75 @@ fn a_newcomer_at_80x24() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The review journey on the real binary: mark act-003 of the demo as the root cause
+/// with a note, quit, reopen (mark, note and selection back), write the report with `R`;
+/// the evidence's bytes and times unchanged and nothing written beside it.
+#[test]
+fn journey_mark_quit_reopen_report() {
+    let dir = std::env::temp_dir().join(format!("aeplens-tmux-review-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let review = dir.join("INC-7.json");
+    let evidence = std::path::Path::new("assets/demo/evidence");
+    let listing = |d: &std::path::Path| {
+        let mut v: Vec<_> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| {
+                let p = e.unwrap().path();
+                let m = std::fs::metadata(&p).unwrap().modified().unwrap();
+                (p.clone(), std::fs::read(&p).unwrap(), m)
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let before = listing(evidence);
+    let cmd = format!("{BIN} --review {}", review.display());
+    let Some(t) = Tmux::start("review1", &cmd) else {
+        return;
+    };
+    t.wait_for(" ✓1 ○2");
+    t.keys(&["/", "act-003", "Enter", "m", "M", "a"]);
+    t.wait_for("Note on run-deploy-0042/act-003");
+    t.keys(&[
+        "Root cause: re-approved with drifted arguments",
+        "Enter",
+        "See INC-7",
+        "C-s",
+    ]);
+    let s = t.wait_for("⚑ ROOT-CAUSE");
+    assert!(
+        s.contains("Root cause: re-approved with drifted arguments (+1 lines: a)"),
+        "{s}"
+    );
+    t.keys(&["q"]);
+    let s = t.wait_for("AEPLENS-EXIT=");
+    assert!(s.contains("AEPLENS-EXIT=0"), "{s}");
+    drop(t);
+    let saved = std::fs::read_to_string(&review).unwrap();
+    assert!(saved.contains("\"verdict\": \"root-cause\""), "{saved}");
+    assert!(saved.contains("See INC-7"), "{saved}");
+
+    // Reopen: the mark and its note on act-003, which is selected again.
+    let Some(t) = Tmux::start("review2", &cmd) else {
+        return;
+    };
+    let s = t.wait_for("⚑ ROOT-CAUSE · Root cause: re-approved");
+    assert!(
+        s.contains("act-003 sql_exec · run-deploy-0042"),
+        "selection restored:\n{s}"
+    );
+    assert!(s.contains("⚑ act-003"), "{s}");
+    t.wait_for(" ✓1 ○2");
+    t.keys(&["R"]);
+    let s = t.wait_for("report written");
+    assert!(s.contains("INC-7.html"), "{s}");
+    t.keys(&["q"]);
+    t.wait_for("AEPLENS-EXIT=0");
+    let html = std::fs::read_to_string(dir.join("INC-7.html")).unwrap();
+    assert!(html.contains("Root cause: re-approved with drifted arguments"));
+    assert!(html.contains("root-cause"));
+    assert_eq!(listing(evidence), before, "the evidence was written to");
+    let _ = std::fs::remove_dir_all(&dir);
+}

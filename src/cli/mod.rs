@@ -65,7 +65,7 @@ pub struct ExploreArgs {
     #[arg(long)]
     pub follow: bool,
     /// Keep marks, notes and the session in FILE (a file you can attach to a ticket)
-    /// [default: $XDG_DATA_HOME/aeplens/reviews/<evidence-set>.json]. Never an evidence file.
+    /// [default: $XDG_DATA_HOME/aeplens/reviews/EVIDENCE_SET_KEY.json]. Never an evidence file.
     #[arg(long, value_name = "FILE")]
     pub review: Option<String>,
     /// Start at the first action with no filter instead of where the review left off

@@ -80,6 +80,20 @@ pub(super) fn navigator(s: &State, area: Rect, buf: &mut Buffer) {
                 .map(|m| vec![mark_span(s, m, Place::Finding(f)), Span::raw(" ")])
                 .unwrap_or_default(),
             NavTarget::Step(_, n) | NavTarget::LeaseUse(_, n) => node_mark(s, n),
+            NavTarget::Run(run) => {
+                let marked = s.data.as_ref().map_or(0, |d| {
+                    s.review
+                        .by_node
+                        .keys()
+                        .filter(|n| d.run_of(**n) == run)
+                        .count()
+                });
+                if marked == 0 {
+                    Vec::new()
+                } else {
+                    vec![Span::styled(format!("⚑{marked} "), s.theme.accent)]
+                }
+            }
             _ => Vec::new(),
         };
         let mut line = Line::from(vec![
