@@ -464,3 +464,65 @@ fn snapshots_of_a_marked_action_and_the_note_editor() {
         insta::assert_snapshot!(format!("marked_{w}x{h}"), screen(&s, w, h));
     }
 }
+
+#[test]
+fn a_record_mark_heads_the_detail_of_its_actions() {
+    let x = Scratch::new("record");
+    let mut s = open(&x.evidence(), &x.review(), false);
+    go(&mut s, "act-005");
+    cmd(&mut s, Command::Tab(5));
+    cmd(&mut s, Command::FocusDetail);
+    cmd(&mut s, Command::Mark);
+    let r = s.review.review.as_ref().unwrap();
+    assert!(
+        matches!(r.marks[0].target, Target::Record { .. }),
+        "{:?}",
+        r.marks
+    );
+    // act-006 lives in the same record: its detail pane says the record is marked.
+    go(&mut s, "act-006");
+    let shown = screen(&s, 160, 48);
+    assert!(shown.contains("⚑ record SUSPICIOUS"), "{shown}");
+    go(&mut s, "act-001");
+    assert!(!screen(&s, 160, 48).contains("⚑ record"));
+}
+
+#[test]
+fn the_session_comes_back_filter_zoom_and_folds_and_r_reports_the_filter() {
+    let x = Scratch::new("session");
+    let mut s = open(&x.evidence(), &x.review(), false);
+    go(&mut s, "act-003");
+    cmd(&mut s, Command::Mark);
+    go(&mut s, "act-007");
+    cmd(&mut s, Command::Mark);
+    cmd(&mut s, Command::MarkedOnly);
+    cmd(&mut s, Command::ZoomIn);
+    let zoom = s.timeline.zoom();
+    assert!(zoom > 1.0);
+    // Fold act-002 (act-003's parent) from the timeline.
+    cmd(&mut s, Command::MarkedOnly);
+    go(&mut s, "act-002");
+    cmd(&mut s, Command::FocusTimeline);
+    cmd(&mut s, Command::Toggle);
+    let folded_before = aeplens::tui::state::session(&s).unwrap().folded;
+    assert_eq!(folded_before.len(), 1, "{folded_before:?}");
+    cmd(&mut s, Command::MarkedOnly);
+    go(&mut s, "act-007");
+    // R under the filter: the report says so and keeps to it.
+    let out = write_report(&s, &keys()).unwrap();
+    let html = std::fs::read_to_string(out).unwrap();
+    assert!(
+        html.contains("limited to the explorer's filter <code>is:marked</code>"),
+        "{html}"
+    );
+    save_review(&mut s, &keys()).unwrap();
+    let s = open(&x.evidence(), &x.review(), false);
+    assert_eq!(s.filter.text(), "is:marked");
+    assert!(s.filter.is_applied());
+    assert_eq!(s.timeline.zoom(), zoom);
+    assert_eq!(selected(&s), "act-007");
+    assert_eq!(
+        aeplens::tui::state::session(&s).unwrap().folded,
+        folded_before
+    );
+}

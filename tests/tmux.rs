@@ -355,3 +355,32 @@ fn journey_mark_quit_reopen_report() {
     assert_eq!(listing(evidence), before, "the evidence was written to");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `a` with `$EDITOR` set leaves the explorer for the editor and comes back to it with the
+/// note (the "editor" here writes its note into the file it is given).
+#[test]
+fn a_note_in_the_editor() {
+    let dir = std::env::temp_dir().join(format!("aeplens-tmux-editor-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let review = dir.join("r.json");
+    let cmd = format!(
+        "env EDITOR=\"printf 'Written in the editor' >\" {BIN} --review {}",
+        review.display()
+    );
+    let Some(t) = Tmux::start("editor", &cmd) else {
+        return;
+    };
+    t.wait_for(" ✓1 ○2");
+    t.keys(&["/", "act-004", "Enter", "a"]);
+    let s = t.wait_for("⚑ FOLLOW-UP · Written in the editor");
+    assert!(s.contains("Timeline"), "back in the explorer:\n{s}");
+    t.keys(&["q"]);
+    t.wait_for("AEPLENS-EXIT=0");
+    let saved = std::fs::read_to_string(&review).unwrap();
+    assert!(
+        saved.contains("\"note\": \"Written in the editor\""),
+        "{saved}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -140,6 +140,10 @@ pub fn write_report(state: &State, keys: &Keyring) -> Result<PathBuf, String> {
             .unwrap_or_default()
     );
     let text = html::render(&IncidentReport::of(ev, keys, command, review, scope), ev);
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
     std::fs::write(&out, text).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
     Ok(out)
 }

@@ -62,6 +62,15 @@ impl ReviewState {
         Some((&self.review.as_ref()?.marks[i], self.places[i]))
     }
 
+    /// The mark on a whole record (flat index), if any.
+    pub fn record_mark(&self, record: usize) -> Option<(&Mark, Place)> {
+        let i = self
+            .places
+            .iter()
+            .position(|p| *p == Place::Record(record))?;
+        Some((self.review.as_ref()?.marks.get(i)?, self.places[i]))
+    }
+
     /// The mark on a finding (by index into the findings), if any.
     pub fn finding_mark(&self, finding: usize) -> Option<&Mark> {
         let i = self

@@ -18,7 +18,7 @@ pub(super) fn detail(s: &State, area: Rect, buf: &mut Buffer) {
     let mut inner = block.inner(area);
     block.render(area, buf);
     // The reviewer's mark heads the pane, whatever the tab.
-    let marks = mark_lines(s, node);
+    let marks = mark_lines(s, d, node);
     if !marks.is_empty() && inner.height > marks.len() as u16 + 2 {
         let h = marks.len() as u16;
         Paragraph::new(marks).render(Rect { height: h, ..inner }, buf);

@@ -30,29 +30,39 @@ pub(super) fn node_mark<'a>(s: &State, node: NodeId) -> Vec<Span<'a>> {
     }
 }
 
-/// The detail pane's mark lines: verdict, note (first lines) and any warning.
-pub(super) fn mark_lines<'a>(s: &State, node: NodeId) -> Vec<Line<'a>> {
-    let Some((m, place)) = s.review.mark_of(node) else {
-        return Vec::new();
-    };
-    let t = &s.theme;
-    let mut head = vec![
-        mark_span(s, m, place),
-        Span::styled(format!(" {}", m.verdict.name().to_uppercase()), t.title),
+/// The detail pane's mark lines: the action's mark and the mark on its record, each with
+/// its verdict, the note's first line and any warning.
+pub(super) fn mark_lines<'a>(s: &State, d: &Data, node: NodeId) -> Vec<Line<'a>> {
+    let record = d.analysis.graph.nodes[node as usize].record as usize;
+    let marks = [
+        (s.review.mark_of(node), ""),
+        (s.review.record_mark(record), "record "),
     ];
-    let mut note = m.note.lines();
-    if let Some(first) = note.next() {
-        head.push(Span::raw(format!(" · {}", sanitize(first))));
-        let more = note.count();
-        if more > 0 {
-            head.push(Span::styled(format!(" (+{more} lines: a)"), t.dim));
+    let t = &s.theme;
+    let mut lines = Vec::new();
+    for (m, what) in marks {
+        let Some((m, place)) = m else { continue };
+        let mut head = vec![
+            mark_span(s, m, place),
+            Span::styled(
+                format!(" {what}{}", m.verdict.name().to_uppercase()),
+                t.title,
+            ),
+        ];
+        let mut note = m.note.lines();
+        if let Some(first) = note.next() {
+            head.push(Span::raw(format!(" · {}", sanitize(first))));
+            let more = note.count();
+            if more > 0 {
+                head.push(Span::styled(format!(" (+{more} lines: a)"), t.dim));
+            }
+        } else {
+            head.push(Span::styled(" · a: add a note", t.dim));
         }
-    } else {
-        head.push(Span::styled(" · a: add a note", t.dim));
-    }
-    let mut lines = vec![Line::from(head)];
-    if let Some(w) = place.warning() {
-        lines.push(Line::styled(format!("⚠ {w}"), t.bad));
+        lines.push(Line::from(head));
+        if let Some(w) = place.warning() {
+            lines.push(Line::styled(format!("⚠ {w}"), t.bad));
+        }
     }
     lines
 }
