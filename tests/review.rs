@@ -11,11 +11,8 @@ use aeplens::tui::data::Data;
 use aeplens::tui::keymap::{Command, Keymap};
 use aeplens::tui::state::{Action, DetailTab, NavTarget, Overlay, Pane, State, update};
 use aeplens::tui::theme::Theme;
-use aeplens::tui::view::Screen;
 use aeplens::tui::{open_review, save_review, write_report};
 use aeplens::verify::Keyring;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use std::path::{Path, PathBuf};
 
 const RUN: &str = "run-deploy-0042";
@@ -98,17 +95,7 @@ fn selected(s: &State) -> String {
 }
 
 fn screen(s: &State, w: u16, h: u16) -> String {
-    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-    t.draw(|f| f.render_widget(&Screen(s), f.area())).unwrap();
-    let buf = t.backend().buffer();
-    let mut out = String::new();
-    for y in 0..buf.area.height {
-        for x in 0..buf.area.width {
-            out.push_str(buf[(x, y)].symbol());
-        }
-        out.push('\n');
-    }
-    out
+    common::screen(s, w, h)
 }
 
 /// Every file under `dir` with its bytes and modification time.

@@ -69,6 +69,11 @@ impl Step {
     }
 }
 
+/// The role of every action that has one, over all chains.
+pub fn roles(chains: &[Chain]) -> std::collections::HashMap<NodeId, Role> {
+    chains.iter().flat_map(Chain::roles).collect()
+}
+
 impl Chain {
     /// The roles of this chain's steps (none for a causal chain). A deny inside the
     /// chain continues it and is never re-approved.

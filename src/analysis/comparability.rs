@@ -54,6 +54,11 @@ pub enum CoverageFinding {
 }
 
 impl Comparability {
+    /// Why the badge is not plain comparable: the weaker assumption, else the reason.
+    pub fn why(&self) -> Option<&str> {
+        self.assumption.as_deref().or(self.reason.as_deref())
+    }
+
     fn comparable(tuple: Box<[u8]>) -> Self {
         Comparability {
             state: BadgeState::Comparable,

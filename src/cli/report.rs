@@ -302,9 +302,7 @@ pub fn show_text(r: &ActionReport<'_>, width: Option<usize>) -> String {
     for dv in &r.digests {
         let c = &dv.comparability;
         let why = c
-            .assumption
-            .as_deref()
-            .or(c.reason.as_deref())
+            .why()
             .map(|w| format!(": {}", sanitize(w)))
             .unwrap_or_default();
         let _ = writeln!(

@@ -102,6 +102,20 @@ pub struct Mark {
     pub updated_at: String,
 }
 
+impl Mark {
+    /// A new mark, made now, with no note.
+    pub fn new(target: Target, verdict: Verdict) -> Mark {
+        let at = super::file::now();
+        Mark {
+            target,
+            verdict,
+            note: String::new(),
+            created_at: at.clone(),
+            updated_at: at,
+        }
+    }
+}
+
 /// Where a mark's target is in the opened evidence.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Place {

@@ -69,3 +69,19 @@ pub fn aeplens(args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// The explorer's screen for a state, drawn at `w`×`h`, as text (one line per row).
+pub fn screen(s: &aeplens::tui::state::State, w: u16, h: u16) -> String {
+    let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).unwrap();
+    t.draw(|f| f.render_widget(&aeplens::tui::view::Screen(s), f.area()))
+        .unwrap();
+    let buf = t.backend().buffer();
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        for x in 0..buf.area.width {
+            out.push_str(buf[(x, y)].symbol());
+        }
+        out.push('\n');
+    }
+    out
+}

@@ -7,7 +7,6 @@ use crate::analysis::evidence::EvidenceRef;
 use crate::analysis::graph::NodeId;
 use crate::model::facts::ActionFacts;
 use crate::model::text::sanitize;
-use std::collections::HashMap;
 use std::fmt::Write as _;
 
 /// How an action is drawn.
@@ -41,12 +40,7 @@ impl ActionGraph {
     /// The graph of the runs named (every run when none is).
     pub fn of(ev: EvidenceRef, runs: &[String]) -> ActionGraph {
         let g = &ev.analysis.graph;
-        let roles: HashMap<NodeId, Role> = ev
-            .analysis
-            .chains
-            .iter()
-            .flat_map(crate::analysis::chains::Chain::roles)
-            .collect();
+        let roles = crate::analysis::chains::roles(&ev.analysis.chains);
         let mut out = ActionGraph {
             runs: Vec::new(),
             edges: Vec::new(),

@@ -168,12 +168,7 @@ fn waterfalls(r: &IncidentReport, ev: EvidenceRef) -> Vec<Waterfall> {
             runs.push((run, why));
         }
     }
-    let roles: HashMap<NodeId, Role> = ev
-        .analysis
-        .chains
-        .iter()
-        .flat_map(crate::analysis::chains::Chain::roles)
-        .collect();
+    let roles = crate::analysis::chains::roles(&ev.analysis.chains);
     runs.into_iter()
         .take(WATERFALLS)
         .map(|(run, why)| waterfall(ev, run, why, &marked, &roles))

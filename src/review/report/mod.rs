@@ -382,9 +382,7 @@ impl Answers {
             .map(|dv| {
                 let c = &dv.comparability;
                 let why = c
-                    .assumption
-                    .as_deref()
-                    .or(c.reason.as_deref())
+                    .why()
                     .map(|w| format!(": {}", sanitize(w)))
                     .unwrap_or_default();
                 format!(

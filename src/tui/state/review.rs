@@ -204,14 +204,7 @@ pub(super) fn toggle_mark(state: &mut State) {
             format!("unmarked {} (its note is gone with it)", sanitize(&label))
         });
     } else {
-        let at = now();
-        r.marks.push(Mark {
-            target: t,
-            verdict: Verdict::Suspicious,
-            note: String::new(),
-            created_at: at.clone(),
-            updated_at: at,
-        });
+        r.marks.push(Mark::new(t, Verdict::Suspicious));
         state.message = Some(format!(
             "marked {} suspicious (M: another verdict, a: a note)",
             sanitize(&label)
@@ -249,14 +242,7 @@ pub(super) fn edit_note(state: &mut State) {
         return;
     };
     if r.mark(&t).is_none() {
-        let at = now();
-        r.marks.push(Mark {
-            target: t.clone(),
-            verdict: Verdict::FollowUp,
-            note: String::new(),
-            created_at: at.clone(),
-            updated_at: at,
-        });
+        r.marks.push(Mark::new(t.clone(), Verdict::FollowUp));
         changed(state);
     }
     let text = state

@@ -366,11 +366,7 @@ pub(super) fn digest_lines<'a>(
             BadgeState::Weaker => ("◐", t.warn),
             BadgeState::NotComparable => ("≉", t.bad),
         };
-        let why = c
-            .assumption
-            .as_deref()
-            .or(c.reason.as_deref())
-            .unwrap_or("");
+        let why = c.why().unwrap_or("");
         lines.push(Line::from(vec![
             Span::styled(format!("{:<5}", dv.which), t.accent),
             Span::raw(format!("{} ", value_text(dv.digest))),
