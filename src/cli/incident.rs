@@ -47,7 +47,7 @@ fn review(args: &ReportArgs, set: &EvidenceSet) -> Result<Option<(Review, String
         Ok(Some(r)) => {
             if !explicit {
                 super::note(&format!(
-                    "aeplens: with the marks of {} (--no-review leaves them out)",
+                    "with the marks of {} (--no-review leaves them out)",
                     sanitize(&path.display().to_string())
                 ));
             }

@@ -366,6 +366,9 @@ pub enum ExportFormat {
     ChromeTrace,
     /// OTLP/JSON: an `execute_tool` span per action (OpenTelemetry GenAI conventions).
     OtlpJson,
+    /// Parquet tables (inputs, records, actions, findings, edges, leases) and a manifest,
+    /// into the directory -o names (docs/tables.md; needs the `tables` feature).
+    Parquet,
 }
 
 /// A minimum severity.

@@ -5,6 +5,8 @@
 //! amber; every label escaped for the target language. The timeline as a Timesketch JSONL,
 //! a Chrome/Perfetto trace and OTLP/JSON spans (`timeline`).
 
+#[cfg(feature = "tables")]
+pub mod tables;
 mod timeline;
 
 use super::report::{emit, open};
@@ -23,6 +25,9 @@ pub fn run(args: &ExportArgs) -> i32 {
         );
         return 2;
     }
+    if args.format == ExportFormat::Parquet {
+        return parquet(args);
+    }
     let ev = match open(&args.evidence) {
         Ok(ev) => ev,
         Err(code) => return code,
@@ -38,6 +43,7 @@ pub fn run(args: &ExportArgs) -> i32 {
         ExportFormat::Timesketch => timeline::timesketch(&ev, &args.run),
         ExportFormat::ChromeTrace => timeline::chrome_trace(&ev, &args.run),
         ExportFormat::OtlpJson => timeline::otlp_json(&ev, &args.run),
+        ExportFormat::Parquet => return parquet(args),
     };
     match &args.output {
         None => emit(&text),
@@ -49,6 +55,59 @@ pub fn run(args: &ExportArgs) -> i32 {
             }
         },
     }
+}
+
+/// `export --format parquet -o OUT/`.
+#[cfg(feature = "tables")]
+fn parquet(args: &ExportArgs) -> i32 {
+    let Some(out) = &args.output else {
+        eprintln!("aeplens: --format parquet writes a directory of tables: give it with -o OUT/");
+        return 2;
+    };
+    if !args.run.is_empty() {
+        eprintln!(
+            "aeplens: --format parquet exports every run (--run is for the graph and timeline formats)"
+        );
+        return 2;
+    }
+    let keys = match args.evidence.keys.keyring() {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("aeplens: {e}");
+            return 2;
+        }
+    };
+    let ev = match open(&args.evidence) {
+        Ok(ev) => ev,
+        Err(code) => return code,
+    };
+    if ev.report.records.is_empty() {
+        eprintln!("aeplens: no record to export");
+        return 3;
+    }
+    match tables::write(ev.as_ref(), &keys, std::path::Path::new(out)) {
+        Ok(files) => {
+            super::note(&format!(
+                "wrote {} files under {} (docs/tables.md)",
+                files.len(),
+                sanitize(out)
+            ));
+            0
+        }
+        Err(e) => {
+            eprintln!("aeplens: {e}");
+            2
+        }
+    }
+}
+
+#[cfg(not(feature = "tables"))]
+fn parquet(_: &ExportArgs) -> i32 {
+    eprintln!(
+        "aeplens: this aeplens was built without Parquet support; install it with \
+         `cargo install aeplens --features tables` (or build with --features tables)"
+    );
+    2
 }
 
 /// True when `out` is one of the evidence files under `paths` (never to be written).

@@ -1,0 +1,541 @@
+//! `export --format parquet OUT/`: the evidence as tables for DuckDB, Spark and Trino —
+//! `inputs`, `records`, `actions`, `findings`, `edges`, `leases` — documented in
+//! `docs/tables.md` (schema version [`TABLES_VERSION`]), with a manifest. Every value
+//! comes from aeplens's own loader and verifier: no generic JSON reader sees the evidence.
+//!
+//! Layout: `OUT/<table>/set=<evidence set key, 16 hex>/part-<SHA-256 of the file, 16
+//! hex>.parquet` and `OUT/manifest/set=<key>.json`. The same evidence gives the same
+//! bytes, so re-running is idempotent; exports of disjoint inputs (shards) land in
+//! different `set=` partitions of one `OUT/` and are read together.
+
+use crate::analysis::evidence::EvidenceRef;
+use crate::analysis::graph::NodeId;
+use crate::model::facts::ActionFacts;
+use crate::review::file::{EvidenceSet, KeyRef};
+use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression;
+use parquet::file::properties::WriterProperties;
+use std::path::Path;
+use std::sync::Arc;
+
+/// The version of the table schemas (`docs/tables.md`).
+pub const TABLES_VERSION: &str = "1";
+
+/// One column, filled row by row.
+pub enum Column {
+    Str(Vec<Option<String>>),
+    Int(Vec<Option<i64>>),
+    Float(Vec<Option<f64>>),
+    Bool(Vec<Option<bool>>),
+}
+
+impl Column {
+    fn data_type(&self) -> DataType {
+        match self {
+            Column::Str(_) => DataType::Utf8,
+            Column::Int(_) => DataType::Int64,
+            Column::Float(_) => DataType::Float64,
+            Column::Bool(_) => DataType::Boolean,
+        }
+    }
+
+    fn array(self) -> ArrayRef {
+        match self {
+            Column::Str(v) => Arc::new(StringArray::from(v)),
+            Column::Int(v) => Arc::new(Int64Array::from(v)),
+            Column::Float(v) => Arc::new(Float64Array::from(v)),
+            Column::Bool(v) => Arc::new(BooleanArray::from(v)),
+        }
+    }
+}
+
+/// A table being built: named columns of equal length.
+pub struct Table {
+    pub name: &'static str,
+    pub columns: Vec<(&'static str, Column)>,
+}
+
+impl Table {
+    fn new(name: &'static str, columns: &[(&'static str, Kind)]) -> Table {
+        let empty = |k: Kind| match k {
+            Kind::Str => Column::Str(Vec::new()),
+            Kind::Int => Column::Int(Vec::new()),
+            Kind::Float => Column::Float(Vec::new()),
+            Kind::Bool => Column::Bool(Vec::new()),
+        };
+        Table {
+            name,
+            columns: columns.iter().map(|(n, k)| (*n, empty(*k))).collect(),
+        }
+    }
+
+    /// The column `name` (every table's columns are fixed; a wrong name is a bug).
+    fn col(&mut self, name: &str) -> &mut Column {
+        let i = self
+            .columns
+            .iter()
+            .position(|(n, _)| *n == name)
+            .unwrap_or_else(|| unreachable!("no column {name} in {}", self.name));
+        &mut self.columns[i].1
+    }
+
+    fn s(&mut self, name: &str, v: Option<&str>) {
+        if let Column::Str(c) = self.col(name) {
+            c.push(v.map(str::to_string));
+        }
+    }
+
+    fn i(&mut self, name: &str, v: Option<i64>) {
+        if let Column::Int(c) = self.col(name) {
+            c.push(v);
+        }
+    }
+
+    fn f(&mut self, name: &str, v: Option<f64>) {
+        if let Column::Float(c) = self.col(name) {
+            c.push(v);
+        }
+    }
+
+    fn b(&mut self, name: &str, v: Option<bool>) {
+        if let Column::Bool(c) = self.col(name) {
+            c.push(v);
+        }
+    }
+
+    /// The Arrow schema (column names and types, all nullable).
+    pub fn schema(&self) -> Schema {
+        Schema::new(
+            self.columns
+                .iter()
+                .map(|(n, c)| Field::new(*n, c.data_type(), true))
+                .collect::<Vec<_>>(),
+        )
+    }
+
+    /// The table as Parquet bytes (Snappy-compressed).
+    pub fn parquet(self) -> Result<Vec<u8>, String> {
+        let schema = Arc::new(self.schema());
+        let arrays: Vec<ArrayRef> = self.columns.into_iter().map(|(_, c)| c.array()).collect();
+        let batch = RecordBatch::try_new(schema.clone(), arrays).map_err(|e| e.to_string())?;
+        let props = WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .build();
+        let mut out = Vec::new();
+        let mut w =
+            ArrowWriter::try_new(&mut out, schema, Some(props)).map_err(|e| e.to_string())?;
+        w.write(&batch).map_err(|e| e.to_string())?;
+        w.close().map_err(|e| e.to_string())?;
+        Ok(out)
+    }
+}
+
+/// A column's type, as `docs/tables.md` names it: string, bigint, double, boolean.
+#[derive(Clone, Copy)]
+enum Kind {
+    Str,
+    Int,
+    Float,
+    Bool,
+}
+
+use Kind::{Bool, Float, Int, Str};
+
+/// Every table of an opened body of evidence.
+pub fn tables(ev: EvidenceRef) -> Vec<Table> {
+    vec![
+        inputs(ev),
+        records(ev),
+        actions(ev),
+        findings(ev),
+        edges(ev),
+        leases(ev),
+    ]
+}
+
+fn inputs(ev: EvidenceRef) -> Table {
+    let mut t = Table::new(
+        "inputs",
+        &[
+            ("path", Str),
+            ("sha256", Str),
+            ("format", Str),
+            ("bytes", Int),
+            ("records", Int),
+            ("load_errors", Int),
+        ],
+    );
+    for i in &ev.report.inputs {
+        t.s("path", Some(&i.path));
+        t.s("sha256", i.sha256.as_deref());
+        t.s("format", Some(i.format));
+        t.i("bytes", i.bytes.map(|b| b as i64));
+        t.i("records", Some(i.records as i64));
+        t.i("load_errors", Some(i.errors.len() as i64));
+    }
+    t
+}
+
+fn records(ev: EvidenceRef) -> Table {
+    let mut t = Table::new(
+        "records",
+        &[
+            ("path", Str),
+            ("line", Int),
+            ("record_index", Int),
+            ("run_id", Str),
+            ("schema_version", Str),
+            ("canonical_sha256", Str),
+            ("prev_record_hash", Str),
+            ("structural", Str),
+            ("semantic", Str),
+            ("authenticity", Str),
+            ("construction", Str),
+            ("key_id", Str),
+            ("key_unknown", Bool),
+            ("chain", Str),
+            ("chain_link", Str),
+            ("actions", Int),
+        ],
+    );
+    let name = |s: Option<&'static str>| s.unwrap_or("not-evaluated");
+    for (i, r) in ev.report.records.iter().enumerate() {
+        let record = ev.corpus.record(i);
+        let prev = match record.link() {
+            crate::model::Link::Hash(h) => Some(h),
+            _ => None,
+        };
+        t.s("path", Some(&r.source.path));
+        t.i("line", Some(r.source.line as i64));
+        t.i("record_index", Some(r.source.index as i64));
+        t.s("run_id", r.run_id.as_deref());
+        t.s("schema_version", r.schema_version.as_deref());
+        t.s("canonical_sha256", Some(&r.canonical_sha256));
+        t.s("prev_record_hash", prev);
+        t.s(
+            "structural",
+            Some(name(
+                r.structural.status.map(crate::verify::CheckStatus::name),
+            )),
+        );
+        t.s(
+            "semantic",
+            Some(name(
+                r.semantic.status.map(crate::verify::CheckStatus::name),
+            )),
+        );
+        let a = &r.authenticity;
+        t.s(
+            "authenticity",
+            Some(if a.evaluated {
+                name(a.status.map(crate::verify::signature::AuthStatus::name))
+            } else {
+                "not-checked"
+            }),
+        );
+        t.s("construction", a.construction);
+        t.s("key_id", a.key_id.as_deref());
+        t.b("key_unknown", Some(a.key_unknown));
+        t.s(
+            "chain",
+            Some(name(
+                r.chain.status.map(crate::verify::chain::ChainStatus::name),
+            )),
+        );
+        t.s(
+            "chain_link",
+            r.chain.link.map(crate::verify::chain::LinkState::name),
+        );
+        t.i("actions", Some(record.actions().count() as i64));
+    }
+    t
+}
+
+fn actions(ev: EvidenceRef) -> Table {
+    let mut t = Table::new(
+        "actions",
+        &[
+            ("run_id", Str),
+            ("action_id", Str),
+            ("path", Str),
+            ("line", Int),
+            ("record_sha256", Str),
+            ("copies", Int),
+            ("parent_action_id", Str),
+            ("tool_name", Str),
+            ("decision", Str),
+            ("approval_grant", Str),
+            ("side_effect_class", Str),
+            ("state_changing", Bool),
+            ("time_ms", Float),
+            ("observed", Str),
+            ("drift", Str),
+            ("lease_id", Str),
+            ("lease_source", Str),
+            ("lease_verdict", Str),
+        ],
+    );
+    let g = &ev.analysis.graph;
+    for run in &g.runs {
+        for &n in &run.nodes {
+            let Some((record, action)) = g.action(ev.corpus, n) else {
+                continue;
+            };
+            let node = &g.nodes[n as usize];
+            let f = ActionFacts::of(record, &action);
+            let lease = ev.analysis.leases.by_node.get(&n);
+            t.s("run_id", Some(&run.id));
+            t.s("action_id", f.id);
+            t.s("path", Some(&record.source.path));
+            t.i("line", Some(record.source.line as i64));
+            t.s(
+                "record_sha256",
+                ev.analysis
+                    .hashes
+                    .get(node.record as usize)
+                    .map(String::as_str),
+            );
+            t.i("copies", Some(i64::from(node.copies)));
+            t.s("parent_action_id", f.parent);
+            t.s("tool_name", f.tool);
+            t.s("decision", f.outcome);
+            t.s("approval_grant", f.grant);
+            t.s("side_effect_class", f.side_effect_class);
+            t.b("state_changing", f.state_changing);
+            t.f("time_ms", node.time);
+            t.s("observed", f.observed);
+            t.s("drift", Some(f.drift.name()));
+            t.s("lease_id", lease.map(|l| l.lease_id.as_str()));
+            t.s("lease_source", lease.map(|l| l.source.name()));
+            t.s("lease_verdict", lease.map(|l| l.verdict.name()));
+        }
+    }
+    t
+}
+
+/// One row per finding and action it names (`action_id` null for a finding naming none):
+/// portable SQL counts findings with `COUNT(DISTINCT fingerprint)`.
+fn findings(ev: EvidenceRef) -> Table {
+    let mut t = Table::new(
+        "findings",
+        &[
+            ("finding_id", Str),
+            ("severity", Str),
+            ("fingerprint", Str),
+            ("finding_key", Str),
+            ("run_id", Str),
+            ("action_id", Str),
+            ("message", Str),
+            ("path", Str),
+            ("line", Int),
+            ("pointer", Str),
+        ],
+    );
+    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for f in ev.findings {
+        let n = seen.entry(f.fingerprint.as_str()).or_default();
+        *n += 1;
+        let key = format!("{}:{n}", f.fingerprint);
+        let at = f.locations.first();
+        let ids: Vec<Option<&str>> = if f.action_ids.is_empty() {
+            vec![None]
+        } else {
+            f.action_ids.iter().map(|a| Some(a.as_str())).collect()
+        };
+        for id in ids {
+            t.s("finding_id", Some(f.id));
+            t.s("severity", Some(f.severity.name()));
+            t.s("fingerprint", Some(&f.fingerprint));
+            t.s("finding_key", Some(&key));
+            t.s("run_id", f.run_id.as_deref());
+            t.s("action_id", id);
+            t.s("message", Some(&f.message));
+            t.s("path", at.map(|l| l.path.as_str()));
+            t.i("line", at.map(|l| l.line as i64));
+            t.s("pointer", at.map(|l| l.pointer.as_str()));
+        }
+    }
+    t
+}
+
+/// Parent (within and across runs), deny→re-approval, causal, lease-member and
+/// chain-link edges.
+fn edges(ev: EvidenceRef) -> Table {
+    let mut t = Table::new(
+        "edges",
+        &[
+            ("kind", Str),
+            ("from_run_id", Str),
+            ("from_action_id", Str),
+            ("to_run_id", Str),
+            ("to_action_id", Str),
+            ("lease_id", Str),
+            ("from_record_sha256", Str),
+            ("to_record_sha256", Str),
+        ],
+    );
+    let g = &ev.analysis.graph;
+    let key = |n: NodeId| {
+        let run = g.runs[g.nodes[n as usize].run as usize].id.as_str();
+        let id = g.action(ev.corpus, n).and_then(|(_, a)| a.id());
+        (run, id)
+    };
+    let roles = crate::analysis::chains::roles(&ev.analysis.chains);
+    let action_edge = |t: &mut Table, kind: &str, from: NodeId, to: NodeId| {
+        let (fr, fa) = key(from);
+        let (tr, ta) = key(to);
+        t.s("kind", Some(kind));
+        t.s("from_run_id", Some(fr));
+        t.s("from_action_id", fa);
+        t.s("to_run_id", Some(tr));
+        t.s("to_action_id", ta);
+        t.s("lease_id", None);
+        t.s("from_record_sha256", None);
+        t.s("to_record_sha256", None);
+    };
+    for (n, node) in g.nodes.iter().enumerate() {
+        let n = n as NodeId;
+        if let Some(p) = node.parent {
+            let kind = if g.parent_is_cross_run(n) {
+                "parent-cross-run"
+            } else {
+                "parent"
+            };
+            action_edge(&mut t, kind, p, n);
+            if roles.get(&n) == Some(&crate::analysis::chains::Role::Reapproved) {
+                action_edge(&mut t, "reapproval", p, n);
+            }
+        }
+    }
+    for group in &g.causal {
+        for w in group.nodes.windows(2) {
+            action_edge(&mut t, "causal", w[0], w[1]);
+        }
+    }
+    for l in &ev.analysis.leases.summaries {
+        for &n in &l.nodes {
+            let (run, id) = key(n);
+            t.s("kind", Some("lease-member"));
+            t.s("from_run_id", None);
+            t.s("from_action_id", None);
+            t.s("to_run_id", Some(run));
+            t.s("to_action_id", id);
+            t.s("lease_id", Some(&l.lease_id));
+            t.s("from_record_sha256", None);
+            t.s("to_record_sha256", None);
+        }
+    }
+    // A chain link: the record a `prev_record_hash` names, when it is loaded.
+    let by_hash: std::collections::HashMap<&str, usize> = ev
+        .report
+        .records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.canonical_sha256.as_str(), i))
+        .collect();
+    for (i, r) in ev.report.records.iter().enumerate() {
+        if let crate::model::Link::Hash(h) = ev.corpus.record(i).link()
+            && by_hash.contains_key(h)
+        {
+            t.s("kind", Some("chain-link"));
+            t.s("from_run_id", None);
+            t.s("from_action_id", None);
+            t.s("to_run_id", None);
+            t.s("to_action_id", None);
+            t.s("lease_id", None);
+            t.s("from_record_sha256", Some(h));
+            t.s("to_record_sha256", Some(&r.canonical_sha256));
+        }
+    }
+    t
+}
+
+fn leases(ev: EvidenceRef) -> Table {
+    let mut t = Table::new(
+        "leases",
+        &[
+            ("lease_id", Str),
+            ("source", Str),
+            ("granted_at_ms", Float),
+            ("expires_at_ms", Float),
+            ("max_invocations", Float),
+            ("first_use_ms", Float),
+            ("last_use_ms", Float),
+            ("actions", Int),
+        ],
+    );
+    for l in &ev.analysis.leases.summaries {
+        t.s("lease_id", Some(&l.lease_id));
+        t.s("source", Some(l.source.name()));
+        t.f("granted_at_ms", l.granted_at_ms);
+        t.f("expires_at_ms", l.expires_at_ms);
+        t.f("max_invocations", l.max_invocations);
+        t.f("first_use_ms", l.first_use_ms);
+        t.f("last_use_ms", l.last_use_ms);
+        t.i("actions", Some(l.nodes.len() as i64));
+    }
+    t
+}
+
+/// Writes every table and the manifest under `out`; returns the files written.
+pub fn write(
+    ev: EvidenceRef,
+    keys: &crate::verify::Keyring,
+    out: &Path,
+) -> Result<Vec<std::path::PathBuf>, String> {
+    let set = EvidenceSet::of(ev.corpus);
+    let partition = format!("set={}", &set.key[..16]);
+    let mut written = Vec::new();
+    let mut parts = serde_json::Map::new();
+    for table in tables(ev) {
+        let name = table.name;
+        let rows = table.columns.first().map_or(0, |(_, c)| match c {
+            Column::Str(v) => v.len(),
+            Column::Int(v) => v.len(),
+            Column::Float(v) => v.len(),
+            Column::Bool(v) => v.len(),
+        });
+        let bytes = table.parquet()?;
+        let hash = crate::canon::sha256_hex(&bytes);
+        let dir = out.join(name).join(&partition);
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        // A re-run replaces this set's parts (same evidence: the same file again).
+        if let Ok(old) = std::fs::read_dir(&dir) {
+            for f in old.flatten() {
+                let _ = std::fs::remove_file(f.path());
+            }
+        }
+        let file = dir.join(format!("part-{}.parquet", &hash[..16]));
+        std::fs::write(&file, &bytes)
+            .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+        parts.insert(
+            name.into(),
+            serde_json::json!({
+                "rows": rows,
+                "file": file.strip_prefix(out).unwrap_or(&file).display().to_string(),
+                "sha256": hash,
+            }),
+        );
+        written.push(file);
+    }
+    let manifest = serde_json::json!({
+        "schema_version": crate::cli::contract::SCHEMA_VERSION,
+        "tables_version": TABLES_VERSION,
+        "tool": "aeplens",
+        "version": env!("CARGO_PKG_VERSION"),
+        "profile": "forensic",
+        "evidence": set,
+        "keyring": KeyRef::all(keys),
+        "tables": parts,
+    });
+    let dir = out.join("manifest");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let file = dir.join(format!("{partition}.json"));
+    let text = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())? + "\n";
+    std::fs::write(&file, text).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+    written.push(file);
+    Ok(written)
+}
