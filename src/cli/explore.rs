@@ -22,9 +22,17 @@ pub fn run(mut args: ExploreArgs) -> i32 {
         return 2;
     }
     if let Some(review) = &args.review {
-        if super::export::is_evidence(&args.paths, review) {
+        let at = std::path::Path::new(review);
+        if crate::load::is_evidence_file(&args.paths, at) {
             eprintln!(
                 "aeplens: refusing --review {}: it is one of the evidence files (aeplens never writes evidence)",
+                sanitize(review)
+            );
+            return 2;
+        }
+        if crate::load::in_evidence_dir(&args.paths, at) {
+            eprintln!(
+                "aeplens: refusing --review {}: it is inside an evidence directory, where it would be read as evidence; keep reviews apart",
                 sanitize(review)
             );
             return 2;

@@ -71,7 +71,7 @@ fn review(args: &ReportArgs, set: &EvidenceSet) -> Result<Option<(Review, String
 /// `aeplens report`.
 pub fn run(args: &ReportArgs) -> i32 {
     if let Some(out) = &args.output
-        && super::export::is_evidence(&args.evidence.paths, out)
+        && crate::load::is_evidence_file(&args.evidence.paths, std::path::Path::new(out))
     {
         eprintln!(
             "aeplens: refusing to write {}: it is one of the evidence files (aeplens never writes evidence)",

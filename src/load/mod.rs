@@ -252,7 +252,7 @@ impl Corpus {
 }
 
 /// File names picked up when walking a directory.
-fn is_evidence_file(path: &Path) -> bool {
+fn has_evidence_extension(path: &Path) -> bool {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().to_ascii_lowercase())
@@ -334,6 +334,33 @@ pub fn evidence_files(paths: &[String]) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// True when `out` is one of the evidence files `paths` name (aeplens never writes one).
+pub fn is_evidence_file(paths: &[String], out: &Path) -> bool {
+    let Ok(out) = out.canonicalize() else {
+        return false;
+    };
+    evidence_files(paths)
+        .iter()
+        .any(|p| p.canonicalize().is_ok_and(|p| p == out))
+}
+
+/// True when `out` would sit inside a directory `paths` name: written there, it would be
+/// read as evidence the next time.
+pub fn in_evidence_dir(paths: &[String], out: &Path) -> bool {
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let Ok(parent) = parent.canonicalize() else {
+        return false;
+    };
+    paths
+        .iter()
+        .filter(|p| *p != "-" && Path::new(p).is_dir())
+        .filter_map(|p| Path::new(p).canonicalize().ok())
+        .any(|dir| parent.starts_with(dir))
 }
 
 /// A quick first look at large evidence: the records in the first `budget` bytes (whole
@@ -419,7 +446,7 @@ fn walk(
     for child in children {
         if child.is_dir() {
             walk(&child, ancestors, files, problems);
-        } else if is_evidence_file(&child) {
+        } else if has_evidence_extension(&child) {
             files.push(child);
         }
     }

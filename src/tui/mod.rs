@@ -107,11 +107,8 @@ pub fn write_report(state: &State, keys: &Keyring) -> Result<PathBuf, String> {
             &EvidenceSet::of(&d.corpus).key[..12]
         )),
     };
-    if d.corpus
-        .inputs
-        .iter()
-        .any(|i| same_file(&out, std::path::Path::new(&*i.path)))
-    {
+    let inputs: Vec<String> = d.corpus.inputs.iter().map(|i| i.path.to_string()).collect();
+    if crate::load::is_evidence_file(&inputs, &out) {
         return Err(format!(
             "refusing to write {}: it is an evidence file",
             out.display()
@@ -146,10 +143,6 @@ pub fn write_report(state: &State, keys: &Keyring) -> Result<PathBuf, String> {
     }
     std::fs::write(&out, text).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
     Ok(out)
-}
-
-fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
-    matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b)
 }
 
 /// The terminal's width in columns, when stdout is one (for CLI tables that fit it).

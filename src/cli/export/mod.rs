@@ -17,7 +17,7 @@ use crate::review::report::graph::{ActionGraph, dot, mermaid};
 /// `aeplens export`.
 pub fn run(args: &ExportArgs) -> i32 {
     if let Some(out) = &args.output
-        && is_evidence(&args.evidence.paths, out)
+        && crate::load::is_evidence_file(&args.evidence.paths, std::path::Path::new(out))
     {
         eprintln!(
             "aeplens: refusing to write {}: it is one of the evidence files (aeplens never writes evidence)",
@@ -108,18 +108,4 @@ fn parquet(_: &ExportArgs) -> i32 {
          `cargo install aeplens --features tables` (or build with --features tables)"
     );
     2
-}
-
-/// True when `out` is one of the evidence files under `paths` (never to be written).
-pub(super) fn is_evidence(paths: &[String], out: &str) -> bool {
-    crate::load::evidence_files(paths)
-        .iter()
-        .any(|p| same_file(p, std::path::Path::new(out)))
-}
-
-fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    }
 }
