@@ -1,11 +1,18 @@
 //! Generates a signed, hash-chained NDJSON evidence store for benchmarks.
 //!
 //! ```text
-//! cargo run --release --example gen_store -- OUT.ndjson [RECORDS]
+//! cargo run --release --example gen_store -- OUT.ndjson [RECORDS] [--emitter-order]
 //! ```
 //! Writes OUT.ndjson (RECORDS records, default 20000: 3–10 actions each, about 7 % DSSE,
 //! chains of up to 12 records per emitter) and OUT.keys.json with the test key.
 //! Output is deterministic: the same arguments give the same bytes.
+//!
+//! By default each line is the record's canonical JSON (members sorted), which flatters a
+//! verifier that copies canonical bytes. `--emitter-order` writes members in the order the
+//! reference TypeScript emitter writes them (`schema_version`, `run_id`, …, `actions`,
+//! `verifier_results`, `created_at_ms`, `prev_record_hash`, …, `signature`; in an action
+//! `action_id`, `tool_name`, `state_changing`, …), as real stores are: no line is then
+//! already canonical.
 
 use aeplens::model::json::Json;
 use aeplens::verify::sign::{link_to, sign_dsse, sign_legacy, signing_key, to_line};
@@ -39,9 +46,11 @@ fn digest(rng: &mut Rng) -> String {
 }
 
 fn main() {
-    let mut args = std::env::args().skip(1);
+    let all: Vec<String> = std::env::args().skip(1).collect();
+    let emitter_order = all.iter().any(|a| a == "--emitter-order");
+    let mut args = all.into_iter().filter(|a| a != "--emitter-order");
     let out = args.next().unwrap_or_else(|| {
-        eprintln!("usage: gen_store OUT.ndjson [RECORDS]");
+        eprintln!("usage: gen_store OUT.ndjson [RECORDS] [--emitter-order]");
         std::process::exit(2);
     });
     let count: usize = args
@@ -74,21 +83,25 @@ fn main() {
             max_rank = max_rank.max(class_rank);
             let tool = tools[rng.below(tools.len() as u64) as usize];
             let deny = rng.below(20) == 0;
+            // Drawn in the same order as ever, so the default store keeps its bytes.
+            let (arguments_digest, result_digest) = (digest(&mut rng), digest(&mut rng));
+            let resource = format!("res://bench/{}", rng.below(50));
+            // Members in the reference emitter's order (kept by --emitter-order).
             actions.push(serde_json::json!({
                 "action_id": format!("act-{i}-{a}"),
                 "tool_name": tool,
                 "state_changing": class_rank != 0,
-                "timestamp_ms": t,
-                "side_effect_class": classes[class_rank],
-                "recording_mode": "validation",
-                "arguments_digest": digest(&mut rng),
-                "result_digest": digest(&mut rng),
-                "outcome": if deny { "denied" } else { "success" },
+                "result_digest": result_digest,
                 "evidence_refs": [],
+                "timestamp_ms": t,
+                "recording_mode": "validation",
+                "side_effect_class": classes[class_rank],
+                "arguments_digest": arguments_digest,
+                "outcome": if deny { "denied" } else { "success" },
                 "capability_decision": {
                     "capability": tool,
                     "subject": "agent:deploy-bot",
-                    "resource": format!("res://bench/{}", rng.below(50)),
+                    "resource": resource,
                     "decision": if deny { "deny" } else { "allow" },
                     "reason_code": if deny { "DENY_POLICY" } else { "ALLOW_POLICY" },
                     "approval_mode": if deny { "policy-deny-with-evidence" } else { "policy-allow-with-receipt" },
@@ -99,7 +112,6 @@ fn main() {
             "schema_version": "aep/v0.5",
             "run_id": run_id,
             "user_id": "user:reviewer-7",
-            "created_at_ms": t,
             "policy_bundle_digest": digest(&mut rng),
             "tool_manifest_digest": digest(&mut rng),
             "input_refs": [{ "uri": format!("task:bench/{i}"), "digest": digest(&mut rng), "taint_labels": [] }],
@@ -107,6 +119,7 @@ fn main() {
             "capability_decisions": [],
             "actions": actions,
             "verifier_results": [],
+            "created_at_ms": t,
             "run_side_effect_class_max": classes[max_rank],
         });
         let mut record = Json::from_serde(&record);
@@ -123,7 +136,12 @@ fn main() {
         } else {
             sign_legacy(&mut record, KEY_ID, &key);
         }
-        writeln!(file, "{}", to_line(&record)).expect("write");
+        let line = if emitter_order {
+            serde_json::to_string(&record).expect("a record serialises")
+        } else {
+            to_line(&record)
+        };
+        writeln!(file, "{line}").expect("write");
         previous = Some(record);
     }
     file.flush().expect("flush");

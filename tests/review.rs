@@ -362,11 +362,8 @@ fn a_broken_or_foreign_review_file_is_reported_and_never_overwritten() {
     // Nor a file inside an evidence directory (it would be read as evidence next time).
     let dir = x.evidence().parent().unwrap().to_path_buf();
     let inside = dir.join("review.json");
-    let (code, _, err) = common::aeplens(&[
-        "--review",
-        inside.to_str().unwrap(),
-        dir.to_str().unwrap(),
-    ]);
+    let (code, _, err) =
+        common::aeplens(&["--review", inside.to_str().unwrap(), dir.to_str().unwrap()]);
     assert_eq!(code, 2);
     assert!(err.contains("inside an evidence directory"), "{err}");
     assert!(!inside.exists());
