@@ -415,3 +415,45 @@ fn quiet_silences_notes_but_not_that_evidence_failed_to_load() {
     assert!(err.contains("store.ndjson:1:9"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The JSON report is written member by member (records on every core), byte for byte
+/// what pretty-printing the whole document at once writes — on every fixture set, and on
+/// nothing at all.
+#[test]
+fn json_report_is_byte_for_byte_the_pretty_document() {
+    use aeplens::analysis::evidence::Evidence;
+    use aeplens::analysis::lease::SuppliedLeases;
+    use aeplens::load::{Corpus, load_paths};
+    use aeplens::verify::{Options, Profile};
+    let sets = [
+        vec![reference("v03.ndjson")],
+        vec![fixtures().join("reference-stores").display().to_string()],
+        vec![fixtures().join("ecosystem").display().to_string()],
+        vec!["assets/demo/evidence".to_string()],
+        vec![],
+    ];
+    for paths in sets {
+        let keys = common::keyring(&fixtures().join("reference/keys.json"));
+        let ev = Evidence::open(
+            Corpus::new(load_paths(&paths)),
+            &keys,
+            &Options::default(),
+            &SuppliedLeases::default(),
+        );
+        let whole = serde_json::json!({
+            "schema_version": "1",
+            "tool": "aeplens",
+            "version": env!("CARGO_PKG_VERSION"),
+            "profile": "forensic",
+            "inputs": ev.report.inputs,
+            "records": ev.report.records,
+            "chains": ev.report.chains,
+            "chain_paths": ev.report.links.paths,
+            "findings": ev.findings,
+            "summary": ev.report.summary_with(&ev.findings),
+        });
+        let expected = serde_json::to_string_pretty(&whole).unwrap() + "\n";
+        let actual = aeplens::cli::check::json_report(&ev.report, &ev.findings, Profile::Forensic);
+        assert!(actual == expected, "{paths:?} differs");
+    }
+}
