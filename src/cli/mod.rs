@@ -150,22 +150,28 @@ Exit codes:\n\n0: compared.\n\n2: usage error (not two paths and not two --run),
 evidence, or a --run not in the evidence."
     )]
     Diff(DiffArgs),
-    /// The incident report: Markdown, JSON, SARIF 2.1.0 or JUnit XML.
+    /// The incident report: Markdown, self-contained HTML, JSON, SARIF 2.1.0 or JUnit XML.
     #[command(
-        long_about = "Write the report a review hands over: the verification summary; findings \
+        long_about = "Write the report a review hands over: the verification summary; the \
+reviewer's marks and notes first (the explorer's review of this evidence set, or --review \
+FILE), each with its action's three answers; findings \
 grouped by id, each with where it is (file, line, JSON pointer) and its fingerprint; the three \
 answers (authority available, exercised, changed between approval and execution) for every \
 action a high finding names; denied→re-approved chains; chain paths; how the evidence was \
 verified (trusted keys with fingerprints, keys no trusted key covers, what was not checked \
 and why); the inputs with size and SHA-256; the command that reproduces it.\n\n\
-Formats: md (GitHub-flavoured Markdown, for tickets and PRs), json (schema/report.schema.json), \
+Formats: md (GitHub-flavoured Markdown, for tickets and PRs; Mermaid for the marked runs), \
+html (one self-contained file: no script, no request, a strict Content-Security-Policy, inline \
+SVG waterfalls with lease windows and the chain graph, printable), json (schema/report.schema.json), \
 sarif (SARIF 2.1.0 for code scanning: one rule per finding id, partialFingerprints, \
 automationDetails), junit (a test suite per input, a test case per record and axis).\n\n\
 Exit codes:\n\n0: written (whatever it found, unless --fail-on).\n\n1: --fail-on and a finding at \
 or above that severity.\n\n2: usage error, unreadable keyring or output, every input failed to \
-load, or -o naming an evidence file.\n\n3: nothing to report (no evidence file with a record).",
+load, -o naming an evidence file, or a --review file that is missing, broken or not a review.\n\n\
+3: nothing to report (no evidence file with a record).",
         after_help = "Examples:\n  \
 aeplens report --keys keys.json store/ > incident.md\n  \
+aeplens report --format html --review tickets/INC-7.json --keys keys.json store/ -o INC-7.html\n  \
 aeplens report --format sarif --fail-on high --keys keys.json store/ -o aeplens.sarif"
     )]
     Report(ReportArgs),
