@@ -2,7 +2,7 @@
 //! with the reviewer's marks and notes when there is a review.
 
 use super::contract::document;
-use super::report::{emit, open};
+use super::report::{emit, open_with_keys, refuses_output};
 use super::{ReportArgs, ReportFormat};
 use crate::model::text::sanitize;
 use crate::review::file::{EvidenceSet, Review, default_path};
@@ -71,23 +71,12 @@ fn review(args: &ReportArgs, set: &EvidenceSet) -> Result<Option<(Review, String
 /// `aeplens report`.
 pub fn run(args: &ReportArgs) -> i32 {
     if let Some(out) = &args.output
-        && crate::load::is_evidence_file(&args.evidence.paths, std::path::Path::new(out))
+        && refuses_output(&args.evidence.paths, out)
     {
-        eprintln!(
-            "aeplens: refusing to write {}: it is one of the evidence files (aeplens never writes evidence)",
-            sanitize(out)
-        );
         return 2;
     }
-    let keys = match args.evidence.keys.keyring() {
-        Ok(k) => k,
-        Err(e) => {
-            eprintln!("aeplens: {e}");
-            return 2;
-        }
-    };
-    let ev = match open(&args.evidence) {
-        Ok(ev) => ev,
+    let (ev, keys) = match open_with_keys(&args.evidence) {
+        Ok(opened) => opened,
         Err(code) => return code,
     };
     if ev.report.records.is_empty() {

@@ -18,6 +18,11 @@ use std::io::{IsTerminal, Write};
 
 /// Loads, verifies and analyses; load problems go to stderr. Err is an exit code.
 pub fn open(args: &EvidenceArgs) -> Result<Evidence, i32> {
+    open_with_keys(args).map(|(ev, _)| ev)
+}
+
+/// [`open`], also returning the trusted keys (for what a report says of them).
+pub fn open_with_keys(args: &EvidenceArgs) -> Result<(Evidence, crate::verify::Keyring), i32> {
     let keys = args.keys.keyring().map_err(|e| {
         eprintln!("aeplens: {e}");
         2
@@ -41,7 +46,20 @@ pub fn open(args: &EvidenceArgs) -> Result<Evidence, i32> {
     if corpus.is_empty() && corpus.errors().next().is_some() {
         return Err(2);
     }
-    Ok(Evidence::open(corpus, &keys, &Options::default(), &leases))
+    let ev = Evidence::open(corpus, &keys, &Options::default(), &leases);
+    Ok((ev, keys))
+}
+
+/// True (after saying so) when `out` is one of the evidence files: never written.
+pub fn refuses_output(paths: &[String], out: &str) -> bool {
+    let refused = crate::load::is_evidence_file(paths, std::path::Path::new(out));
+    if refused {
+        eprintln!(
+            "aeplens: refusing to write {}: it is one of the evidence files (aeplens never writes evidence)",
+            sanitize(out)
+        );
+    }
+    refused
 }
 
 /// The format asked for, else text on a terminal and JSON when piped.

@@ -17,12 +17,8 @@ use crate::review::report::graph::{ActionGraph, dot, mermaid};
 /// `aeplens export`.
 pub fn run(args: &ExportArgs) -> i32 {
     if let Some(out) = &args.output
-        && crate::load::is_evidence_file(&args.evidence.paths, std::path::Path::new(out))
+        && super::report::refuses_output(&args.evidence.paths, out)
     {
-        eprintln!(
-            "aeplens: refusing to write {}: it is one of the evidence files (aeplens never writes evidence)",
-            sanitize(out)
-        );
         return 2;
     }
     if args.format == ExportFormat::Parquet {
@@ -70,15 +66,8 @@ fn parquet(args: &ExportArgs) -> i32 {
         );
         return 2;
     }
-    let keys = match args.evidence.keys.keyring() {
-        Ok(k) => k,
-        Err(e) => {
-            eprintln!("aeplens: {e}");
-            return 2;
-        }
-    };
-    let ev = match open(&args.evidence) {
-        Ok(ev) => ev,
+    let (ev, keys) = match super::report::open_with_keys(&args.evidence) {
+        Ok(opened) => opened,
         Err(code) => return code,
     };
     if ev.report.records.is_empty() {
