@@ -521,3 +521,30 @@ fn the_session_comes_back_filter_zoom_and_folds_and_r_reports_the_filter() {
         folded_before
     );
 }
+
+#[test]
+fn with_nowhere_to_save_the_explorer_says_so() {
+    let x = Scratch::new("nowhere");
+    let (corpus, keys, leases) = common::inputs(
+        &[x.evidence().to_str().unwrap()],
+        Some("assets/demo/keys.json"),
+        None,
+    );
+    let mut s = State::new(Keymap::default(), Theme::dark());
+    update(
+        &mut s,
+        Action::Loaded(Box::new(Data::open(corpus, &keys, &leases))),
+    );
+    update(&mut s, Action::ReviewOpened(None, Ok(None)));
+    go(&mut s, "act-003");
+    cmd(&mut s, Command::Mark);
+    assert!(
+        s.review
+            .problem
+            .as_deref()
+            .unwrap()
+            .contains("--review FILE")
+    );
+    assert!(screen(&s, 160, 48).contains("review not saved"));
+    assert_eq!(save_review(&mut s, &keys).unwrap(), None);
+}

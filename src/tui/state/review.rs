@@ -115,6 +115,12 @@ pub(super) fn opened(
             fresh()
         }
     };
+    if state.review.path.is_none() && state.review.problem.is_none() {
+        state.review.problem = Some(
+            "review not saved: no data directory ($XDG_DATA_HOME or $HOME); pass --review FILE"
+                .into(),
+        );
+    }
     let session = review.session.clone();
     state.review.review = Some(review);
     resolve(state);
