@@ -5,20 +5,12 @@
 
 mod common;
 
-use common::aeplens;
+use common::{DEMO, aeplens};
 use std::io::Read;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
-
-const DEMO: [&str; 5] = [
-    "--keys",
-    "assets/demo/keys.json",
-    "--leases",
-    "assets/demo/leases.ndjson",
-    "assets/demo/evidence",
-];
 
 fn html(args: &[&str]) -> String {
     let mut all = vec!["report", "--format", "html"];

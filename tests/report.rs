@@ -5,17 +5,9 @@
 
 mod common;
 
-use common::aeplens;
+use common::{DEMO, aeplens};
 
 use serde_json::Value;
-
-const DEMO: [&str; 5] = [
-    "--keys",
-    "assets/demo/keys.json",
-    "--leases",
-    "assets/demo/leases.ndjson",
-    "assets/demo/evidence",
-];
 
 fn report(format: &str, evidence: &[&str]) -> String {
     let mut args = vec!["report", "--format", format];

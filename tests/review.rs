@@ -73,15 +73,7 @@ fn cmd(s: &mut State, c: Command) {
 }
 
 fn go(s: &mut State, id: &str) {
-    let n = s
-        .data
-        .as_ref()
-        .unwrap()
-        .analysis
-        .graph
-        .find(RUN, id)
-        .unwrap();
-    aeplens::tui::state::select(s, n, true);
+    common::go(s, RUN, id);
 }
 
 fn selected(s: &State) -> String {

@@ -3,6 +3,8 @@
 
 mod common;
 
+use common::{buffer_text as text, go};
+
 use aeplens::analysis::lease::SuppliedLeases;
 use aeplens::load::{Corpus, parse_input};
 use aeplens::tui::data::Data;
@@ -81,34 +83,10 @@ fn selected_id(s: &State) -> String {
     a.id().unwrap().to_string()
 }
 
-fn go(s: &mut State, run: &str, id: &str) {
-    let n = s
-        .data
-        .as_ref()
-        .unwrap()
-        .analysis
-        .graph
-        .find(run, id)
-        .unwrap();
-    aeplens::tui::state::select(s, n, true);
-}
-
 fn render(s: &State, w: u16, h: u16) -> Terminal<TestBackend> {
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
     t.draw(|f| f.render_widget(&Screen(s), f.area())).unwrap();
     t
-}
-
-fn text(t: &Terminal<TestBackend>) -> String {
-    let buf = t.backend().buffer();
-    let mut out = String::new();
-    for y in 0..buf.area.height {
-        for x in 0..buf.area.width {
-            out.push_str(buf[(x, y)].symbol());
-        }
-        out.push('\n');
-    }
-    out
 }
 
 const LEDGER: &str = "run-devfix-ledger-0417";

@@ -70,11 +70,17 @@ pub fn aeplens(args: &[&str]) -> (i32, String, String) {
     )
 }
 
-/// The explorer's screen for a state, drawn at `w`×`h`, as text (one line per row).
-pub fn screen(s: &aeplens::tui::state::State, w: u16, h: u16) -> String {
-    let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).unwrap();
-    t.draw(|f| f.render_widget(&aeplens::tui::view::Screen(s), f.area()))
-        .unwrap();
+/// The demo's evidence with its keys and leases, as `report`/`export` arguments.
+pub const DEMO: [&str; 5] = [
+    "--keys",
+    "assets/demo/keys.json",
+    "--leases",
+    "assets/demo/leases.ndjson",
+    "assets/demo/evidence",
+];
+
+/// A drawn terminal as text (one line per row).
+pub fn buffer_text(t: &ratatui::Terminal<ratatui::backend::TestBackend>) -> String {
     let buf = t.backend().buffer();
     let mut out = String::new();
     for y in 0..buf.area.height {
@@ -84,4 +90,19 @@ pub fn screen(s: &aeplens::tui::state::State, w: u16, h: u16) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The explorer's screen for a state, drawn at `w`×`h`, as text.
+pub fn screen(s: &aeplens::tui::state::State, w: u16, h: u16) -> String {
+    let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).unwrap();
+    t.draw(|f| f.render_widget(&aeplens::tui::view::Screen(s), f.area()))
+        .unwrap();
+    buffer_text(&t)
+}
+
+/// Selects action `id` of run `run` in the explorer (it must exist).
+pub fn go(s: &mut aeplens::tui::state::State, run: &str, id: &str) {
+    let d = s.data.as_ref().unwrap();
+    let n = d.analysis.graph.find(run, id).unwrap();
+    aeplens::tui::state::select(s, n, true);
 }

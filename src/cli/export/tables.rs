@@ -380,21 +380,9 @@ fn edges(ev: EvidenceRef) -> Table {
     let key = |n: NodeId| {
         let run = g.runs[g.nodes[n as usize].run as usize].id.as_str();
         let id = g.action(ev.corpus, n).and_then(|(_, a)| a.id());
-        (run, id)
+        (Some(run), id)
     };
     let roles = crate::analysis::chains::roles(&ev.analysis.chains);
-    let action_edge = |t: &mut Table, kind: &str, from: NodeId, to: NodeId| {
-        let (fr, fa) = key(from);
-        let (tr, ta) = key(to);
-        t.s("kind", Some(kind));
-        t.s("from_run_id", Some(fr));
-        t.s("from_action_id", fa);
-        t.s("to_run_id", Some(tr));
-        t.s("to_action_id", ta);
-        t.s("lease_id", None);
-        t.s("from_record_sha256", None);
-        t.s("to_record_sha256", None);
-    };
     for (n, node) in g.nodes.iter().enumerate() {
         let n = n as NodeId;
         if let Some(p) = node.parent {
@@ -403,53 +391,96 @@ fn edges(ev: EvidenceRef) -> Table {
             } else {
                 "parent"
             };
-            action_edge(&mut t, kind, p, n);
+            let (from, to) = (key(p), key(n));
+            EdgeRow {
+                kind,
+                from,
+                to,
+                ..EdgeRow::default()
+            }
+            .push(&mut t);
             if roles.get(&n) == Some(&crate::analysis::chains::Role::Reapproved) {
-                action_edge(&mut t, "reapproval", p, n);
+                EdgeRow {
+                    kind: "reapproval",
+                    from,
+                    to,
+                    ..EdgeRow::default()
+                }
+                .push(&mut t);
             }
         }
     }
     for group in &g.causal {
         for w in group.nodes.windows(2) {
-            action_edge(&mut t, "causal", w[0], w[1]);
+            let (from, to) = (key(w[0]), key(w[1]));
+            EdgeRow {
+                kind: "causal",
+                from,
+                to,
+                ..EdgeRow::default()
+            }
+            .push(&mut t);
         }
     }
     for l in &ev.analysis.leases.summaries {
         for &n in &l.nodes {
-            let (run, id) = key(n);
-            t.s("kind", Some("lease-member"));
-            t.s("from_run_id", None);
-            t.s("from_action_id", None);
-            t.s("to_run_id", Some(run));
-            t.s("to_action_id", id);
-            t.s("lease_id", Some(&l.lease_id));
-            t.s("from_record_sha256", None);
-            t.s("to_record_sha256", None);
+            let to = key(n);
+            let lease = Some(l.lease_id.as_str());
+            EdgeRow {
+                kind: "lease-member",
+                to,
+                lease,
+                ..EdgeRow::default()
+            }
+            .push(&mut t);
         }
     }
     // A chain link: the record a `prev_record_hash` names, when it is loaded.
-    let by_hash: std::collections::HashMap<&str, usize> = ev
+    let loaded: std::collections::HashSet<&str> = ev
         .report
         .records
         .iter()
-        .enumerate()
-        .map(|(i, r)| (r.canonical_sha256.as_str(), i))
+        .map(|r| r.canonical_sha256.as_str())
         .collect();
     for (i, r) in ev.report.records.iter().enumerate() {
         if let crate::model::Link::Hash(h) = ev.corpus.record(i).link()
-            && by_hash.contains_key(h)
+            && loaded.contains(h)
         {
-            t.s("kind", Some("chain-link"));
-            t.s("from_run_id", None);
-            t.s("from_action_id", None);
-            t.s("to_run_id", None);
-            t.s("to_action_id", None);
-            t.s("lease_id", None);
-            t.s("from_record_sha256", Some(h));
-            t.s("to_record_sha256", Some(&r.canonical_sha256));
+            let records = (Some(h), Some(r.canonical_sha256.as_str()));
+            EdgeRow {
+                kind: "chain-link",
+                records,
+                ..EdgeRow::default()
+            }
+            .push(&mut t);
         }
     }
     t
+}
+
+/// One row of `edges`: what a kind of edge leaves unset stays null.
+#[derive(Clone, Copy, Default)]
+struct EdgeRow<'a> {
+    kind: &'a str,
+    /// (run id, action id) at each end.
+    from: (Option<&'a str>, Option<&'a str>),
+    to: (Option<&'a str>, Option<&'a str>),
+    lease: Option<&'a str>,
+    /// (linked-to record, linking record), canonical SHA-256s.
+    records: (Option<&'a str>, Option<&'a str>),
+}
+
+impl EdgeRow<'_> {
+    fn push(self, t: &mut Table) {
+        t.s("kind", Some(self.kind));
+        t.s("from_run_id", self.from.0);
+        t.s("from_action_id", self.from.1);
+        t.s("to_run_id", self.to.0);
+        t.s("to_action_id", self.to.1);
+        t.s("lease_id", self.lease);
+        t.s("from_record_sha256", self.records.0);
+        t.s("to_record_sha256", self.records.1);
+    }
 }
 
 fn leases(ev: EvidenceRef) -> Table {
