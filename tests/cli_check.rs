@@ -295,8 +295,7 @@ fn timings_name_every_phase_on_stderr() {
         "stdout stays JSON"
     );
     for phase in [
-        "read and parse",
-        "verify",
+        "read, parse and verify",
         "analysis",
         "findings",
         "report",

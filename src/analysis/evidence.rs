@@ -6,7 +6,7 @@ use super::findings;
 use super::lease::SuppliedLeases;
 use crate::load::Corpus;
 use crate::model::finding::Finding;
-use crate::verify::{Keyring, Options, Report, verify_inputs};
+use crate::verify::{Keyring, Options, Report, verify_inputs, verify_paths};
 
 /// Loaded, verified and analysed evidence.
 #[derive(Debug)]
@@ -18,6 +18,15 @@ pub struct Evidence {
     pub findings: Vec<Finding>,
     /// How long each phase took (`verify`, `analysis`, `findings`), for `--timings`.
     pub timings: Vec<(&'static str, std::time::Duration)>,
+}
+
+/// How far [`Evidence::load`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Loading {
+    /// `bytes` read and `records` verified so far.
+    Read { bytes: u64, records: usize },
+    /// Everything is read and verified; the analysis of `records` records runs.
+    Analysing { records: usize },
 }
 
 /// Opened evidence by reference: what the explorer holds (behind `Arc`s) and what
@@ -51,7 +60,40 @@ impl Evidence {
     ) -> Evidence {
         let clock = std::time::Instant::now();
         let report = verify_inputs(&corpus.inputs, keys, options, None);
-        let verified = clock.elapsed();
+        let verified = ("verify (signatures, checks, chains)", clock.elapsed());
+        Evidence::verified(corpus, report, leases, vec![verified])
+    }
+
+    /// Loads, verifies and analyses `paths`, each record verified as its chunk is read
+    /// ([`verify_paths`]): what [`Evidence::open`] gives on the loaded paths, without the
+    /// store's bytes all in memory at once. `progress` hears how far it is.
+    pub fn load(
+        paths: &[String],
+        keys: &Keyring,
+        options: &Options,
+        leases: &SuppliedLeases,
+        progress: &mut dyn FnMut(Loading),
+    ) -> Evidence {
+        let clock = std::time::Instant::now();
+        let (inputs, report) = verify_paths(paths, keys, options, &mut |bytes, records| {
+            progress(Loading::Read { bytes, records });
+        });
+        progress(Loading::Analysing {
+            records: report.records.len(),
+        });
+        let verified = ("read, parse and verify", clock.elapsed());
+        Evidence::verified(Corpus::new(inputs), report, leases, vec![verified])
+    }
+
+    /// Analyses verified evidence (its corpus and the report on it) and gathers every
+    /// finding; `timings` are the phases so far.
+    pub fn verified(
+        corpus: Corpus,
+        report: Report,
+        leases: &SuppliedLeases,
+        mut timings: Vec<(&'static str, std::time::Duration)>,
+    ) -> Evidence {
+        let clock = std::time::Instant::now();
         let hashes = report
             .records
             .iter()
@@ -60,11 +102,8 @@ impl Evidence {
         let analysis = Analysis::with_hashes(&corpus, hashes, leases);
         let analysed = clock.elapsed();
         let (report, findings) = complete(&corpus, &analysis, report);
-        let timings = vec![
-            ("verify (signatures, checks, chains)", verified),
-            ("analysis", analysed.saturating_sub(verified)),
-            ("findings", clock.elapsed().saturating_sub(analysed)),
-        ];
+        timings.push(("analysis", analysed));
+        timings.push(("findings", clock.elapsed().saturating_sub(analysed)));
         Evidence {
             corpus,
             report,

@@ -3,7 +3,6 @@
 use super::{CheckArgs, Format, ProfileArg};
 use crate::analysis::evidence::Evidence;
 use crate::analysis::lease::SuppliedLeases;
-use crate::load::{Corpus, load_paths};
 use crate::model::finding::Finding;
 use crate::model::text::{file_name, sanitize};
 use crate::review::report::counts;
@@ -21,9 +20,6 @@ pub fn run(args: &CheckArgs) -> i32 {
         }
     };
     let clock = std::time::Instant::now();
-    let corpus = Corpus::new(load_paths(&args.paths));
-    let loaded = clock.elapsed();
-    let load_errors = corpus.errors().count();
     let options = Options {
         profile: match args.profile {
             ProfileArg::Forensic => Profile::Forensic,
@@ -36,37 +32,42 @@ pub fn run(args: &CheckArgs) -> i32 {
             super::note(&e.render());
         }
     }
-    let ev = Evidence::open(corpus, &keys, &options, &leases);
+    let mut meter = super::progress::Meter::new(&args.paths);
+    let ev = Evidence::load(&args.paths, &keys, &options, &leases, &mut |loading| {
+        meter.tick(loading);
+    });
+    meter.done();
+    let load_errors = ev.corpus.errors().count();
     let report = &ev.report;
     let format = args.format.unwrap_or(if std::io::stdout().is_terminal() {
         Format::Text
     } else {
         Format::Json
     });
-    let text = match format {
-        Format::Json => json_report(report, &ev.findings, options.profile),
-        Format::Text => text_report(report, &ev.findings, super::report::terminal_width()),
+    let before_report = clock.elapsed();
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
+    let written = match format {
+        Format::Json => write_json_report(&mut out, report, &ev.findings, options.profile),
+        Format::Text => out.write_all(
+            text_report(report, &ev.findings, super::report::terminal_width()).as_bytes(),
+        ),
     };
-    let reported = clock.elapsed();
+    if written.and_then(|()| out.flush()).is_err() {
+        return 2;
+    }
+    drop(out);
     if args.timings {
-        let mut phases = vec![("read and parse", loaded)];
-        phases.extend(ev.timings.iter().copied());
-        let before_report: std::time::Duration = phases.iter().map(|(_, d)| *d).sum();
-        phases.push(("report", reported.saturating_sub(before_report)));
+        let mut phases = ev.timings.clone();
+        phases.push(("report", clock.elapsed().saturating_sub(before_report)));
         for (phase, d) in &phases {
             eprintln!("timings: {phase:<36} {:>9.3} s", d.as_secs_f64());
         }
-        eprintln!("timings: {:<36} {:>9.3} s", "total", reported.as_secs_f64());
+        eprintln!(
+            "timings: {:<36} {:>9.3} s",
+            "total",
+            clock.elapsed().as_secs_f64()
+        );
     }
-    let mut out = std::io::stdout().lock();
-    if out
-        .write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .is_err()
-    {
-        return 2;
-    }
-    drop(text);
     let code = finish(args, &ev, format, load_errors);
     // The process ends with this command: the operating system takes the evidence's
     // memory back at once, where dropping millions of small allocations one by one
@@ -108,10 +109,23 @@ fn finish(args: &CheckArgs, ev: &Evidence, format: Format, load_errors: usize) -
 /// error, 2).
 pub const EXIT_NOTHING_TO_VERIFY: i32 = 3;
 
-/// The stable JSON document; `findings` is every finding (also in `findings`). Written
-/// member by member as `serde_json::to_string_pretty` writes the whole document (byte for
-/// byte), with the per-record results — most of it — serialised on every core.
+/// The stable JSON document; `findings` is every finding (also in `findings`).
 pub fn json_report(report: &Report, findings: &[Finding], profile: Profile) -> String {
+    let mut out = Vec::new();
+    write_json_report(&mut out, report, findings, profile).expect("writing to memory");
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+/// [`json_report`] written to `out` member by member, as `serde_json::to_writer_pretty`
+/// writes the whole document (byte for byte): the per-record results — most of it — in
+/// input order, serialised a batch at a time on every core, so the document is never
+/// whole in memory.
+pub fn write_json_report(
+    out: &mut impl Write,
+    report: &Report,
+    findings: &[Finding],
+    profile: Profile,
+) -> std::io::Result<()> {
     use rayon::prelude::*;
     /// A pretty value nested `depth` levels deep: every line after the first indented.
     fn nested(value: &impl serde::Serialize, depth: usize) -> String {
@@ -122,17 +136,7 @@ pub fn json_report(report: &Report, findings: &[Finding], profile: Profile) -> S
         Profile::Forensic => "forensic",
         Profile::Current => "aep-dsse-ed25519-decoded-body-v1",
     };
-    let records = if report.records.is_empty() {
-        "[]".to_string()
-    } else {
-        let items: Vec<String> = report
-            .records
-            .par_iter()
-            .map(|r| format!("    {}", nested(r, 2)))
-            .collect();
-        format!("[\n{}\n  ]", items.join(",\n"))
-    };
-    let members = [
+    let head = [
         (
             "schema_version",
             nested(&super::contract::SCHEMA_VERSION, 1),
@@ -141,17 +145,35 @@ pub fn json_report(report: &Report, findings: &[Finding], profile: Profile) -> S
         ("version", nested(&env!("CARGO_PKG_VERSION"), 1)),
         ("profile", nested(&profile, 1)),
         ("inputs", nested(&report.inputs, 1)),
-        ("records", records),
+    ];
+    out.write_all(b"{\n")?;
+    for (k, v) in head {
+        writeln!(out, "  \"{k}\": {v},")?;
+    }
+    if report.records.is_empty() {
+        out.write_all(b"  \"records\": [],\n")?;
+    } else {
+        out.write_all(b"  \"records\": [\n")?;
+        for (n, batch) in report.records.chunks(1024).enumerate() {
+            let items: Vec<String> = batch.par_iter().map(|r| nested(r, 2)).collect();
+            for (i, item) in items.iter().enumerate() {
+                let sep = if n == 0 && i == 0 { "" } else { ",\n" };
+                write!(out, "{sep}    {item}")?;
+            }
+        }
+        out.write_all(b"\n  ],\n")?;
+    }
+    let tail = [
         ("chains", nested(&report.chains, 1)),
         ("chain_paths", nested(&report.links.paths, 1)),
         ("findings", nested(&findings, 1)),
         ("summary", nested(&report.summary_with(findings), 1)),
     ];
-    let body: Vec<String> = members
+    let body: Vec<String> = tail
         .iter()
         .map(|(k, v)| format!("  \"{k}\": {v}"))
         .collect();
-    format!("{{\n{}\n}}\n", body.join(",\n"))
+    write!(out, "{}\n}}\n", body.join(",\n"))
 }
 
 fn auth_cell(r: &crate::verify::RecordResult) -> String {

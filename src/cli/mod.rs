@@ -7,6 +7,7 @@ pub mod diff;
 pub mod explore;
 pub mod export;
 pub mod incident;
+pub mod progress;
 pub mod report;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -446,8 +447,8 @@ pub struct CheckArgs {
     /// Verdicts for historical signing constructions.
     #[arg(long, value_enum, default_value = "forensic")]
     pub profile: ProfileArg,
-    /// Print how long each phase took (read and parse, verify, analysis, findings,
-    /// report) to stderr.
+    /// Print how long each phase took (read, parse and verify — one pass —, analysis,
+    /// findings, report) to stderr.
     #[arg(long, short = 'v', alias = "verbose")]
     pub timings: bool,
     /// Quiet: no notes on stderr (each load error, each skipped lease entry). Errors that

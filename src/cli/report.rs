@@ -8,7 +8,6 @@ use crate::analysis::evidence::Evidence;
 use crate::analysis::lease::SuppliedLeases;
 use crate::analysis::lease::{LeaseVerdict, Leases};
 use crate::analysis::{ActionReport, graph::NodeId};
-use crate::load::{Corpus, load_paths};
 use crate::model::finding::{Finding, Severity};
 use crate::model::text::{sanitize, show_id};
 use crate::model::time::format_ms;
@@ -32,9 +31,17 @@ pub fn open_with_keys(args: &EvidenceArgs) -> Result<(Evidence, crate::verify::K
     for file in &args.leases {
         lease_errors.extend(leases.add_file(std::path::Path::new(file)));
     }
-    let corpus = Corpus::new(load_paths(&args.paths));
+    let mut meter = super::progress::Meter::new(&args.paths);
+    let ev = Evidence::load(
+        &args.paths,
+        &keys,
+        &Options::default(),
+        &leases,
+        &mut |loading| meter.tick(loading),
+    );
+    meter.done();
     let mut problems = 0;
-    for e in corpus.errors().chain(lease_errors.iter()) {
+    for e in ev.corpus.errors().chain(lease_errors.iter()) {
         super::note(&e.render());
         problems += 1;
     }
@@ -43,10 +50,9 @@ pub fn open_with_keys(args: &EvidenceArgs) -> Result<(Evidence, crate::verify::K
         let s = if problems == 1 { "" } else { "s" };
         eprintln!("aeplens: {problems} load error{s} (details hidden by -q)");
     }
-    if corpus.is_empty() && corpus.errors().next().is_some() {
+    if ev.corpus.is_empty() && ev.corpus.errors().next().is_some() {
         return Err(2);
     }
-    let ev = Evidence::open(corpus, &keys, &Options::default(), &leases);
     Ok((ev, keys))
 }
 

@@ -3,13 +3,15 @@
 //! record a line). Bad input never stops a load: each problem becomes a [`LoadError`]
 //! naming the file and line, and everything else still loads. Files are only read.
 
+mod ndjson;
 pub mod parser;
+pub mod stream;
 
 use crate::canon::sha256_hex;
 use crate::model::json::Json;
 use crate::model::text::sanitize;
 use crate::model::{Record, Source};
-use rayon::prelude::*;
+use ndjson::{first_line, has_content, opens_a_store, parse_ndjson};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -178,7 +180,7 @@ pub struct Input {
 }
 
 impl Input {
-    fn unreadable(path: Arc<str>, message: String) -> Input {
+    pub(crate) fn unreadable(path: Arc<str>, message: String) -> Input {
         Input {
             errors: vec![LoadError {
                 column: None,
@@ -263,19 +265,28 @@ fn has_evidence_extension(path: &Path) -> bool {
 }
 
 /// Loads every path: files as given, directories recursively (evidence files only, in
-/// sorted path order), `-` for stdin. Never fails as a whole.
+/// sorted path order), `-` for stdin. Never fails as a whole. NDJSON is read a chunk at a
+/// time ([`stream::stream_paths`]), so a store's bytes and its records are not in memory
+/// together.
 pub fn load_paths(paths: &[String]) -> Vec<Input> {
-    let mut inputs = Vec::new();
+    stream::stream_paths(paths, stream::CHUNK, |_| {})
+}
+
+/// One input `paths` name, in load order.
+pub(crate) enum Origin {
+    Stdin,
+    File(PathBuf),
+    /// A directory that could not be walked, already an input with its error.
+    Problem(Input),
+}
+
+/// What `paths` name, in load order: files as given, directories walked (evidence files
+/// in sorted path order, each walking problem before them), `-` for stdin.
+pub(crate) fn origins(paths: &[String]) -> Vec<Origin> {
+    let mut out = Vec::new();
     for p in paths {
         if p == "-" {
-            let mut bytes = Vec::new();
-            match std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes) {
-                Ok(_) => inputs.push(parse_input("-".into(), &bytes)),
-                Err(e) => inputs.push(Input::unreadable(
-                    "-".into(),
-                    format!("cannot read stdin: {e}"),
-                )),
-            }
+            out.push(Origin::Stdin);
             continue;
         }
         let path = PathBuf::from(p);
@@ -284,13 +295,13 @@ pub fn load_paths(paths: &[String]) -> Vec<Input> {
             let mut problems = Vec::new();
             walk(&path, &mut Vec::new(), &mut files, &mut problems);
             files.sort();
-            inputs.extend(problems);
-            inputs.extend(files.iter().map(|f| load_file(f)));
+            out.extend(problems.into_iter().map(Origin::Problem));
+            out.extend(files.into_iter().map(Origin::File));
         } else {
-            inputs.push(load_file(&path));
+            out.push(Origin::File(path));
         }
     }
-    inputs
+    out
 }
 
 /// The first path of `paths` that cannot be opened at all (missing, no permission), with
@@ -321,19 +332,13 @@ pub fn unopenable(paths: &[String]) -> Option<LoadError> {
 /// The files `paths` name, in load order (directories walked as [`load_paths`] does;
 /// stdin and unreadable directories are left out).
 pub fn evidence_files(paths: &[String]) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for p in paths.iter().filter(|p| *p != "-") {
-        let path = PathBuf::from(p);
-        if path.is_dir() {
-            let mut files = Vec::new();
-            walk(&path, &mut Vec::new(), &mut files, &mut Vec::new());
-            files.sort();
-            out.extend(files);
-        } else {
-            out.push(path);
-        }
-    }
-    out
+    origins(paths)
+        .into_iter()
+        .filter_map(|o| match o {
+            Origin::File(path) => Some(path),
+            _ => None,
+        })
+        .collect()
 }
 
 /// True when `out` is one of the evidence files `paths` name (aeplens never writes one).
@@ -534,20 +539,12 @@ fn parse_body(path: Arc<str>, bytes: &[u8]) -> Input {
     }
     // NDJSON when the first line is a complete value and more follows; otherwise a
     // single (possibly pretty-printed) document when the whole text is one value.
-    let first_line_end = body[first..]
-        .iter()
-        .position(|&b| b == b'\n')
-        .map(|p| p + first);
-    let first_line_complete = first_line_end.is_some_and(|end| {
-        let rest_has_content = body[end..].iter().any(|b| !b" \t\r\n".contains(b));
-        rest_has_content
-            && std::str::from_utf8(&body[first..end]).is_ok_and(|t| parser::parse(t).is_ok())
-    });
+    let first_line_end = first_line(body).map(|(_, end)| end);
+    let first_line_complete = opens_a_store(body);
     // One record on one newline-terminated line, not named `.json`: a store of one
     // record (what `FilesystemEvidenceStore` writes), not a standalone document.
-    let one_line_store = first_line_end
-        .is_some_and(|end| body[end..].iter().all(|b| b" \t\r\n".contains(b)))
-        && !path.ends_with(".json");
+    let one_line_store =
+        first_line_end.is_some_and(|end| !has_content(&body[end..])) && !path.ends_with(".json");
     if !first_line_complete
         && !one_line_store
         && let Ok(text) = std::str::from_utf8(body)
@@ -585,73 +582,6 @@ fn push_record(input: &mut Input, json: Json, line: usize, index: usize) {
     });
 }
 
-fn parse_ndjson(input: &mut Input, body: &[u8]) {
-    let ends_with_newline = body.last() == Some(&b'\n');
-    let mut lines: Vec<(usize, &[u8])> = body
-        .split(|&b| b == b'\n')
-        .enumerate()
-        .map(|(i, l)| (i + 1, l.strip_suffix(b"\r").unwrap_or(l)))
-        .filter(|(_, l)| l.iter().any(|b| !b" \t\r".contains(b)))
-        .collect();
-    let last_line = lines.last().map(|(n, _)| *n);
-    type Problem = (String, Option<(usize, Excerpt)>);
-    let parsed: Vec<(usize, Result<Json, Problem>)> = std::mem::take(&mut lines)
-        .into_par_iter()
-        .map(|(n, bytes)| {
-            let result = match std::str::from_utf8(bytes) {
-                Err(e) => Err((
-                    format!(
-                        "invalid UTF-8 at byte {} of the line (not repaired)",
-                        e.valid_up_to() + 1
-                    ),
-                    None,
-                )),
-                Ok(text) => parser::parse(text).map_err(|e| {
-                    let column = text[..e.offset.min(text.len())].chars().count() + 1;
-                    let place = Some((column, Excerpt::of(text, e.offset)));
-                    if !ends_with_newline && Some(n) == last_line && e.offset >= text.len() {
-                        (
-                            format!(
-                                "truncated last line (a store still being written?): {}",
-                                e.message
-                            ),
-                            place,
-                        )
-                    } else {
-                        (
-                            format!("invalid JSON at column {column}: {}", e.message),
-                            place,
-                        )
-                    }
-                }),
-            };
-            (n, result)
-        })
-        .collect();
-    let mut index = 0;
-    for (line, result) in parsed {
-        match result {
-            Ok(json) => {
-                let before = input.records.len();
-                push_record(input, json, line, index);
-                if input.records.len() > before {
-                    index += 1;
-                }
-            }
-            Err((message, place)) => {
-                let (column, excerpt) = place.map_or((None, None), |(c, x)| (Some(c), Some(x)));
-                input.errors.push(LoadError {
-                    column,
-                    excerpt,
-                    path: input.path.clone(),
-                    line: Some(line),
-                    message,
-                });
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -685,6 +615,48 @@ mod tests {
         assert!(input.errors[1].message.contains("UTF-8"));
         assert!(input.errors[2].message.contains("found array"));
         assert!(input.errors[3].message.contains("truncated last line"));
+    }
+
+    /// A long store, streamed in many chunks: every line keeps its number, blank lines
+    /// and CRLF included, and every broken line is reported on its own.
+    #[test]
+    fn a_long_store_keeps_every_line_number() {
+        use std::fmt::Write as _;
+        let mut text = String::new();
+        let (mut records, mut broken) = (Vec::new(), Vec::new());
+        for n in 1..=30_000 {
+            match n % 997 {
+                0 => {
+                    text.push_str("{\"broken\": \n");
+                    broken.push(n);
+                }
+                1 => text.push_str("   \r\n"),
+                _ => {
+                    let _ = write!(
+                        text,
+                        "{{\"run_id\":\"r\",\"n\":{n},\"pad\":\"{n:040}\"}}\r\n"
+                    );
+                    records.push(n);
+                }
+            }
+        }
+        let dir = std::env::temp_dir().join(format!("aeplens-long-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("long.ndjson");
+        std::fs::write(&file, &text).unwrap();
+        let paths = [file.display().to_string()];
+        for input in [
+            load(text.as_bytes()),
+            stream::stream_paths(&paths, 100_000, |_| {}).remove(0),
+        ] {
+            let lines: Vec<usize> = input.records.iter().map(|r| r.source.line).collect();
+            assert_eq!(lines, records);
+            let indexes: Vec<usize> = input.records.iter().map(|r| r.source.index).collect();
+            assert_eq!(indexes, (0..records.len()).collect::<Vec<_>>());
+            let errors: Vec<usize> = input.errors.iter().filter_map(|e| e.line).collect();
+            assert_eq!(errors, broken);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

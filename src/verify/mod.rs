@@ -19,7 +19,7 @@ pub use keys::Keyring;
 pub use signature::{AuthStatus, BindingStatus, Profile, TimestampState};
 
 use crate::canon::{CHAIN_EXCLUDED, Variant, canonical_bytes_without, sha256_hex};
-use crate::load::{Format, Input, LoadError};
+use crate::load::{Format, Input, LoadError, stream};
 use crate::model::Record;
 use crate::model::finding::{Finding, Severity};
 use chain::{ChainStatus, FileChain, LinkState};
@@ -184,7 +184,7 @@ pub fn verify_inputs(
         .iter()
         .flat_map(|i| i.records.iter().map(move |r| (i, r)))
         .collect();
-    let mut records: Vec<RecordResult> = all
+    let records: Vec<RecordResult> = all
         .par_iter()
         .map(|(input, r)| {
             let result = verify_record(r, input.records.len(), keys, options);
@@ -194,7 +194,48 @@ pub fn verify_inputs(
             result
         })
         .collect();
-    let refs: Vec<&Record> = all.iter().map(|(_, r)| *r).collect();
+    assemble(inputs, records)
+}
+
+/// [`verify_inputs`] on evidence as it loads: each record is verified as soon as its
+/// chunk is parsed ([`stream::stream_paths`]), so the store's bytes are never all in
+/// memory. Gives what `verify_inputs(&load_paths(paths), …)` gives. `progress` is told the
+/// bytes read and the records verified so far after each chunk.
+pub fn verify_paths(
+    paths: &[String],
+    keys: &Keyring,
+    options: &Options,
+    progress: &mut dyn FnMut(u64, usize),
+) -> (Vec<Input>, Report) {
+    verify_paths_in_chunks(paths, stream::CHUNK, keys, options, progress)
+}
+
+/// [`verify_paths`], reading `chunk` bytes at a time.
+pub fn verify_paths_in_chunks(
+    paths: &[String],
+    chunk: usize,
+    keys: &Keyring,
+    options: &Options,
+    progress: &mut dyn FnMut(u64, usize),
+) -> (Vec<Input>, Report) {
+    let mut records: Vec<RecordResult> = Vec::new();
+    let inputs = stream::stream_paths(paths, chunk, |batch| {
+        records.par_extend(
+            batch
+                .records
+                .par_iter()
+                .map(|r| verify_record(r, batch.in_file, keys, options)),
+        );
+        progress(batch.read, records.len());
+    });
+    let report = assemble(&inputs, records);
+    (inputs, report)
+}
+
+/// The report from every record's own verdicts: what needs the records together — the
+/// chain axis and link graph, confusable ids across records, timestamp authorities.
+fn assemble(inputs: &[Input], mut records: Vec<RecordResult>) -> Report {
+    let refs: Vec<&Record> = inputs.iter().flat_map(|i| &i.records).collect();
     let hashes: Vec<&str> = records
         .iter()
         .map(|r| r.canonical_sha256.as_str())

@@ -392,34 +392,16 @@ fn edges(ev: EvidenceRef) -> Table {
                 "parent"
             };
             let (from, to) = (key(p), key(n));
-            EdgeRow {
-                kind,
-                from,
-                to,
-                ..EdgeRow::default()
-            }
-            .push(&mut t);
+            EdgeRow::between(kind, from, to).push(&mut t);
             if roles.get(&n) == Some(&crate::analysis::chains::Role::Reapproved) {
-                EdgeRow {
-                    kind: "reapproval",
-                    from,
-                    to,
-                    ..EdgeRow::default()
-                }
-                .push(&mut t);
+                EdgeRow::between("reapproval", from, to).push(&mut t);
             }
         }
     }
     for group in &g.causal {
         for w in group.nodes.windows(2) {
             let (from, to) = (key(w[0]), key(w[1]));
-            EdgeRow {
-                kind: "causal",
-                from,
-                to,
-                ..EdgeRow::default()
-            }
-            .push(&mut t);
+            EdgeRow::between("causal", from, to).push(&mut t);
         }
     }
     for l in &ev.analysis.leases.summaries {
@@ -470,7 +452,21 @@ struct EdgeRow<'a> {
     records: (Option<&'a str>, Option<&'a str>),
 }
 
-impl EdgeRow<'_> {
+impl<'a> EdgeRow<'a> {
+    /// An edge from one action to another.
+    fn between(
+        kind: &'a str,
+        from: (Option<&'a str>, Option<&'a str>),
+        to: (Option<&'a str>, Option<&'a str>),
+    ) -> EdgeRow<'a> {
+        EdgeRow {
+            kind,
+            from,
+            to,
+            ..EdgeRow::default()
+        }
+    }
+
     fn push(self, t: &mut Table) {
         t.s("kind", Some(self.kind));
         t.s("from_run_id", self.from.0);

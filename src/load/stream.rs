@@ -1,0 +1,248 @@
+//! Evidence read a chunk at a time — how every path is loaded — so a store's bytes are
+//! never all in memory at once. Records come out exactly as parsing the whole file with
+//! [`parse_input`] gives them (same records, lines, indexes, errors and digests; a test
+//! holds the two to that), a batch per chunk, to a callback (`check` verifies them there)
+//! before the next chunk is read; a chunk's bytes are hashed while its lines parse.
+
+use super::ndjson::{Lines, first_line, more_after_first_line, opens_a_store};
+use super::{Format, Input, Origin, origins, parse_input};
+use crate::canon::hex;
+use crate::model::Record;
+use sha2::{Digest, Sha256};
+use std::io::Read;
+use std::sync::Arc;
+
+/// Bytes read at a time: large enough to keep every core busy on a chunk's lines, small
+/// next to any store worth streaming.
+pub const CHUNK: usize = 8 << 20;
+
+/// Records just parsed, handed to [`stream_paths`]'s callback.
+#[derive(Debug)]
+pub struct Batch<'a> {
+    /// The records, in file order; they stay in the returned inputs.
+    pub records: &'a [Record],
+    /// Records in their file so far: at least 2 unless the file has ended, so "is this
+    /// record alone in its file?" is always answered right.
+    pub in_file: usize,
+    /// Bytes read so far, over every input (for progress).
+    pub read: u64,
+}
+
+/// Loads every path as [`load_paths`](super::load_paths) does, `chunk` bytes at a time,
+/// and hands every record to `each` once, in load order, as soon as its chunk is parsed.
+pub fn stream_paths(paths: &[String], chunk: usize, mut each: impl FnMut(Batch<'_>)) -> Vec<Input> {
+    let chunk = chunk.max(1);
+    let mut read = 0;
+    let mut inputs = Vec::new();
+    for origin in origins(paths) {
+        let mut batch = |records: &[Record], in_file: usize, file_read: u64| {
+            each(Batch {
+                records,
+                in_file,
+                read: read + file_read,
+            });
+        };
+        let input = match origin {
+            Origin::Stdin => stream_reader("-".into(), std::io::stdin().lock(), chunk, &mut batch),
+            Origin::File(path) => {
+                let name: Arc<str> = path.display().to_string().into();
+                match std::fs::File::open(&path) {
+                    Ok(file) => stream_reader(name, file, chunk, &mut batch),
+                    Err(e) => Input::unreadable(name, format!("cannot read file: {e}")),
+                }
+            }
+            Origin::Problem(input) => input,
+        };
+        read += input.bytes.unwrap_or(0);
+        inputs.push(input);
+    }
+    inputs
+}
+
+/// Reads up to `want` more bytes onto `buf`; true at the end of the input.
+fn fill(reader: &mut impl Read, buf: &mut Vec<u8>, want: usize) -> std::io::Result<bool> {
+    let goal = buf.len() + want;
+    while buf.len() < goal {
+        let before = buf.len();
+        match reader
+            .by_ref()
+            .take((goal - before) as u64)
+            .read_to_end(buf)
+        {
+            Ok(0) => return Ok(true),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(false)
+}
+
+/// `buf` without a leading byte-order mark.
+fn body(buf: &[u8]) -> &[u8] {
+    buf.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(buf)
+}
+
+fn stream_reader(
+    path: Arc<str>,
+    mut reader: impl Read,
+    chunk: usize,
+    each: &mut impl FnMut(&[Record], usize, u64),
+) -> Input {
+    let unreadable = |e: std::io::Error| {
+        let what = if &*path == "-" { "stdin" } else { "file" };
+        Input::unreadable(path.clone(), format!("cannot read {what}: {e}"))
+    };
+    let mut buf = Vec::new();
+    let mut eof = false;
+    // The format is settled once the first line with content has ended and something
+    // follows it, or the input has ended.
+    while !eof && !more_after_first_line(body(&buf)) {
+        // Reads double while the first line goes on, so a long one is not rescanned
+        // chunk after chunk.
+        let want = chunk.max(buf.len());
+        match fill(&mut reader, &mut buf, want) {
+            Ok(end) => eof = end,
+            Err(e) => return unreadable(e),
+        }
+    }
+    // NDJSON is the one format read in chunks: the others are single documents, parsed
+    // whole as `parse_input` does.
+    let array = first_line(body(&buf)).is_some_and(|(first, _)| body(&buf)[first] == b'[');
+    if array || !opens_a_store(body(&buf)) {
+        if let Err(e) = reader.read_to_end(&mut buf) {
+            return unreadable(e);
+        }
+        let input = parse_input(path, &buf);
+        each(&input.records, input.records.len(), buf.len() as u64);
+        return input;
+    }
+    let mut hasher = Sha256::new();
+    let mut total = buf.len() as u64;
+    let mut last_byte = buf.last().copied();
+    if buf.starts_with(b"\xEF\xBB\xBF") {
+        hasher.update(&buf[..3]);
+        buf.drain(..3);
+    }
+    let mut input = Input {
+        path: path.clone(),
+        sha256: None,
+        bytes: None,
+        format: Format::Ndjson,
+        records: Vec::new(),
+        errors: Vec::new(),
+    };
+    let mut lines = Lines::default();
+    let mut handed = 0;
+    let mut read_error = None;
+    // Bytes at the end of `buf` read since the last pass: not hashed yet, and the only
+    // ones that can hold a newline (before them is a line's unfinished start).
+    let mut fresh = buf.len();
+    loop {
+        // The whole lines in `buf` are parsed while the fresh bytes are hashed.
+        let start = buf.len() - fresh;
+        let cut = if eof {
+            Some(buf.len())
+        } else {
+            buf[start..]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map(|i| start + i)
+        };
+        rayon::join(
+            || hasher.update(&buf[start..]),
+            || {
+                if let Some(cut) = cut {
+                    lines.feed(&mut input, &buf[..cut]);
+                }
+            },
+        );
+        let n = input.records.len();
+        if n > handed && (n >= 2 || eof) {
+            each(&input.records[handed..], n, total);
+            handed = n;
+        }
+        if eof {
+            break;
+        }
+        if let Some(cut) = cut {
+            buf.drain(..=cut);
+        }
+        let before = buf.len();
+        match fill(&mut reader, &mut buf, chunk) {
+            Ok(end) => eof = end,
+            Err(e) => {
+                read_error = Some(e);
+                eof = true;
+            }
+        }
+        fresh = buf.len() - before;
+        total += fresh as u64;
+        if fresh > 0 {
+            last_byte = buf.last().copied();
+        }
+    }
+    lines.finish(&mut input, last_byte == Some(b'\n'));
+    if let Some(e) = read_error {
+        input.errors.push(super::LoadError::whole(
+            &path,
+            format!("cannot read the rest of the file: {e} (the records before it are loaded)"),
+        ));
+    } else {
+        input.sha256 = Some(hex(&hasher.finalize()));
+        input.bytes = Some(total);
+    }
+    input
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Streamed in chunks of every size, a body loads exactly as parsed whole, and every
+    /// record reaches the callback once, in order, with a count that answers "alone?".
+    #[test]
+    fn streaming_loads_what_a_whole_parse_loads() {
+        let bodies: &[&[u8]] = &[
+            b"{\"a\":1}\n{\"b\":2}\n",
+            b"\xEF\xBB\xBF{\"a\":1}\r\nnot json\r\n{\"b\":\xff}\r\n[1]\r\n\r\n{\"c\":3}\r\n{\"d\":",
+            b"{\"a\":1}\n\n\n{\"b\":[1,2,{\"c\":\"\\u00e9\"}]}\n{\"c\":\n   \n",
+            b"{\"a\":1}\n{\"b\":2",
+            b"\n\n  {\"a\":1}\n{\"b\":2}",
+            b"{\"a\":1}\n",
+            b"{\"a\":1}\n   ",
+            b"{\n  \"a\": 1\n}\n",
+            b"[{\"a\":1},\n{\"b\":2}]",
+            b"  \n",
+            b"",
+            b"{\"a\":1} x\n{\"b\":2}\n",
+        ];
+        let dir = std::env::temp_dir().join(format!("aeplens-stream-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // Named `.json`, a one-line file is a document, not a store of one record.
+        let named = bodies.iter().flat_map(|b| [(b, "ndjson"), (b, "json")]);
+        for (i, (body, ext)) in named.enumerate() {
+            let file = dir.join(format!("s{i}.{ext}"));
+            std::fs::write(&file, body).unwrap();
+            let name = file.display().to_string();
+            let whole = parse_input(name.as_str().into(), body);
+            for chunk in [1, 2, 3, 5, 8, 64, CHUNK] {
+                let mut seen = Vec::new();
+                let streamed = stream_paths(std::slice::from_ref(&name), chunk, |batch| {
+                    let n = batch.in_file;
+                    assert!(n >= 2 || n == whole.records.len(), "body {i}: count {n}");
+                    assert!(batch.read <= body.len() as u64);
+                    seen.extend(batch.records.iter().map(|r| r.source.line));
+                });
+                assert_eq!(
+                    format!("{:?}", streamed[0]),
+                    format!("{whole:?}"),
+                    "body {i}, chunk {chunk}"
+                );
+                let lines: Vec<usize> = whole.records.iter().map(|r| r.source.line).collect();
+                assert_eq!(seen, lines, "body {i}, chunk {chunk}");
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
