@@ -29,6 +29,7 @@ fn main() {
     keys.add_file(&args[0]).expect("keyring");
     // First, in a fresh process: `check` against the floor.
     floor(&keys, &args[1..]);
+    index(&keys, &args[1..]);
     let start = Instant::now();
     let inputs = aeplens::load::load_paths(&args[1..]);
     let load = start.elapsed();
@@ -92,6 +93,7 @@ fn floor(keys: &aeplens::verify::Keyring, paths: &[String]) {
         keys,
         &aeplens::verify::Options::default(),
         &aeplens::analysis::lease::SuppliedLeases::default(),
+        None,
         &mut |_| {},
     );
     let mut json = std::io::BufWriter::new(Counter(0));
@@ -155,4 +157,36 @@ impl std::io::Write for Counter {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
+}
+
+/// Opening with the evidence index: the first open (verifying, writing the index) and a
+/// reopen (verdicts from the index), as `check` does them, in a fresh index directory.
+fn index(keys: &aeplens::verify::Keyring, paths: &[String]) {
+    use aeplens::analysis::evidence::Evidence;
+    use aeplens::verify::index::{Config, Index};
+    let options = aeplens::verify::Options::default();
+    let dir = std::env::temp_dir().join(format!("aeplens-bench-index-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let index = Index::new(dir.clone(), &Config::new(keys, &options, &[]));
+    let leases = aeplens::analysis::lease::SuppliedLeases::default();
+    let open = || {
+        let t = Instant::now();
+        let ev = Evidence::load(paths, keys, &options, &leases, Some(&index), &mut |_| {});
+        let took = t.elapsed();
+        let used = (ev.index.reused, ev.index.written);
+        drop(ev);
+        (took, used)
+    };
+    let (first, written) = open();
+    let (again, reused) = open();
+    let size: u64 = std::fs::read_dir(&dir).map_or(0, |d| {
+        d.flatten()
+            .filter_map(|e| e.metadata().ok())
+            .map(|m| m.len())
+            .sum()
+    });
+    println!(
+        "index: first open {first:.2?} (files reused, written: {written:?}; {size} bytes of index), reopen {again:.2?} ({reused:?})"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -32,7 +32,8 @@ fn keys() -> Keyring {
 fn both(paths: &[String], chunk: usize, keys: &Keyring, leases: &SuppliedLeases) -> [String; 2] {
     let options = Options::default();
     let whole = Evidence::open(Corpus::new(load_paths(paths)), keys, &options, leases);
-    let (inputs, report) = verify_paths_in_chunks(paths, chunk, keys, &options, &mut |_, _| {});
+    let (inputs, report, _) =
+        verify_paths_in_chunks(paths, chunk, keys, &options, None, &mut |_, _| {});
     let streamed = Evidence::verified(Corpus::new(inputs), report, leases, Vec::new());
     [whole, streamed].map(|ev| json_report(&ev.report, &ev.findings, Profile::Forensic))
 }

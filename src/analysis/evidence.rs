@@ -6,6 +6,7 @@ use super::findings;
 use super::lease::SuppliedLeases;
 use crate::load::Corpus;
 use crate::model::finding::Finding;
+use crate::verify::index::{Index, IndexUse};
 use crate::verify::{Keyring, Options, Report, verify_inputs, verify_paths};
 
 /// Loaded, verified and analysed evidence.
@@ -18,6 +19,8 @@ pub struct Evidence {
     pub findings: Vec<Finding>,
     /// How long each phase took (`verify`, `analysis`, `findings`), for `--timings`.
     pub timings: Vec<(&'static str, std::time::Duration)>,
+    /// What the evidence index did (all zero without one).
+    pub index: IndexUse,
 }
 
 /// How far [`Evidence::load`] is.
@@ -66,23 +69,28 @@ impl Evidence {
 
     /// Loads, verifies and analyses `paths`, each record verified as its chunk is read
     /// ([`verify_paths`]): what [`Evidence::open`] gives on the loaded paths, without the
-    /// store's bytes all in memory at once. `progress` hears how far it is.
+    /// store's bytes all in memory at once. With an `index`, files it holds are parsed but
+    /// not verified again. `progress` hears how far it is.
     pub fn load(
         paths: &[String],
         keys: &Keyring,
         options: &Options,
         leases: &SuppliedLeases,
+        index: Option<&Index>,
         progress: &mut dyn FnMut(Loading),
     ) -> Evidence {
         let clock = std::time::Instant::now();
-        let (inputs, report) = verify_paths(paths, keys, options, &mut |bytes, records| {
-            progress(Loading::Read { bytes, records });
-        });
+        let (inputs, report, used) =
+            verify_paths(paths, keys, options, index, &mut |bytes, records| {
+                progress(Loading::Read { bytes, records });
+            });
         progress(Loading::Analysing {
             records: report.records.len(),
         });
         let verified = ("read, parse and verify", clock.elapsed());
-        Evidence::verified(Corpus::new(inputs), report, leases, vec![verified])
+        let mut ev = Evidence::verified(Corpus::new(inputs), report, leases, vec![verified]);
+        ev.index = used;
+        ev
     }
 
     /// Analyses verified evidence (its corpus and the report on it) and gathers every
@@ -110,6 +118,7 @@ impl Evidence {
             analysis,
             findings,
             timings,
+            index: IndexUse::default(),
         }
     }
 }

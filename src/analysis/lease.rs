@@ -88,6 +88,9 @@ pub struct SuppliedLease {
 #[derive(Clone, Debug, Default)]
 pub struct SuppliedLeases {
     pub leases: HashMap<String, SuppliedLease>,
+    /// The SHA-256 of each file added (`unreadable` for one that could not be read), in
+    /// order: what the evidence index is keyed by.
+    pub digests: Vec<String>,
 }
 
 impl SuppliedLeases {
@@ -95,6 +98,8 @@ impl SuppliedLeases {
     /// objects. Objects that are neither become errors naming file and line.
     pub fn add_file(&mut self, path: &Path) -> Vec<LoadError> {
         let input = load_file(path);
+        self.digests
+            .push(input.sha256.clone().unwrap_or_else(|| "unreadable".into()));
         let mut errors = input.errors;
         for record in &input.records {
             if let Err(message) = self.add_object(record) {

@@ -92,10 +92,18 @@ pub fn run(mut args: ExploreArgs) -> i32 {
             return 2;
         }
     };
+    let index_dir = match args.index.dir(&args.paths) {
+        Ok(dir) => dir,
+        Err(e) => {
+            eprintln!("aeplens: {e}");
+            return 2;
+        }
+    };
     run_tui(&ExplorerOptions {
         paths: args.paths,
         keys,
         leases: args.leases,
+        index_dir,
         theme,
         keymap,
         mouse: args.mouse,

@@ -10,6 +10,7 @@ pub mod incident;
 pub mod progress;
 pub mod report;
 
+use crate::model::text::sanitize;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// The bundled demo evidence, opened when no path is given.
@@ -56,6 +57,8 @@ pub struct ExploreArgs {
     /// Lease file (ScopeLease / ApprovalReceipt JSON) to check lease windows against. Repeatable.
     #[arg(long = "leases", value_name = "FILE")]
     pub leases: Vec<String>,
+    #[command(flatten)]
+    pub index: IndexArgs,
     /// Colour theme: dark, light, high-contrast or monochrome (NO_COLOR forces monochrome).
     #[arg(long, value_name = "NAME")]
     pub theme: Option<String>,
@@ -240,6 +243,8 @@ pub struct EvidenceArgs {
     /// NDJSON) to check lease windows against. Repeatable.
     #[arg(long = "leases", value_name = "FILE")]
     pub leases: Vec<String>,
+    #[command(flatten)]
+    pub index: IndexArgs,
     /// Quiet: no notes on stderr (each load error, each skipped lease entry). Errors that
     /// stop the command still print; `check` keeps load errors in its report, the other
     /// commands say in one line how many there were.
@@ -248,6 +253,56 @@ pub struct EvidenceArgs {
     /// Evidence files, directories, or - for stdin.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<String>,
+}
+
+/// Where the evidence index is kept, shared by every command that opens evidence.
+#[derive(Args, Debug, Clone, Default)]
+pub struct IndexArgs {
+    /// Keep the evidence index in DIR: each file's verdicts, used again only while the
+    /// file's SHA-256, the trusted keys, the lease files, the profile and the aeplens
+    /// version are all the same [default: $XDG_CACHE_HOME/aeplens/index]. Never inside
+    /// the evidence.
+    #[arg(long, value_name = "DIR")]
+    pub index_dir: Option<String>,
+    /// Neither read nor write the evidence index: verify every record.
+    #[arg(long, conflicts_with = "index_dir")]
+    pub no_index: bool,
+}
+
+impl IndexArgs {
+    /// The directory of the index to use for `paths`: none with `--no-index` or without a
+    /// cache directory. An `--index-dir` inside the evidence is an error, ready to print;
+    /// a default directory inside it is not used (and said so).
+    pub fn dir(&self, paths: &[String]) -> Result<Option<std::path::PathBuf>, String> {
+        if self.no_index {
+            return Ok(None);
+        }
+        let (dir, given) = match &self.index_dir {
+            Some(dir) => (std::path::PathBuf::from(dir), true),
+            None => match crate::verify::index::Index::default_dir() {
+                Some(dir) => (dir, false),
+                None => return Ok(None),
+            },
+        };
+        // The nearest directory that exists decides where the index would be.
+        let existing = dir.ancestors().find(|a| a.is_dir()).unwrap_or(&dir);
+        let inside = crate::load::is_evidence_file(paths, &dir)
+            || crate::load::in_evidence_dir(paths, &existing.join("entry"));
+        match (inside, given) {
+            (false, _) => Ok(Some(dir)),
+            (true, true) => Err(format!(
+                "refusing --index-dir {}: it is inside the evidence, where its entries would be read as evidence; keep the index apart",
+                sanitize(&dir.display().to_string())
+            )),
+            (true, false) => {
+                note(&format!(
+                    "evidence index not used: its directory {} is inside the evidence",
+                    sanitize(&dir.display().to_string())
+                ));
+                Ok(None)
+            }
+        }
+    }
 }
 
 /// Arguments of `findings`.
@@ -447,6 +502,8 @@ pub struct CheckArgs {
     /// Verdicts for historical signing constructions.
     #[arg(long, value_enum, default_value = "forensic")]
     pub profile: ProfileArg,
+    #[command(flatten)]
+    pub index: IndexArgs,
     /// Print how long each phase took (read, parse and verify — one pass —, analysis,
     /// findings, report) to stderr.
     #[arg(long, short = 'v', alias = "verbose")]

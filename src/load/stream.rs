@@ -26,6 +26,9 @@ pub struct Batch<'a> {
     pub in_file: usize,
     /// Bytes read so far, over every input (for progress).
     pub read: u64,
+    /// Which input the records are from: its place in the returned inputs, and its name.
+    pub input: usize,
+    pub path: &'a str,
 }
 
 /// Loads every path as [`load_paths`](super::load_paths) does, `chunk` bytes at a time,
@@ -35,22 +38,29 @@ pub fn stream_paths(paths: &[String], chunk: usize, mut each: impl FnMut(Batch<'
     let mut read = 0;
     let mut inputs = Vec::new();
     for origin in origins(paths) {
+        let name: Arc<str> = match &origin {
+            Origin::Stdin => "-".into(),
+            Origin::File(path) => path.display().to_string().into(),
+            Origin::Problem(input) => input.path.clone(),
+        };
+        let number = inputs.len();
         let mut batch = |records: &[Record], in_file: usize, file_read: u64| {
             each(Batch {
                 records,
                 in_file,
                 read: read + file_read,
+                input: number,
+                path: &name,
             });
         };
         let input = match origin {
-            Origin::Stdin => stream_reader("-".into(), std::io::stdin().lock(), chunk, &mut batch),
-            Origin::File(path) => {
-                let name: Arc<str> = path.display().to_string().into();
-                match std::fs::File::open(&path) {
-                    Ok(file) => stream_reader(name, file, chunk, &mut batch),
-                    Err(e) => Input::unreadable(name, format!("cannot read file: {e}")),
-                }
+            Origin::Stdin => {
+                stream_reader(name.clone(), std::io::stdin().lock(), chunk, &mut batch)
             }
+            Origin::File(path) => match std::fs::File::open(&path) {
+                Ok(file) => stream_reader(name.clone(), file, chunk, &mut batch),
+                Err(e) => Input::unreadable(name.clone(), format!("cannot read file: {e}")),
+            },
             Origin::Problem(input) => input,
         };
         read += input.bytes.unwrap_or(0);

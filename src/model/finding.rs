@@ -1,11 +1,11 @@
 //! Findings: what a reviewer is hunting for, each with an id, a severity and evidence.
 
 use super::Source;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
 /// How much a finding matters to a reviewer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     High,
@@ -47,10 +47,11 @@ impl Severity {
 }
 
 /// One finding about a record or its actions.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
     /// Stable id, e.g. `F-DUPLICATE-KEY`.
-    pub id: &'static str,
+    #[serde(deserialize_with = "super::name::interned")]
+    pub id: crate::model::name::Name,
     pub severity: Severity,
     pub run_id: Option<String>,
     pub action_ids: Vec<String>,
@@ -66,7 +67,7 @@ pub struct Finding {
 
 /// Where a finding is in the evidence: the file, the line its record starts on, and the
 /// JSON pointer (RFC 6901) of the field inside that record (`""`: the whole record).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Location {
     pub path: String,
     pub line: usize,

@@ -9,6 +9,7 @@ pub mod facts;
 pub mod fields;
 pub mod finding;
 pub mod json;
+pub mod name;
 pub mod prefetch;
 pub mod text;
 pub mod time;

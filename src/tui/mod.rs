@@ -34,6 +34,8 @@ pub struct ExplorerOptions {
     pub paths: Vec<String>,
     pub keys: Keyring,
     pub leases: Vec<String>,
+    /// The evidence index's directory (none: verify everything).
+    pub index_dir: Option<PathBuf>,
     pub theme: Theme,
     pub keymap: Keymap,
     pub mouse: bool,
@@ -160,6 +162,7 @@ pub fn run(options: &ExplorerOptions) -> i32 {
         options.paths.clone(),
         options.keys.clone(),
         options.leases.clone(),
+        options.index_dir.clone(),
         tx.clone(),
     );
     let previous = std::panic::take_hook();
@@ -289,6 +292,7 @@ fn event_loop(
                     options.paths.clone(),
                     options.keys.clone(),
                     options.leases.clone(),
+                    options.index_dir.clone(),
                     tx.clone(),
                 );
             }

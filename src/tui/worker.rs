@@ -9,7 +9,9 @@ use crate::analysis::evidence::complete;
 use crate::analysis::findings;
 use crate::analysis::lease::SuppliedLeases;
 use crate::load::{Corpus, load_paths};
-use crate::verify::{Keyring, Options, verify_inputs};
+use crate::verify::index::{Config, Index};
+use crate::verify::{Keyring, Options, verify_inputs_indexed};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::Sender;
@@ -18,8 +20,15 @@ use std::time::{Duration, SystemTime};
 /// How much of a large store the first frame shows while the rest loads.
 pub const QUICK_LOOK_BYTES: u64 = 4 * 1024 * 1024;
 
-/// Loads, analyses (first frame) and verifies in the background, reporting by `tx`.
-pub fn spawn_worker(paths: Vec<String>, keys: Keyring, leases: Vec<String>, tx: Sender<Action>) {
+/// Loads, analyses (first frame) and verifies in the background — files the evidence
+/// index under `index_dir` holds are not verified again —, reporting by `tx`.
+pub fn spawn_worker(
+    paths: Vec<String>,
+    keys: Keyring,
+    leases: Vec<String>,
+    index_dir: Option<PathBuf>,
+    tx: Sender<Action>,
+) {
     std::thread::spawn(move || {
         let send = |a: Action| tx.send(a).is_ok();
         send(Action::Progress(Progress {
@@ -91,7 +100,11 @@ pub fn spawn_worker(paths: Vec<String>, keys: Keyring, leases: Vec<String>, tx: 
                     }
                 })
             };
-            let r = verify_inputs(&corpus.inputs, &keys, &Options::default(), Some(&done));
+            let options = Options::default();
+            let index = index_dir
+                .map(|dir| Index::new(dir, &Config::new(&keys, &options, &supplied.digests)));
+            let (r, _) =
+                verify_inputs_indexed(&corpus.inputs, &keys, &options, index.as_ref(), Some(&done));
             done.store(total, Ordering::Relaxed);
             let _ = watcher.join();
             r

@@ -5,10 +5,10 @@
 //! The segments (runs between explicit `null` links) show where emitters' chains start.
 
 use crate::model::{Link, Record};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The five chain statuses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ChainStatus {
     /// No link to check: vacuous, never tamper evidence.
@@ -37,7 +37,7 @@ impl ChainStatus {
 }
 
 /// How one record links to the record before it in its segment.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LinkState {
     /// `prev_record_hash: null`: starts a chain.

@@ -7,6 +7,7 @@ pub mod chain;
 pub mod dsse;
 pub mod encoding;
 pub mod hygiene;
+pub mod index;
 pub mod keys;
 pub mod links;
 pub mod semantic;
@@ -23,10 +24,11 @@ use crate::load::{Format, Input, LoadError, stream};
 use crate::model::Record;
 use crate::model::finding::{Finding, Severity};
 use chain::{ChainStatus, FileChain, LinkState};
+use index::{Entry, Index, IndexUse};
 use links::LinkGraph;
 use rayon::prelude::*;
 use semantic::{RuleSeverity, Violation};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use signature::Authenticity;
 use structural::StructuralViolation;
 
@@ -37,7 +39,7 @@ pub struct Options {
 }
 
 /// Outcome of the structural and semantic axes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CheckStatus {
     Pass,
@@ -64,7 +66,7 @@ impl CheckStatus {
 }
 
 /// The structural axis.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct StructuralAxis {
     pub evaluated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -73,7 +75,7 @@ pub struct StructuralAxis {
 }
 
 /// The semantic axis.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct SemanticAxis {
     pub evaluated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -83,7 +85,7 @@ pub struct SemanticAxis {
 
 /// The chain axis of one record: the worst status of the link-graph paths through it
 /// (§e.2), and its link relative to the record before it in its file.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct ChainAxis {
     pub evaluated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -93,13 +95,13 @@ pub struct ChainAxis {
 
 /// The capture axis: completeness is not provable from producer-signed records, so it is
 /// never evaluated (contract rule 6).
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct CaptureAxis {
     pub evaluated: bool,
 }
 
 /// Where a record came from, as output.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct SourceOut {
     pub path: String,
     pub line: usize,
@@ -107,7 +109,7 @@ pub struct SourceOut {
 }
 
 /// Everything verified about one record.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct RecordResult {
     pub source: SourceOut,
     pub run_id: Option<String>,
@@ -180,34 +182,88 @@ pub fn verify_inputs(
     options: &Options,
     progress: Option<&std::sync::atomic::AtomicUsize>,
 ) -> Report {
-    let all: Vec<(&Input, &Record)> = inputs
+    verify_inputs_indexed(inputs, keys, options, None, progress).0
+}
+
+/// [`verify_inputs`] with an evidence index: a file whose entry matches what was read
+/// takes its verdicts from the index; every other file is verified and written to it.
+pub fn verify_inputs_indexed(
+    inputs: &[Input],
+    keys: &Keyring,
+    options: &Options,
+    index: Option<&Index>,
+    progress: Option<&std::sync::atomic::AtomicUsize>,
+) -> (Report, IndexUse) {
+    let count = |n: usize| {
+        if let Some(p) = progress {
+            p.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+        }
+    };
+    let mut cached: Vec<Option<Vec<RecordResult>>> = inputs
         .iter()
-        .flat_map(|i| i.records.iter().map(move |r| (i, r)))
+        .map(|i| index.and_then(|ix| ix.lookup(&i.path)?.take_for(i)))
         .collect();
-    let records: Vec<RecordResult> = all
+    let todo: Vec<(&Input, &Record)> = inputs
+        .iter()
+        .zip(&cached)
+        .filter(|(_, c)| c.is_none())
+        .flat_map(|(i, _)| i.records.iter().map(move |r| (i, r)))
+        .collect();
+    let mut fresh = todo
         .par_iter()
         .map(|(input, r)| {
             let result = verify_record(r, input.records.len(), keys, options);
-            if let Some(p) = progress {
-                p.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            }
+            count(1);
             result
         })
-        .collect();
-    assemble(inputs, records)
+        .collect::<Vec<_>>()
+        .into_iter();
+    let mut used = IndexUse::default();
+    let mut records = Vec::with_capacity(inputs.iter().map(|i| i.records.len()).sum());
+    for (input, cached) in inputs.iter().zip(cached.iter_mut()) {
+        if let Some(results) = cached.take() {
+            count(results.len());
+            used.reused += 1;
+            records.extend(results);
+        } else {
+            let results: Vec<RecordResult> = fresh.by_ref().take(input.records.len()).collect();
+            keep(index, input, &results, &mut used);
+            records.extend(results);
+        }
+    }
+    (assemble(inputs, records), used)
+}
+
+/// Writes a file's fresh verdicts to the index, counting what happened in `used`.
+fn keep(index: Option<&Index>, input: &Input, results: &[RecordResult], used: &mut IndexUse) {
+    let Some(index) = index.filter(|_| !results.is_empty()) else {
+        return;
+    };
+    match index.store(input, results) {
+        Ok(true) => used.written += 1,
+        Ok(false) => {}
+        Err(e) => used.problems.push(format!(
+            "index not written for {} in {}: {e}",
+            crate::model::text::sanitize(&input.path),
+            index.dir().display()
+        )),
+    }
 }
 
 /// [`verify_inputs`] on evidence as it loads: each record is verified as soon as its
 /// chunk is parsed ([`stream::stream_paths`]), so the store's bytes are never all in
-/// memory. Gives what `verify_inputs(&load_paths(paths), …)` gives. `progress` is told the
-/// bytes read and the records verified so far after each chunk.
+/// memory. Gives what `verify_inputs(&load_paths(paths), …)` gives. With an `index`, the
+/// records of a file whose entry matches are parsed but not verified (see
+/// [`verify_inputs_indexed`]). `progress` is told the bytes read and the records read so
+/// far after each chunk.
 pub fn verify_paths(
     paths: &[String],
     keys: &Keyring,
     options: &Options,
+    index: Option<&Index>,
     progress: &mut dyn FnMut(u64, usize),
-) -> (Vec<Input>, Report) {
-    verify_paths_in_chunks(paths, stream::CHUNK, keys, options, progress)
+) -> (Vec<Input>, Report, IndexUse) {
+    verify_paths_in_chunks(paths, stream::CHUNK, keys, options, index, progress)
 }
 
 /// [`verify_paths`], reading `chunk` bytes at a time.
@@ -216,20 +272,56 @@ pub fn verify_paths_in_chunks(
     chunk: usize,
     keys: &Keyring,
     options: &Options,
+    index: Option<&Index>,
     progress: &mut dyn FnMut(u64, usize),
-) -> (Vec<Input>, Report) {
-    let mut records: Vec<RecordResult> = Vec::new();
+) -> (Vec<Input>, Report, IndexUse) {
+    // Per input that has records: its index entry, else its verdicts so far.
+    let mut files: Vec<(usize, Option<Entry>, Vec<RecordResult>)> = Vec::new();
+    let mut read = 0;
     let inputs = stream::stream_paths(paths, chunk, |batch| {
-        records.par_extend(
-            batch
-                .records
-                .par_iter()
-                .map(|r| verify_record(r, batch.in_file, keys, options)),
-        );
-        progress(batch.read, records.len());
+        if files.last().map(|f| f.0) != Some(batch.input) {
+            let entry = index.and_then(|ix| ix.lookup(batch.path));
+            files.push((batch.input, entry, Vec::new()));
+        }
+        if let Some((_, None, results)) = files.last_mut() {
+            results.par_extend(
+                batch
+                    .records
+                    .par_iter()
+                    .map(|r| verify_record(r, batch.in_file, keys, options)),
+            );
+        }
+        read += batch.records.len();
+        progress(batch.read, read);
     });
+    let mut used = IndexUse::default();
+    let mut records = Vec::with_capacity(read);
+    for (number, entry, results) in files {
+        let input = &inputs[number];
+        let results = match entry.map(|e| e.take_for(input)) {
+            Some(Some(cached)) => {
+                used.reused += 1;
+                cached
+            }
+            // The file is not what its entry was made from: verified now.
+            Some(None) => {
+                let results: Vec<RecordResult> = input
+                    .records
+                    .par_iter()
+                    .map(|r| verify_record(r, input.records.len(), keys, options))
+                    .collect();
+                keep(index, input, &results, &mut used);
+                results
+            }
+            None => {
+                keep(index, input, &results, &mut used);
+                results
+            }
+        };
+        records.extend(results);
+    }
     let report = assemble(&inputs, records);
-    (inputs, report)
+    (inputs, report, used)
 }
 
 /// The report from every record's own verdicts: what needs the records together — the

@@ -5,11 +5,11 @@ use super::structural::BACKING;
 use crate::model::drift::{Binding, Drift, DriftResult};
 use crate::model::json::Json;
 use crate::model::{Action, Record, SIDE_EFFECT_ORDER, side_effect_rank};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 
 /// How much a violated invariant weighs: errors fail the axis, warnings do not.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RuleSeverity {
     Error,
@@ -17,10 +17,11 @@ pub enum RuleSeverity {
 }
 
 /// One violated invariant.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Violation {
     /// Rule id, `V1` … `V18`.
-    pub rule: &'static str,
+    #[serde(deserialize_with = "crate::model::name::interned")]
+    pub rule: crate::model::name::Name,
     pub severity: RuleSeverity,
     pub message: String,
     pub action_id: Option<String>,

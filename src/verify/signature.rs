@@ -16,7 +16,7 @@ use crate::model::Record;
 use crate::model::finding::{Finding, Location, Severity};
 use crate::model::json::Json;
 use ed25519_dalek::{Signature, VerifyingKey};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// The four signing constructions (verification.md §b).
@@ -60,7 +60,7 @@ pub enum Profile {
 }
 
 /// Authenticity outcomes (verifier-result contract, §f).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AuthStatus {
     /// No signature material (or a placeholder).
@@ -89,7 +89,7 @@ impl AuthStatus {
 }
 
 /// The DSSE binding result (JS-later `verify.ts` vocabulary, §c).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum BindingStatus {
     /// The outer record is the predicate.
@@ -103,21 +103,24 @@ pub enum BindingStatus {
 }
 
 /// The authenticity axis of one record.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Authenticity {
     pub evaluated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<AuthStatus>,
-    pub construction: Option<&'static str>,
+    #[serde(deserialize_with = "crate::model::name::interned_option")]
+    pub construction: Option<crate::model::name::Name>,
     pub key_id: Option<String>,
     pub binding: Option<BindingStatus>,
-    pub canon: Option<&'static str>,
-    pub ed25519: &'static str,
+    #[serde(deserialize_with = "crate::model::name::interned_option")]
+    pub canon: Option<crate::model::name::Name>,
+    #[serde(deserialize_with = "crate::model::name::interned")]
+    pub ed25519: crate::model::name::Name,
     pub reason: Option<String>,
     /// Every failed check, not only the first.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     /// Not evaluated because the key id has no trusted key (a missing `--keys`, never a
     /// bad signature).

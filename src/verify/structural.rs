@@ -4,10 +4,10 @@
 
 use crate::model::Record;
 use crate::model::json::{Json, Obj};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One structural problem.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StructuralViolation {
     /// JSON path, e.g. `actions[2].side_effect_class`.
     pub path: String,

@@ -4,11 +4,11 @@
 use super::encoding::encode_base64;
 use super::signature::Authenticity;
 use crate::model::json::{Json, Obj};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// What a `timestamp_proof` is worth (§d).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum TimestampState {
     /// Recomputes under the LocalTimestamper recipe (proves nothing about time).
     #[serde(rename = "local-consistent")]

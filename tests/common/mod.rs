@@ -53,14 +53,17 @@ pub fn inputs(
     )
 }
 
-/// Runs the real binary: (exit code, stdout, stderr). Its data directory is an empty
-/// one of the test run's, so no review a person made on this machine enters a golden.
+/// Runs the real binary: (exit code, stdout, stderr). Its data and cache directories are
+/// the test run's, so no review a person made on this machine enters a golden, and the
+/// evidence index the run writes is the run's own (a second run of a command reads it).
 pub fn aeplens(args: &[&str]) -> (i32, String, String) {
     let data = std::env::temp_dir().join(format!("aeplens-test-data-{}", std::process::id()));
+    let cache = std::env::temp_dir().join(format!("aeplens-test-cache-{}", std::process::id()));
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_aeplens"))
         .args(args)
         .env_remove("NO_COLOR")
         .env("XDG_DATA_HOME", data)
+        .env("XDG_CACHE_HOME", cache)
         .output()
         .unwrap();
     (

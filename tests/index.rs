@@ -1,0 +1,370 @@
+//! The evidence index keeps each file's verdicts so a second open does not verify again.
+//! A verdict from it must be exactly what verifying gives, and it must never outlive
+//! what it was made from: the file's bytes, the trusted keys, the lease files, the
+//! profile, the aeplens version. An entry that is damaged or foreign is not trusted.
+
+mod common;
+
+use aeplens::analysis::evidence::Evidence;
+use aeplens::analysis::lease::SuppliedLeases;
+use aeplens::cli::check::json_report;
+use aeplens::load::{Corpus, evidence_files, load_paths};
+use aeplens::verify::index::{Config, Index, IndexUse};
+use aeplens::verify::{
+    AuthStatus, Keyring, Options, Profile, Report, verify_inputs_indexed, verify_paths,
+};
+use common::{aeplens, fixtures};
+use std::path::{Path, PathBuf};
+
+/// A fresh directory of this test's.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("aeplens-index-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn keys() -> Keyring {
+    let mut keys = Keyring::default();
+    for file in [
+        "reference/keys.json",
+        "reference-stores/keys.json",
+        "ecosystem/keyring.json",
+    ] {
+        keys.add_file(fixtures().join(file).to_str().unwrap())
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+    }
+    keys
+}
+
+/// `paths` opened as `check` opens them, with `index`: the JSON report and what the
+/// index did.
+fn open(paths: &[String], keys: &Keyring, index: Option<&Index>) -> (String, IndexUse) {
+    let options = Options::default();
+    let leases = SuppliedLeases::default();
+    let ev = Evidence::load(paths, keys, &options, &leases, index, &mut |_| {});
+    let json = json_report(&ev.report, &ev.findings, Profile::Forensic);
+    (json, ev.index)
+}
+
+#[test]
+fn a_reopen_from_the_index_says_exactly_what_verifying_says_on_every_fixture() {
+    let keys = keys();
+    let dir = scratch("every-fixture");
+    let index = Index::new(dir.clone(), &Config::new(&keys, &Options::default(), &[]));
+    let root = fixtures().display().to_string();
+    let files = evidence_files(std::slice::from_ref(&root));
+    assert!(files.len() > 100, "fixtures missing: {}", files.len());
+    let with_records = |paths: &[String]| {
+        load_paths(paths)
+            .iter()
+            .filter(|i| !i.records.is_empty())
+            .count()
+    };
+    for file in &files {
+        let paths = [file.display().to_string()];
+        let (plain, _) = open(&paths, &keys, None);
+        let (first, written) = open(&paths, &keys, Some(&index));
+        let (again, reused) = open(&paths, &keys, Some(&index));
+        let n = with_records(&paths);
+        assert_eq!((written.written, written.reused), (n, 0), "{}", paths[0]);
+        assert_eq!((reused.written, reused.reused), (0, n), "{}", paths[0]);
+        assert!(plain == first, "{}: first open differs", paths[0]);
+        assert!(plain == again, "{}: reopen differs", paths[0]);
+    }
+    // Every fixture at once (chains and confusable ids across files) from the index.
+    let (plain, _) = open(std::slice::from_ref(&root), &keys, None);
+    let (again, used) = open(std::slice::from_ref(&root), &keys, Some(&index));
+    assert_eq!(used.reused, with_records(std::slice::from_ref(&root)));
+    assert!(plain == again, "every fixture at once differs");
+    // The explorer's path (a corpus loaded whole) reads the same entries.
+    let inputs = load_paths(std::slice::from_ref(&root));
+    let (report, used) =
+        verify_inputs_indexed(&inputs, &keys, &Options::default(), Some(&index), None);
+    assert_eq!(used.written, 0);
+    let whole = Evidence::verified(
+        Corpus::new(inputs),
+        report,
+        &SuppliedLeases::default(),
+        Vec::new(),
+    );
+    assert!(json_report(&whole.report, &whole.findings, Profile::Forensic) == plain);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A copy of a signed reference store in `dir`, its keys, and its report verified plainly.
+fn signed_store(dir: &Path) -> (Vec<String>, Keyring, Report) {
+    let store = dir.join("chain.ndjson");
+    std::fs::copy(fixtures().join("reference/chain.ndjson"), &store).unwrap();
+    let paths = vec![store.display().to_string()];
+    let keys = keys();
+    let (_, report, _) = verify_paths(&paths, &keys, &Options::default(), None, &mut |_, _| {});
+    assert!(
+        report.records.len() > 1
+            && report
+                .records
+                .iter()
+                .all(|r| r.authenticity.status == Some(AuthStatus::Valid)),
+        "the fixture is a signed, valid store"
+    );
+    (paths, keys, report)
+}
+
+/// Plants an entry for `paths` under `config` whose first verdict says `invalid`, so a
+/// test can see whether a later open used it.
+fn plant(paths: &[String], keys: &Keyring, config: &Config, dir: &Path) {
+    let inputs = load_paths(paths);
+    let mut report = aeplens::verify::verify_inputs(&inputs, keys, &Options::default(), None);
+    report.records[0].authenticity.status = Some(AuthStatus::Invalid);
+    // What the index holds is each record's own verdicts, before the cross-record part.
+    for r in &mut report.records {
+        r.findings.clear();
+    }
+    let index = Index::new(dir.to_path_buf(), config);
+    assert!(index.store(&inputs[0], &report.records).unwrap());
+}
+
+/// The first record's authenticity when `paths` are opened with the index in `dir`.
+fn first_status(paths: &[String], keys: &Keyring, leases: &[String], dir: &Path) -> AuthStatus {
+    let config = Config::new(keys, &Options::default(), leases);
+    let index = Index::new(dir.to_path_buf(), &config);
+    let (_, report, _) = verify_paths(
+        paths,
+        keys,
+        &Options::default(),
+        Some(&index),
+        &mut |_, _| {},
+    );
+    report.records[0].authenticity.status.unwrap()
+}
+
+#[test]
+fn an_entry_is_used_only_for_the_configuration_and_bytes_it_was_made_from() {
+    let dir = scratch("invalidation");
+    let index_dir = dir.join("index");
+    let (paths, keys, _) = signed_store(&dir);
+    let config = Config::new(&keys, &Options::default(), &[]);
+    plant(&paths, &keys, &config, &index_dir);
+    // Same everything: the planted verdict is what the index gives.
+    assert_eq!(
+        first_status(&paths, &keys, &[], &index_dir),
+        AuthStatus::Invalid
+    );
+
+    // A keyring change: one more trusted key.
+    let mut more = keys.clone();
+    let another = ed25519_dalek::SigningKey::from_bytes(&[5; 32]).verifying_key();
+    more.add("another-key", &aeplens::canon::hex(another.as_bytes()))
+        .unwrap();
+    assert_eq!(
+        first_status(&paths, &more, &[], &index_dir),
+        AuthStatus::Valid
+    );
+    // That open wrote the other keyring's entry. The planted entry copied over it is
+    // another configuration's, whatever its file is called: not trusted.
+    let entries = |dir: &Path| -> Vec<PathBuf> {
+        let mut e: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        e.sort();
+        e
+    };
+    let planted_bytes = {
+        let files = entries(&index_dir);
+        assert_eq!(files.len(), 2);
+        files
+            .iter()
+            .map(|f| std::fs::read(f).unwrap())
+            .find(|b| String::from_utf8_lossy(b).contains("\"status\":\"invalid\""))
+            .unwrap()
+    };
+    for file in entries(&index_dir) {
+        std::fs::write(file, &planted_bytes).unwrap();
+    }
+    assert_eq!(
+        first_status(&paths, &more, &[], &index_dir),
+        AuthStatus::Valid
+    );
+    // A lease file given (its digest is part of the configuration).
+    plant(&paths, &keys, &config, &index_dir);
+    let lease = vec!["sha256-of-a-lease-file".to_string()];
+    assert_eq!(
+        first_status(&paths, &keys, &lease, &index_dir),
+        AuthStatus::Valid
+    );
+    // Another aeplens version.
+    let mut other = config.clone();
+    other.aeplens = "0.0.0-another".into();
+    let index = Index::new(index_dir.clone(), &other);
+    let (_, report, _) = verify_paths(
+        &paths,
+        &keys,
+        &Options::default(),
+        Some(&index),
+        &mut |_, _| {},
+    );
+    assert_eq!(
+        report.records[0].authenticity.status,
+        Some(AuthStatus::Valid)
+    );
+    // Another profile.
+    let current = Options {
+        profile: Profile::Current,
+    };
+    let index = Index::new(index_dir.clone(), &Config::new(&keys, &current, &[]));
+    assert!(index.lookup(&paths[0]).is_none());
+    // The configuration it was made for still finds it.
+    assert_eq!(
+        first_status(&paths, &keys, &[], &index_dir),
+        AuthStatus::Invalid
+    );
+
+    // One edited byte, with the file's size and modification time put back as they were:
+    // the entry is found, and refused because the bytes' SHA-256 differs.
+    let file = Path::new(&paths[0]);
+    let modified = std::fs::metadata(file).unwrap().modified().unwrap();
+    let mut bytes = std::fs::read(file).unwrap();
+    let at = bytes.iter().position(|&b| b == b'_').unwrap();
+    bytes[at] = b'-';
+    std::fs::write(file, &bytes).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(file)
+        .unwrap()
+        .set_modified(modified)
+        .unwrap();
+    assert!(
+        Index::new(index_dir.clone(), &config)
+            .lookup(&paths[0])
+            .is_some()
+    );
+    let plain = verify_paths(&paths, &keys, &Options::default(), None, &mut |_, _| {}).1;
+    let index = Index::new(index_dir.clone(), &config);
+    let (_, indexed, used) = verify_paths(
+        &paths,
+        &keys,
+        &Options::default(),
+        Some(&index),
+        &mut |_, _| {},
+    );
+    assert_eq!((used.reused, used.written), (0, 1));
+    assert_eq!(
+        serde_json::to_value(&indexed.records).unwrap(),
+        serde_json::to_value(&plain.records).unwrap()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_damaged_or_foreign_entry_is_not_trusted_and_is_written_anew() {
+    let dir = scratch("damaged");
+    let index_dir = dir.join("index");
+    let (paths, keys, plain) = signed_store(&dir);
+    let config = Config::new(&keys, &Options::default(), &[]);
+    let entry_file = || {
+        let entries: Vec<PathBuf> = std::fs::read_dir(&index_dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(entries.len(), 1, "{entries:?}");
+        entries[0].clone()
+    };
+    type Damage = fn(&mut Vec<u8>);
+    let damages: [(&str, Damage); 4] = [
+        ("a flipped byte in the verdicts", |b| {
+            let at = b.iter().rposition(|&c| c == b'"').unwrap() - 1;
+            b[at] ^= 1;
+        }),
+        ("a truncated entry", |b| b.truncate(b.len() / 2)),
+        ("another format", |b| {
+            let text = String::from_utf8(b.clone()).unwrap();
+            *b = text
+                .replacen("aeplens-index/1", "aeplens-index/0", 1)
+                .into_bytes();
+        }),
+        ("not an entry at all", |b| *b = b"{}\n[]".to_vec()),
+    ];
+    for (what, damage) in damages {
+        plant(&paths, &keys, &config, &index_dir);
+        let entry = entry_file();
+        let mut bytes = std::fs::read(&entry).unwrap();
+        damage(&mut bytes);
+        std::fs::write(&entry, bytes).unwrap();
+        let index = Index::new(index_dir.clone(), &config);
+        assert!(index.lookup(&paths[0]).is_none(), "{what}: trusted");
+        let (_, report, used) = verify_paths(
+            &paths,
+            &keys,
+            &Options::default(),
+            Some(&index),
+            &mut |_, _| {},
+        );
+        assert_eq!((used.reused, used.written), (0, 1), "{what}");
+        assert_eq!(
+            serde_json::to_value(&report.records).unwrap(),
+            serde_json::to_value(&plain.records).unwrap(),
+            "{what}"
+        );
+        // Written anew: sound, and used by the next open.
+        assert!(index.lookup(&paths[0]).is_some(), "{what}: not rewritten");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_commands_keep_the_index_in_the_cache_directory_and_never_in_the_evidence() {
+    let dir = scratch("cli");
+    let evidence = dir.join("evidence");
+    std::fs::create_dir_all(&evidence).unwrap();
+    std::fs::copy(
+        fixtures().join("reference/chain.ndjson"),
+        evidence.join("chain.ndjson"),
+    )
+    .unwrap();
+    let keys = fixtures().join("reference/keys.json");
+    let keys = keys.to_str().unwrap();
+    let ev = evidence.to_str().unwrap();
+    let index = dir.join("index");
+    let ix = index.to_str().unwrap();
+    let check = |extra: &[&str]| {
+        let mut args = vec!["check", "--format", "json", "--timings", "--keys", keys];
+        args.extend_from_slice(extra);
+        args.push(ev);
+        aeplens(&args)
+    };
+    let (code, plain, err) = check(&["--no-index"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("evidence index not used"), "{err}");
+    let (_, first, err) = check(&["--index-dir", ix]);
+    assert!(err.contains("0 file(s) reused, 1 written"), "{err}");
+    let (_, again, err) = check(&["--index-dir", ix]);
+    assert!(err.contains("1 file(s) reused, 0 written"), "{err}");
+    assert!(plain == first && plain == again);
+    // A store that grew is verified again, and its entry replaces the old one.
+    let store = evidence.join("chain.ndjson");
+    let mut text = std::fs::read_to_string(&store).unwrap();
+    let first_line = text.lines().next().unwrap().to_string();
+    text.push_str(&first_line);
+    text.push('\n');
+    std::fs::write(&store, text).unwrap();
+    let (_, grown, err) = check(&["--index-dir", ix]);
+    assert!(err.contains("0 file(s) reused, 1 written"), "{err}");
+    assert!(grown != plain);
+    assert_eq!(std::fs::read_dir(&index).unwrap().count(), 1);
+    // Nothing was written beside the evidence.
+    let beside: Vec<_> = std::fs::read_dir(&evidence).unwrap().collect();
+    assert_eq!(beside.len(), 1);
+    // An index directory inside the evidence is refused, before anything is read.
+    let inside = evidence.join("cache");
+    let (code, _, err) = check(&["--index-dir", inside.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("refusing --index-dir"), "{err}");
+    assert!(!inside.exists());
+    // Without --index-dir, the index is under $XDG_CACHE_HOME/aeplens/index.
+    let (_, _, err) = aeplens(&["findings", "--keys", keys, ev]);
+    assert!(!err.contains("index"), "{err}");
+    let cache = std::env::temp_dir().join(format!("aeplens-test-cache-{}", std::process::id()));
+    assert!(cache.join("aeplens/index").is_dir());
+    let _ = std::fs::remove_dir_all(&dir);
+}
