@@ -66,22 +66,31 @@ fn a_reopen_from_the_index_says_exactly_what_verifying_says_on_every_fixture() {
         let (plain, _) = open(&paths, &keys, None);
         let (first, written) = open(&paths, &keys, Some(&index));
         let (again, reused) = open(&paths, &keys, Some(&index));
-        let n = with_records(&paths);
-        assert_eq!((written.written, written.reused), (n, 0), "{}", paths[0]);
-        assert_eq!((reused.written, reused.reused), (0, n), "{}", paths[0]);
+        let files = with_records(&paths);
+        let records = plain.matches("\"canonical_sha256\"").count();
+        assert_eq!(
+            (written.written, written.reused),
+            (files, 0),
+            "{}",
+            paths[0]
+        );
+        assert_eq!(written.verified, records, "{}", paths[0]);
+        assert_eq!((reused.written, reused.verified), (0, 0), "{}", paths[0]);
+        assert_eq!(reused.reused, records, "{}", paths[0]);
         assert!(plain == first, "{}: first open differs", paths[0]);
         assert!(plain == again, "{}: reopen differs", paths[0]);
     }
     // Every fixture at once (chains and confusable ids across files) from the index.
     let (plain, _) = open(std::slice::from_ref(&root), &keys, None);
     let (again, used) = open(std::slice::from_ref(&root), &keys, Some(&index));
-    assert_eq!(used.reused, with_records(std::slice::from_ref(&root)));
+    assert_eq!((used.verified, used.written), (0, 0));
+    assert_eq!(used.reused, plain.matches("\"canonical_sha256\"").count());
     assert!(plain == again, "every fixture at once differs");
     // The explorer's path (a corpus loaded whole) reads the same entries.
     let inputs = load_paths(std::slice::from_ref(&root));
     let (report, used) =
         verify_inputs_indexed(&inputs, &keys, &Options::default(), Some(&index), None);
-    assert_eq!(used.written, 0);
+    assert_eq!((used.verified, used.written), (0, 0));
     let whole = Evidence::verified(
         Corpus::new(inputs),
         report,
@@ -110,12 +119,14 @@ fn signed_store(dir: &Path) -> (Vec<String>, Keyring, Report) {
     (paths, keys, report)
 }
 
-/// Plants an entry for `paths` under `config` whose first verdict says `invalid`, so a
-/// test can see whether a later open used it.
+/// Plants an entry for `paths` under `config` whose verdicts all say `invalid`, so a
+/// test can see which records a later open took from it.
 fn plant(paths: &[String], keys: &Keyring, config: &Config, dir: &Path) {
     let inputs = load_paths(paths);
     let mut report = aeplens::verify::verify_inputs(&inputs, keys, &Options::default(), None);
-    report.records[0].authenticity.status = Some(AuthStatus::Invalid);
+    for r in &mut report.records {
+        r.authenticity.status = Some(AuthStatus::Invalid);
+    }
     // What the index holds is each record's own verdicts, before the cross-record part.
     for r in &mut report.records {
         r.findings.clear();
@@ -220,25 +231,17 @@ fn an_entry_is_used_only_for_the_configuration_and_bytes_it_was_made_from() {
         AuthStatus::Invalid
     );
 
-    // One edited byte, with the file's size and modification time put back as they were:
-    // the entry is found, and refused because the bytes' SHA-256 differs.
+    // One edited byte in the last record: that record alone is verified again; the
+    // others, whose bytes and places are unchanged, keep their (planted) verdicts.
     let file = Path::new(&paths[0]);
-    let modified = std::fs::metadata(file).unwrap().modified().unwrap();
     let mut bytes = std::fs::read(file).unwrap();
-    let at = bytes.iter().position(|&b| b == b'_').unwrap();
+    let last_line = bytes[..bytes.len() - 1]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .unwrap();
+    let at = last_line + bytes[last_line..].iter().position(|&b| b == b'_').unwrap();
     bytes[at] = b'-';
     std::fs::write(file, &bytes).unwrap();
-    std::fs::File::options()
-        .write(true)
-        .open(file)
-        .unwrap()
-        .set_modified(modified)
-        .unwrap();
-    assert!(
-        Index::new(index_dir.clone(), &config)
-            .lookup(&paths[0])
-            .is_some()
-    );
     let plain = verify_paths(&paths, &keys, &Options::default(), None, &mut |_, _| {}).1;
     let index = Index::new(index_dir.clone(), &config);
     let (_, indexed, used) = verify_paths(
@@ -248,7 +251,31 @@ fn an_entry_is_used_only_for_the_configuration_and_bytes_it_was_made_from() {
         Some(&index),
         &mut |_, _| {},
     );
-    assert_eq!((used.reused, used.written), (0, 1));
+    let n = plain.records.len();
+    assert_eq!((used.reused, used.verified, used.written), (n - 1, 1, 1));
+    assert_eq!(
+        serde_json::to_value(&indexed.records[n - 1]).unwrap(),
+        serde_json::to_value(&plain.records[n - 1]).unwrap()
+    );
+    assert!(
+        indexed.records[..n - 1]
+            .iter()
+            .all(|r| r.authenticity.status == Some(AuthStatus::Invalid))
+    );
+    // A line inserted above every record: same bytes, other places — all verified.
+    plant(&paths, &keys, &config, &index_dir);
+    let mut moved = b"\n".to_vec();
+    moved.extend_from_slice(&bytes);
+    std::fs::write(file, &moved).unwrap();
+    let (_, indexed, used) = verify_paths(
+        &paths,
+        &keys,
+        &Options::default(),
+        Some(&index),
+        &mut |_, _| {},
+    );
+    assert_eq!((used.reused, used.verified), (0, n));
+    let plain = verify_paths(&paths, &keys, &Options::default(), None, &mut |_, _| {}).1;
     assert_eq!(
         serde_json::to_value(&indexed.records).unwrap(),
         serde_json::to_value(&plain.records).unwrap()
@@ -337,11 +364,15 @@ fn the_commands_keep_the_index_in_the_cache_directory_and_never_in_the_evidence(
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("evidence index not used"), "{err}");
     let (_, first, err) = check(&["--index-dir", ix]);
-    assert!(err.contains("0 file(s) reused, 1 written"), "{err}");
+    let n = plain.matches("\"canonical_sha256\"").count();
+    let said = |reused: usize, verified: usize, written: usize| {
+        format!("{reused} records' verdicts reused, {verified} verified, {written} file(s) written")
+    };
+    assert!(err.contains(&said(0, n, 1)), "{err}");
     let (_, again, err) = check(&["--index-dir", ix]);
-    assert!(err.contains("1 file(s) reused, 0 written"), "{err}");
+    assert!(err.contains(&said(n, 0, 0)), "{err}");
     assert!(plain == first && plain == again);
-    // A store that grew is verified again, and its entry replaces the old one.
+    // A store that grew: only the new record is verified, and its entry is replaced.
     let store = evidence.join("chain.ndjson");
     let mut text = std::fs::read_to_string(&store).unwrap();
     let first_line = text.lines().next().unwrap().to_string();
@@ -349,8 +380,9 @@ fn the_commands_keep_the_index_in_the_cache_directory_and_never_in_the_evidence(
     text.push('\n');
     std::fs::write(&store, text).unwrap();
     let (_, grown, err) = check(&["--index-dir", ix]);
-    assert!(err.contains("0 file(s) reused, 1 written"), "{err}");
-    assert!(grown != plain);
+    assert!(err.contains(&said(n, 1, 1)), "{err}");
+    let (_, grown_plain, _) = check(&["--no-index"]);
+    assert!(grown != plain && grown == grown_plain);
     assert_eq!(std::fs::read_dir(&index).unwrap().count(), 1);
     // Nothing was written beside the evidence.
     let beside: Vec<_> = std::fs::read_dir(&evidence).unwrap().collect();
@@ -366,5 +398,49 @@ fn the_commands_keep_the_index_in_the_cache_directory_and_never_in_the_evidence(
     assert!(!err.contains("index"), "{err}");
     let cache = std::env::temp_dir().join(format!("aeplens-test-cache-{}", std::process::id()));
     assert!(cache.join("aeplens/index").is_dir());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_record_alone_in_its_file_is_verified_again_once_it_has_company() {
+    let dir = scratch("alone");
+    let store = dir.join("one.ndjson");
+    // A well-formed record without its signature: unsigned, judged on its own when alone.
+    let signed = std::fs::read_to_string(fixtures().join("reference/chain.ndjson")).unwrap();
+    let mut record: serde_json::Value =
+        serde_json::from_str(signed.lines().next().unwrap()).unwrap();
+    record.as_object_mut().unwrap().remove("signature");
+    let line = format!("{record}\n");
+    std::fs::write(&store, &line).unwrap();
+    let paths = vec![store.display().to_string()];
+    let keys = Keyring::default();
+    let index = Index::new(
+        dir.join("index"),
+        &Config::new(&keys, &Options::default(), &[]),
+    );
+    let open = || {
+        verify_paths(
+            &paths,
+            &keys,
+            &Options::default(),
+            Some(&index),
+            &mut |_, _| {},
+        )
+    };
+    let (_, alone, used) = open();
+    assert_eq!((used.verified, used.written), (1, 1));
+    std::fs::write(&store, line.repeat(2)).unwrap();
+    let (_, together, used) = open();
+    assert_eq!((used.reused, used.verified), (0, 2));
+    let plain = verify_paths(&paths, &keys, &Options::default(), None, &mut |_, _| {}).1;
+    assert_eq!(
+        serde_json::to_value(&together.records).unwrap(),
+        serde_json::to_value(&plain.records).unwrap()
+    );
+    // The verdict differs with company, which is why it had to be made again.
+    assert_ne!(
+        serde_json::to_value(&alone.records[0].authenticity).unwrap(),
+        serde_json::to_value(&plain.records[0].authenticity).unwrap()
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

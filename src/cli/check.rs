@@ -86,9 +86,10 @@ pub fn run(args: &CheckArgs) -> i32 {
         );
         match index.as_ref() {
             Some(ix) => eprintln!(
-                "timings: evidence index {}: {} file(s) reused, {} written",
+                "timings: evidence index {}: {} records' verdicts reused, {} verified, {} file(s) written",
                 sanitize(&ix.dir().display().to_string()),
                 ev.index.reused,
+                ev.index.verified,
                 ev.index.written
             ),
             None => eprintln!("timings: evidence index not used"),

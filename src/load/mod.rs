@@ -7,11 +7,11 @@ mod ndjson;
 pub mod parser;
 pub mod stream;
 
-use crate::canon::sha256_hex;
 use crate::model::json::Json;
 use crate::model::text::sanitize;
 use crate::model::{Record, Source};
 use ndjson::{first_line, has_content, opens_a_store, parse_ndjson};
+use sha2::Digest;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -470,8 +470,17 @@ pub fn load_file(path: &Path) -> Input {
 /// Parses the bytes of one input, detecting its format from the content.
 pub fn parse_input(path: Arc<str>, bytes: &[u8]) -> Input {
     // The file's digest on one core while the records parse on the others.
-    let (sha256, mut input) = rayon::join(|| sha256_hex(bytes), || parse_body(path, bytes));
-    input.sha256 = Some(sha256);
+    let (sha256, mut input) = rayon::join(
+        || -> [u8; 32] { sha2::Sha256::digest(bytes).into() },
+        || parse_body(path, bytes),
+    );
+    if input.format != Format::Ndjson {
+        // Records of one document: each was parsed from the whole file.
+        for record in &mut input.records {
+            record.bytes_sha256 = Some(sha256);
+        }
+    }
+    input.sha256 = Some(crate::canon::hex(&sha256));
     input
 }
 
@@ -516,7 +525,7 @@ fn parse_body(path: Arc<str>, bytes: &[u8]) -> Input {
                     for (index, (offset, json)) in elements.into_iter().enumerate() {
                         line += body[at..offset].iter().filter(|&&b| b == b'\n').count();
                         at = offset;
-                        push_record(&mut input, json, line, index);
+                        push_record(&mut input, json, line, index, None);
                     }
                 }
                 Err(e) => {
@@ -551,14 +560,20 @@ fn parse_body(path: Arc<str>, bytes: &[u8]) -> Input {
         && let Ok(json) = parser::parse(text)
     {
         input.format = Format::Object;
-        push_record(&mut input, json, line_of(first), 0);
+        push_record(&mut input, json, line_of(first), 0, None);
         return input;
     }
     parse_ndjson(&mut input, body);
     input
 }
 
-fn push_record(input: &mut Input, json: Json, line: usize, index: usize) {
+fn push_record(
+    input: &mut Input,
+    json: Json,
+    line: usize,
+    index: usize,
+    bytes_sha256: Option<[u8; 32]>,
+) {
     if json.as_object().is_none() {
         input.errors.push(LoadError {
             column: None,
@@ -579,6 +594,7 @@ fn push_record(input: &mut Input, json: Json, line: usize, index: usize) {
             index,
         },
         json,
+        bytes_sha256,
     });
 }
 

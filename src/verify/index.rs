@@ -1,19 +1,25 @@
 //! The evidence index: each input file's per-record verdicts, kept in
 //! `$XDG_CACHE_HOME/aeplens/index/` (never beside the evidence) so that opening the same
-//! evidence again parses it but does not re-verify it.
+//! evidence again parses it but does not verify it again.
 //!
-//! An entry is found by the verifier configuration ([`Config`]: aeplens version, profile,
-//! trusted keys, lease files) and the file's name, size and modification time, and used
-//! only when the file read now has the SHA-256 and record count the entry was made from:
-//! a changed key, lease file, version or byte never reaches a cached verdict. An entry
-//! that does not parse, names another configuration or fails its own checksum is
-//! ignored and written anew. What needs the records together (chains, the link graph,
-//! confusable ids, timestamp authorities) and the analysis are always recomputed.
+//! There is one entry per file and verifier configuration ([`Config`]: aeplens version,
+//! profile, trusted keys, lease files), and a verdict in it is used only for a record read
+//! now from the same bytes (the SHA-256 of its line, or of the whole file for a
+//! single-document file) at the same place (line and position) with the same answer to
+//! "is it alone in its file?" — everything a record's own verdicts depend on. So a
+//! changed key, lease file, version or byte never reaches a cached verdict, and a store
+//! that only grew is verified for its new records alone. An entry that does not parse,
+//! names another configuration or fails its own checksum is ignored and written anew.
+//! What needs the records together (chains, the link graph, confusable ids, timestamp
+//! authorities) and the analysis are always recomputed.
 
+use super::encoding::decode_hex;
 use super::keys::Keyring;
 use super::{Options, RecordResult};
+use crate::canon::hex;
 use crate::canon::sha256_hex;
 use crate::load::Input;
+use crate::model::Record;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -66,34 +72,43 @@ struct Header {
     format: String,
     config: String,
     path: String,
+    /// The file's SHA-256 when the entry was made (for people; records are matched one
+    /// by one).
     sha256: String,
     records: usize,
     /// SHA-256 of the body (every byte after the header line).
     body: String,
 }
 
-/// One record's verdicts with the two facts the report does not print.
+/// One record's verdicts, the two facts the report does not print, and the SHA-256 of
+/// the bytes the record was parsed from.
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Stored<R> {
     result: R,
     signed: bool,
     key_unknown: bool,
+    bytes_sha256: String,
 }
 
 /// The verdicts an entry holds for one file, found before the file is read.
 #[derive(Debug)]
 pub struct Entry {
-    sha256: String,
-    results: Vec<RecordResult>,
+    /// Per record position: its verdicts (until taken) and the digest of its bytes.
+    records: Vec<(Option<RecordResult>, [u8; 32])>,
 }
 
 impl Entry {
-    /// The verdicts, when `input` (now read) is what they were made from.
-    pub fn take_for(self, input: &Input) -> Option<Vec<RecordResult>> {
-        (input.sha256.as_deref() == Some(self.sha256.as_str())
-            && input.records.len() == self.results.len())
-        .then_some(self.results)
+    /// The verdicts of `record` (with `in_file` records in its file so far, at least 2
+    /// unless the file has ended), when they were made from the same bytes at the same
+    /// place with the same answer to "alone in its file?".
+    pub fn take(&mut self, record: &Record, in_file: usize) -> Option<RecordResult> {
+        let alone = self.records.len() == 1;
+        let (result, digest) = self.records.get_mut(record.source.index)?;
+        let same = record.bytes_sha256.as_ref() == Some(digest)
+            && result.as_ref()?.source.line == record.source.line
+            && alone == (in_file == 1);
+        if same { result.take() } else { None }
     }
 }
 
@@ -124,32 +139,21 @@ impl Index {
         &self.dir
     }
 
-    /// Where the entry for `path` as it is on disk now lives, and the name every entry
-    /// for that file under this configuration starts with; `None` for stdin and for a
-    /// path that cannot be looked at.
-    fn slot(&self, path: &str) -> Option<(String, PathBuf)> {
+    /// Where the entry for `path` lives; `None` for stdin and for a path that cannot be
+    /// looked at.
+    fn slot(&self, path: &str) -> Option<PathBuf> {
         if path == "-" {
             return None;
         }
-        let meta = std::fs::metadata(path).ok()?;
         let absolute = std::fs::canonicalize(path).ok()?;
-        let modified = meta
-            .modified()
-            .ok()?
-            .duration_since(std::time::UNIX_EPOCH)
-            .ok()?
-            .as_nanos();
-        let file =
+        let name =
             sha256_hex(format!("{}\n{path}\n{}", self.config, absolute.display()).as_bytes());
-        let state = sha256_hex(format!("{}\n{modified}", meta.len()).as_bytes());
-        let file = file[..32].to_string();
-        let name = format!("{file}-{}.json", &state[..32]);
-        Some((file, self.dir.join(name)))
+        Some(self.dir.join(format!("{}.json", &name[..40])))
     }
 
     /// The entry for `path`, when there is a sound one for this configuration.
     pub fn lookup(&self, path: &str) -> Option<Entry> {
-        let bytes = std::fs::read(self.slot(path)?.1).ok()?;
+        let bytes = std::fs::read(self.slot(path)?).ok()?;
         let cut = bytes.iter().position(|&b| b == b'\n')?;
         let header: Header = serde_json::from_slice(&bytes[..cut]).ok()?;
         let body = &bytes[cut + 1..];
@@ -164,38 +168,39 @@ impl Index {
         if stored.len() != header.records {
             return None;
         }
-        let results = stored
+        let records = stored
             .into_iter()
             .map(|s| {
+                let digest = decode_hex(&s.bytes_sha256)?.try_into().ok()?;
                 let mut result = s.result;
                 result.signed = s.signed;
                 result.authenticity.key_unknown = s.key_unknown;
-                result
+                Some((Some(result), digest))
             })
-            .collect();
-        Some(Entry {
-            sha256: header.sha256,
-            results,
-        })
+            .collect::<Option<_>>()?;
+        Some(Entry { records })
     }
 
-    /// Writes the entry for `input` (read whole, with its digest) and its verdicts, as
-    /// [`super::verify_record`] made them: atomically, so a reader never sees half of one.
-    /// The file's earlier entries under this configuration are removed, so the index
-    /// holds one per file and configuration. False when the input has no entry to write
-    /// (stdin, a file not read whole).
+    /// Writes the entry for `input` (read whole, with its digest) and its records'
+    /// verdicts, as [`super::verify_record`] made them, in place of the file's earlier
+    /// one: atomically, so a reader never sees half of one. False when the input has no
+    /// entry to write (stdin, a file not read whole).
     pub fn store(&self, input: &Input, results: &[RecordResult]) -> std::io::Result<bool> {
-        let (Some(sha256), Some((file, slot))) = (&input.sha256, self.slot(&input.path)) else {
+        let (Some(sha256), Some(slot)) = (&input.sha256, self.slot(&input.path)) else {
             return Ok(false);
         };
-        let stored: Vec<Stored<&RecordResult>> = results
-            .iter()
-            .map(|r| Stored {
-                result: r,
-                signed: r.signed,
-                key_unknown: r.authenticity.key_unknown,
-            })
-            .collect();
+        let mut stored: Vec<Stored<&RecordResult>> = Vec::with_capacity(results.len());
+        for (record, result) in input.records.iter().zip(results) {
+            let Some(digest) = record.bytes_sha256 else {
+                return Ok(false);
+            };
+            stored.push(Stored {
+                result,
+                signed: result.signed,
+                key_unknown: result.authenticity.key_unknown,
+                bytes_sha256: hex(&digest),
+            });
+        }
         let body = serde_json::to_vec(&stored)?;
         let header = Header {
             format: FORMAT.to_string(),
@@ -214,18 +219,6 @@ impl Index {
         std::fs::rename(&tmp, &slot).inspect_err(|_| {
             let _ = std::fs::remove_file(&tmp);
         })?;
-        for entry in std::fs::read_dir(&self.dir)?.flatten() {
-            let path = entry.path();
-            let earlier = path != slot
-                && path.extension().is_some_and(|e| e == "json")
-                && entry
-                    .file_name()
-                    .to_str()
-                    .is_some_and(|n| n.starts_with(&file));
-            if earlier {
-                let _ = std::fs::remove_file(path);
-            }
-        }
         Ok(true)
     }
 }
@@ -233,9 +226,11 @@ impl Index {
 /// What the index did for one opening of evidence.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct IndexUse {
-    /// Files whose verdicts came from the index.
+    /// Records whose verdicts came from the index.
     pub reused: usize,
-    /// Files verified and written to the index.
+    /// Records verified.
+    pub verified: usize,
+    /// Files whose entry was written (new, or with verdicts of new records).
     pub written: usize,
     /// Entries that could not be written, ready to print.
     pub problems: Vec<String>,

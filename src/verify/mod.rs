@@ -185,8 +185,9 @@ pub fn verify_inputs(
     verify_inputs_indexed(inputs, keys, options, None, progress).0
 }
 
-/// [`verify_inputs`] with an evidence index: a file whose entry matches what was read
-/// takes its verdicts from the index; every other file is verified and written to it.
+/// [`verify_inputs`] with an evidence index: a record whose verdicts the index holds for
+/// its bytes and place takes them from there; every other record is verified, and each
+/// file with a record verified is written to the index.
 pub fn verify_inputs_indexed(
     inputs: &[Input],
     keys: &Keyring,
@@ -194,47 +195,50 @@ pub fn verify_inputs_indexed(
     index: Option<&Index>,
     progress: Option<&std::sync::atomic::AtomicUsize>,
 ) -> (Report, IndexUse) {
-    let count = |n: usize| {
+    let mut used = IndexUse::default();
+    let mut records = Vec::with_capacity(inputs.iter().map(|i| i.records.len()).sum());
+    for input in inputs {
+        let mut entry = index.and_then(|ix| ix.lookup(&input.path));
+        let before = used.verified;
+        let n = input.records.len();
+        let results = verdicts(&input.records, n, entry.as_mut(), keys, options, &mut used);
         if let Some(p) = progress {
             p.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
         }
-    };
-    let mut cached: Vec<Option<Vec<RecordResult>>> = inputs
-        .iter()
-        .map(|i| index.and_then(|ix| ix.lookup(&i.path)?.take_for(i)))
-        .collect();
-    let todo: Vec<(&Input, &Record)> = inputs
-        .iter()
-        .zip(&cached)
-        .filter(|(_, c)| c.is_none())
-        .flat_map(|(i, _)| i.records.iter().map(move |r| (i, r)))
-        .collect();
-    let mut fresh = todo
-        .par_iter()
-        .map(|(input, r)| {
-            let result = verify_record(r, input.records.len(), keys, options);
-            count(1);
-            result
-        })
-        .collect::<Vec<_>>()
-        .into_iter();
-    let mut used = IndexUse::default();
-    let mut records = Vec::with_capacity(inputs.iter().map(|i| i.records.len()).sum());
-    for (input, cached) in inputs.iter().zip(cached.iter_mut()) {
-        if let Some(results) = cached.take() {
-            count(results.len());
-            used.reused += 1;
-            records.extend(results);
-        } else {
-            let results: Vec<RecordResult> = fresh.by_ref().take(input.records.len()).collect();
+        if used.verified > before || entry.is_none() {
             keep(index, input, &results, &mut used);
-            records.extend(results);
         }
+        records.extend(results);
     }
     (assemble(inputs, records), used)
 }
 
-/// Writes a file's fresh verdicts to the index, counting what happened in `used`.
+/// The verdicts of `records` (with `in_file` records in their file so far): from `entry`
+/// where it holds them, else verified on every core; counted in `used`.
+fn verdicts(
+    records: &[Record],
+    in_file: usize,
+    mut entry: Option<&mut Entry>,
+    keys: &Keyring,
+    options: &Options,
+    used: &mut IndexUse,
+) -> Vec<RecordResult> {
+    let mut results: Vec<Option<RecordResult>> = records
+        .iter()
+        .map(|r| entry.as_mut().and_then(|e| e.take(r, in_file)))
+        .collect();
+    let reused = results.iter().filter(|r| r.is_some()).count();
+    used.reused += reused;
+    used.verified += records.len() - reused;
+    results
+        .par_iter_mut()
+        .zip(records.par_iter())
+        .filter(|(result, _)| result.is_none())
+        .for_each(|(result, r)| *result = Some(verify_record(r, in_file, keys, options)));
+    results.into_iter().flatten().collect()
+}
+
+/// Writes a file's verdicts to the index, counting what happened in `used`.
 fn keep(index: Option<&Index>, input: &Input, results: &[RecordResult], used: &mut IndexUse) {
     let Some(index) = index.filter(|_| !results.is_empty()) else {
         return;
@@ -252,10 +256,9 @@ fn keep(index: Option<&Index>, input: &Input, results: &[RecordResult], used: &m
 
 /// [`verify_inputs`] on evidence as it loads: each record is verified as soon as its
 /// chunk is parsed ([`stream::stream_paths`]), so the store's bytes are never all in
-/// memory. Gives what `verify_inputs(&load_paths(paths), …)` gives. With an `index`, the
-/// records of a file whose entry matches are parsed but not verified (see
-/// [`verify_inputs_indexed`]). `progress` is told the bytes read and the records read so
-/// far after each chunk.
+/// memory. Gives what `verify_inputs(&load_paths(paths), …)` gives. With an `index`,
+/// records it holds are parsed but not verified (see [`verify_inputs_indexed`]).
+/// `progress` is told the bytes read and the records read so far after each chunk.
 pub fn verify_paths(
     paths: &[String],
     keys: &Keyring,
@@ -275,50 +278,48 @@ pub fn verify_paths_in_chunks(
     index: Option<&Index>,
     progress: &mut dyn FnMut(u64, usize),
 ) -> (Vec<Input>, Report, IndexUse) {
-    // Per input that has records: its index entry, else its verdicts so far.
-    let mut files: Vec<(usize, Option<Entry>, Vec<RecordResult>)> = Vec::new();
+    struct File {
+        input: usize,
+        entry: Option<Entry>,
+        results: Vec<RecordResult>,
+        /// A record was verified (or there was no entry): the entry is written anew.
+        changed: bool,
+    }
+    let mut files: Vec<File> = Vec::new();
+    let mut used = IndexUse::default();
     let mut read = 0;
     let inputs = stream::stream_paths(paths, chunk, |batch| {
-        if files.last().map(|f| f.0) != Some(batch.input) {
+        if files.last().map(|f| f.input) != Some(batch.input) {
             let entry = index.and_then(|ix| ix.lookup(batch.path));
-            files.push((batch.input, entry, Vec::new()));
+            files.push(File {
+                input: batch.input,
+                changed: entry.is_none(),
+                entry,
+                results: Vec::new(),
+            });
         }
-        if let Some((_, None, results)) = files.last_mut() {
-            results.par_extend(
-                batch
-                    .records
-                    .par_iter()
-                    .map(|r| verify_record(r, batch.in_file, keys, options)),
+        if let Some(file) = files.last_mut() {
+            let before = used.verified;
+            let results = verdicts(
+                batch.records,
+                batch.in_file,
+                file.entry.as_mut(),
+                keys,
+                options,
+                &mut used,
             );
+            file.changed |= used.verified > before;
+            file.results.extend(results);
         }
         read += batch.records.len();
         progress(batch.read, read);
     });
-    let mut used = IndexUse::default();
     let mut records = Vec::with_capacity(read);
-    for (number, entry, results) in files {
-        let input = &inputs[number];
-        let results = match entry.map(|e| e.take_for(input)) {
-            Some(Some(cached)) => {
-                used.reused += 1;
-                cached
-            }
-            // The file is not what its entry was made from: verified now.
-            Some(None) => {
-                let results: Vec<RecordResult> = input
-                    .records
-                    .par_iter()
-                    .map(|r| verify_record(r, input.records.len(), keys, options))
-                    .collect();
-                keep(index, input, &results, &mut used);
-                results
-            }
-            None => {
-                keep(index, input, &results, &mut used);
-                results
-            }
-        };
-        records.extend(results);
+    for file in files {
+        if file.changed {
+            keep(index, &inputs[file.input], &file.results, &mut used);
+        }
+        records.extend(file.results);
     }
     let report = assemble(&inputs, records);
     (inputs, report, used)
