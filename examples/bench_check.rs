@@ -179,6 +179,12 @@ fn index(keys: &aeplens::verify::Keyring, paths: &[String]) {
     };
     let (first, written) = open();
     let (again, reused) = open();
+    let t = Instant::now();
+    let entries = paths.iter().filter(|p| index.lookup(p).is_some()).count();
+    println!(
+        "index: reading and checking {entries} entr(y/ies) alone {:.2?}",
+        t.elapsed()
+    );
     let size: u64 = std::fs::read_dir(&dir).map_or(0, |d| {
         d.flatten()
             .filter_map(|e| e.metadata().ok())

@@ -444,3 +444,41 @@ fn a_record_alone_in_its_file_is_verified_again_once_it_has_company() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_explorer_reopens_from_the_index_with_the_same_verdicts() {
+    use aeplens::tui::state::Action;
+    let dir = scratch("explorer");
+    let paths = vec![fixtures().join("reference-stores").display().to_string()];
+    let keys = keys();
+    // The worker's verdicts and findings, and the phases it said it was in.
+    let run = |index: Option<PathBuf>| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        aeplens::tui::worker::spawn_worker(paths.clone(), keys.clone(), Vec::new(), index, tx);
+        let mut phases = Vec::new();
+        loop {
+            match rx.recv().unwrap() {
+                Action::Progress(p) => phases.push(p.phase),
+                Action::Verified(report, findings) => {
+                    return (serde_json::to_value(&*report).unwrap(), findings, phases);
+                }
+                _ => {}
+            }
+        }
+    };
+    let (plain, plain_findings, _) = run(None);
+    let (first, first_findings, phases) = run(Some(dir.clone()));
+    assert!(
+        !phases.iter().any(|p| p.contains("evidence index")),
+        "{phases:?}"
+    );
+    assert!(std::fs::read_dir(&dir).unwrap().count() > 1);
+    let (again, again_findings, phases) = run(Some(dir.clone()));
+    assert!(
+        phases.iter().any(|p| p.contains("evidence index")),
+        "{phases:?}"
+    );
+    assert!(plain == first && plain == again);
+    assert!(plain_findings == first_findings && plain_findings == again_findings);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -66,6 +66,40 @@ pub fn spawn_worker(
         if !errors.is_empty() {
             send(Action::Errors(errors));
         }
+        let options = Options::default();
+        let index =
+            index_dir.map(|dir| Index::new(dir, &Config::new(&keys, &options, &supplied.digests)));
+        let indexed = index
+            .as_ref()
+            .is_some_and(|ix| corpus.inputs.iter().any(|i| ix.has_entry(&i.path)));
+        let verify = |phase: &str| {
+            with_progress(phase, corpus.len(), &tx, |done| {
+                verify_inputs_indexed(&corpus.inputs, &keys, &options, index.as_ref(), Some(done)).0
+            })
+        };
+        if indexed {
+            // The index holds verdicts: they come first (quickly), and the analysis takes
+            // the records' hashes from them instead of hashing every record again.
+            let report = verify("verifying (evidence index)");
+            send(Action::Progress(Progress {
+                phase: "analysing".into(),
+                ..Progress::default()
+            }));
+            let hashes = report
+                .records
+                .iter()
+                .map(|r| r.canonical_sha256.clone())
+                .collect();
+            let analysis = Arc::new(Analysis::with_hashes(&corpus, hashes, &supplied));
+            let early = findings::dedupe_and_sort(findings::analyse(&corpus, &analysis));
+            let data = Data::new(corpus.clone(), analysis.clone(), early);
+            if !send(Action::Loaded(Box::new(data))) {
+                return;
+            }
+            let (report, all) = complete(&corpus, &analysis, report);
+            send(Action::Verified(Arc::new(report), all));
+            return;
+        }
         send(Action::Progress(Progress {
             phase: "analysing".into(),
             ..Progress::default()
@@ -79,39 +113,40 @@ pub fn spawn_worker(
         )))) {
             return;
         }
-        let done = Arc::new(AtomicUsize::new(0));
-        let total = corpus.len();
-        let report = std::thread::scope(|scope| {
-            let watcher = {
-                let done = done.clone();
-                let tx = tx.clone();
-                scope.spawn(move || {
-                    while done.load(Ordering::Relaxed) < total {
-                        let p = Progress {
-                            phase: "verifying".into(),
-                            done: done.load(Ordering::Relaxed),
-                            total,
-                            finished: false,
-                        };
-                        if tx.send(Action::Progress(p)).is_err() {
-                            return;
-                        }
-                        std::thread::sleep(Duration::from_millis(100));
-                    }
-                })
-            };
-            let options = Options::default();
-            let index = index_dir
-                .map(|dir| Index::new(dir, &Config::new(&keys, &options, &supplied.digests)));
-            let (r, _) =
-                verify_inputs_indexed(&corpus.inputs, &keys, &options, index.as_ref(), Some(&done));
-            done.store(total, Ordering::Relaxed);
-            let _ = watcher.join();
-            r
-        });
+        let report = verify("verifying");
         let (report, all) = complete(&corpus, &analysis, report);
         send(Action::Verified(Arc::new(report), all));
     });
+}
+
+/// Runs `work` (which counts what it has done of `total` in the counter it is given)
+/// while a watcher sends its progress under `phase` every 100 ms.
+fn with_progress<T>(
+    phase: &str,
+    total: usize,
+    tx: &Sender<Action>,
+    work: impl FnOnce(&AtomicUsize) -> T,
+) -> T {
+    let done = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while done.load(Ordering::Relaxed) < total {
+                let p = Progress {
+                    phase: phase.to_string(),
+                    done: done.load(Ordering::Relaxed),
+                    total,
+                    finished: false,
+                };
+                if tx.send(Action::Progress(p)).is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
+        let result = work(&done);
+        done.store(total, Ordering::Relaxed);
+        result
+    })
 }
 
 /// Size and modification time of each path, to notice a store that changed.

@@ -151,6 +151,12 @@ impl Index {
         Some(self.dir.join(format!("{}.json", &name[..40])))
     }
 
+    /// True when there is an entry for `path` under this configuration (sound or not: a
+    /// cheap look before deciding how to open the evidence).
+    pub fn has_entry(&self, path: &str) -> bool {
+        self.slot(path).is_some_and(|slot| slot.is_file())
+    }
+
     /// The entry for `path`, when there is a sound one for this configuration.
     pub fn lookup(&self, path: &str) -> Option<Entry> {
         let bytes = std::fs::read(self.slot(path)?).ok()?;
