@@ -13,7 +13,7 @@ use aeplens::verify::index::{Config, Index, IndexUse};
 use aeplens::verify::{
     AuthStatus, Keyring, Options, Profile, Report, verify_inputs_indexed, verify_paths,
 };
-use common::{aeplens, fixtures};
+use common::{aeplens, fixture_keys, fixtures};
 use std::path::{Path, PathBuf};
 
 /// A fresh directory of this test's.
@@ -22,19 +22,6 @@ fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-fn keys() -> Keyring {
-    let mut keys = Keyring::default();
-    for file in [
-        "reference/keys.json",
-        "reference-stores/keys.json",
-        "ecosystem/keyring.json",
-    ] {
-        keys.add_file(fixtures().join(file).to_str().unwrap())
-            .unwrap_or_else(|e| panic!("{file}: {e}"));
-    }
-    keys
 }
 
 /// `paths` opened as `check` opens them, with `index`: the JSON report and what the
@@ -49,7 +36,7 @@ fn open(paths: &[String], keys: &Keyring, index: Option<&Index>) -> (String, Ind
 
 #[test]
 fn a_reopen_from_the_index_says_exactly_what_verifying_says_on_every_fixture() {
-    let keys = keys();
+    let keys = fixture_keys();
     let dir = scratch("every-fixture");
     let index = Index::new(dir.clone(), &Config::new(&keys, &Options::default(), &[]));
     let root = fixtures().display().to_string();
@@ -101,13 +88,20 @@ fn a_reopen_from_the_index_says_exactly_what_verifying_says_on_every_fixture() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `paths` verified as the commands load them, with `index`: the report and what the
+/// index did.
+fn reopen(paths: &[String], keys: &Keyring, index: Option<&Index>) -> (Report, IndexUse) {
+    let (_, report, used) = verify_paths(paths, keys, &Options::default(), index, &mut |_, _| {});
+    (report, used)
+}
+
 /// A copy of a signed reference store in `dir`, its keys, and its report verified plainly.
 fn signed_store(dir: &Path) -> (Vec<String>, Keyring, Report) {
     let store = dir.join("chain.ndjson");
     std::fs::copy(fixtures().join("reference/chain.ndjson"), &store).unwrap();
     let paths = vec![store.display().to_string()];
-    let keys = keys();
-    let (_, report, _) = verify_paths(&paths, &keys, &Options::default(), None, &mut |_, _| {});
+    let keys = fixture_keys();
+    let (report, _) = reopen(&paths, &keys, None);
     assert!(
         report.records.len() > 1
             && report
@@ -139,13 +133,7 @@ fn plant(paths: &[String], keys: &Keyring, config: &Config, dir: &Path) {
 fn first_status(paths: &[String], keys: &Keyring, leases: &[String], dir: &Path) -> AuthStatus {
     let config = Config::new(keys, &Options::default(), leases);
     let index = Index::new(dir.to_path_buf(), &config);
-    let (_, report, _) = verify_paths(
-        paths,
-        keys,
-        &Options::default(),
-        Some(&index),
-        &mut |_, _| {},
-    );
+    let (report, _) = reopen(paths, keys, Some(&index));
     report.records[0].authenticity.status.unwrap()
 }
 
@@ -208,13 +196,7 @@ fn an_entry_is_used_only_for_the_configuration_and_bytes_it_was_made_from() {
     let mut other = config.clone();
     other.aeplens = "0.0.0-another".into();
     let index = Index::new(index_dir.clone(), &other);
-    let (_, report, _) = verify_paths(
-        &paths,
-        &keys,
-        &Options::default(),
-        Some(&index),
-        &mut |_, _| {},
-    );
+    let (report, _) = reopen(&paths, &keys, Some(&index));
     assert_eq!(
         report.records[0].authenticity.status,
         Some(AuthStatus::Valid)
@@ -242,15 +224,9 @@ fn an_entry_is_used_only_for_the_configuration_and_bytes_it_was_made_from() {
     let at = last_line + bytes[last_line..].iter().position(|&b| b == b'_').unwrap();
     bytes[at] = b'-';
     std::fs::write(file, &bytes).unwrap();
-    let plain = verify_paths(&paths, &keys, &Options::default(), None, &mut |_, _| {}).1;
+    let plain = reopen(&paths, &keys, None).0;
     let index = Index::new(index_dir.clone(), &config);
-    let (_, indexed, used) = verify_paths(
-        &paths,
-        &keys,
-        &Options::default(),
-        Some(&index),
-        &mut |_, _| {},
-    );
+    let (indexed, used) = reopen(&paths, &keys, Some(&index));
     let n = plain.records.len();
     assert_eq!((used.reused, used.verified, used.written), (n - 1, 1, 1));
     assert_eq!(
@@ -267,15 +243,9 @@ fn an_entry_is_used_only_for_the_configuration_and_bytes_it_was_made_from() {
     let mut moved = b"\n".to_vec();
     moved.extend_from_slice(&bytes);
     std::fs::write(file, &moved).unwrap();
-    let (_, indexed, used) = verify_paths(
-        &paths,
-        &keys,
-        &Options::default(),
-        Some(&index),
-        &mut |_, _| {},
-    );
+    let (indexed, used) = reopen(&paths, &keys, Some(&index));
     assert_eq!((used.reused, used.verified), (0, n));
-    let plain = verify_paths(&paths, &keys, &Options::default(), None, &mut |_, _| {}).1;
+    let plain = reopen(&paths, &keys, None).0;
     assert_eq!(
         serde_json::to_value(&indexed.records).unwrap(),
         serde_json::to_value(&plain.records).unwrap()
@@ -320,13 +290,7 @@ fn a_damaged_or_foreign_entry_is_not_trusted_and_is_written_anew() {
         std::fs::write(&entry, bytes).unwrap();
         let index = Index::new(index_dir.clone(), &config);
         assert!(index.lookup(&paths[0]).is_none(), "{what}: trusted");
-        let (_, report, used) = verify_paths(
-            &paths,
-            &keys,
-            &Options::default(),
-            Some(&index),
-            &mut |_, _| {},
-        );
+        let (report, used) = reopen(&paths, &keys, Some(&index));
         assert_eq!((used.reused, used.written), (0, 1), "{what}");
         assert_eq!(
             serde_json::to_value(&report.records).unwrap(),
@@ -418,21 +382,13 @@ fn a_record_alone_in_its_file_is_verified_again_once_it_has_company() {
         dir.join("index"),
         &Config::new(&keys, &Options::default(), &[]),
     );
-    let open = || {
-        verify_paths(
-            &paths,
-            &keys,
-            &Options::default(),
-            Some(&index),
-            &mut |_, _| {},
-        )
-    };
-    let (_, alone, used) = open();
+    let open = || reopen(&paths, &keys, Some(&index));
+    let (alone, used) = open();
     assert_eq!((used.verified, used.written), (1, 1));
     std::fs::write(&store, line.repeat(2)).unwrap();
-    let (_, together, used) = open();
+    let (together, used) = open();
     assert_eq!((used.reused, used.verified), (0, 2));
-    let plain = verify_paths(&paths, &keys, &Options::default(), None, &mut |_, _| {}).1;
+    let plain = reopen(&paths, &keys, None).0;
     assert_eq!(
         serde_json::to_value(&together.records).unwrap(),
         serde_json::to_value(&plain.records).unwrap()
@@ -450,7 +406,7 @@ fn the_explorer_reopens_from_the_index_with_the_same_verdicts() {
     use aeplens::tui::state::Action;
     let dir = scratch("explorer");
     let paths = vec![fixtures().join("reference-stores").display().to_string()];
-    let keys = keys();
+    let keys = fixture_keys();
     // The worker's verdicts and findings, and the phases it said it was in.
     let run = |index: Option<PathBuf>| {
         let (tx, rx) = std::sync::mpsc::channel();
@@ -480,5 +436,58 @@ fn the_explorer_reopens_from_the_index_with_the_same_verdicts() {
     );
     assert!(plain == first && plain == again);
     assert!(plain_findings == first_findings && plain_findings == again_findings);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn entries_are_private_and_unused_ones_are_forgotten() {
+    let dir = scratch("housekeeping");
+    let index_dir = dir.join("index");
+    let (paths, keys, _) = signed_store(&dir);
+    let config = Config::new(&keys, &Options::default(), &[]);
+    let index = Index::new(index_dir.clone(), &config);
+    let open = || reopen(&paths, &keys, Some(&index));
+    open();
+    let entry = std::fs::read_dir(&index_dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&index_dir), 0o700);
+        assert_eq!(mode(&entry), 0o600);
+    }
+    // An entry of a file nobody opened for longer than the index keeps one.
+    let old = index_dir.join(format!("{}.json", "0".repeat(40)));
+    std::fs::copy(&entry, &old).unwrap();
+    let long_ago = std::time::SystemTime::now() - aeplens::verify::index::UNUSED * 2;
+    let age = |p: &Path, t| {
+        std::fs::File::options()
+            .write(true)
+            .open(p)
+            .unwrap()
+            .set_modified(t)
+            .unwrap();
+    };
+    age(&old, long_ago);
+    // Reading an entry counts as using it: the store's own entry, aged too, survives.
+    age(&entry, long_ago);
+    let (_, used) = open();
+    assert_eq!(used.written, 0);
+    assert!(
+        entry.exists() && old.exists(),
+        "nothing is written, nothing removed"
+    );
+    // The next entry written clears the unused one away.
+    std::fs::write(dir.join("other.ndjson"), std::fs::read(&paths[0]).unwrap()).unwrap();
+    let other = vec![dir.join("other.ndjson").display().to_string()];
+    let (_, used) = reopen(&other, &keys, Some(&index));
+    assert_eq!(used.written, 1);
+    assert!(!old.exists(), "an unused entry is forgotten");
+    assert!(entry.exists(), "an entry just read is kept");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -10,23 +10,8 @@ use aeplens::analysis::lease::SuppliedLeases;
 use aeplens::cli::check::json_report;
 use aeplens::load::{Corpus, evidence_files, load_paths};
 use aeplens::verify::{Keyring, Options, Profile, verify_paths_in_chunks};
-use common::fixtures;
+use common::{fixture_keys, fixtures};
 use std::fmt::Write as _;
-
-fn keys() -> Keyring {
-    let mut keys = Keyring::default();
-    for file in [
-        "reference/keys.json",
-        "reference-stores/keys.json",
-        "ecosystem/keyring.json",
-        "rfc-final/keys.json",
-        "../../assets/demo/keys.json",
-    ] {
-        keys.add_file(fixtures().join(file).to_str().unwrap())
-            .unwrap_or_else(|e| panic!("{file}: {e}"));
-    }
-    keys
-}
 
 /// The JSON report of `paths` loaded whole, and streamed in `chunk`-byte reads.
 fn both(paths: &[String], chunk: usize, keys: &Keyring, leases: &SuppliedLeases) -> [String; 2] {
@@ -40,7 +25,7 @@ fn both(paths: &[String], chunk: usize, keys: &Keyring, leases: &SuppliedLeases)
 
 #[test]
 fn streamed_and_whole_verdicts_are_identical_on_every_fixture() {
-    let keys = keys();
+    let keys = fixture_keys();
     // Lease files as `--leases` gives them (their own load errors do not matter here:
     // both sides get the same leases).
     let mut leases = SuppliedLeases::default();

@@ -7,7 +7,6 @@ use crate::model::finding::Finding;
 use crate::model::text::{file_name, sanitize};
 use crate::review::report::counts;
 use crate::verify::chain::ChainStatus;
-use crate::verify::index::{Config, Index};
 use crate::verify::{AuthStatus, CheckStatus, Options, Profile, Report};
 use std::io::{IsTerminal, Write};
 
@@ -33,27 +32,13 @@ pub fn run(args: &CheckArgs) -> i32 {
             super::note(&e.render());
         }
     }
-    let config = Config::new(&keys, &options, &leases.digests);
-    let index = match args.index.dir(&args.paths) {
-        Ok(dir) => dir.map(|dir| Index::new(dir, &config)),
+    let ev = match super::open_evidence(&args.paths, &keys, &options, &leases, &args.index) {
+        Ok(ev) => ev,
         Err(e) => {
             eprintln!("aeplens: {e}");
             return 2;
         }
     };
-    let mut meter = super::progress::Meter::new(&args.paths);
-    let ev = Evidence::load(
-        &args.paths,
-        &keys,
-        &options,
-        &leases,
-        index.as_ref(),
-        &mut |loading| meter.tick(loading),
-    );
-    meter.done();
-    for problem in &ev.index.problems {
-        super::note(problem);
-    }
     let load_errors = ev.corpus.errors().count();
     let report = &ev.report;
     let format = args.format.unwrap_or(if std::io::stdout().is_terminal() {
@@ -84,10 +69,10 @@ pub fn run(args: &CheckArgs) -> i32 {
             "total",
             clock.elapsed().as_secs_f64()
         );
-        match index.as_ref() {
-            Some(ix) => eprintln!(
+        match &ev.index.dir {
+            Some(dir) => eprintln!(
                 "timings: evidence index {}: {} records' verdicts reused, {} verified, {} file(s) written",
-                sanitize(&ix.dir().display().to_string()),
+                sanitize(&dir.display().to_string()),
                 ev.index.reused,
                 ev.index.verified,
                 ev.index.written

@@ -305,6 +305,35 @@ impl IndexArgs {
     }
 }
 
+/// Opens `paths` as every command does: verified as they stream in, with the evidence
+/// index `index` asks for, a progress meter on stderr, and what the index could not write
+/// noted. `Err` (ready to print) for an `--index-dir` inside the evidence.
+pub fn open_evidence(
+    paths: &[String],
+    keys: &crate::verify::Keyring,
+    options: &crate::verify::Options,
+    leases: &crate::analysis::lease::SuppliedLeases,
+    index: &IndexArgs,
+) -> Result<crate::analysis::evidence::Evidence, String> {
+    use crate::verify::index::{Config, Index};
+    let config = Config::new(keys, options, &leases.digests);
+    let index = index.dir(paths)?.map(|dir| Index::new(dir, &config));
+    let mut meter = progress::Meter::new(paths);
+    let ev = crate::analysis::evidence::Evidence::load(
+        paths,
+        keys,
+        options,
+        leases,
+        index.as_ref(),
+        &mut |loading| meter.tick(loading),
+    );
+    meter.done();
+    for problem in &ev.index.problems {
+        note(problem);
+    }
+    Ok(ev)
+}
+
 /// Arguments of `findings`.
 #[derive(Args, Debug)]
 pub struct FindingsArgs {

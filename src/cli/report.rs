@@ -12,7 +12,6 @@ use crate::model::finding::{Finding, Severity};
 use crate::model::text::{sanitize, show_id};
 use crate::model::time::format_ms;
 use crate::verify::Options;
-use crate::verify::index::{Config, Index};
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 
@@ -33,28 +32,11 @@ pub fn open_with_keys(args: &EvidenceArgs) -> Result<(Evidence, crate::verify::K
         lease_errors.extend(leases.add_file(std::path::Path::new(file)));
     }
     let options = Options::default();
-    let config = Config::new(&keys, &options, &leases.digests);
-    let index = args
-        .index
-        .dir(&args.paths)
-        .map_err(|e| {
+    let ev =
+        super::open_evidence(&args.paths, &keys, &options, &leases, &args.index).map_err(|e| {
             eprintln!("aeplens: {e}");
             2
-        })?
-        .map(|dir| Index::new(dir, &config));
-    let mut meter = super::progress::Meter::new(&args.paths);
-    let ev = Evidence::load(
-        &args.paths,
-        &keys,
-        &options,
-        &leases,
-        index.as_ref(),
-        &mut |loading| meter.tick(loading),
-    );
-    meter.done();
-    for problem in &ev.index.problems {
-        super::note(problem);
-    }
+        })?;
     let mut problems = 0;
     for e in ev.corpus.errors().chain(lease_errors.iter()) {
         super::note(&e.render());

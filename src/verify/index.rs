@@ -21,7 +21,9 @@ use crate::canon::sha256_hex;
 use crate::load::Input;
 use crate::model::Record;
 use serde::{Deserialize, Serialize};
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 /// The index file format's version: bumped whenever what an entry holds changes shape.
 const FORMAT: &str = "aeplens-index/1";
@@ -159,7 +161,8 @@ impl Index {
 
     /// The entry for `path`, when there is a sound one for this configuration.
     pub fn lookup(&self, path: &str) -> Option<Entry> {
-        let bytes = std::fs::read(self.slot(path)?).ok()?;
+        let slot = self.slot(path)?;
+        let bytes = std::fs::read(&slot).ok()?;
         let cut = bytes.iter().position(|&b| b == b'\n')?;
         let header: Header = serde_json::from_slice(&bytes[..cut]).ok()?;
         let body = &bytes[cut + 1..];
@@ -171,6 +174,10 @@ impl Index {
             return None;
         }
         let stored: Vec<Stored<RecordResult>> = serde_json::from_slice(body).ok()?;
+        // Used: kept another [`UNUSED`] from now.
+        if let Ok(file) = std::fs::File::options().write(true).open(&slot) {
+            let _ = file.set_modified(SystemTime::now());
+        }
         if stored.len() != header.records {
             return None;
         }
@@ -219,19 +226,63 @@ impl Index {
         let mut bytes = serde_json::to_vec(&header)?;
         bytes.push(b'\n');
         bytes.extend_from_slice(&body);
-        std::fs::create_dir_all(&self.dir)?;
+        private_dir(&self.dir)?;
         let tmp = slot.with_extension(format!("tmp.{}", std::process::id()));
-        std::fs::write(&tmp, &bytes)?;
+        private_file(&tmp)?.write_all(&bytes)?;
         std::fs::rename(&tmp, &slot).inspect_err(|_| {
             let _ = std::fs::remove_file(&tmp);
         })?;
+        self.forget_unused(&slot);
         Ok(true)
     }
+
+    /// Removes entries nobody has read or written for [`UNUSED`] (files moved or deleted,
+    /// keyrings retired), so the index does not grow without end. `keep` stays.
+    fn forget_unused(&self, keep: &Path) {
+        let Ok(dir) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        let now = SystemTime::now();
+        for entry in dir.flatten() {
+            let path = entry.path();
+            let stale = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| now.duration_since(t).is_ok_and(|age| age > UNUSED));
+            if stale && path != keep && path.extension().is_some_and(|e| e == "json") {
+                let _ = std::fs::remove_file(path);
+            }
+        }
+    }
+}
+
+/// How long an entry nobody uses is kept.
+pub const UNUSED: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// Creates `dir` (and its parents) readable by its owner only: the index names evidence
+/// files and what was found in them.
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// A new file at `path` readable by its owner only.
+fn private_file(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::File::options();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)
 }
 
 /// What the index did for one opening of evidence.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct IndexUse {
+    /// The index's directory (none: no index was used).
+    pub dir: Option<PathBuf>,
     /// Records whose verdicts came from the index.
     pub reused: usize,
     /// Records verified.

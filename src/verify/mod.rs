@@ -195,7 +195,10 @@ pub fn verify_inputs_indexed(
     index: Option<&Index>,
     progress: Option<&std::sync::atomic::AtomicUsize>,
 ) -> (Report, IndexUse) {
-    let mut used = IndexUse::default();
+    let mut used = IndexUse {
+        dir: index.map(|ix| ix.dir().to_path_buf()),
+        ..IndexUse::default()
+    };
     let mut records = Vec::with_capacity(inputs.iter().map(|i| i.records.len()).sum());
     for input in inputs {
         let mut entry = index.and_then(|ix| ix.lookup(&input.path));
@@ -286,7 +289,10 @@ pub fn verify_paths_in_chunks(
         changed: bool,
     }
     let mut files: Vec<File> = Vec::new();
-    let mut used = IndexUse::default();
+    let mut used = IndexUse {
+        dir: index.map(|ix| ix.dir().to_path_buf()),
+        ..IndexUse::default()
+    };
     let mut read = 0;
     let inputs = stream::stream_paths(paths, chunk, |batch| {
         if files.last().map(|f| f.input) != Some(batch.input) {

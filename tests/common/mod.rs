@@ -24,6 +24,22 @@ pub fn keyring(path: &Path) -> Keyring {
     k
 }
 
+/// Every fixture set's trusted keys (and the demo's), without the environment.
+pub fn fixture_keys() -> Keyring {
+    let mut keys = Keyring::default();
+    for file in [
+        "reference/keys.json",
+        "reference-stores/keys.json",
+        "ecosystem/keyring.json",
+        "rfc-final/keys.json",
+        "../../assets/demo/keys.json",
+    ] {
+        keys.add_file(fixtures().join(file).to_str().unwrap())
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+    }
+    keys
+}
+
 /// Loads and verifies one path.
 pub fn verify_path(path: &Path, keys: &Keyring) -> Report {
     let inputs = load_paths(&[path.display().to_string()]);
