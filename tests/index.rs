@@ -489,5 +489,16 @@ fn entries_are_private_and_unused_ones_are_forgotten() {
     assert_eq!(used.written, 1);
     assert!(!old.exists(), "an unused entry is forgotten");
     assert!(entry.exists(), "an entry just read is kept");
+    // A directory others may write to is not read: they could plant verdicts there.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert!(index.lookup(&paths[0]).is_some());
+        let shared = std::fs::Permissions::from_mode(0o777);
+        std::fs::set_permissions(&index_dir, shared).unwrap();
+        assert!(index.lookup(&paths[0]).is_none());
+        let (_, used) = reopen(&paths, &keys, Some(&index));
+        assert_eq!(used.reused, 0);
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

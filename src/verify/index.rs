@@ -159,8 +159,12 @@ impl Index {
         self.slot(path).is_some_and(|slot| slot.is_file())
     }
 
-    /// The entry for `path`, when there is a sound one for this configuration.
+    /// The entry for `path`, when there is a sound one for this configuration (never from
+    /// a directory others can write to: they could plant verdicts there).
     pub fn lookup(&self, path: &str) -> Option<Entry> {
+        if writable_by_others(&self.dir) {
+            return None;
+        }
         let slot = self.slot(path)?;
         let bytes = std::fs::read(&slot).ok()?;
         let cut = bytes.iter().position(|&b| b == b'\n')?;
@@ -258,6 +262,21 @@ impl Index {
 
 /// How long an entry nobody uses is kept.
 pub const UNUSED: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// True when users other than its owner may write to `dir` (group or others have write
+/// permission): an index there is not read.
+pub fn writable_by_others(dir: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(dir).is_ok_and(|m| m.permissions().mode() & 0o022 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        false
+    }
+}
 
 /// Creates `dir` (and its parents) readable by its owner only: the index names evidence
 /// files and what was found in them.

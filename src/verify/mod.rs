@@ -186,8 +186,9 @@ pub fn verify_inputs(
 }
 
 /// [`verify_inputs`] with an evidence index: a record whose verdicts the index holds for
-/// its bytes and place takes them from there; every other record is verified, and each
-/// file with a record verified is written to the index.
+/// its bytes and place takes them from there; every other record is verified (all of
+/// them together, on every core), and each file with a record verified is written to
+/// the index.
 pub fn verify_inputs_indexed(
     inputs: &[Input],
     keys: &Keyring,
@@ -199,45 +200,64 @@ pub fn verify_inputs_indexed(
         dir: index.map(|ix| ix.dir().to_path_buf()),
         ..IndexUse::default()
     };
-    let mut records = Vec::with_capacity(inputs.iter().map(|i| i.records.len()).sum());
+    let all: Vec<(&Record, usize)> = inputs
+        .iter()
+        .flat_map(|i| i.records.iter().map(|r| (r, i.records.len())))
+        .collect();
+    let mut results: Vec<Option<RecordResult>> = Vec::with_capacity(all.len());
+    // Per input: whether its entry is to be written (missing, or a record verified).
+    let mut changed = Vec::with_capacity(inputs.len());
     for input in inputs {
         let mut entry = index.and_then(|ix| ix.lookup(&input.path));
-        let before = used.verified;
         let n = input.records.len();
-        let results = verdicts(&input.records, n, entry.as_mut(), keys, options, &mut used);
-        if let Some(p) = progress {
-            p.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
-        }
-        if used.verified > before || entry.is_none() {
-            keep(index, input, &results, &mut used);
-        }
-        records.extend(results);
+        let start = results.len();
+        results.extend(
+            input
+                .records
+                .iter()
+                .map(|r| entry.as_mut().and_then(|e| e.take(r, n))),
+        );
+        changed.push(entry.is_none() || results[start..].iter().any(Option::is_none));
     }
-    (assemble(inputs, records), used)
+    let results = fill(results, &all, keys, options, &mut used, &|| {
+        if let Some(p) = progress {
+            p.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    });
+    let mut start = 0;
+    for (input, changed) in inputs.iter().zip(changed) {
+        let end = start + input.records.len();
+        if changed {
+            keep(index, input, &results[start..end], &mut used);
+        }
+        start = end;
+    }
+    (assemble(inputs, results), used)
 }
 
-/// The verdicts of `records` (with `in_file` records in their file so far): from `entry`
-/// where it holds them, else verified on every core; counted in `used`.
-fn verdicts(
-    records: &[Record],
-    in_file: usize,
-    mut entry: Option<&mut Entry>,
+/// `results` with every record the index did not answer for (`None`) verified, on every
+/// core; `records` are the records with the number in their file so far, in the same
+/// order. Counted in `used`; `each` is called once per record.
+fn fill(
+    mut results: Vec<Option<RecordResult>>,
+    records: &[(&Record, usize)],
     keys: &Keyring,
     options: &Options,
     used: &mut IndexUse,
+    each: &(dyn Fn() + Sync),
 ) -> Vec<RecordResult> {
-    let mut results: Vec<Option<RecordResult>> = records
-        .iter()
-        .map(|r| entry.as_mut().and_then(|e| e.take(r, in_file)))
-        .collect();
     let reused = results.iter().filter(|r| r.is_some()).count();
     used.reused += reused;
     used.verified += records.len() - reused;
     results
         .par_iter_mut()
         .zip(records.par_iter())
-        .filter(|(result, _)| result.is_none())
-        .for_each(|(result, r)| *result = Some(verify_record(r, in_file, keys, options)));
+        .for_each(|(result, (record, in_file))| {
+            if result.is_none() {
+                *result = Some(verify_record(record, *in_file, keys, options));
+            }
+            each();
+        });
     results.into_iter().flatten().collect()
 }
 
@@ -305,15 +325,15 @@ pub fn verify_paths_in_chunks(
             });
         }
         if let Some(file) = files.last_mut() {
+            let taken = batch
+                .records
+                .iter()
+                .map(|r| file.entry.as_mut().and_then(|e| e.take(r, batch.in_file)))
+                .collect();
+            let records: Vec<(&Record, usize)> =
+                batch.records.iter().map(|r| (r, batch.in_file)).collect();
             let before = used.verified;
-            let results = verdicts(
-                batch.records,
-                batch.in_file,
-                file.entry.as_mut(),
-                keys,
-                options,
-                &mut used,
-            );
+            let results = fill(taken, &records, keys, options, &mut used, &|| {});
             file.changed |= used.verified > before;
             file.results.extend(results);
         }
