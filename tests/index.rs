@@ -357,6 +357,27 @@ fn the_commands_keep_the_index_in_the_cache_directory_and_never_in_the_evidence(
     assert_eq!(code, 2);
     assert!(err.contains("refusing --index-dir"), "{err}");
     assert!(!inside.exists());
+    // A directory other users may write to is not used, and the command says so.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let shared = dir.join("shared");
+        std::fs::create_dir_all(&shared).unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let (code, out, err) = check(&["--index-dir", shared.to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+        assert!(err.contains("writable by other users"), "{err}");
+        assert!(err.contains("evidence index not used"), "{err}");
+        assert!(out == grown_plain);
+        assert_eq!(std::fs::read_dir(&shared).unwrap().count(), 0);
+    }
+    // An index that cannot be written is said, and the command goes on.
+    let not_a_dir = dir.join("a-file");
+    std::fs::write(&not_a_dir, "x").unwrap();
+    let (code, out, err) = check(&["--index-dir", not_a_dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("index not written for"), "{err}");
+    assert!(out == grown_plain);
     // Without --index-dir, the index is under $XDG_CACHE_HOME/aeplens/index.
     let (_, _, err) = aeplens(&["findings", "--keys", keys, ev]);
     assert!(!err.contains("index"), "{err}");

@@ -288,14 +288,14 @@ impl IndexArgs {
         let existing = dir.ancestors().find(|a| a.is_dir()).unwrap_or(&dir);
         let inside = crate::load::is_evidence_file(paths, &dir)
             || crate::load::in_evidence_dir(paths, &existing.join("entry"));
-        if crate::verify::index::writable_by_others(&dir) {
-            note(&format!(
-                "evidence index not used: {} is writable by other users, who could plant verdicts there (chmod go-w it)",
-                sanitize(&dir.display().to_string())
-            ));
-            return Ok(None);
-        }
         match (inside, given) {
+            (false, _) if crate::verify::index::writable_by_others(&dir) => {
+                note(&format!(
+                    "evidence index not used: {} is writable by other users, who could plant verdicts there (chmod go-w it)",
+                    sanitize(&dir.display().to_string())
+                ));
+                Ok(None)
+            }
             (false, _) => Ok(Some(dir)),
             (true, true) => Err(format!(
                 "refusing --index-dir {}: it is inside the evidence, where its entries would be read as evidence; keep the index apart",

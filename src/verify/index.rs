@@ -232,10 +232,14 @@ impl Index {
         bytes.extend_from_slice(&body);
         private_dir(&self.dir)?;
         let tmp = slot.with_extension(format!("tmp.{}", std::process::id()));
-        private_file(&tmp)?.write_all(&bytes)?;
-        std::fs::rename(&tmp, &slot).inspect_err(|_| {
+        let written = private_file(&tmp)
+            .and_then(|mut file| file.write_all(&bytes))
+            .and_then(|()| std::fs::rename(&tmp, &slot));
+        if let Err(e) = written {
+            // Nothing half-written stays behind (a full disk, a vanished directory).
             let _ = std::fs::remove_file(&tmp);
-        })?;
+            return Err(e);
+        }
         self.forget_unused(&slot);
         Ok(true)
     }
