@@ -295,7 +295,14 @@ pub fn confusable_ids(records: &[&Record]) -> Vec<(usize, Finding)> {
             .push(u);
     }
     let mut ascii_seen: BTreeSet<(&str, &str)> = BTreeSet::new();
-    for u in &uses {
+    // With no non-ASCII id there is no group for an ASCII id to join (the usual case: the
+    // skeleton of every ASCII id would be computed for nothing).
+    let ascii_uses = if groups.is_empty() {
+        &[][..]
+    } else {
+        &uses[..]
+    };
+    for u in ascii_uses {
         if u.text.is_ascii() && ascii_seen.insert((u.kind, u.text)) {
             let key = (u.kind, skeleton(u.text).collect::<String>());
             if let Some(group) = groups.get_mut(&key) {
