@@ -120,9 +120,7 @@ fn plant(paths: &[String], keys: &Keyring, config: &Config, dir: &Path) {
     let mut report = aeplens::verify::verify_inputs(&inputs, keys, &Options::default(), None);
     for r in &mut report.records {
         r.authenticity.status = Some(AuthStatus::Invalid);
-    }
-    // What the index holds is each record's own verdicts, before the cross-record part.
-    for r in &mut report.records {
+        // The index holds each record's own verdicts, before the cross-record part.
         r.findings.clear();
     }
     let index = Index::new(dir.to_path_buf(), config);

@@ -9,15 +9,15 @@
 //! "is it alone in its file?" — everything a record's own verdicts depend on. So a
 //! changed key, lease file, version or byte never reaches a cached verdict, and a store
 //! that only grew is verified for its new records alone. An entry that does not parse,
-//! names another configuration or fails its own checksum is ignored and written anew.
+//! names another configuration or fails its own checksum is ignored and written anew; a
+//! directory other users can write to is never read (they could plant verdicts there).
 //! What needs the records together (chains, the link graph, confusable ids, timestamp
 //! authorities) and the analysis are always recomputed.
 
 use super::encoding::decode_hex;
 use super::keys::Keyring;
 use super::{Options, RecordResult};
-use crate::canon::hex;
-use crate::canon::sha256_hex;
+use crate::canon::{hex, sha256_hex};
 use crate::load::Input;
 use crate::model::Record;
 use serde::{Deserialize, Serialize};
@@ -28,7 +28,9 @@ use std::time::{Duration, SystemTime};
 /// The index file format's version: bumped whenever what an entry holds changes shape.
 const FORMAT: &str = "aeplens-index/1";
 
-/// Everything a record's verdicts depend on besides the record itself.
+/// Everything a record's verdicts depend on besides the record itself. (Lease files do
+/// not change a verdict today; they are in the key all the same, so an entry never
+/// outlives the configuration it was made under.)
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Config {
     pub aeplens: String,
@@ -178,10 +180,6 @@ impl Index {
             return None;
         }
         let stored: Vec<Stored<RecordResult>> = serde_json::from_slice(body).ok()?;
-        // Used: kept another [`UNUSED`] from now.
-        if let Ok(file) = std::fs::File::options().write(true).open(&slot) {
-            let _ = file.set_modified(SystemTime::now());
-        }
         if stored.len() != header.records {
             return None;
         }
@@ -195,6 +193,10 @@ impl Index {
                 Some((Some(result), digest))
             })
             .collect::<Option<_>>()?;
+        // Used: kept another [`UNUSED`] from now.
+        if let Ok(file) = std::fs::File::options().write(true).open(&slot) {
+            let _ = file.set_modified(SystemTime::now());
+        }
         Some(Entry { records })
     }
 
