@@ -258,10 +258,10 @@ pub struct EvidenceArgs {
 /// Where the evidence index is kept, shared by every command that opens evidence.
 #[derive(Args, Debug, Clone, Default)]
 pub struct IndexArgs {
-    /// Keep the evidence index in DIR: each file's verdicts, used again only while the
-    /// file's SHA-256, the trusted keys, the lease files, the profile and the aeplens
-    /// version are all the same [default: $XDG_CACHE_HOME/aeplens/index]. Never inside
-    /// the evidence.
+    /// Keep the evidence index in DIR: each record's verdicts, used again only for a
+    /// record with the same bytes at the same place, under the same trusted keys, lease
+    /// files, profile and aeplens version [default: $XDG_CACHE_HOME/aeplens/index]. Never
+    /// inside the evidence.
     #[arg(long, value_name = "DIR")]
     pub index_dir: Option<String>,
     /// Neither read nor write the evidence index: verify every record.
