@@ -24,6 +24,23 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// The files in `dir`, sorted.
+fn entries(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files
+}
+
+/// The one entry in `dir`.
+fn only_entry(dir: &Path) -> PathBuf {
+    let files = entries(dir);
+    assert_eq!(files.len(), 1, "{files:?}");
+    files[0].clone()
+}
+
 /// `paths` opened as `check` opens them, with `index`: the JSON report and what the
 /// index did.
 fn open(paths: &[String], keys: &Keyring, index: Option<&Index>) -> (String, IndexUse) {
@@ -159,14 +176,6 @@ fn an_entry_is_used_only_for_the_configuration_and_bytes_it_was_made_from() {
     );
     // That open wrote the other keyring's entry. The planted entry copied over it is
     // another configuration's, whatever its file is called: not trusted.
-    let entries = |dir: &Path| -> Vec<PathBuf> {
-        let mut e: Vec<PathBuf> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        e.sort();
-        e
-    };
     let planted_bytes = {
         let files = entries(&index_dir);
         assert_eq!(files.len(), 2);
@@ -227,10 +236,7 @@ fn an_entry_is_used_only_for_the_configuration_and_bytes_it_was_made_from() {
     let (indexed, used) = reopen(&paths, &keys, Some(&index));
     let n = plain.records.len();
     assert_eq!((used.reused, used.verified, used.written), (n - 1, 1, 1));
-    assert_eq!(
-        serde_json::to_value(&indexed.records[n - 1]).unwrap(),
-        serde_json::to_value(&plain.records[n - 1]).unwrap()
-    );
+    assert_eq!(indexed.records[n - 1], plain.records[n - 1]);
     assert!(
         indexed.records[..n - 1]
             .iter()
@@ -244,10 +250,7 @@ fn an_entry_is_used_only_for_the_configuration_and_bytes_it_was_made_from() {
     let (indexed, used) = reopen(&paths, &keys, Some(&index));
     assert_eq!((used.reused, used.verified), (0, n));
     let plain = reopen(&paths, &keys, None).0;
-    assert_eq!(
-        serde_json::to_value(&indexed.records).unwrap(),
-        serde_json::to_value(&plain.records).unwrap()
-    );
+    assert_eq!(indexed.records, plain.records);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -257,14 +260,6 @@ fn a_damaged_or_foreign_entry_is_not_trusted_and_is_written_anew() {
     let index_dir = dir.join("index");
     let (paths, keys, plain) = signed_store(&dir);
     let config = Config::new(&keys, &Options::default(), &[]);
-    let entry_file = || {
-        let entries: Vec<PathBuf> = std::fs::read_dir(&index_dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        assert_eq!(entries.len(), 1, "{entries:?}");
-        entries[0].clone()
-    };
     type Damage = fn(&mut Vec<u8>);
     let damages: [(&str, Damage); 4] = [
         ("a flipped byte in the verdicts", |b| {
@@ -282,7 +277,7 @@ fn a_damaged_or_foreign_entry_is_not_trusted_and_is_written_anew() {
     ];
     for (what, damage) in damages {
         plant(&paths, &keys, &config, &index_dir);
-        let entry = entry_file();
+        let entry = only_entry(&index_dir);
         let mut bytes = std::fs::read(&entry).unwrap();
         damage(&mut bytes);
         std::fs::write(&entry, bytes).unwrap();
@@ -290,11 +285,7 @@ fn a_damaged_or_foreign_entry_is_not_trusted_and_is_written_anew() {
         assert!(index.lookup(&paths[0]).is_none(), "{what}: trusted");
         let (report, used) = reopen(&paths, &keys, Some(&index));
         assert_eq!((used.reused, used.written), (0, 1), "{what}");
-        assert_eq!(
-            serde_json::to_value(&report.records).unwrap(),
-            serde_json::to_value(&plain.records).unwrap(),
-            "{what}"
-        );
+        assert_eq!(report.records, plain.records, "{what}");
         // Written anew: sound, and used by the next open.
         assert!(index.lookup(&paths[0]).is_some(), "{what}: not rewritten");
     }
@@ -345,10 +336,9 @@ fn the_commands_keep_the_index_in_the_cache_directory_and_never_in_the_evidence(
     assert!(err.contains(&said(n, 1, 1)), "{err}");
     let (_, grown_plain, _) = check(&["--no-index"]);
     assert!(grown != plain && grown == grown_plain);
-    assert_eq!(std::fs::read_dir(&index).unwrap().count(), 1);
+    only_entry(&index);
     // Nothing was written beside the evidence.
-    let beside: Vec<_> = std::fs::read_dir(&evidence).unwrap().collect();
-    assert_eq!(beside.len(), 1);
+    assert_eq!(entries(&evidence), [evidence.join("chain.ndjson")]);
     // An index directory inside the evidence is refused, before anything is read.
     let inside = evidence.join("cache");
     let (code, _, err) = check(&["--index-dir", inside.to_str().unwrap()]);
@@ -367,7 +357,7 @@ fn the_commands_keep_the_index_in_the_cache_directory_and_never_in_the_evidence(
         assert!(err.contains("writable by other users"), "{err}");
         assert!(err.contains("evidence index not used"), "{err}");
         assert!(out == grown_plain);
-        assert_eq!(std::fs::read_dir(&shared).unwrap().count(), 0);
+        assert!(entries(&shared).is_empty());
     }
     // An index that cannot be written is said, and the command goes on.
     let not_a_dir = dir.join("a-file");
@@ -408,10 +398,7 @@ fn a_record_alone_in_its_file_is_verified_again_once_it_has_company() {
     let (together, used) = open();
     assert_eq!((used.reused, used.verified), (0, 2));
     let plain = reopen(&paths, &keys, None).0;
-    assert_eq!(
-        serde_json::to_value(&together.records).unwrap(),
-        serde_json::to_value(&plain.records).unwrap()
-    );
+    assert_eq!(together.records, plain.records);
     // The verdict differs with company, which is why it had to be made again.
     assert_ne!(
         serde_json::to_value(&alone.records[0].authenticity).unwrap(),
@@ -447,7 +434,7 @@ fn the_explorer_reopens_from_the_index_with_the_same_verdicts() {
         !phases.iter().any(|p| p.contains("evidence index")),
         "{phases:?}"
     );
-    assert!(std::fs::read_dir(&dir).unwrap().count() > 1);
+    assert!(entries(&dir).len() > 1);
     let (again, again_findings, phases) = run(Some(dir.clone()));
     assert!(
         phases.iter().any(|p| p.contains("evidence index")),
@@ -467,12 +454,7 @@ fn entries_are_private_and_unused_ones_are_forgotten() {
     let index = Index::new(index_dir.clone(), &config);
     let open = || reopen(&paths, &keys, Some(&index));
     open();
-    let entry = std::fs::read_dir(&index_dir)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let entry = only_entry(&index_dir);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

@@ -102,11 +102,7 @@ impl Evidence {
         mut timings: Vec<(&'static str, std::time::Duration)>,
     ) -> Evidence {
         let clock = std::time::Instant::now();
-        let hashes = report
-            .records
-            .iter()
-            .map(|r| r.canonical_sha256.clone())
-            .collect();
+        let hashes = report.canonical_hashes();
         let analysis = Analysis::with_hashes(&corpus, hashes, leases);
         let analysed = clock.elapsed();
         let (report, findings) = complete(&corpus, &analysis, report);

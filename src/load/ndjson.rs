@@ -63,7 +63,7 @@ impl Lines {
             .enumerate()
             .inspect(|(i, _)| self.consumed = first + i)
             .map(|(i, l)| (first + i, l.strip_suffix(b"\r").unwrap_or(l)))
-            .filter(|(_, l)| l.iter().any(|b| !b" \t\r".contains(b)))
+            .filter(|(_, l)| has_content(l))
             .collect();
         if let Some((n, _)) = lines.last() {
             self.last_with_content = Some(*n);

@@ -77,43 +77,23 @@ pub fn spawn_worker(
                 verify_inputs_indexed(&corpus.inputs, &keys, &options, index.as_ref(), Some(done)).0
             })
         };
-        if indexed {
-            // The index holds verdicts: they come first (quickly), and the analysis takes
-            // the records' hashes from them instead of hashing every record again.
-            let report = verify("verifying (evidence index)");
-            send(Action::Progress(Progress {
-                phase: "analysing".into(),
-                ..Progress::default()
-            }));
-            let hashes = report
-                .records
-                .iter()
-                .map(|r| r.canonical_sha256.clone())
-                .collect();
-            let analysis = Arc::new(Analysis::with_hashes(&corpus, hashes, &supplied));
-            let early = findings::dedupe_and_sort(findings::analyse(&corpus, &analysis));
-            let data = Data::new(corpus.clone(), analysis.clone(), early);
-            if !send(Action::Loaded(Box::new(data))) {
-                return;
-            }
-            let (report, all) = complete(&corpus, &analysis, report);
-            send(Action::Verified(Arc::new(report), all));
-            return;
-        }
+        // When the index holds verdicts they come first (quickly), and the analysis takes
+        // the records' hashes from them instead of hashing every record again.
+        let indexed_report = indexed.then(|| verify("verifying (evidence index)"));
         send(Action::Progress(Progress {
             phase: "analysing".into(),
             ..Progress::default()
         }));
-        let analysis = Arc::new(Analysis::build(&corpus, &supplied));
+        let analysis = Arc::new(match &indexed_report {
+            Some(report) => Analysis::with_hashes(&corpus, report.canonical_hashes(), &supplied),
+            None => Analysis::build(&corpus, &supplied),
+        });
         let early = findings::dedupe_and_sort(findings::analyse(&corpus, &analysis));
-        if !send(Action::Loaded(Box::new(Data::new(
-            corpus.clone(),
-            analysis.clone(),
-            early,
-        )))) {
+        let data = Data::new(corpus.clone(), analysis.clone(), early);
+        if !send(Action::Loaded(Box::new(data))) {
             return;
         }
-        let report = verify("verifying");
+        let report = indexed_report.unwrap_or_else(|| verify("verifying"));
         let (report, all) = complete(&corpus, &analysis, report);
         send(Action::Verified(Arc::new(report), all));
     });

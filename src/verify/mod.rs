@@ -305,7 +305,7 @@ pub fn verify_paths_in_chunks(
         input: usize,
         entry: Option<Entry>,
         results: Vec<RecordResult>,
-        /// A record was verified (or there was no entry): the entry is written anew.
+        /// No entry, or a record it did not answer for: the entry is written anew.
         changed: bool,
     }
     let mut files: Vec<File> = Vec::new();
@@ -325,16 +325,15 @@ pub fn verify_paths_in_chunks(
             });
         }
         if let Some(file) = files.last_mut() {
-            let taken = batch
+            let taken: Vec<Option<RecordResult>> = batch
                 .records
                 .iter()
                 .map(|r| file.entry.as_mut().and_then(|e| e.take(r, batch.in_file)))
                 .collect();
+            file.changed |= taken.iter().any(Option::is_none);
             let records: Vec<(&Record, usize)> =
                 batch.records.iter().map(|r| (r, batch.in_file)).collect();
-            let before = used.verified;
             let results = fill(taken, &records, keys, options, &mut used, &|| {});
-            file.changed |= used.verified > before;
             file.results.extend(results);
         }
         read += batch.records.len();
@@ -491,6 +490,14 @@ pub fn verify_record(
 }
 
 impl Report {
+    /// Each record's chain hash `H`, in record order (what the analysis keys records by).
+    pub fn canonical_hashes(&self) -> Vec<String> {
+        self.records
+            .iter()
+            .map(|r| r.canonical_sha256.clone())
+            .collect()
+    }
+
     /// The summary, with findings counted over `findings` (the verifier's per record and
     /// the analysis's across records) instead of the report's own.
     pub fn summary_with(&self, findings: &[Finding]) -> Summary {
