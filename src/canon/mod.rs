@@ -320,6 +320,14 @@ fn decode_wtf8(b: &[u8]) -> Option<(u32, usize)> {
 pub fn write_string(s: &JStr, out: &mut Vec<u8>) {
     let bytes = s.bytes();
     out.push(b'"');
+    // Nearly every string needs no escape: one pass without branches finds out (it
+    // vectorises), and the bytes are copied whole.
+    let special = |c: u8| c < 0x20 || c == b'"' || c == b'\\' || c == 0xed;
+    if !bytes.iter().fold(false, |any, &c| any | special(c)) {
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
+    }
     let mut start = 0;
     let mut i = 0;
     while i < bytes.len() {
