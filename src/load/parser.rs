@@ -16,7 +16,7 @@ pub struct ParseError {
 
 /// Parses one JSON value that must span `text` up to trailing whitespace.
 pub fn parse(text: &str) -> Result<Json, ParseError> {
-    let mut p = Parser::new(text.as_bytes());
+    let mut p = Parser::new(text);
     let value = p.value(0)?;
     p.skip_ws();
     if p.pos != p.src.len() {
@@ -27,7 +27,7 @@ pub fn parse(text: &str) -> Result<Json, ParseError> {
 
 /// Parses a top-level array, returning each element with the byte offset where it starts.
 pub fn parse_array_elements(text: &str) -> Result<Vec<(usize, Json)>, ParseError> {
-    let mut p = Parser::new(text.as_bytes());
+    let mut p = Parser::new(text);
     p.skip_ws();
     p.expect(b'[')?;
     let mut out = Vec::new();
@@ -55,6 +55,9 @@ pub fn parse_array_elements(text: &str) -> Result<Vec<(usize, Json)>, ParseError
 }
 
 struct Parser<'a> {
+    /// The text being parsed (valid UTF-8, so a slice between two ASCII delimiters is
+    /// valid too: strings are not validated a second time).
+    text: &'a str,
     src: &'a [u8],
     pos: usize,
     /// Members of the objects being parsed, innermost last: each object takes its own
@@ -66,9 +69,10 @@ struct Parser<'a> {
 }
 
 impl<'a> Parser<'a> {
-    fn new(src: &'a [u8]) -> Self {
+    fn new(text: &'a str) -> Self {
         Parser {
-            src,
+            text,
+            src: text.as_bytes(),
             pos: 0,
             members: Vec::new(),
             items: Vec::new(),
@@ -257,7 +261,7 @@ impl<'a> Parser<'a> {
             self.digits();
         }
         // The slice is ASCII by construction.
-        let raw = std::str::from_utf8(&self.src[start..self.pos]).unwrap_or("0");
+        let raw = self.text.get(start..self.pos).unwrap_or("0");
         // Rust's parser rounds to nearest, ties to even, and overflows to ±inf: as JS.
         let value: f64 = raw.parse().unwrap_or(f64::NAN);
         Ok(Json::Number(Num {
@@ -364,9 +368,11 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// The text between `start` and `end`, both next to an ASCII quote.
     fn utf8(&self, start: usize, end: usize) -> Result<&'a str, ParseError> {
-        std::str::from_utf8(&self.src[start..end])
-            .map_err(|e| self.error_at(start + e.valid_up_to(), "invalid UTF-8 inside a string"))
+        self.text
+            .get(start..end)
+            .ok_or_else(|| self.error_at(start, "invalid UTF-8 inside a string"))
     }
 }
 

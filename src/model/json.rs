@@ -154,6 +154,45 @@ impl KeySet {
     pub const fn names(&self) -> &'static [&'static str] {
         self.names
     }
+
+    /// Where `name` is in the set.
+    pub fn position(&self, name: &str) -> Option<usize> {
+        let mut candidates = self.by_len[name.len().min(LONG)];
+        while candidates != 0 {
+            let i = candidates.trailing_zeros() as usize;
+            if same_bytes(self.names[i].as_bytes(), name.as_bytes()) {
+                return Some(i);
+            }
+            candidates &= candidates - 1;
+        }
+        None
+    }
+}
+
+/// An object's members named in a [`KeySet`], found in one pass over the object: for
+/// code that reads most of a known list of fields one at a time.
+pub struct Picked<'a> {
+    obj: &'a Obj,
+    keys: &'static KeySet,
+    values: [Option<&'a Json>; 32],
+}
+
+impl<'a> Picked<'a> {
+    /// Picks the members of `obj` that `keys` names.
+    pub fn of(obj: &'a Obj, keys: &'static KeySet) -> Picked<'a> {
+        let mut values = [None; 32];
+        obj.get_each(keys, &mut values[..keys.names.len()]);
+        Picked { obj, keys, values }
+    }
+
+    /// The value of `key`, as [`Obj::get`] gives it (from the object itself for a name
+    /// the set does not hold).
+    pub fn get(&self, key: &str) -> Option<&'a Json> {
+        match self.keys.position(key) {
+            Some(i) => self.values[i],
+            None => self.obj.get(key),
+        }
+    }
 }
 
 /// Position of `name` in `names`, at compile time (a name not listed fails the build).
@@ -420,5 +459,29 @@ mod tests {
         assert_eq!(result.and_then(Json::as_str), Some("b"));
         assert_eq!(detected.and_then(Json::as_f64), Some(1.0));
         assert_eq!((digest, x), (None, None));
+    }
+
+    #[test]
+    fn picked_members_are_what_get_gives_named_in_the_set_or_not() {
+        static KEYS: KeySet = KeySet::new(&["result", "detected", "x", "resolution"]);
+        let parsed = crate::load::parser::parse(
+            r#"{"detected":1,"result":"a","other":2,"result":"b","resolutions":3}"#,
+        )
+        .unwrap();
+        let obj = parsed.as_object().unwrap();
+        let picked = Picked::of(obj, &KEYS);
+        for key in [
+            "result",
+            "detected",
+            "x",
+            "resolution",
+            "other",
+            "resolutions",
+            "",
+        ] {
+            assert_eq!(picked.get(key), obj.get(key), "{key}");
+        }
+        assert_eq!(KEYS.position("resolution"), Some(3));
+        assert_eq!(KEYS.position("resolutions"), None);
     }
 }

@@ -3,7 +3,7 @@
 //! The Rust gateway's explicit nulls are accepted on `aep/v0.1` records.
 
 use crate::model::Record;
-use crate::model::json::{Json, Obj};
+use crate::model::json::{Json, KeySet, Obj, Picked};
 use serde::{Deserialize, Serialize};
 
 /// One structural problem.
@@ -85,6 +85,74 @@ enum Ty {
     StrArr,
 }
 
+/// Where the checks read an object's members from: the object, or its members picked
+/// in one pass (an action's thirty-odd fields).
+trait Members {
+    fn member(&self, key: &str) -> Option<&Json>;
+}
+
+impl Members for Obj {
+    fn member(&self, key: &str) -> Option<&Json> {
+        self.get(key)
+    }
+}
+
+impl Members for Picked<'_> {
+    fn member(&self, key: &str) -> Option<&Json> {
+        self.get(key)
+    }
+}
+
+/// Every action member the checks read.
+static ACTION_FIELDS: KeySet = KeySet::new(&[
+    "action_id",
+    "tool_name",
+    "state_changing",
+    "timestamp_ms",
+    "precondition_digest",
+    "result_digest",
+    "parent_action_id",
+    "causal_chain_id",
+    "outcome",
+    "arguments_digest",
+    "tool_descriptor_digest",
+    "server_card_digest",
+    "scope_lease_id",
+    "approval_context_hash",
+    "pre_state_digest",
+    "post_state_digest",
+    "delta_ref",
+    "mcp_header_risk",
+    "exit_code",
+    "evidence_refs",
+    "input_taint_labels",
+    "output_taint_labels",
+    "memory_read_refs",
+    "memory_write_refs",
+    "state_digest_coverage",
+    "argument_drift",
+    "permission_gate",
+    "bounded_lease_evidence",
+    "capability_decision",
+    "side_effect_class",
+    "recording_mode",
+    "state_digest_kind",
+]);
+
+/// Every capability-decision member the checks read.
+static DECISION_FIELDS: KeySet = KeySet::new(&[
+    "capability",
+    "subject",
+    "resource",
+    "decision",
+    "reason_code",
+    "approval_mode",
+    "approval_grant",
+    "approval_decision",
+    "deny_reason_class",
+    "approval_extension",
+]);
+
 struct Checker<'a> {
     out: &'a mut Vec<StructuralViolation>,
     /// Rust gateway dialect: `None` serialised as `null` is genuine output.
@@ -99,7 +167,15 @@ impl Checker<'_> {
         });
     }
 
-    fn field(&mut self, obj: &Obj, base: &str, key: &str, ty: Ty, required: bool, nullable: bool) {
+    fn field(
+        &mut self,
+        obj: &dyn Members,
+        base: &str,
+        key: &str,
+        ty: Ty,
+        required: bool,
+        nullable: bool,
+    ) {
         let path = || {
             if base.is_empty() {
                 key.to_string()
@@ -107,7 +183,7 @@ impl Checker<'_> {
                 format!("{base}.{key}")
             }
         };
-        let Some(v) = obj.get(key) else {
+        let Some(v) = obj.member(key) else {
             if required {
                 self.push(path(), "required field is missing");
             }
@@ -142,8 +218,8 @@ impl Checker<'_> {
         }
     }
 
-    fn enumeration(&mut self, obj: &Obj, base: &str, key: &str, allowed: &[&str]) {
-        if let Some(s) = obj.get(key).and_then(Json::as_str)
+    fn enumeration(&mut self, obj: &dyn Members, base: &str, key: &str, allowed: &[&str]) {
+        if let Some(s) = obj.member(key).and_then(Json::as_str)
             && !allowed.contains(&s)
         {
             let path = if base.is_empty() {
@@ -289,6 +365,7 @@ fn decision(c: &mut Checker<'_>, d: &Json, path: &str) {
         );
         return;
     };
+    let o = &Picked::of(o, &DECISION_FIELDS);
     for key in ["capability", "subject", "resource"] {
         c.field(o, path, key, Ty::Str, true, false);
     }
@@ -322,6 +399,7 @@ fn action(c: &mut Checker<'_>, a: &Json, path: &str) {
         );
         return;
     };
+    let o = &Picked::of(o, &ACTION_FIELDS);
     c.field(o, path, "action_id", Ty::Str, true, false);
     c.field(o, path, "tool_name", Ty::Str, true, false);
     c.field(o, path, "state_changing", Ty::Bool, true, false);
