@@ -270,7 +270,7 @@ fn a_damaged_or_foreign_entry_is_not_trusted_and_is_written_anew() {
         ("another format", |b| {
             let text = String::from_utf8(b.clone()).unwrap();
             *b = text
-                .replacen("aeplens-index/1", "aeplens-index/0", 1)
+                .replacen("aeplens-index/", "aeplens-index/0", 1)
                 .into_bytes();
         }),
         ("not an entry at all", |b| *b = b"{}\n[]".to_vec()),

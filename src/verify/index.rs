@@ -13,6 +13,10 @@
 //! directory other users can write to is never read (they could plant verdicts there).
 //! What needs the records together (chains, the link graph, confusable ids, timestamp
 //! authorities) and the analysis are always recomputed.
+//!
+//! An entry is a header line (format, configuration digest, path, the file's SHA-256,
+//! record count, the body's SHA-256) and then one line per record, so that it is read
+//! back on every core.
 
 use super::encoding::decode_hex;
 use super::keys::Keyring;
@@ -20,13 +24,14 @@ use super::{Options, RecordResult};
 use crate::canon::{hex, sha256_hex};
 use crate::load::Input;
 use crate::model::Record;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 /// The index file format's version: bumped whenever what an entry holds changes shape.
-const FORMAT: &str = "aeplens-index/1";
+const FORMAT: &str = "aeplens-index/2";
 
 /// Everything a record's verdicts depend on besides the record itself. (Lease files do
 /// not change a verdict today; they are in the key all the same, so an entry never
@@ -179,13 +184,15 @@ impl Index {
         if !sound {
             return None;
         }
-        let stored: Vec<Stored<RecordResult>> = serde_json::from_slice(body).ok()?;
-        if stored.len() != header.records {
+        // One record a line, read on every core.
+        let lines: Vec<&[u8]> = body.split(|&b| b == b'\n').collect();
+        if lines.len() != header.records {
             return None;
         }
-        let records = stored
-            .into_iter()
-            .map(|s| {
+        let records = lines
+            .into_par_iter()
+            .map(|line| {
+                let s: Stored<RecordResult> = serde_json::from_slice(line).ok()?;
                 let digest = decode_hex(&s.bytes_sha256)?.try_into().ok()?;
                 let mut result = s.result;
                 result.signed = s.signed;
@@ -208,19 +215,24 @@ impl Index {
         let (Some(sha256), Some(slot)) = (&input.sha256, self.slot(&input.path)) else {
             return Ok(false);
         };
-        let mut stored: Vec<Stored<&RecordResult>> = Vec::with_capacity(results.len());
-        for (record, result) in input.records.iter().zip(results) {
-            let Some(digest) = record.bytes_sha256 else {
-                return Ok(false);
-            };
-            stored.push(Stored {
-                result,
-                signed: result.signed,
-                key_unknown: result.authenticity.key_unknown,
-                bytes_sha256: hex(&digest),
-            });
+        if input.records.iter().any(|r| r.bytes_sha256.is_none()) {
+            return Ok(false);
         }
-        let body = serde_json::to_vec(&stored)?;
+        // One record a line (written on every core, joined in order).
+        let lines: Vec<Vec<u8>> = input
+            .records
+            .par_iter()
+            .zip(results)
+            .map(|(record, result)| {
+                serde_json::to_vec(&Stored {
+                    result,
+                    signed: result.signed,
+                    key_unknown: result.authenticity.key_unknown,
+                    bytes_sha256: hex(&record.bytes_sha256.unwrap_or_default()),
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        let body = lines.join(&b'\n');
         let header = Header {
             format: FORMAT.to_string(),
             config: self.config.clone(),
