@@ -819,7 +819,7 @@ fn the_header_abbreviates_instead_of_dropping_at_80_columns() {
     let screen = text(&render(&s, 200, 40));
     let header = screen.lines().next().unwrap();
     assert!(
-        header.contains("1 inputs · 5 records") && header.contains("findings"),
+        header.contains("1 input · 5 records") && header.contains("findings"),
         "{header}"
     );
 }

@@ -4,7 +4,7 @@ use super::{CheckArgs, Format, ProfileArg};
 use crate::analysis::evidence::Evidence;
 use crate::analysis::lease::SuppliedLeases;
 use crate::model::finding::Finding;
-use crate::model::text::{file_name, sanitize};
+use crate::model::text::{counted, file_name, sanitize};
 use crate::review::report::counts;
 use crate::verify::chain::ChainStatus;
 use crate::verify::{AuthStatus, CheckStatus, Options, Profile, Report};
@@ -318,9 +318,9 @@ pub fn text_report(report: &Report, findings: &[Finding], width: Option<usize>) 
     let paths = counts(&sum.chain_paths);
     let _ = writeln!(
         s,
-        "summary: {} records in {} inputs · authenticity {} valid, {} invalid, {} binding-mismatch, {} unsupported-legacy, {} unsigned, {} not-checked · structural {} fail · semantic {} fail · chains {} (file order), paths {} · findings {} high, {} medium, {} low · load errors {} · Ed25519 strict",
-        sum.records,
-        sum.inputs,
+        "summary: {} in {} · authenticity {} valid, {} invalid, {} binding-mismatch, {} unsupported-legacy, {} unsigned, {} not-checked · structural {} fail · semantic {} fail · chains {} (file order), paths {} · findings {} high, {} medium, {} low · load errors {} · Ed25519 strict",
+        counted(sum.records, "record"),
+        counted(sum.inputs, "input"),
         sum.authenticity.valid,
         sum.authenticity.invalid,
         sum.authenticity.binding_mismatch,

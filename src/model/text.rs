@@ -43,6 +43,11 @@ pub fn sanitize(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `n` and the noun, plural unless `n` is 1: `1 input`, `3 inputs`, `0 load errors`.
+pub fn counted(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
 /// The last component of a path, escaped for a terminal (`incident.ndjson`), or the
 /// whole path when it has none.
 pub fn file_name(path: &str) -> String {

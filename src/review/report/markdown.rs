@@ -4,7 +4,7 @@
 
 use super::{Answers, IncidentReport};
 use crate::analysis::evidence::EvidenceRef;
-use crate::model::text::sanitize;
+use crate::model::text::{counted, sanitize};
 use std::fmt::Write as _;
 
 /// Evidence text as inert inline Markdown: controls escaped (a line break becomes `\n`),
@@ -124,10 +124,10 @@ pub fn render(r: &IncidentReport, ev: EvidenceRef) -> String {
     let _ = writeln!(s, "# aeplens incident report\n");
     let _ = writeln!(
         s,
-        "{} inputs · {} records · {} load errors · findings: **{} high**, {} medium, {} low, {} info\n",
-        sum.inputs,
-        sum.records,
-        sum.load_errors,
+        "{} · {} · {} · findings: **{} high**, {} medium, {} low, {} info\n",
+        counted(sum.inputs, "input"),
+        counted(sum.records, "record"),
+        counted(sum.load_errors, "load error"),
         sum.findings.high,
         sum.findings.medium,
         sum.findings.low,

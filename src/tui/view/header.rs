@@ -2,6 +2,7 @@
 //! narrow terminal) and the hint bar (the focused pane's keys, `? help · q quit` pinned).
 
 use super::*;
+use crate::model::text::counted;
 
 /// The header: what can be trusted first (load errors, unknown keys, verdict counts), so
 /// it survives a narrow terminal; then findings, filter and banner. When the full words
@@ -59,9 +60,9 @@ fn header_spans<'a>(s: &State, compact: bool) -> Vec<Span<'a>> {
         format!(" · {} rec ", d.corpus.len())
     } else {
         format!(
-            " · {} inputs · {} records ",
-            d.corpus.inputs.len(),
-            d.corpus.len()
+            " · {} · {} ",
+            counted(d.corpus.inputs.len(), "input"),
+            counted(d.corpus.len(), "record")
         )
     }));
     match &d.summary {
