@@ -26,6 +26,7 @@ use crate::load::Input;
 use crate::model::Record;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -232,22 +233,40 @@ impl Index {
                 })
             })
             .collect::<Result<_, _>>()?;
-        let body = lines.join(&b'\n');
+        // The body's digest goes in the header: taken over the lines as they will be
+        // written, without joining them into one more copy.
+        let mut digest = Sha256::new();
+        for (i, line) in lines.iter().enumerate() {
+            if i > 0 {
+                digest.update(b"\n");
+            }
+            digest.update(line);
+        }
         let header = Header {
             format: FORMAT.to_string(),
             config: self.config.clone(),
             path: input.path.to_string(),
             sha256: sha256.clone(),
             records: results.len(),
-            body: sha256_hex(&body),
+            body: hex(&digest.finalize()),
         };
-        let mut bytes = serde_json::to_vec(&header)?;
-        bytes.push(b'\n');
-        bytes.extend_from_slice(&body);
+        let mut head = serde_json::to_vec(&header)?;
+        head.push(b'\n');
         private_dir(&self.dir)?;
         let tmp = slot.with_extension(format!("tmp.{}", std::process::id()));
         let written = private_file(&tmp)
-            .and_then(|mut file| file.write_all(&bytes))
+            .and_then(|file| {
+                let mut out = std::io::BufWriter::new(file);
+                out.write_all(&head)?;
+                for (i, line) in lines.iter().enumerate() {
+                    if i > 0 {
+                        out.write_all(b"\n")?;
+                    }
+                    out.write_all(line)?;
+                }
+                // No fsync: after a crash a torn entry fails its checksum and is rebuilt.
+                out.flush()
+            })
             .and_then(|()| std::fs::rename(&tmp, &slot));
         if let Err(e) = written {
             // Nothing half-written stays behind (a full disk, a vanished directory).
