@@ -154,10 +154,7 @@ fn stream_reader(
         let cut = if eof {
             Some(buf.len())
         } else {
-            buf[start..]
-                .iter()
-                .rposition(|&b| b == b'\n')
-                .map(|i| start + i)
+            memchr::memrchr(b'\n', &buf[start..]).map(|i| start + i)
         };
         rayon::join(
             || hasher.update(&buf[start..]),
