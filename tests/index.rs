@@ -8,7 +8,7 @@ mod common;
 use aeplens::analysis::evidence::Evidence;
 use aeplens::analysis::lease::SuppliedLeases;
 use aeplens::cli::check::json_report;
-use aeplens::load::{Corpus, evidence_files, load_paths};
+use aeplens::load::{Corpus, evidence_files, load_paths, load_paths_asking};
 use aeplens::verify::index::{Config, Index, IndexUse};
 use aeplens::verify::{
     AuthStatus, Keyring, Options, Profile, Report, verify_inputs_indexed, verify_paths,
@@ -220,10 +220,64 @@ fn an_entry_is_used_only_for_the_configuration_and_bytes_it_was_made_from() {
         AuthStatus::Invalid
     );
 
-    // One edited byte in the last record: that record alone is verified again; the
-    // others, whose bytes and places are unchanged, keep their (planted) verdicts.
+    // A store that only grew: its old records keep their (planted) verdicts, the new one
+    // alone is verified — streamed as the commands read, and loaded whole as the explorer
+    // does, asking for the digest of the size the entry was made from.
     let file = Path::new(&paths[0]);
-    let mut bytes = std::fs::read(file).unwrap();
+    let original = std::fs::read(file).unwrap();
+    let n = original
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .count();
+    let mut bytes = original.clone();
+    let first_line = original.split(|&b| b == b'\n').next().unwrap().to_vec();
+    bytes.extend_from_slice(&first_line);
+    bytes.push(b'\n');
+    std::fs::write(file, &bytes).unwrap();
+    let index = Index::new(index_dir.clone(), &config);
+    let planted = |report: &Report| {
+        report.records[..n]
+            .iter()
+            .all(|r| r.authenticity.status == Some(AuthStatus::Invalid))
+    };
+    let (indexed, used) = reopen(&paths, &keys, Some(&index));
+    assert_eq!((used.reused, used.verified, used.written), (n, 1, 1));
+    assert!(planted(&indexed));
+    assert_eq!(indexed.records[n], reopen(&paths, &keys, None).0.records[n]);
+    std::fs::write(file, &original).unwrap();
+    plant(&paths, &keys, &config, &index_dir);
+    std::fs::write(file, &bytes).unwrap();
+    let mut asked = |p: &str| index.covered(p);
+    let inputs = load_paths_asking(&paths, &mut asked);
+    let (whole, used) =
+        verify_inputs_indexed(&inputs, &keys, &Options::default(), Some(&index), None);
+    assert_eq!((used.reused, used.verified), (n, 1));
+    assert!(planted(&whole));
+    // The same when the old last record had no newline after it: bytes after a JSON
+    // object on its line are whitespace or make it no record, so it is the same record.
+    let unterminated = original.strip_suffix(b"\n").unwrap();
+    std::fs::write(file, unterminated).unwrap();
+    plant(&paths, &keys, &config, &index_dir);
+    let mut grown = unterminated.to_vec();
+    grown.extend_from_slice(b"  \n");
+    grown.extend_from_slice(&first_line);
+    std::fs::write(file, &grown).unwrap();
+    let (indexed, used) = reopen(&paths, &keys, Some(&index));
+    assert_eq!((used.reused, used.verified), (n, 1));
+    assert!(planted(&indexed));
+    // Loaded without asking, only the same file would be recognised: all verified.
+    std::fs::write(file, &original).unwrap();
+    plant(&paths, &keys, &config, &index_dir);
+    std::fs::write(file, &bytes).unwrap();
+    let inputs = load_paths(&paths);
+    let (_, used) = verify_inputs_indexed(&inputs, &keys, &Options::default(), Some(&index), None);
+    assert_eq!((used.reused, used.verified), (0, n + 1));
+
+    // One edited byte in the last record: the file no longer begins with the bytes the
+    // entry was made from, so every record is verified again.
+    std::fs::write(file, &original).unwrap();
+    plant(&paths, &keys, &config, &index_dir);
+    let mut bytes = original.clone();
     let last_line = bytes[..bytes.len() - 1]
         .iter()
         .rposition(|&b| b == b'\n')
@@ -232,16 +286,9 @@ fn an_entry_is_used_only_for_the_configuration_and_bytes_it_was_made_from() {
     bytes[at] = b'-';
     std::fs::write(file, &bytes).unwrap();
     let plain = reopen(&paths, &keys, None).0;
-    let index = Index::new(index_dir.clone(), &config);
     let (indexed, used) = reopen(&paths, &keys, Some(&index));
-    let n = plain.records.len();
-    assert_eq!((used.reused, used.verified, used.written), (n - 1, 1, 1));
-    assert_eq!(indexed.records[n - 1], plain.records[n - 1]);
-    assert!(
-        indexed.records[..n - 1]
-            .iter()
-            .all(|r| r.authenticity.status == Some(AuthStatus::Invalid))
-    );
+    assert_eq!((used.reused, used.verified, used.written), (0, n, 1));
+    assert_eq!(indexed.records, plain.records);
     // A line inserted above every record: same bytes, other places — all verified.
     plant(&paths, &keys, &config, &index_dir);
     let mut moved = b"\n".to_vec();

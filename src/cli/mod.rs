@@ -259,7 +259,8 @@ pub struct EvidenceArgs {
 #[derive(Args, Debug, Clone, Default)]
 pub struct IndexArgs {
     /// Keep the evidence index in DIR: each record's verdicts, used again only for a
-    /// record with the same bytes at the same place, under the same trusted keys, lease
+    /// record at the same place in a file that still begins with the bytes they were made
+    /// from (the same file, or a store that only grew), under the same trusted keys, lease
     /// files, profile and aeplens version [default: $XDG_CACHE_HOME/aeplens/index]. Never
     /// inside the evidence.
     #[arg(long, value_name = "DIR")]

@@ -3,6 +3,7 @@
 //! record a line). Bad input never stops a load: each problem becomes a [`LoadError`]
 //! naming the file and line, and everything else still loads. Files are only read.
 
+pub mod digest;
 mod ndjson;
 pub mod parser;
 pub mod stream;
@@ -11,7 +12,6 @@ use crate::model::json::Json;
 use crate::model::text::sanitize;
 use crate::model::{Record, Source};
 use ndjson::{first_line, has_content, opens_a_store, parse_ndjson};
-use sha2::Digest;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -177,6 +177,10 @@ pub struct Input {
     pub format: Format,
     pub records: Vec<Record>,
     pub errors: Vec<LoadError>,
+    /// The SHA-256 of as many leading bytes as were asked for when the file was opened
+    /// (the evidence index's question: does the file still begin with the bytes an entry
+    /// answers for?). `None` when not asked, or the file is shorter.
+    pub asked: Option<digest::Prefix>,
 }
 
 impl Input {
@@ -194,6 +198,7 @@ impl Input {
             bytes: None,
             format: Format::Unreadable,
             records: Vec::new(),
+            asked: None,
         }
     }
 }
@@ -270,6 +275,15 @@ fn has_evidence_extension(path: &Path) -> bool {
 /// together.
 pub fn load_paths(paths: &[String]) -> Vec<Input> {
     stream::stream_paths(paths, stream::CHUNK, |_| {})
+}
+
+/// [`load_paths`], taking of each file the digest of as many leading bytes as `asked`
+/// says ([`Input::asked`]).
+pub fn load_paths_asking(
+    paths: &[String],
+    asked: &mut dyn FnMut(&str) -> Option<u64>,
+) -> Vec<Input> {
+    stream::stream_paths_asking(paths, stream::CHUNK, asked, |_| {})
 }
 
 /// One input `paths` name, in load order.
@@ -469,18 +483,23 @@ pub fn load_file(path: &Path) -> Input {
 
 /// Parses the bytes of one input, detecting its format from the content.
 pub fn parse_input(path: Arc<str>, bytes: &[u8]) -> Input {
+    parse_input_asked(path, bytes, None)
+}
+
+/// [`parse_input`], also taking the digest of the first `asked` bytes ([`Input::asked`]).
+pub(crate) fn parse_input_asked(path: Arc<str>, bytes: &[u8], asked: Option<u64>) -> Input {
     // The file's digest on one core while the records parse on the others.
-    let (sha256, mut input) = rayon::join(
-        || -> [u8; 32] { sha2::Sha256::digest(bytes).into() },
+    let (digest, mut input) = rayon::join(
+        || {
+            let mut digest = digest::FileDigest::new(asked);
+            digest.update(bytes);
+            digest
+        },
         || parse_body(path, bytes),
     );
-    if input.format != Format::Ndjson {
-        // Records of one document: each was parsed from the whole file.
-        for record in &mut input.records {
-            record.bytes_sha256 = Some(sha256);
-        }
-    }
+    let (sha256, prefix) = digest.finish();
     input.sha256 = Some(crate::canon::hex(&sha256));
+    input.asked = prefix;
     input
 }
 
@@ -496,6 +515,7 @@ fn parse_body(path: Arc<str>, bytes: &[u8]) -> Input {
         format: Format::Ndjson,
         records: Vec::new(),
         errors: Vec::new(),
+        asked: None,
     };
     let Some(first) = first else {
         input.format = Format::Empty;
@@ -525,7 +545,7 @@ fn parse_body(path: Arc<str>, bytes: &[u8]) -> Input {
                     for (index, (offset, json)) in elements.into_iter().enumerate() {
                         line += body[at..offset].iter().filter(|&&b| b == b'\n').count();
                         at = offset;
-                        push_record(&mut input, json, line, index, None);
+                        push_record(&mut input, json, line, index);
                     }
                 }
                 Err(e) => {
@@ -560,20 +580,14 @@ fn parse_body(path: Arc<str>, bytes: &[u8]) -> Input {
         && let Ok(json) = parser::parse(text)
     {
         input.format = Format::Object;
-        push_record(&mut input, json, line_of(first), 0, None);
+        push_record(&mut input, json, line_of(first), 0);
         return input;
     }
     parse_ndjson(&mut input, body);
     input
 }
 
-fn push_record(
-    input: &mut Input,
-    json: Json,
-    line: usize,
-    index: usize,
-    bytes_sha256: Option<[u8; 32]>,
-) {
+fn push_record(input: &mut Input, json: Json, line: usize, index: usize) {
     if json.as_object().is_none() {
         input.errors.push(LoadError {
             column: None,
@@ -594,7 +608,6 @@ fn push_record(
             index,
         },
         json,
-        bytes_sha256,
     });
 }
 

@@ -5,7 +5,6 @@
 use super::{Excerpt, Input, LoadError, parser, push_record};
 use crate::model::json::Json;
 use rayon::prelude::*;
-use sha2::{Digest, Sha256};
 
 /// Where the first line with content starts and where it ends (its newline), once it
 /// has ended. `body` has no byte-order mark.
@@ -76,8 +75,7 @@ impl Lines {
             self.last_with_content = Some(*n);
         }
         type Problem = (String, Option<(usize, Excerpt)>, Option<String>);
-        // A parsed line: its JSON and the SHA-256 of its bytes.
-        type Parsed = Result<(Json, [u8; 32]), Problem>;
+        type Parsed = Result<Json, Problem>;
         let parsed: Vec<(usize, Parsed)> = lines
             .into_par_iter()
             .map(|(n, bytes)| {
@@ -90,27 +88,25 @@ impl Lines {
                         None,
                         None,
                     )),
-                    Ok(text) => parser::parse(text)
-                        .map(|json| (json, Sha256::digest(bytes).into()))
-                        .map_err(|e| {
-                            let column = text[..e.offset.min(text.len())].chars().count() + 1;
-                            let place = Some((column, Excerpt::of(text, e.offset)));
-                            let open_ended = (e.offset >= text.len()).then(|| e.message.clone());
-                            (
-                                format!("invalid JSON at column {column}: {}", e.message),
-                                place,
-                                open_ended,
-                            )
-                        }),
+                    Ok(text) => parser::parse(text).map_err(|e| {
+                        let column = text[..e.offset.min(text.len())].chars().count() + 1;
+                        let place = Some((column, Excerpt::of(text, e.offset)));
+                        let open_ended = (e.offset >= text.len()).then(|| e.message.clone());
+                        (
+                            format!("invalid JSON at column {column}: {}", e.message),
+                            place,
+                            open_ended,
+                        )
+                    }),
                 };
                 (n, result)
             })
             .collect();
         for (line, result) in parsed {
             match result {
-                Ok((json, digest)) => {
+                Ok(json) => {
                     let index = input.records.len();
-                    push_record(input, json, line, index, Some(digest));
+                    push_record(input, json, line, index);
                 }
                 Err((message, place, open_ended)) => {
                     let (column, excerpt) = place.map_or((None, None), |(c, x)| (Some(c), Some(x)));

@@ -4,11 +4,11 @@
 //! holds the two to that), a batch per chunk, to a callback (`check` verifies them there)
 //! before the next chunk is read; a chunk's bytes are hashed while its lines parse.
 
+use super::digest::FileDigest;
 use super::ndjson::{Lines, first_line, more_after_first_line, opens_a_store};
-use super::{Format, Input, Origin, origins, parse_input};
+use super::{Format, Input, Origin, origins, parse_input_asked};
 use crate::canon::hex;
 use crate::model::Record;
-use sha2::{Digest, Sha256};
 use std::io::Read;
 use std::sync::Arc;
 
@@ -33,7 +33,18 @@ pub struct Batch<'a> {
 
 /// Loads every path as [`load_paths`](super::load_paths) does, `chunk` bytes at a time,
 /// and hands every record to `each` once, in load order, as soon as its chunk is parsed.
-pub fn stream_paths(paths: &[String], chunk: usize, mut each: impl FnMut(Batch<'_>)) -> Vec<Input> {
+pub fn stream_paths(paths: &[String], chunk: usize, each: impl FnMut(Batch<'_>)) -> Vec<Input> {
+    stream_paths_asking(paths, chunk, &mut |_| None, each)
+}
+
+/// [`stream_paths`], taking of each file the digest of as many leading bytes as `asked`
+/// says when the file is opened ([`Input::asked`]).
+pub fn stream_paths_asking(
+    paths: &[String],
+    chunk: usize,
+    asked: &mut dyn FnMut(&str) -> Option<u64>,
+    mut each: impl FnMut(Batch<'_>),
+) -> Vec<Input> {
     let chunk = chunk.max(1);
     let mut read = 0;
     let mut inputs = Vec::new();
@@ -54,11 +65,18 @@ pub fn stream_paths(paths: &[String], chunk: usize, mut each: impl FnMut(Batch<'
             });
         };
         let input = match origin {
-            Origin::Stdin => {
-                stream_reader(name.clone(), std::io::stdin().lock(), chunk, &mut batch)
-            }
+            Origin::Stdin => stream_reader(
+                name.clone(),
+                std::io::stdin().lock(),
+                chunk,
+                None,
+                &mut batch,
+            ),
             Origin::File(path) => match std::fs::File::open(&path) {
-                Ok(file) => stream_reader(name.clone(), file, chunk, &mut batch),
+                Ok(file) => {
+                    let asked = asked(&name);
+                    stream_reader(name.clone(), file, chunk, asked, &mut batch)
+                }
                 Err(e) => Input::unreadable(name.clone(), format!("cannot read file: {e}")),
             },
             Origin::Problem(input) => input,
@@ -97,6 +115,7 @@ fn stream_reader(
     path: Arc<str>,
     mut reader: impl Read,
     chunk: usize,
+    asked: Option<u64>,
     each: &mut impl FnMut(&[Record], usize, u64),
 ) -> Input {
     let unreadable = |e: std::io::Error| {
@@ -123,15 +142,15 @@ fn stream_reader(
         if let Err(e) = reader.read_to_end(&mut buf) {
             return unreadable(e);
         }
-        let input = parse_input(path, &buf);
+        let input = parse_input_asked(path, &buf, asked);
         each(&input.records, input.records.len(), buf.len() as u64);
         return input;
     }
-    let mut hasher = Sha256::new();
+    let mut digest = FileDigest::new(asked);
     let mut total = buf.len() as u64;
     let mut last_byte = buf.last().copied();
     if buf.starts_with(b"\xEF\xBB\xBF") {
-        hasher.update(&buf[..3]);
+        digest.update(&buf[..3]);
         buf.drain(..3);
     }
     let mut input = Input {
@@ -141,6 +160,7 @@ fn stream_reader(
         format: Format::Ndjson,
         records: Vec::new(),
         errors: Vec::new(),
+        asked: None,
     };
     let mut lines = Lines::default();
     let mut handed = 0;
@@ -157,7 +177,7 @@ fn stream_reader(
             memchr::memrchr(b'\n', &buf[start..]).map(|i| start + i)
         };
         rayon::join(
-            || hasher.update(&buf[start..]),
+            || digest.update(&buf[start..]),
             || {
                 if let Some(cut) = cut {
                     lines.feed(&mut input, &buf[..cut]);
@@ -196,7 +216,9 @@ fn stream_reader(
             format!("cannot read the rest of the file: {e} (the records before it are loaded)"),
         ));
     } else {
-        input.sha256 = Some(hex(&hasher.finalize()));
+        let (sha256, prefix) = digest.finish();
+        input.sha256 = Some(hex(&sha256));
+        input.asked = prefix;
         input.bytes = Some(total);
     }
     input
@@ -205,6 +227,7 @@ fn stream_reader(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::load::parse_input;
 
     /// Streamed in chunks of every size, a body loads exactly as parsed whole, and every
     /// record reaches the callback once, in order, with a count that answers "alone?".

@@ -39,10 +39,6 @@ impl std::fmt::Display for Source {
 pub struct Record {
     pub source: Source,
     pub json: Json,
-    /// SHA-256 of the bytes the record was parsed from: its line in an NDJSON store, the
-    /// whole file otherwise. A record with the same bytes at the same place gets the same
-    /// verdicts (what the evidence index relies on).
-    pub bytes_sha256: Option<[u8; 32]>,
 }
 
 /// The state of `prev_record_hash`.

@@ -8,7 +8,7 @@ use crate::analysis::Analysis;
 use crate::analysis::evidence::complete;
 use crate::analysis::findings;
 use crate::analysis::lease::SuppliedLeases;
-use crate::load::{Corpus, load_paths};
+use crate::load::{Corpus, load_paths_asking};
 use crate::verify::index::{Config, Index};
 use crate::verify::{Keyring, Options, verify_inputs_indexed};
 use std::path::PathBuf;
@@ -61,14 +61,17 @@ pub fn spawn_worker(
                 return;
             }
         }
-        let corpus = Arc::new(Corpus::new(load_paths(&paths)));
+        let options = Options::default();
+        let index =
+            index_dir.map(|dir| Index::new(dir, &Config::new(&keys, &options, &supplied.digests)));
+        // Each file's entry says how much of it to digest: a store that only grew is then
+        // verified for its new records alone.
+        let mut asked = |path: &str| index.as_ref().and_then(|ix| ix.covered(path));
+        let corpus = Arc::new(Corpus::new(load_paths_asking(&paths, &mut asked)));
         errors.extend(corpus.errors().map(std::string::ToString::to_string));
         if !errors.is_empty() {
             send(Action::Errors(errors));
         }
-        let options = Options::default();
-        let index =
-            index_dir.map(|dir| Index::new(dir, &Config::new(&keys, &options, &supplied.digests)));
         let indexed = index
             .as_ref()
             .is_some_and(|ix| corpus.inputs.iter().any(|i| ix.has_entry(&i.path)));

@@ -3,36 +3,40 @@
 //! evidence again parses it but does not verify it again.
 //!
 //! There is one entry per file and verifier configuration ([`Config`]: aeplens version,
-//! profile, trusted keys, lease files), and a verdict in it is used only for a record read
-//! now from the same bytes (the SHA-256 of its line, or of the whole file for a
-//! single-document file) at the same place (line and position) with the same answer to
-//! "is it alone in its file?" — everything a record's own verdicts depend on. So a
-//! changed key, lease file, version or byte never reaches a cached verdict, and a store
-//! that only grew is verified for its new records alone. An entry that does not parse,
-//! names another configuration or fails its own checksum is ignored and written anew; a
+//! profile, trusted keys, lease files). A verdict in it is used only when the bytes the
+//! entry was made from still lead the file — SHA-256 compared: the same file, or a store
+//! that only grew — for a record at the same line and position with the same answer to
+//! "is it alone in its file?": everything a record's own verdicts depend on (they are
+//! made from its JSON, its place and its company; a record on the old last line is the
+//! same object, since bytes after a JSON object on its line either are whitespace or
+//! make the line no record at all). So a changed key, lease file, version or byte never
+//! reaches a cached verdict, a store that only grew is verified for its new records
+//! alone, and an edited one is verified again whole. An entry that does not parse, names
+//! another configuration or fails its own checksum is ignored and written anew; a
 //! directory other users can write to is never read (they could plant verdicts there).
 //! What needs the records together (chains, the link graph, confusable ids, timestamp
 //! authorities) and the analysis are always recomputed.
 //!
-//! An entry is a header line (format, configuration digest, path, the file's SHA-256,
-//! record count, the body's SHA-256) and then one line per record, so that it is read
-//! back on every core.
+//! An entry is a header line (format, configuration digest, path, the file's size and
+//! SHA-256, record count, the body's SHA-256) and then one line per record, so
+//! that it is read back on every core.
 
 use super::encoding::decode_hex;
 use super::keys::Keyring;
 use super::{Options, RecordResult};
 use crate::canon::{hex, sha256_hex};
-use crate::load::Input;
+use crate::load::digest::Prefix;
+use crate::load::{Format, Input};
 use crate::model::Record;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::io::Write;
+use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 /// The index file format's version: bumped whenever what an entry holds changes shape.
-const FORMAT: &str = "aeplens-index/2";
+const FORMAT: &str = "aeplens-index/3";
 
 /// Everything a record's verdicts depend on besides the record itself. (Lease files do
 /// not change a verdict today; they are in the key all the same, so an entry never
@@ -82,43 +86,67 @@ struct Header {
     format: String,
     config: String,
     path: String,
-    /// The file's SHA-256 when the entry was made (for people; records are matched one
-    /// by one).
+    /// The file when the entry was made: its size and SHA-256.
+    bytes: u64,
     sha256: String,
+    /// Made from a one-document file: answers only for the same whole file.
+    whole: bool,
     records: usize,
     /// SHA-256 of the body (every byte after the header line).
     body: String,
 }
 
-/// One record's verdicts, the two facts the report does not print, and the SHA-256 of
-/// the bytes the record was parsed from.
+impl Header {
+    /// True for a header this index may use for `path`.
+    fn fits(&self, index: &Index, path: &str) -> bool {
+        self.format == FORMAT && self.config == index.config && self.path == path
+    }
+}
+
+/// One record's verdicts and the two facts the report does not print.
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Stored<R> {
     result: R,
     signed: bool,
     key_unknown: bool,
-    bytes_sha256: String,
 }
 
 /// The verdicts an entry holds for one file, found before the file is read.
 #[derive(Debug)]
 pub struct Entry {
-    /// Per record position: its verdicts (until taken) and the digest of its bytes.
-    records: Vec<(Option<RecordResult>, [u8; 32])>,
+    /// Per record position: its verdicts, until taken.
+    records: Vec<Option<RecordResult>>,
+    /// The file the verdicts were made from.
+    made_from: Prefix,
+    /// Made from a one-document file: answers only for the same whole file.
+    whole: bool,
 }
 
 impl Entry {
     /// The verdicts of `record` (with `in_file` records in its file so far, at least 2
-    /// unless the file has ended), when they were made from the same bytes at the same
-    /// place with the same answer to "alone in its file?".
+    /// unless the file has ended) when they were made at the same place (line, position)
+    /// with the same answer to "alone in its file?". Only once the file is read does
+    /// [`Entry::confirms`] say whether its bytes are still those: until then a verdict
+    /// taken is provisional.
     pub fn take(&mut self, record: &Record, in_file: usize) -> Option<RecordResult> {
         let alone = self.records.len() == 1;
-        let (result, digest) = self.records.get_mut(record.source.index)?;
-        let same = record.bytes_sha256.as_ref() == Some(digest)
-            && result.as_ref()?.source.line == record.source.line
-            && alone == (in_file == 1);
+        let result = self.records.get_mut(record.source.index)?;
+        let same = result.as_ref()?.source.line == record.source.line && alone == (in_file == 1);
         if same { result.take() } else { None }
+    }
+
+    /// True when `input` (read whole) still begins with the bytes the entry was made
+    /// from — the same file, or, for a store, one that only grew — so the verdicts
+    /// [`Entry::take`] gave for it stand.
+    pub fn confirms(&self, input: &Input) -> bool {
+        let same_file = input.bytes == Some(self.made_from.bytes)
+            && input.sha256.as_deref() == Some(hex(&self.made_from.sha256).as_str());
+        if self.whole {
+            input.format != Format::Ndjson && same_file
+        } else {
+            input.format == Format::Ndjson && (same_file || input.asked == Some(self.made_from))
+        }
     }
 }
 
@@ -167,6 +195,21 @@ impl Index {
         self.slot(path).is_some_and(|slot| slot.is_file())
     }
 
+    /// The size of `path` when its entry was made (read from the entry's first line
+    /// alone): the leading bytes to digest as the file is read ([`Input::asked`]).
+    pub fn covered(&self, path: &str) -> Option<u64> {
+        if writable_by_others(&self.dir) {
+            return None;
+        }
+        let file = std::fs::File::open(self.slot(path)?).ok()?;
+        let mut first = Vec::new();
+        std::io::BufReader::new(file.take(64 * 1024))
+            .read_until(b'\n', &mut first)
+            .ok()?;
+        let header: Header = serde_json::from_slice(first.strip_suffix(b"\n")?).ok()?;
+        header.fits(self, path).then_some(header.bytes)
+    }
+
     /// The entry for `path`, when there is a sound one for this configuration (never from
     /// a directory others can write to: they could plant verdicts there).
     pub fn lookup(&self, path: &str) -> Option<Entry> {
@@ -178,13 +221,13 @@ impl Index {
         let cut = bytes.iter().position(|&b| b == b'\n')?;
         let header: Header = serde_json::from_slice(&bytes[..cut]).ok()?;
         let body = &bytes[cut + 1..];
-        let sound = header.format == FORMAT
-            && header.config == self.config
-            && header.path == path
-            && header.body == sha256_hex(body);
-        if !sound {
+        if !header.fits(self, path) || header.body != sha256_hex(body) {
             return None;
         }
+        let made_from = Prefix {
+            bytes: header.bytes,
+            sha256: decode_hex(&header.sha256)?.try_into().ok()?,
+        };
         // One record a line, read on every core.
         let lines: Vec<&[u8]> = body.split(|&b| b == b'\n').collect();
         if lines.len() != header.records {
@@ -194,18 +237,21 @@ impl Index {
             .into_par_iter()
             .map(|line| {
                 let s: Stored<RecordResult> = serde_json::from_slice(line).ok()?;
-                let digest = decode_hex(&s.bytes_sha256)?.try_into().ok()?;
                 let mut result = s.result;
                 result.signed = s.signed;
                 result.authenticity.key_unknown = s.key_unknown;
-                Some((Some(result), digest))
+                Some(Some(result))
             })
             .collect::<Option<_>>()?;
         // Used: kept another [`UNUSED`] from now.
         if let Ok(file) = std::fs::File::options().write(true).open(&slot) {
             let _ = file.set_modified(SystemTime::now());
         }
-        Some(Entry { records })
+        Some(Entry {
+            records,
+            made_from,
+            whole: header.whole,
+        })
     }
 
     /// Writes the entry for `input` (read whole, with its digest) and its records'
@@ -213,23 +259,19 @@ impl Index {
     /// one: atomically, so a reader never sees half of one. False when the input has no
     /// entry to write (stdin, a file not read whole).
     pub fn store(&self, input: &Input, results: &[RecordResult]) -> std::io::Result<bool> {
-        let (Some(sha256), Some(slot)) = (&input.sha256, self.slot(&input.path)) else {
+        let (Some(sha256), Some(bytes), Some(slot)) =
+            (&input.sha256, input.bytes, self.slot(&input.path))
+        else {
             return Ok(false);
         };
-        if input.records.iter().any(|r| r.bytes_sha256.is_none()) {
-            return Ok(false);
-        }
-        // One record a line (written on every core, joined in order).
-        let lines: Vec<Vec<u8>> = input
-            .records
+        // One record a line (written on every core, kept in order).
+        let lines: Vec<Vec<u8>> = results
             .par_iter()
-            .zip(results)
-            .map(|(record, result)| {
+            .map(|result| {
                 serde_json::to_vec(&Stored {
                     result,
                     signed: result.signed,
                     key_unknown: result.authenticity.key_unknown,
-                    bytes_sha256: hex(&record.bytes_sha256.unwrap_or_default()),
                 })
             })
             .collect::<Result<_, _>>()?;
@@ -246,7 +288,9 @@ impl Index {
             format: FORMAT.to_string(),
             config: self.config.clone(),
             path: input.path.to_string(),
+            bytes,
             sha256: sha256.clone(),
+            whole: input.format != Format::Ndjson,
             records: results.len(),
             body: hex(&digest.finalize()),
         };

@@ -186,9 +186,12 @@ pub fn verify_inputs(
 }
 
 /// [`verify_inputs`] with an evidence index: a record whose verdicts the index holds for
-/// its bytes and place takes them from there; every other record is verified (all of
-/// them together, on every core), and each file with a record verified is written to
-/// the index.
+/// its place, in a file that still begins with the bytes they were made from, takes them
+/// from there; every other record is verified (all of them together, on every core), and
+/// each file with a record verified is written to the index. A file that grew is found
+/// to have only grown when it was loaded asking for its old size's digest
+/// ([`crate::load::load_paths_asking`] with [`Index::covered`]); otherwise only the
+/// same file is.
 pub fn verify_inputs_indexed(
     inputs: &[Input],
     keys: &Keyring,
@@ -208,7 +211,9 @@ pub fn verify_inputs_indexed(
     // Per input: whether its entry is to be written (missing, or a record verified).
     let mut changed = Vec::with_capacity(inputs.len());
     for input in inputs {
-        let mut entry = index.and_then(|ix| ix.lookup(&input.path));
+        let mut entry = index
+            .and_then(|ix| ix.lookup(&input.path))
+            .filter(|e| e.confirms(input));
         let n = input.records.len();
         let start = results.len();
         results.extend(
@@ -305,6 +310,9 @@ pub fn verify_paths_in_chunks(
         input: usize,
         entry: Option<Entry>,
         results: Vec<RecordResult>,
+        /// Positions in `results` of verdicts the entry gave, before the file was read
+        /// to its end (provisional until [`Entry::confirms`] says its bytes stand).
+        taken: Vec<usize>,
         /// No entry, or a record it did not answer for: the entry is written anew.
         changed: bool,
     }
@@ -314,7 +322,9 @@ pub fn verify_paths_in_chunks(
         ..IndexUse::default()
     };
     let mut read = 0;
-    let inputs = stream::stream_paths(paths, chunk, |batch| {
+    // Each file's entry says how many of its leading bytes to digest as it is read.
+    let mut asked = |path: &str| index.and_then(|ix| ix.covered(path));
+    let inputs = stream::stream_paths_asking(paths, chunk, &mut asked, |batch| {
         if files.last().map(|f| f.input) != Some(batch.input) {
             let entry = index.and_then(|ix| ix.lookup(batch.path));
             files.push(File {
@@ -322,6 +332,7 @@ pub fn verify_paths_in_chunks(
                 changed: entry.is_none(),
                 entry,
                 results: Vec::new(),
+                taken: Vec::new(),
             });
         }
         if let Some(file) = files.last_mut() {
@@ -331,6 +342,12 @@ pub fn verify_paths_in_chunks(
                 .map(|r| file.entry.as_mut().and_then(|e| e.take(r, batch.in_file)))
                 .collect();
             file.changed |= taken.iter().any(Option::is_none);
+            let start = file.results.len();
+            file.taken.extend(
+                (0..taken.len())
+                    .filter(|&i| taken[i].is_some())
+                    .map(|i| start + i),
+            );
             let records: Vec<(&Record, usize)> =
                 batch.records.iter().map(|r| (r, batch.in_file)).collect();
             let results = fill(taken, &records, keys, options, &mut used, &|| {});
@@ -340,9 +357,26 @@ pub fn verify_paths_in_chunks(
         progress(batch.read, read);
     });
     let mut records = Vec::with_capacity(read);
-    for file in files {
+    for mut file in files {
+        let input = &inputs[file.input];
+        if file.entry.as_ref().is_some_and(|e| !e.confirms(input)) {
+            // The file no longer begins with the bytes the entry was made from: what it
+            // gave is verified after all.
+            let n = input.records.len();
+            let again: Vec<RecordResult> = file
+                .taken
+                .par_iter()
+                .map(|&i| verify_record(&input.records[i], n, keys, options))
+                .collect();
+            for (&i, result) in file.taken.iter().zip(again) {
+                file.results[i] = result;
+            }
+            used.reused -= file.taken.len();
+            used.verified += file.taken.len();
+            file.changed = true;
+        }
         if file.changed {
-            keep(index, &inputs[file.input], &file.results, &mut used);
+            keep(index, input, &file.results, &mut used);
         }
         records.extend(file.results);
     }
