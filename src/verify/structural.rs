@@ -103,55 +103,63 @@ impl Members for Picked<'_> {
     }
 }
 
-/// Every action member the checks read.
-static ACTION_FIELDS: KeySet = KeySet::new(&[
-    "action_id",
-    "tool_name",
-    "state_changing",
-    "timestamp_ms",
-    "precondition_digest",
-    "result_digest",
-    "parent_action_id",
-    "causal_chain_id",
-    "outcome",
-    "arguments_digest",
-    "tool_descriptor_digest",
-    "server_card_digest",
-    "scope_lease_id",
-    "approval_context_hash",
-    "pre_state_digest",
-    "post_state_digest",
-    "delta_ref",
-    "mcp_header_risk",
-    "exit_code",
-    "evidence_refs",
-    "input_taint_labels",
-    "output_taint_labels",
-    "memory_read_refs",
-    "memory_write_refs",
-    "state_digest_coverage",
-    "argument_drift",
-    "permission_gate",
-    "bounded_lease_evidence",
-    "capability_decision",
-    "side_effect_class",
-    "recording_mode",
-    "state_digest_kind",
-]);
+/// What an action member must be.
+#[derive(Clone, Copy)]
+enum Rule {
+    /// This type; then whether it is required and whether `null` is allowed.
+    Is(Ty, bool, bool),
+    /// When a string, one of these.
+    OneOf(&'static [&'static str]),
+}
 
-/// Every capability-decision member the checks read.
-static DECISION_FIELDS: KeySet = KeySet::new(&[
-    "capability",
-    "subject",
-    "resource",
-    "decision",
-    "reason_code",
-    "approval_mode",
-    "approval_grant",
-    "approval_decision",
-    "deny_reason_class",
-    "approval_extension",
-]);
+/// Every action member the checks read with its rule, in the order problems are
+/// reported (the nested objects are looked into after).
+const ACTION_RULES: [(&str, Rule); 32] = [
+    ("action_id", Rule::Is(Ty::Str, true, false)),
+    ("tool_name", Rule::Is(Ty::Str, true, false)),
+    ("state_changing", Rule::Is(Ty::Bool, true, false)),
+    ("timestamp_ms", Rule::Is(Ty::Num, true, false)),
+    ("precondition_digest", Rule::Is(Ty::Str, false, false)),
+    ("result_digest", Rule::Is(Ty::Str, false, false)),
+    ("parent_action_id", Rule::Is(Ty::Str, false, false)),
+    ("causal_chain_id", Rule::Is(Ty::Str, false, false)),
+    ("outcome", Rule::Is(Ty::Str, false, false)),
+    ("arguments_digest", Rule::Is(Ty::Str, false, false)),
+    ("tool_descriptor_digest", Rule::Is(Ty::Str, false, false)),
+    ("server_card_digest", Rule::Is(Ty::Str, false, false)),
+    ("scope_lease_id", Rule::Is(Ty::Str, false, false)),
+    ("approval_context_hash", Rule::Is(Ty::Str, false, false)),
+    ("pre_state_digest", Rule::Is(Ty::Str, false, false)),
+    ("post_state_digest", Rule::Is(Ty::Str, false, false)),
+    ("delta_ref", Rule::Is(Ty::Str, false, false)),
+    ("mcp_header_risk", Rule::Is(Ty::Str, false, true)),
+    ("exit_code", Rule::Is(Ty::Num, false, false)),
+    ("evidence_refs", Rule::Is(Ty::StrArr, false, false)),
+    ("input_taint_labels", Rule::Is(Ty::StrArr, false, false)),
+    ("output_taint_labels", Rule::Is(Ty::StrArr, false, false)),
+    ("memory_read_refs", Rule::Is(Ty::StrArr, false, false)),
+    ("memory_write_refs", Rule::Is(Ty::StrArr, false, false)),
+    ("state_digest_coverage", Rule::Is(Ty::Obj, false, false)),
+    ("argument_drift", Rule::Is(Ty::Obj, false, false)),
+    ("permission_gate", Rule::Is(Ty::Obj, false, false)),
+    ("bounded_lease_evidence", Rule::Is(Ty::Obj, false, false)),
+    ("capability_decision", Rule::Is(Ty::Obj, false, false)),
+    ("side_effect_class", Rule::OneOf(SIDE_EFFECT)),
+    ("recording_mode", Rule::OneOf(RECORDING_MODE)),
+    ("state_digest_kind", Rule::OneOf(DIGEST_KIND)),
+];
+
+/// The names of [`ACTION_RULES`], picked from an action in one pass.
+static ACTION_NAMES: [&str; ACTION_RULES.len()] = {
+    let mut names = [""; ACTION_RULES.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = ACTION_RULES[i].0;
+        i += 1;
+    }
+    names
+};
+static ACTION_FIELDS: KeySet = KeySet::new(&ACTION_NAMES);
 
 struct Checker<'a> {
     out: &'a mut Vec<StructuralViolation>,
@@ -365,7 +373,6 @@ fn decision(c: &mut Checker<'_>, d: &Json, path: &str) {
         );
         return;
     };
-    let o = &Picked::of(o, &DECISION_FIELDS);
     for key in ["capability", "subject", "resource"] {
         c.field(o, path, key, Ty::Str, true, false);
     }
@@ -400,50 +407,12 @@ fn action(c: &mut Checker<'_>, a: &Json, path: &str) {
         return;
     };
     let o = &Picked::of(o, &ACTION_FIELDS);
-    c.field(o, path, "action_id", Ty::Str, true, false);
-    c.field(o, path, "tool_name", Ty::Str, true, false);
-    c.field(o, path, "state_changing", Ty::Bool, true, false);
-    c.field(o, path, "timestamp_ms", Ty::Num, true, false);
-    for key in [
-        "precondition_digest",
-        "result_digest",
-        "parent_action_id",
-        "causal_chain_id",
-        "outcome",
-        "arguments_digest",
-        "tool_descriptor_digest",
-        "server_card_digest",
-        "scope_lease_id",
-        "approval_context_hash",
-        "pre_state_digest",
-        "post_state_digest",
-        "delta_ref",
-    ] {
-        c.field(o, path, key, Ty::Str, false, false);
+    for (key, rule) in ACTION_RULES {
+        match rule {
+            Rule::Is(ty, required, nullable) => c.field(o, path, key, ty, required, nullable),
+            Rule::OneOf(allowed) => c.enumeration(o, path, key, allowed),
+        }
     }
-    c.field(o, path, "mcp_header_risk", Ty::Str, false, true);
-    c.field(o, path, "exit_code", Ty::Num, false, false);
-    for key in [
-        "evidence_refs",
-        "input_taint_labels",
-        "output_taint_labels",
-        "memory_read_refs",
-        "memory_write_refs",
-    ] {
-        c.field(o, path, key, Ty::StrArr, false, false);
-    }
-    for key in [
-        "state_digest_coverage",
-        "argument_drift",
-        "permission_gate",
-        "bounded_lease_evidence",
-    ] {
-        c.field(o, path, key, Ty::Obj, false, false);
-    }
-    c.field(o, path, "capability_decision", Ty::Obj, false, false);
-    c.enumeration(o, path, "side_effect_class", SIDE_EFFECT);
-    c.enumeration(o, path, "recording_mode", RECORDING_MODE);
-    c.enumeration(o, path, "state_digest_kind", DIGEST_KIND);
     if let Some(d) = o
         .get("capability_decision")
         .filter(|d| d.as_object().is_some())
