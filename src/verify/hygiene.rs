@@ -6,7 +6,7 @@
 use crate::canon::{PrecisionLoss, precision_loss};
 use crate::model::Record;
 use crate::model::finding::{Finding, Location, Severity};
-use crate::model::json::{JStr, Json};
+use crate::model::json::{JStr, Json, KeySet};
 use crate::model::text::is_terminal_control;
 
 const MAX_PATHS: usize = 20;
@@ -163,27 +163,44 @@ fn paths(list: &[(String, String)]) -> String {
 
 /// The id kinds F-CONFUSABLE-ID compares (analysis-rules §6): record-level and
 /// action-level members, and the signing key.
-const ID_KINDS: [(&str, IdLevel); 5] = [
-    ("run_id", IdLevel::Record),
-    ("action_id", IdLevel::Action),
-    ("causal_chain_id", IdLevel::Action),
-    ("scope_lease_id", IdLevel::Action),
-    ("key_id", IdLevel::Signature),
-];
-
-#[derive(Clone, Copy, PartialEq)]
-enum IdLevel {
-    Record,
-    Action,
-    Signature,
-}
-
 /// One id as it occurs: its kind, text, record and the action holding it.
+#[derive(Clone, Copy)]
 struct IdUse<'a> {
     kind: &'static str,
     text: &'a str,
     record: usize,
     action: Option<&'a str>,
+}
+
+/// The action members that hold ids, read in one pass over each action.
+static ACTION_IDS: KeySet = KeySet::new(&["action_id", "causal_chain_id", "scope_lease_id"]);
+
+/// Every id that can be confused with another — `run_id`, the action ids, the signature's
+/// `key_id` — in record order (within a record and kind, in action order).
+fn each_id<'a>(records: &[&'a Record], mut each: impl FnMut(IdUse<'a>)) {
+    for (record, r) in records.iter().enumerate() {
+        let mut id = |kind, text: Option<&'a str>, action| {
+            if let Some(text) = text {
+                each(IdUse {
+                    kind,
+                    text,
+                    record,
+                    action,
+                });
+            }
+        };
+        id("run_id", r.run_id(), None);
+        for a in r.actions() {
+            let [action_id, causal, lease] =
+                a.0.get_many::<3>(&ACTION_IDS)
+                    .map(|v| v.and_then(Json::as_str));
+            id("action_id", action_id, action_id);
+            id("causal_chain_id", causal, action_id);
+            id("scope_lease_id", lease, action_id);
+        }
+        let key_id = r.get("signature").and_then(|s| s.get("key_id"));
+        id("key_id", key_id.and_then(Json::as_str), None);
+    }
 }
 
 /// The id quoted, with its code points beside it when it is not plain ASCII.
@@ -203,52 +220,20 @@ pub fn confusable_ids(records: &[&Record]) -> Vec<(usize, Finding)> {
     use std::collections::{BTreeMap, BTreeSet};
     use unicode_normalization::{UnicodeNormalization, is_nfc};
     use unicode_security::confusable_detection::skeleton;
-    let mut uses: Vec<IdUse<'_>> = Vec::new();
-    for (i, r) in records.iter().enumerate() {
-        for (kind, level) in ID_KINDS {
-            match level {
-                IdLevel::Record => uses.extend(r.run_id().map(|text| IdUse {
-                    kind,
-                    text,
-                    record: i,
-                    action: None,
-                })),
-                IdLevel::Signature => uses.extend(
-                    r.get("signature")
-                        .and_then(|s| s.get(kind))
-                        .and_then(Json::as_str)
-                        .map(|text| IdUse {
-                            kind,
-                            text,
-                            record: i,
-                            action: None,
-                        }),
-                ),
-                IdLevel::Action => uses.extend(r.actions().filter_map(|a| {
-                    a.str_field(kind).map(|text| IdUse {
-                        kind,
-                        text,
-                        record: i,
-                        action: a.id(),
-                    })
-                })),
-            }
-        }
-    }
     let mut out = Vec::new();
-    // Every distinct spelling once per kind, with where it first occurs.
-    let mut first: BTreeMap<(&str, &str), &IdUse<'_>> = BTreeMap::new();
-    for u in &uses {
+    // Every distinct non-ASCII spelling once per kind, with where it first occurs.
+    let mut first: BTreeMap<(&str, &str), IdUse<'_>> = BTreeMap::new();
+    each_id(records, |u| {
         if !u.text.is_ascii() {
             first.entry((u.kind, u.text)).or_insert(u);
         }
-    }
-    let finding = |u: &IdUse<'_>, others: &[&IdUse<'_>], message: String| Finding {
+    });
+    let finding = |u: &IdUse<'_>, others: &[IdUse<'_>], message: String| Finding {
         id: "F-CONFUSABLE-ID",
         severity: Severity::Medium,
         run_id: records[u.record].run_id().map(str::to_string),
         action_ids: std::iter::once(u)
-            .chain(others.iter().copied())
+            .chain(others)
             .filter_map(|x| x.action.map(str::to_string))
             .collect::<BTreeSet<_>>()
             .into_iter()
@@ -256,14 +241,14 @@ pub fn confusable_ids(records: &[&Record]) -> Vec<(usize, Finding)> {
         message,
         evidence: serde_json::json!({
             "kind": u.kind,
-            "ids": std::iter::once(u).chain(others.iter().copied()).map(|x| serde_json::json!({
+            "ids": std::iter::once(u).chain(others).map(|x| serde_json::json!({
                 "id": x.text,
                 "nfc": is_nfc(x.text),
                 "record": records[x.record].source.to_string(),
             })).collect::<Vec<_>>(),
         }),
         locations: std::iter::once(u)
-            .chain(others.iter().copied())
+            .chain(others)
             .map(|x| Location::record(&records[x.record].source))
             .collect(),
         fingerprint: String::new(),
@@ -286,29 +271,26 @@ pub fn confusable_ids(records: &[&Record]) -> Vec<(usize, Finding)> {
     }
     // Ids of one kind grouped by skeleton; ASCII ids join a group only when a non-ASCII
     // id shares their skeleton (op-o vs op-ο).
-    let mut groups: BTreeMap<(&str, String), Vec<&IdUse<'_>>> = BTreeMap::new();
+    let mut groups: BTreeMap<(&str, String), Vec<IdUse<'_>>> = BTreeMap::new();
     for u in first.values() {
         let nfc: String = u.text.nfc().collect();
         groups
             .entry((u.kind, skeleton(&nfc).collect()))
             .or_default()
-            .push(u);
+            .push(*u);
     }
-    let mut ascii_seen: BTreeSet<(&str, &str)> = BTreeSet::new();
     // With no non-ASCII id there is no group for an ASCII id to join (the usual case: the
-    // skeleton of every ASCII id would be computed for nothing).
-    let ascii_uses = if groups.is_empty() {
-        &[][..]
-    } else {
-        &uses[..]
-    };
-    for u in ascii_uses {
-        if u.text.is_ascii() && ascii_seen.insert((u.kind, u.text)) {
-            let key = (u.kind, skeleton(u.text).collect::<String>());
-            if let Some(group) = groups.get_mut(&key) {
-                group.push(u);
+    // ASCII ids are then not even gathered).
+    if !groups.is_empty() {
+        let mut ascii_seen: BTreeSet<(&str, &str)> = BTreeSet::new();
+        each_id(records, |u| {
+            if u.text.is_ascii() && ascii_seen.insert((u.kind, u.text)) {
+                let key = (u.kind, skeleton(u.text).collect::<String>());
+                if let Some(group) = groups.get_mut(&key) {
+                    group.push(u);
+                }
             }
-        }
+        });
     }
     for group in groups.values() {
         let Some((head, rest)) = group.split_first().filter(|(_, rest)| !rest.is_empty()) else {
