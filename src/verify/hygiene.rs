@@ -161,8 +161,6 @@ fn paths(list: &[(String, String)]) -> String {
         .join(", ")
 }
 
-/// The id kinds F-CONFUSABLE-ID compares (analysis-rules §6): record-level and
-/// action-level members, and the signing key.
 /// One id as it occurs: its kind, text, record and the action holding it.
 #[derive(Clone, Copy)]
 struct IdUse<'a> {
@@ -175,8 +173,8 @@ struct IdUse<'a> {
 /// The action members that hold ids, read in one pass over each action.
 static ACTION_IDS: KeySet = KeySet::new(&["action_id", "causal_chain_id", "scope_lease_id"]);
 
-/// Every id that can be confused with another — `run_id`, the action ids, the signature's
-/// `key_id` — in record order (within a record and kind, in action order).
+/// Every id F-CONFUSABLE-ID compares (analysis-rules §6) — `run_id`, the action ids, the
+/// signature's `key_id` — in record order (within a record and kind, in action order).
 fn each_id<'a>(records: &[&'a Record], mut each: impl FnMut(IdUse<'a>)) {
     for (record, r) in records.iter().enumerate() {
         let mut id = |kind, text: Option<&'a str>, action| {
