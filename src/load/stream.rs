@@ -1,8 +1,9 @@
 //! Evidence read a chunk at a time — how every path is loaded — so a store's bytes are
 //! never all in memory at once. Records come out exactly as parsing the whole file with
 //! [`parse_input`](super::parse_input) gives them (same records, lines, indexes, errors
-//! and digests; a test holds the two to that), a batch per chunk, to a callback (`check` verifies them there)
-//! before the next chunk is read; a chunk's bytes are hashed while its lines parse.
+//! and digests; a test holds the two to that), a batch per chunk, to a callback (`check`
+//! verifies them there) before the next chunk is read; a chunk's bytes are hashed while
+//! its lines parse.
 
 use super::digest::FileDigest;
 use super::ndjson::{Lines, first_line, more_after_first_line, opens_a_store};

@@ -72,9 +72,8 @@ pub fn spawn_worker(
         if !errors.is_empty() {
             send(Action::Errors(errors));
         }
-        let indexed = index
-            .as_ref()
-            .is_some_and(|ix| corpus.inputs.iter().any(|i| ix.has_entry(&i.path)));
+        // An input the index has an entry for was loaded with its old size's digest.
+        let indexed = corpus.inputs.iter().any(|i| i.asked.is_some());
         let verify = |phase: &str| {
             with_progress(phase, corpus.len(), &tx, |done| {
                 verify_inputs_indexed(&corpus.inputs, &keys, &options, index.as_ref(), Some(done)).0

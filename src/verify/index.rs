@@ -189,12 +189,6 @@ impl Index {
         Some(self.dir.join(format!("{}.json", &name[..40])))
     }
 
-    /// True when there is an entry for `path` under this configuration (sound or not: a
-    /// cheap look before deciding how to open the evidence).
-    pub fn has_entry(&self, path: &str) -> bool {
-        self.slot(path).is_some_and(|slot| slot.is_file())
-    }
-
     /// The size of `path` when its entry was made (read from the entry's first line
     /// alone): the leading bytes to digest as the file is read ([`Input::asked`]).
     pub fn covered(&self, path: &str) -> Option<u64> {

@@ -344,9 +344,10 @@ pub fn verify_paths_in_chunks(
             file.changed |= taken.iter().any(Option::is_none);
             let start = file.results.len();
             file.taken.extend(
-                (0..taken.len())
-                    .filter(|&i| taken[i].is_some())
-                    .map(|i| start + i),
+                taken
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, t)| t.as_ref().map(|_| start + i)),
             );
             let records: Vec<(&Record, usize)> =
                 batch.records.iter().map(|r| (r, batch.in_file)).collect();
