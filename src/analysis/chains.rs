@@ -5,7 +5,6 @@
 use super::graph::{Graph, NodeId};
 use crate::model::drift::DriftResult;
 use crate::model::facts::ActionFacts;
-use crate::model::prefetch;
 use compact_str::CompactString;
 use rayon::prelude::*;
 use rustc_hash::FxHashSet;
@@ -111,7 +110,7 @@ impl Serialize for Chain {
 }
 
 /// Every deny chain, then every causal chain.
-pub fn build(graph: &Graph, facts: &[ActionFacts<'_>]) -> Vec<Chain> {
+pub fn build(graph: &Graph, facts: &[ActionFacts]) -> Vec<Chain> {
     // `observed` is "denied" exactly when the decision is a deny (read while the action
     // was in cache; comparing the decision text here would reload every action).
     let denied = |n: NodeId| facts[n as usize].observed == Some("denied");
@@ -148,7 +147,7 @@ pub fn build(graph: &Graph, facts: &[ActionFacts<'_>]) -> Vec<Chain> {
 }
 
 /// The denied→re-approved chains starting at one deny: one per path to a leaf.
-fn deny_chains(graph: &Graph, facts: &[ActionFacts<'_>], start: NodeId) -> Vec<Chain> {
+fn deny_chains(graph: &Graph, facts: &[ActionFacts], start: NodeId) -> Vec<Chain> {
     let mut paths = Vec::new();
     collect_paths(graph, vec![start], &mut paths);
     let many = paths.len() > 1;
@@ -232,33 +231,26 @@ fn collect_paths(graph: &Graph, path: Vec<NodeId>, out: &mut Vec<Vec<NodeId>>) {
 }
 
 /// An outcome was recorded: an allow alone does not say the action ran.
-fn executed(facts: &[ActionFacts<'_>], node: NodeId) -> bool {
+fn executed(facts: &[ActionFacts], node: NodeId) -> bool {
     matches!(facts[node as usize].observed, Some("success" | "failure"))
 }
 
-fn steps(facts: &[ActionFacts<'_>], nodes: &[NodeId]) -> Vec<Step> {
+fn steps(facts: &[ActionFacts], nodes: &[NodeId]) -> Vec<Step> {
     let mut seen_hashes: FxHashSet<&str> = FxHashSet::default();
-    let text = |s: Option<&str>| s.map(CompactString::from);
-    // Ask for every step's texts first: their loads overlap instead of queueing.
-    for &n in nodes {
-        let f = &facts[n as usize];
-        for s in [f.id, f.tool, f.outcome, f.grant, f.approval_context_hash] {
-            prefetch::text(s);
-        }
-    }
     nodes
         .iter()
         .map(|&n| {
             let f = &facts[n as usize];
             let fresh = f
                 .approval_context_hash
+                .as_deref()
                 .is_some_and(|h| seen_hashes.insert(h));
             Step {
                 node: n,
-                action_id: CompactString::from(f.id.unwrap_or("(no action_id)")),
-                tool: text(f.tool),
-                decision: text(f.outcome),
-                grant: text(f.grant),
+                action_id: CompactString::from(f.id.as_deref().unwrap_or("(no action_id)")),
+                tool: f.tool.clone(),
+                decision: f.outcome.clone(),
+                grant: f.grant.clone(),
                 fresh_approval: fresh,
                 drift: f.drift,
             }

@@ -200,13 +200,14 @@ pub mod check {
 }
 
 /// The [`check`] bits of one action.
-pub fn checks(f: &ActionFacts<'_>) -> u8 {
+pub fn checks(f: &ActionFacts) -> u8 {
     let mut bits = 0;
-    let denied = f.outcome == Some("deny");
-    let class = f.side_effect_class;
+    let denied = f.outcome.as_deref() == Some("deny");
+    let class = f.side_effect_class.as_deref();
     if denied
         && (f
             .result_outcome
+            .as_deref()
             .is_some_and(|o| matches!(o, "success" | "succeeded" | "ok" | "completed"))
             || f.exit_code == Some(0.0)
             || f.has_result_digest)
@@ -214,12 +215,12 @@ pub fn checks(f: &ActionFacts<'_>) -> u8 {
         bits |= check::EXEC_AFTER_DENY;
     }
     let changing = f.state_changing == Some(true) || class.is_some_and(|c| c != "read");
-    if f.decision.is_none() && (changing || class.is_none()) {
+    if !f.has_decision && (changing || class.is_none()) {
         bits |= check::UNAPPROVED_MUTATION;
     }
     if matches!(class, None | Some("unknown"))
-        && f.outcome == Some("allow")
-        && matches!(f.grant, None | Some("none"))
+        && f.outcome.as_deref() == Some("allow")
+        && matches!(f.grant.as_deref(), None | Some("none"))
     {
         bits |= check::UNKNOWN_CLASS_ALLOWED;
     }
@@ -260,8 +261,8 @@ fn per_action(
     }
     let fields = ActionFields::of(a.0);
     let (facts, drift) = ActionFacts::with_drift(record, &fields);
-    let outcome = facts.outcome;
-    let class = facts.side_effect_class;
+    let outcome = facts.outcome.as_deref();
+    let class = facts.side_effect_class.as_deref();
     if bits & check::EXEC_AFTER_DENY != 0 {
         out.push(finding(
             "F-EXEC-AFTER-DENY",
@@ -333,7 +334,7 @@ fn per_action(
                 "{}: arguments drifted from the approval and the action was not denied",
                 a.id().unwrap_or("?")
             ),
-            json!({ "argument_drift": facts.argument_drift.or(record.get("argument_drift")), "decision": outcome }),
+            json!({ "argument_drift": fields.get(Key::ArgumentDrift).or(record.get("argument_drift")), "decision": outcome }),
         ));
     }
     if let Some(p) = parent
@@ -342,7 +343,7 @@ fn per_action(
         let parent_drift = Drift::of(prec, &parent);
         let parent_payload = parent_drift.payload_digest(parent.str_field("arguments_digest"));
         let own_payload = drift.payload_digest(fields.str(Key::ArgumentsDigest));
-        let own_approval = facts.approval_context_hash;
+        let own_approval = fields.str(Key::ApprovalContextHash);
         let new_approval =
             own_approval.is_some() && own_approval != parent.str_field("approval_context_hash");
         if own_payload.is_some() && own_payload == parent_payload && !new_approval {
@@ -411,7 +412,7 @@ fn per_action(
             record,
             &[a],
             format!("{}: {msg}", a.id().unwrap_or("?")),
-            json!({ "state_digest_coverage": facts.state_digest_coverage }),
+            json!({ "state_digest_coverage": fields.get(Key::StateDigestCoverage) }),
         ));
     }
 }

@@ -6,7 +6,7 @@
 use crate::load::Corpus;
 use crate::model::facts::ActionFacts;
 use crate::model::json::{Json, Obj};
-use crate::model::{Action, Link, Record, prefetch};
+use crate::model::{Action, Link, Record};
 use compact_str::CompactString;
 use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -103,7 +103,7 @@ type ActionIndex = Vec<HashMap<CompactString, NodeId>>;
 
 /// Which located actions are copies of an earlier one, and the facts of the nodes (the
 /// first copy of each action).
-type Copies<'c> = (Vec<bool>, Vec<ActionFacts<'c>>);
+type Copies = (Vec<bool>, Vec<ActionFacts>);
 
 /// The graph over a corpus.
 #[derive(Debug, Default)]
@@ -125,10 +125,7 @@ pub struct Graph {
 impl Graph {
     /// Builds the graph (`hashes[i]` is the canonical SHA-256 of record `i`) and returns
     /// the facts of each node's action, by node index.
-    pub fn build_with_facts<'c>(
-        corpus: &'c Corpus,
-        hashes: &[String],
-    ) -> (Graph, Vec<ActionFacts<'c>>) {
+    pub fn build_with_facts(corpus: &Corpus, hashes: &[String]) -> (Graph, Vec<ActionFacts>) {
         let (graph, facts, _) = Graph::build_with(corpus, hashes, |_| ());
         (graph, facts)
     }
@@ -140,8 +137,8 @@ impl Graph {
     pub fn build_with<'c, T: Send>(
         corpus: &'c Corpus,
         hashes: &[String],
-        per_action: impl Fn(&ActionFacts<'c>) -> T + Sync,
-    ) -> (Graph, Vec<ActionFacts<'c>>, Vec<T>) {
+        per_action: impl Fn(&ActionFacts) -> T + Sync,
+    ) -> (Graph, Vec<ActionFacts>, Vec<T>) {
         let records: Vec<&Record> = corpus.records().collect();
         // Every object in an `actions` array: (record, position, action).
         let mut located: Vec<(u32, u32, &'c Obj)> = Vec::new();
@@ -155,28 +152,14 @@ impl Graph {
             );
         }
         // One pass over each action's members, in parallel; the rest works on facts.
-        let mut facts: Vec<ActionFacts<'c>> = Vec::with_capacity(located.len());
+        let mut facts: Vec<ActionFacts> = Vec::with_capacity(located.len());
         located
             .par_iter()
             .map(|&(ri, _, a)| ActionFacts::of(records[ri as usize], &Action(a)))
             .collect_into_vec(&mut facts);
         let ((g, copies), mut mapped) = rayon::join(
             || Graph::from_facts(&records, hashes, &located, &facts),
-            || {
-                facts
-                    .par_iter()
-                    .enumerate()
-                    .map(|(i, f)| {
-                        if let Some(ahead) = facts.get(i + prefetch::AHEAD) {
-                            ahead.prefetch_values();
-                        }
-                        if let Some(ahead) = facts.get(i + prefetch::AHEAD / 2) {
-                            ahead.prefetch_members();
-                        }
-                        per_action(f)
-                    })
-                    .collect::<Vec<T>>()
-            },
+            || facts.par_iter().map(&per_action).collect::<Vec<T>>(),
         );
         if let Some((is_copy, node_facts)) = copies {
             facts = node_facts;
@@ -192,8 +175,8 @@ impl Graph {
         records: &[&'c Record],
         hashes: &[String],
         located: &[(u32, u32, &'c Obj)],
-        all_facts: &[ActionFacts<'c>],
-    ) -> (Graph, Option<Copies<'c>>) {
+        all_facts: &[ActionFacts],
+    ) -> (Graph, Option<Copies>) {
         let mut g = Graph {
             prev_record: record_links(records, hashes),
             nodes: Vec::with_capacity(located.len()),
@@ -204,11 +187,11 @@ impl Graph {
         let (by_key, is_copy) = g.assign_nodes(records, located, all_facts, &component);
         // The facts of the nodes (the first copy of each action).
         let copies = is_copy.map(|is_copy| {
-            let kept: Vec<ActionFacts<'c>> = all_facts
+            let kept: Vec<ActionFacts> = all_facts
                 .iter()
                 .zip(&is_copy)
                 .filter(|(_, c)| !**c)
-                .map(|(f, _)| *f)
+                .map(|(f, _)| f.clone())
                 .collect();
             (is_copy, kept)
         });
@@ -250,7 +233,7 @@ impl Graph {
         &mut self,
         records: &[&'c Record],
         located: &[(u32, u32, &'c Obj)],
-        facts: &[ActionFacts<'c>],
+        facts: &[ActionFacts],
         component: &[u32],
     ) -> (ActionIndex, Option<Vec<bool>>) {
         let mut run_of: HashMap<&str, u32> = HashMap::default();
@@ -271,12 +254,11 @@ impl Graph {
             });
             self.runs[run as usize].records.push(ri);
             while let Some(&(_, pos, _)) = located.get(i).filter(|(r, _, _)| *r == ri) {
-                prefetch::text(facts.get(i + prefetch::AHEAD).and_then(|f| f.id));
                 let f = &facts[i];
                 i += 1;
                 let n = self.nodes.len() as NodeId;
-                if let Some(id) = f.id {
-                    match by_key[run as usize].entry(CompactString::from(id)) {
+                if let Some(id) = &f.id {
+                    match by_key[run as usize].entry(id.clone()) {
                         Entry::Vacant(slot) => {
                             slot.insert(n);
                         }
@@ -326,16 +308,15 @@ impl Graph {
         NodeIndex::new(self.nodes.len() + record as usize)
     }
 
-    fn resolve_parents(&mut self, facts: &[ActionFacts<'_>], by_key: &ActionIndex) {
+    fn resolve_parents(&mut self, facts: &[ActionFacts], by_key: &ActionIndex) {
         // Action id → node when the id occurs in exactly one run (built when first needed).
         let mut unique: Option<HashMap<&str, Option<NodeId>>> = None;
         for (n, f) in facts.iter().enumerate() {
-            prefetch::text(facts.get(n + prefetch::AHEAD).and_then(|f| f.parent));
             let node = &self.nodes[n];
-            let Some(parent_id) = f.parent else {
+            let Some(parent_id) = f.parent.as_deref() else {
                 continue;
             };
-            if Some(parent_id) == f.id {
+            if Some(parent_id) == f.id.as_deref() {
                 self.problems
                     .push(GraphProblem::SelfParent { node: n as NodeId });
                 continue;
@@ -404,8 +385,8 @@ impl Graph {
         }
     }
 
-    fn group_causal(&mut self, facts: &[ActionFacts<'_>]) {
-        self.causal = groups_in_time_order(&self.nodes, facts, |f| f.causal_chain_id)
+    fn group_causal(&mut self, facts: &[ActionFacts]) {
+        self.causal = groups_in_time_order(&self.nodes, facts, |f| f.causal_chain_id.as_deref())
             .into_iter()
             .map(|(id, nodes)| CausalGroup {
                 id: id.to_string(),
@@ -572,16 +553,14 @@ pub fn indices_of(pairs: &[(NodeId, u32)], node: NodeId) -> impl Iterator<Item =
 /// sorted in parallel.
 pub fn groups_in_time_order<'a, T>(
     nodes: &[ActionNode],
-    items: &[T],
-    key: impl Fn(&T) -> Option<&'a str>,
+    items: &'a [T],
+    key: impl Fn(&'a T) -> Option<&'a str>,
 ) -> Vec<(&'a str, Vec<NodeId>)> {
     let mut index: HashMap<&str, u32> = HashMap::default();
     let mut names: Vec<&str> = Vec::new();
-    let group_of: Vec<u32> = (0..items.len())
-        .map(|i| {
-            prefetch::text(items.get(i + prefetch::AHEAD).and_then(&key));
-            key(&items[i])
-        })
+    let group_of: Vec<u32> = items
+        .iter()
+        .map(key)
         .map(|key| match key {
             Some(key) => *index.entry(key).or_insert_with(|| {
                 names.push(key);

@@ -5,10 +5,10 @@
 
 use super::graph::{Graph, NodeId, NodeMap, groups_in_time_order};
 use crate::load::{LoadError, load_file};
+use crate::model::Record;
 use crate::model::facts::ActionFacts;
 use crate::model::json::{Json, KeySet};
 use crate::model::time::parse_iso8601_ms;
-use crate::model::{Record, prefetch};
 use compact_str::CompactString;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -284,10 +284,10 @@ pub struct Leases {
 
 impl Leases {
     /// Computes every lease window and verdict.
-    pub fn build(graph: &Graph, facts: &[ActionFacts<'_>], supplied: &SuppliedLeases) -> Leases {
+    pub fn build(graph: &Graph, facts: &[ActionFacts], supplied: &SuppliedLeases) -> Leases {
         let mut out = Leases::default();
         let mut jobs: Vec<(usize, usize, NodeId)> = Vec::new();
-        let groups = groups_in_time_order(&graph.nodes, facts, |f| f.scope_lease_id);
+        let groups = groups_in_time_order(&graph.nodes, facts, |f| f.scope_lease_id.as_deref());
         for (id, nodes) in groups {
             let times: Vec<f64> = nodes
                 .iter()
@@ -319,18 +319,9 @@ impl Leases {
             );
             out.summaries.push(summary);
         }
-        let ahead = |i: usize| jobs.get(i).map(|&(_, _, n)| &facts[n as usize]);
         let views: Vec<LeaseView> = jobs
             .par_iter()
-            .enumerate()
-            .map(|(i, &(k, ordinal, n))| {
-                if let Some(f) = ahead(i + prefetch::AHEAD) {
-                    f.prefetch_values();
-                    prefetch::text(f.approval_decision);
-                }
-                if let Some(f) = ahead(i + prefetch::AHEAD / 2) {
-                    f.prefetch_members();
-                }
+            .map(|&(k, ordinal, n)| {
                 let summary = &out.summaries[k];
                 let id = summary.lease_id.as_str();
                 let mut view = view(&facts[n as usize], id, ordinal, supplied.leases.get(id));
@@ -358,12 +349,12 @@ impl Leases {
 
 /// The lease view of one action, `ordinal` being its place among the lease's actions.
 fn view(
-    action: &ActionFacts<'_>,
+    action: &ActionFacts,
     lease_id: &str,
     ordinal: usize,
     supplied: Option<&SuppliedLease>,
 ) -> LeaseView {
-    let evidence = action.bounded_lease_evidence;
+    let evidence = action.bounded_lease_evidence.as_deref();
     let [
         started,
         granted,
@@ -379,7 +370,7 @@ fn view(
         .map_or([None; 10], |ev| ev.get_many(&EVIDENCE_FIELDS))
         .map(|v| v.and_then(Json::as_f64));
     let mut notes = LeaseNotes::default();
-    let label = action.approval_decision.map(CompactString::from);
+    let label = action.approval_decision.clone();
     let executed_at_ms = started.or(action.time);
     let mut v = LeaseView {
         lease_id: CompactString::from(lease_id),

@@ -14,12 +14,12 @@ pub mod lease;
 
 use crate::canon::{CHAIN_EXCLUDED, Variant, canonical_bytes_without, sha256_hex};
 use crate::load::Corpus;
+use crate::model::Source;
 use crate::model::drift::Drift;
 use crate::model::facts::ActionFacts;
 use crate::model::fields::{ActionFields, Key};
 use crate::model::finding::Finding;
 use crate::model::json::Json;
-use crate::model::{Source, prefetch};
 use crate::verify::semantic::{RuleSeverity, Violation};
 use authority::{AuthorityView, Sources};
 use chains::Chain;
@@ -125,8 +125,9 @@ impl Analysis {
         // The badge of each action is computed beside the graph's serial part; leases,
         // chains and state gaps (each parallel inside) then run side by side.
         let (graph, facts, badges) = Graph::build_with(corpus, &hashes, |f| {
-            f.has_state_digest()
-                .then(|| comparability::badge(f.state_digest_kind, f.state_digest_coverage))
+            f.state_digest
+                .as_ref()
+                .map(|d| comparability::badge(d.kind.as_ref(), d.coverage.as_ref()))
         });
         let badges = NodeMap::from_dense(badges);
         let (leases, (chains, gaps)) = rayon::join(
@@ -286,7 +287,7 @@ impl Analysis {
 fn state_gaps(
     graph: &Graph,
     badges: &NodeMap<(Comparability, Option<CoverageFinding>)>,
-    facts: &[ActionFacts<'_>],
+    facts: &[ActionFacts],
 ) -> Vec<StateGap> {
     // Runs are independent: one pass per run, in parallel, kept in run order.
     graph
@@ -295,27 +296,17 @@ fn state_gaps(
         .flat_map_iter(|run| {
             let mut gaps = Vec::new();
             let mut last_post: HashMap<&[u8], (NodeId, &str, &Comparability)> = HashMap::default();
-            for (i, &n) in run.nodes.iter().enumerate() {
-                if let Some(&ahead) = run.nodes.get(i + prefetch::AHEAD) {
-                    let f = &facts[ahead as usize];
-                    for digest in [f.pre_state_digest, f.post_state_digest]
-                        .into_iter()
-                        .flatten()
-                    {
-                        prefetch::at(digest);
-                    }
-                    if let Some((b, _)) = badges.get(&ahead) {
-                        prefetch::at(b.tuple.as_deref().unwrap_or_default());
-                    }
-                }
+            for &n in &run.nodes {
                 let Some((badge, _)) = badges.get(&n) else {
                     continue;
                 };
                 let Some(tuple) = badge.tuple.as_deref() else {
                     continue;
                 };
-                let a = &facts[n as usize];
-                if let Some(pre) = a.pre_state_digest.and_then(Json::as_str)
+                let Some(digest) = facts[n as usize].state_digest.as_deref() else {
+                    continue;
+                };
+                if let Some(pre) = digest.pre()
                     && let Some((from, post, prev_badge)) = last_post.get(tuple)
                     && comparability::compare((post, prev_badge), (pre, badge)).verdict
                         == comparability::Comparison::Changed
@@ -328,7 +319,7 @@ fn state_gaps(
                         assumption: badge.assumption.clone(),
                     });
                 }
-                if let Some(post) = a.post_state_digest.and_then(Json::as_str) {
+                if let Some(post) = digest.post() {
                     last_post.insert(tuple, (n, post, badge));
                 }
             }

@@ -74,7 +74,9 @@ struct Seen<'e> {
     run: &'e str,
     id: String,
     copies: Vec<Action<'e>>,
-    facts: ActionFacts<'e>,
+    facts: ActionFacts,
+    /// The capability decision's `resource` (for pairing by tool and resource).
+    resource: Option<&'e str>,
 }
 
 fn actions<'e>(ev: &'e Evidence, runs: Option<&str>) -> Vec<Seen<'e>> {
@@ -101,11 +103,12 @@ fn actions<'e>(ev: &'e Evidence, runs: Option<&str>) -> Vec<Seen<'e>> {
             let facts = ActionFacts::of(record, &action);
             out.push(Seen {
                 run: &run.id,
-                id: facts.id.unwrap_or("").to_string(),
-                copies: facts
-                    .id
+                id: facts.id.as_deref().unwrap_or("").to_string(),
+                copies: action
+                    .id()
                     .and_then(|id| copies.get(id).cloned())
                     .unwrap_or_else(|| vec![action]),
+                resource: action.decision().and_then(|d| d.str_field("resource")),
                 facts,
             });
         }
@@ -141,15 +144,11 @@ fn align(a: &[Seen], b: &[Seen], by_run: bool) -> Vec<(usize, usize, &'static st
         }
     }
     let key = |s: &Seen<'_>| {
-        let resource = s
-            .facts
-            .decision()
-            .and_then(|d| d.str_field("resource"))
-            .unwrap_or("");
+        let resource = s.resource.unwrap_or("");
         let run = if by_run { s.run } else { "" };
         (
             run.to_string(),
-            s.facts.tool.unwrap_or("").to_string(),
+            s.facts.tool.as_deref().unwrap_or("").to_string(),
             resource.to_string(),
         )
     };
@@ -277,7 +276,7 @@ pub fn run(args: &DiffArgs) -> i32 {
             action_b: y.id.clone(),
             aligned_by,
             fields,
-            decision: pair(x.facts.outcome, y.facts.outcome),
+            decision: pair(x.facts.outcome.as_deref(), y.facts.outcome.as_deref()),
             outcome: pair(x.facts.observed, y.facts.observed),
         });
     }
@@ -288,7 +287,7 @@ pub fn run(args: &DiffArgs) -> i32 {
             .map(|(_, s)| Only {
                 run: s.run.to_string(),
                 action: s.id.clone(),
-                tool: s.facts.tool.map(str::to_string),
+                tool: s.facts.tool.as_deref().map(str::to_string),
             })
             .collect()
     };

@@ -1,30 +1,34 @@
 //! What the analysis passes (graph, leases, chains, badges, finding checks, the
-//! explorer's row markers) read from an action, typed, taken from the one-pass member
-//! index ([`ActionFields`]) while the action is in cache.
+//! explorer's row markers) read from an action: typed and owned, read once from the
+//! one-pass member index ([`ActionFields`]) so the passes never go back to the stored
+//! JSON — the first step to an analysis that does not need every record's tree.
 
 use super::drift::{Drift, DriftInputs, DriftResult};
 use super::fields::{ActionFields, Key};
 use super::json::{Json, Obj};
-use super::{Action, Decision, DecisionMembers, Record, prefetch};
+use super::{Action, DecisionMembers, Record};
+use compact_str::CompactString;
 
-/// One action's analysis-relevant fields, borrowed from the stored JSON.
-#[derive(Clone, Copy, Debug)]
-pub struct ActionFacts<'a> {
-    pub id: Option<&'a str>,
-    pub tool: Option<&'a str>,
-    pub parent: Option<&'a str>,
-    pub causal_chain_id: Option<&'a str>,
-    pub scope_lease_id: Option<&'a str>,
-    pub approval_context_hash: Option<&'a str>,
+/// One action's analysis-relevant fields, copied out of the stored JSON.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ActionFacts {
+    pub id: Option<CompactString>,
+    pub tool: Option<CompactString>,
+    pub parent: Option<CompactString>,
+    pub causal_chain_id: Option<CompactString>,
+    pub scope_lease_id: Option<CompactString>,
+    pub approval_context_hash: Option<CompactString>,
     pub time: Option<f64>,
-    pub side_effect_class: Option<&'a str>,
-    pub decision: Option<&'a Obj>,
+    pub side_effect_class: Option<CompactString>,
+    /// True when the action carries a `capability_decision` object.
+    pub has_decision: bool,
     /// `decision` of the capability decision (`allow`, `deny`, …).
-    pub outcome: Option<&'a str>,
-    /// The authority shape: `approval_grant`, else `approval_mode` ([`Decision::grant`]).
-    pub grant: Option<&'a str>,
+    pub outcome: Option<CompactString>,
+    /// The authority shape: `approval_grant`, else `approval_mode`
+    /// ([`Decision::grant`](super::Decision::grant)).
+    pub grant: Option<CompactString>,
     /// The decision's RFC-final `approval_decision` label.
-    pub approval_decision: Option<&'a str>,
+    pub approval_decision: Option<CompactString>,
     /// The drift check's result, every dialect normalised ([`Drift`]).
     pub drift: DriftResult,
     /// What the recorded result says happened ([`observed`]).
@@ -32,98 +36,94 @@ pub struct ActionFacts<'a> {
     /// `state_changing`, when it is a boolean.
     pub state_changing: Option<bool>,
     /// The action's own `outcome` text (not the decision's).
-    pub result_outcome: Option<&'a str>,
+    pub result_outcome: Option<CompactString>,
     /// `exit_code`, when it is a number.
     pub exit_code: Option<f64>,
     /// True when `result_digest` is present.
     pub has_result_digest: bool,
-    pub argument_drift: Option<&'a Json>,
-    pub bounded_lease_evidence: Option<&'a Obj>,
-    pub state_digest_kind: Option<&'a Json>,
-    pub state_digest_coverage: Option<&'a Json>,
-    pub pre_state_digest: Option<&'a Json>,
-    pub post_state_digest: Option<&'a Json>,
+    /// `bounded_lease_evidence`, when it is an object (rare: kept boxed).
+    pub bounded_lease_evidence: Option<Box<Obj>>,
+    /// The state digest members, when the action carries a pre or post digest.
+    pub state_digest: Option<Box<StateDigest>>,
 }
 
-impl<'a> ActionFacts<'a> {
+/// An action's state digest members (each as stored, any JSON type).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StateDigest {
+    pub kind: Option<Json>,
+    pub coverage: Option<Json>,
+    pub pre: Option<Json>,
+    pub post: Option<Json>,
+}
+
+impl StateDigest {
+    /// The pre digest, when it is a string.
+    pub fn pre(&self) -> Option<&str> {
+        self.pre.as_ref().and_then(Json::as_str)
+    }
+
+    /// The post digest, when it is a string.
+    pub fn post(&self) -> Option<&str> {
+        self.post.as_ref().and_then(Json::as_str)
+    }
+}
+
+impl ActionFacts {
     /// Reads the facts of one action of `record`.
-    pub fn of(record: &'a Record, action: &Action<'a>) -> ActionFacts<'a> {
+    pub fn of(record: &Record, action: &Action<'_>) -> ActionFacts {
         ActionFacts::from_fields(record, &ActionFields::of(action.0))
     }
 
     /// The facts among fields already indexed (`record` holds the action).
-    pub fn from_fields(record: &'a Record, f: &ActionFields<'a>) -> ActionFacts<'a> {
+    pub fn from_fields(record: &Record, f: &ActionFields<'_>) -> ActionFacts {
         ActionFacts::with_drift(record, f).0
     }
 
     /// [`ActionFacts::from_fields`], with the whole normalised drift check.
-    pub fn with_drift(record: &'a Record, f: &ActionFields<'a>) -> (ActionFacts<'a>, Drift<'a>) {
+    pub fn with_drift<'a>(record: &'a Record, f: &ActionFields<'a>) -> (ActionFacts, Drift<'a>) {
         let decision = f.obj(Key::CapabilityDecision);
         let members = DecisionMembers::of(decision);
-        let mut facts = ActionFacts {
-            id: f.str(Key::ActionId),
-            tool: f.str(Key::ToolName),
-            parent: f.str(Key::ParentActionId),
-            causal_chain_id: f.str(Key::CausalChainId),
-            scope_lease_id: f.str(Key::ScopeLeaseId),
-            approval_context_hash: f.str(Key::ApprovalContextHash),
+        let text = |v: Option<&str>| v.map(CompactString::from);
+        let grant = members.grant();
+        let state_digest = (f.get(Key::PreStateDigest).is_some()
+            || f.get(Key::PostStateDigest).is_some())
+        .then(|| {
+            Box::new(StateDigest {
+                kind: f.get(Key::StateDigestKind).cloned(),
+                coverage: f.get(Key::StateDigestCoverage).cloned(),
+                pre: f.get(Key::PreStateDigest).cloned(),
+                post: f.get(Key::PostStateDigest).cloned(),
+            })
+        });
+        let drift = Drift::from_inputs(record, &DriftInputs::of(f, grant));
+        let facts = ActionFacts {
+            id: text(f.str(Key::ActionId)),
+            tool: text(f.str(Key::ToolName)),
+            parent: text(f.str(Key::ParentActionId)),
+            causal_chain_id: text(f.str(Key::CausalChainId)),
+            scope_lease_id: text(f.str(Key::ScopeLeaseId)),
+            approval_context_hash: text(f.str(Key::ApprovalContextHash)),
             time: f.get(Key::TimestampMs).and_then(Json::as_f64),
-            side_effect_class: f.str(Key::SideEffectClass),
-            decision,
-            outcome: members.outcome(),
-            grant: members.grant(),
-            approval_decision: members.approval_decision(),
-            drift: DriftResult::Absent,
+            side_effect_class: text(f.str(Key::SideEffectClass)),
+            has_decision: decision.is_some(),
+            outcome: text(members.outcome()),
+            grant: text(grant),
+            approval_decision: text(members.approval_decision()),
+            drift: drift.result,
             observed: observed(members.outcome(), f),
             state_changing: f.get(Key::StateChanging).and_then(Json::as_bool),
-            result_outcome: f.str(Key::Outcome),
+            result_outcome: text(f.str(Key::Outcome)),
             exit_code: f.get(Key::ExitCode).and_then(Json::as_f64),
             has_result_digest: f.get(Key::ResultDigest).is_some(),
-            argument_drift: f.get(Key::ArgumentDrift),
-            bounded_lease_evidence: f.obj(Key::BoundedLeaseEvidence),
-            state_digest_kind: f.get(Key::StateDigestKind),
-            state_digest_coverage: f.get(Key::StateDigestCoverage),
-            pre_state_digest: f.get(Key::PreStateDigest),
-            post_state_digest: f.get(Key::PostStateDigest),
+            bounded_lease_evidence: f.obj(Key::BoundedLeaseEvidence).cloned().map(Box::new),
+            state_digest,
         };
-        let drift = Drift::from_inputs(record, &DriftInputs::of(f, facts.grant));
-        facts.drift = drift.result;
         (facts, drift)
-    }
-
-    /// The capability decision.
-    pub fn decision(&self) -> Option<Decision<'a>> {
-        self.decision.map(Decision)
-    }
-
-    /// Asks the CPU for the stored values the later passes read through these facts
-    /// (digest kind, coverage, lease evidence; see [`prefetch`]).
-    pub fn prefetch_values(&self) {
-        for v in [self.state_digest_kind, self.state_digest_coverage]
-            .into_iter()
-            .flatten()
-        {
-            prefetch::at(v);
-        }
-        if let Some(o) = self.bounded_lease_evidence {
-            prefetch::at(o);
-        }
-    }
-
-    /// Asks for the members of the coverage and lease-evidence objects: call it some
-    /// items after [`ActionFacts::prefetch_values`], once the objects themselves arrived.
-    pub fn prefetch_members(&self) {
-        if let Some(Json::Object(o)) = self.state_digest_coverage {
-            prefetch::at(o.members.as_ptr());
-        }
-        if let Some(o) = self.bounded_lease_evidence {
-            prefetch::at(o.members.as_ptr());
-        }
     }
 
     /// True when the action carries a pre or post state digest.
     pub fn has_state_digest(&self) -> bool {
-        self.pre_state_digest.is_some() || self.post_state_digest.is_some()
+        self.state_digest.is_some()
     }
 }
 

@@ -8,7 +8,7 @@ use crate::analysis::graph::NodeId;
 use crate::analysis::lease::LeaseVerdict;
 use crate::load::Corpus;
 use crate::model::drift::DriftResult;
-use crate::model::facts::ActionFacts;
+use crate::model::facts::{ActionFacts, StateDigest};
 use crate::model::fields::{ActionFields, Key};
 use crate::model::finding::{Finding, Severity};
 use crate::verify::chain::ChainStatus;
@@ -118,7 +118,7 @@ impl Data {
                 let fields = ActionFields::of(a.0);
                 let f = ActionFacts::from_fields(record, &fields);
                 let mut bits = 0;
-                let denied = f.outcome == Some("deny");
+                let denied = f.outcome.as_deref() == Some("deny");
                 if denied {
                     bits |= flag::DENIED;
                 }
@@ -141,15 +141,22 @@ impl Data {
                     bits |= flag::MISSING_PARENT;
                 }
                 let mut hay = String::with_capacity(96);
-                for part in [f.id, f.tool]
-                    .into_iter()
-                    .chain(f.decision().map(|d| d.str_field("resource")))
-                    .chain([fields.str(Key::ArgumentsDigest), f.scope_lease_id])
-                    .chain(
-                        [f.pre_state_digest, f.post_state_digest]
-                            .map(|d| d.and_then(|d| d.as_str())),
-                    )
-                    .flatten()
+                let resource = fields
+                    .obj(Key::CapabilityDecision)
+                    .and_then(|d| d.get("resource"))
+                    .and_then(|r| r.as_str());
+                let digests = f.state_digest.as_deref();
+                for part in [
+                    f.id.as_deref(),
+                    f.tool.as_deref(),
+                    resource,
+                    fields.str(Key::ArgumentsDigest),
+                    f.scope_lease_id.as_deref(),
+                    digests.and_then(StateDigest::pre),
+                    digests.and_then(StateDigest::post),
+                ]
+                .into_iter()
+                .flatten()
                 {
                     hay.push_str(&part.to_lowercase());
                     hay.push(' ');
