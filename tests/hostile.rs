@@ -161,7 +161,7 @@ fn numbers_duplicates_and_controls_become_findings() {
         assert!(found.contains(&id), "{id} in {found:?}");
     }
     // -0 is written 0, as JSON.stringify does.
-    let r = &ev.corpus.record(1).json;
+    let r = &ev.corpus.record(1).json();
     assert!(
         String::from_utf8(aeplens::canon::canonical_bytes(
             r,

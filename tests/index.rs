@@ -11,7 +11,7 @@ use aeplens::cli::check::json_report;
 use aeplens::load::{Corpus, evidence_files, load_paths, load_paths_asking};
 use aeplens::verify::index::{Config, Index, IndexUse};
 use aeplens::verify::{
-    AuthStatus, Keyring, Options, Profile, Report, verify_inputs_indexed, verify_paths,
+    AuthStatus, Keyring, Options, Profile, Report, Trees, verify_inputs_indexed, verify_paths,
 };
 use common::{aeplens, fixture_keys, fixtures};
 use std::path::{Path, PathBuf};
@@ -46,7 +46,8 @@ fn only_entry(dir: &Path) -> PathBuf {
 fn open(paths: &[String], keys: &Keyring, index: Option<&Index>) -> (String, IndexUse) {
     let options = Options::default();
     let leases = SuppliedLeases::default();
-    let ev = Evidence::load(paths, keys, &options, &leases, index, &mut |_| {});
+    let trees = Trees::OnDisk;
+    let ev = Evidence::load(paths, keys, &options, &leases, index, trees, &mut |_| {});
     let json = json_report(&ev.report, &ev.findings, Profile::Forensic);
     (json, ev.index)
 }
@@ -108,7 +109,9 @@ fn a_reopen_from_the_index_says_exactly_what_verifying_says_on_every_fixture() {
 /// `paths` verified as the commands load them, with `index`: the report and what the
 /// index did.
 fn reopen(paths: &[String], keys: &Keyring, index: Option<&Index>) -> (Report, IndexUse) {
-    let (_, report, used) = verify_paths(paths, keys, &Options::default(), index, &mut |_, _| {});
+    let options = Options::default();
+    let (_, report, used) =
+        verify_paths(paths, keys, &options, index, Trees::OnDisk, &mut |_, _| {});
     (report, used)
 }
 

@@ -82,7 +82,7 @@ fn canonical_text_is_byte_exact() {
                 .as_str()
                 .or_else(|| want["canonical"].as_str())
                 .unwrap();
-            let got = canonical_bytes_without(&record.json, CHAIN_EXCLUDED, Variant::C1);
+            let got = canonical_bytes_without(record.json(), CHAIN_EXCLUDED, Variant::C1);
             assert_eq!(
                 String::from_utf8(got).unwrap(),
                 want,

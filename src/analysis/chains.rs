@@ -110,7 +110,7 @@ impl Serialize for Chain {
 }
 
 /// Every deny chain, then every causal chain.
-pub fn build(graph: &Graph, facts: &[ActionFacts]) -> Vec<Chain> {
+pub fn build(graph: &Graph, facts: &[&ActionFacts]) -> Vec<Chain> {
     // `observed` is "denied" exactly when the decision is a deny (read while the action
     // was in cache; comparing the decision text here would reload every action).
     let denied = |n: NodeId| facts[n as usize].observed == Some("denied");
@@ -147,7 +147,7 @@ pub fn build(graph: &Graph, facts: &[ActionFacts]) -> Vec<Chain> {
 }
 
 /// The denied→re-approved chains starting at one deny: one per path to a leaf.
-fn deny_chains(graph: &Graph, facts: &[ActionFacts], start: NodeId) -> Vec<Chain> {
+fn deny_chains(graph: &Graph, facts: &[&ActionFacts], start: NodeId) -> Vec<Chain> {
     let mut paths = Vec::new();
     collect_paths(graph, vec![start], &mut paths);
     let many = paths.len() > 1;
@@ -231,11 +231,11 @@ fn collect_paths(graph: &Graph, path: Vec<NodeId>, out: &mut Vec<Vec<NodeId>>) {
 }
 
 /// An outcome was recorded: an allow alone does not say the action ran.
-fn executed(facts: &[ActionFacts], node: NodeId) -> bool {
+fn executed(facts: &[&ActionFacts], node: NodeId) -> bool {
     matches!(facts[node as usize].observed, Some("success" | "failure"))
 }
 
-fn steps(facts: &[ActionFacts], nodes: &[NodeId]) -> Vec<Step> {
+fn steps(facts: &[&ActionFacts], nodes: &[NodeId]) -> Vec<Step> {
     let mut seen_hashes: FxHashSet<&str> = FxHashSet::default();
     nodes
         .iter()

@@ -4,10 +4,10 @@
 use super::Analysis;
 use super::findings;
 use super::lease::SuppliedLeases;
-use crate::load::Corpus;
+use crate::load::{Corpus, LoadError};
 use crate::model::finding::Finding;
 use crate::verify::index::{Index, IndexUse};
-use crate::verify::{Keyring, Options, Report, verify_inputs, verify_paths};
+use crate::verify::{ErrorOut, Keyring, Options, Report, Trees, verify_inputs, verify_paths};
 
 /// Loaded, verified and analysed evidence.
 #[derive(Debug)]
@@ -70,18 +70,20 @@ impl Evidence {
     /// Loads, verifies and analyses `paths`, each record verified as its chunk is read
     /// ([`verify_paths`]): what [`Evidence::open`] gives on the loaded paths, without the
     /// store's bytes all in memory at once. With an `index`, files it holds are parsed but
-    /// not verified again. `progress` hears how far it is.
+    /// not verified again. `trees` says whether records keep their parsed JSON
+    /// ([`Trees`]). `progress` hears how far it is.
     pub fn load(
         paths: &[String],
         keys: &Keyring,
         options: &Options,
         leases: &SuppliedLeases,
         index: Option<&Index>,
+        trees: Trees,
         progress: &mut dyn FnMut(Loading),
     ) -> Evidence {
         let clock = std::time::Instant::now();
         let (inputs, report, used) =
-            verify_paths(paths, keys, options, index, &mut |bytes, records| {
+            verify_paths(paths, keys, options, index, trees, &mut |bytes, records| {
                 progress(Loading::Read { bytes, records });
             });
         progress(Loading::Analysing {
@@ -108,14 +110,50 @@ impl Evidence {
         let (report, findings) = complete(&corpus, &analysis, report);
         timings.push(("analysis", analysed));
         timings.push(("findings", clock.elapsed().saturating_sub(analysed)));
-        Evidence {
+        let mut ev = Evidence {
             corpus,
             report,
             analysis,
             findings,
             timings,
             index: IndexUse::default(),
+        };
+        ev.note_rereads();
+        ev
+    }
+
+    /// Records whose tree was let go and could not be read again as verified (the file
+    /// changed since) become load errors of their input, in the corpus and the report:
+    /// what needed them is missing, and that is said. Returns how many there were.
+    pub fn note_rereads(&mut self) -> usize {
+        let failed: Vec<(usize, LoadError)> = (0..self.corpus.len())
+            .filter_map(|i| {
+                let record = self.corpus.record(i);
+                let message = record.reread_error()?;
+                let error = LoadError {
+                    column: None,
+                    excerpt: None,
+                    path: record.source.path.clone(),
+                    line: Some(record.source.line),
+                    message: format!(
+                        "{message}: the findings and views that need this record are left out"
+                    ),
+                };
+                Some((self.corpus.input_of(i), error))
+            })
+            .collect();
+        let n = failed.len();
+        for (input, error) in failed {
+            let known = &mut self.corpus.inputs[input].errors;
+            if known.contains(&error) {
+                continue;
+            }
+            if let Some(out) = self.report.inputs.get_mut(input) {
+                out.errors.push(ErrorOut::from(&error));
+            }
+            known.push(error);
         }
+        n
     }
 }
 

@@ -9,7 +9,7 @@ use crate::model::drift::{Drift, DriftResult};
 use crate::model::facts::ActionFacts;
 use crate::model::fields::{ActionFields, Key};
 use crate::model::finding::{Finding, Location, Severity};
-use crate::model::{Action, Decision, Record};
+use crate::model::{Action, Decision, Record, Source};
 use crate::verify::Report;
 use crate::verify::semantic::RuleSeverity;
 use rayon::prelude::*;
@@ -82,13 +82,41 @@ fn action_locations(id: &str, record: &Record, actions: &[&Action<'_>]) -> Vec<L
 
 /// The action `a` of `record` (at `field`, when given).
 fn action_location(record: &Record, a: &Action<'_>, field: Option<&str>) -> Location {
-    let Some(pos) = record.actions().position(|x| std::ptr::eq(x.0, a.0)) else {
-        return Location::record(&record.source);
-    };
-    let pos = pos.to_string();
-    let mut segments = vec!["actions", pos.as_str()];
+    match record.actions().position(|x| std::ptr::eq(x.0, a.0)) {
+        Some(index) => location_at(&record.source, index, field),
+        None => Location::record(&record.source),
+    }
+}
+
+/// The `index`-th action object of the record at `source` (at `field`, when given).
+fn location_at(source: &Source, index: usize, field: Option<&str>) -> Location {
+    let index = index.to_string();
+    let mut segments = vec!["actions", index.as_str()];
     segments.extend(field);
-    Location::at(&record.source, &segments)
+    Location::at(source, &segments)
+}
+
+/// Calls `f` with the record of node `a` and the actions of nodes `a` and `b`, `b`'s read
+/// from the same copy of the record when they share one ([`Record::with_record`]).
+fn with_two<R>(
+    corpus: &Corpus,
+    an: &Analysis,
+    a: NodeId,
+    b: NodeId,
+    f: impl FnOnce(&Record, &Action<'_>, &Action<'_>) -> R,
+) -> Option<R> {
+    let (na, nb) = (&an.graph.nodes[a as usize], &an.graph.nodes[b as usize]);
+    corpus.record(na.record as usize).with_record(|ra| {
+        let x = ra.action_at(na.pos as usize)?;
+        if na.record == nb.record {
+            let y = ra.action_at(nb.pos as usize)?;
+            return Some(f(ra, &x, &y));
+        }
+        corpus.record(nb.record as usize).with_record(|rb| {
+            let y = rb.action_at(nb.pos as usize)?;
+            Some(f(ra, &x, &y))
+        })
+    })
 }
 
 fn ev(a: &Action<'_>, keys: &[&str]) -> serde_json::Value {
@@ -114,34 +142,30 @@ pub fn analyse(corpus: &Corpus, an: &Analysis) -> Vec<Timed> {
         .into_par_iter()
         .flat_map_iter(|n| {
             let mut found = Vec::new();
-            if let Some((record, a)) = g.action(corpus, n) {
-                per_action(corpus, an, n, record, &a, &mut found);
-            }
+            per_action(corpus, an, n, &mut found);
             found
         })
         .collect();
     for gap in &an.gaps {
-        let (Some((record, from)), Some((_, to))) =
-            (g.action(corpus, gap.from), g.action(corpus, gap.to))
-        else {
-            continue;
-        };
-        out.push(finding(
-            "F-STATE-GAP",
-            Severity::High,
-            record,
-            &[&from, &to],
-            format!(
-                "state changed between {} and {} with nothing recorded in between",
-                from.id().unwrap_or("?"),
-                to.id().unwrap_or("?")
-            ),
-            json!({
-                "post_state_digest": gap.post,
-                "next_pre_state_digest": gap.pre,
-                "state_digest_kind": from.get("state_digest_kind"),
-            }),
-        ));
+        let found = with_two(corpus, an, gap.from, gap.to, |record, from, to| {
+            finding(
+                "F-STATE-GAP",
+                Severity::High,
+                record,
+                &[from, to],
+                format!(
+                    "state changed between {} and {} with nothing recorded in between",
+                    from.id().unwrap_or("?"),
+                    to.id().unwrap_or("?")
+                ),
+                json!({
+                    "post_state_digest": gap.post,
+                    "next_pre_state_digest": gap.pre,
+                    "state_digest_kind": from.get("state_digest_kind"),
+                }),
+            )
+        });
+        out.extend(found);
     }
     for p in &g.problems {
         if let GraphProblem::Rewritten {
@@ -150,8 +174,10 @@ pub fn analyse(corpus: &Corpus, an: &Analysis) -> Vec<Timed> {
             record,
             fields,
         } = p
-            && let Some((_, a)) = g.action(corpus, *node)
         {
+            let at = &g.nodes[*node as usize];
+            let found = corpus.record(at.record as usize).with_record(|r| {
+            let a = r.action_at(at.pos as usize)?;
             let later = corpus.record(*record as usize);
             let first = corpus.record(*first_record as usize);
             let mut rewritten = finding(
@@ -170,15 +196,20 @@ pub fn analyse(corpus: &Corpus, an: &Analysis) -> Vec<Timed> {
             );
             // The rewritten copy, then the first one (each in its own record).
             let copy_in = |r: &Record| {
-                r.actions()
-                    .find(|x| x.id().is_some() && x.id() == a.id())
+                let id = a.id();
+                r.facts()
+                    .actions
+                    .iter()
+                    .position(|(_, x)| id.is_some() && x.id.as_deref() == id)
                     .map_or_else(
                         || Location::record(&r.source),
-                        |x| action_location(r, &x, None),
+                        |i| location_at(&r.source, i, None),
                     )
             };
             rewritten.0.locations = vec![copy_in(later), copy_in(first)];
-            out.push(rewritten);
+            Some(rewritten)
+            });
+            out.extend(found);
         }
     }
     shadowed_decisions(corpus, an, &mut out);
@@ -234,14 +265,8 @@ pub fn checks(f: &ActionFacts) -> u8 {
     bits
 }
 
-fn per_action(
-    corpus: &Corpus,
-    an: &Analysis,
-    n: NodeId,
-    record: &Record,
-    a: &Action<'_>,
-    out: &mut Vec<Timed>,
-) {
+/// The findings about node `n`, reading its action's JSON only when there are some.
+fn per_action(corpus: &Corpus, an: &Analysis, n: NodeId, out: &mut Vec<Timed>) {
     let bits = an.checks[n as usize];
     let parent = an.graph.nodes[n as usize]
         .parent
@@ -259,6 +284,12 @@ fn per_action(
     if bits & own == 0 && parent.is_none() && lease.is_none() && coverage.is_none() {
         return;
     }
+    let node = &an.graph.nodes[n as usize];
+    corpus.record(node.record as usize).with_record(|record| {
+    let Some(a) = record.action_at(node.pos as usize) else {
+        return;
+    };
+    let a = &a;
     let fields = ActionFields::of(a.0);
     let (facts, drift) = ActionFacts::with_drift(record, &fields);
     let outcome = facts.outcome.as_deref();
@@ -337,9 +368,12 @@ fn per_action(
             json!({ "argument_drift": fields.get(Key::ArgumentDrift).or(record.get("argument_drift")), "decision": outcome }),
         ));
     }
-    if let Some(p) = parent
-        && let Some((prec, parent)) = an.graph.action(corpus, p)
-    {
+    if let Some(p) = parent {
+        let pn = &an.graph.nodes[p as usize];
+        let mut reapproval = |prec: &Record| {
+        let Some(parent) = prec.action_at(pn.pos as usize) else {
+            return;
+        };
         let parent_drift = Drift::of(prec, &parent);
         let parent_payload = parent_drift.payload_digest(parent.str_field("arguments_digest"));
         let own_payload = drift.payload_digest(fields.str(Key::ArgumentsDigest));
@@ -359,6 +393,13 @@ fn per_action(
                 ),
                 json!({ "observed_digest": own_payload, "approval_context_hash": own_approval }),
             ));
+        }
+        };
+        // The parent's action is read from the same copy of the record when it shares it.
+        if pn.record == node.record {
+            reapproval(record);
+        } else {
+            corpus.record(pn.record as usize).with_record(reapproval);
         }
     }
     if let Some(l) = lease {
@@ -415,6 +456,7 @@ fn per_action(
             json!({ "state_digest_coverage": fields.get(Key::StateDigestCoverage) }),
         ));
     }
+    });
 }
 
 /// (capability, subject, resource) of a decision.
@@ -428,26 +470,40 @@ fn shadowed_decisions(corpus: &Corpus, an: &Analysis, out: &mut Vec<Timed>) {
     let mut reported: HashSet<NodeId> = HashSet::new();
     for &ri in an.graph.runs.iter().flat_map(|r| r.records.iter()) {
         let record = corpus.record(ri as usize);
-        let list: Vec<_> = record.decisions().collect();
-        if list.is_empty() {
+        if !record.facts().has_decisions {
             continue;
         }
-        let run = record.run_id().unwrap_or("");
-        for a in record.actions() {
-            let Some(d) = a.decision() else { continue };
-            let Some(listed) = list.iter().find(|x| triple(x) == triple(&d)) else {
-                continue;
-            };
-            if listed.outcome() == d.outcome() && listed.grant() == d.grant() {
-                continue;
-            }
-            let Some(node) = a.id().and_then(|id| an.graph.find(run, id)) else {
-                continue;
-            };
-            if !reported.insert(node) {
-                continue;
-            }
-            out.push(finding(
+        record.with_record(|record| shadowed_in(an, record, &mut reported, out));
+    }
+}
+
+/// [`shadowed_decisions`] within one record.
+fn shadowed_in(
+    an: &Analysis,
+    record: &Record,
+    reported: &mut HashSet<NodeId>,
+    out: &mut Vec<Timed>,
+) {
+    let list: Vec<_> = record.decisions().collect();
+    if list.is_empty() {
+        return;
+    }
+    let run = record.run_id().unwrap_or("");
+    for a in record.actions() {
+        let Some(d) = a.decision() else { continue };
+        let Some(listed) = list.iter().find(|x| triple(x) == triple(&d)) else {
+            continue;
+        };
+        if listed.outcome() == d.outcome() && listed.grant() == d.grant() {
+            continue;
+        }
+        let Some(node) = a.id().and_then(|id| an.graph.find(run, id)) else {
+            continue;
+        };
+        if !reported.insert(node) {
+            continue;
+        }
+        out.push(finding(
                 "F-DECISION-SHADOWED",
                 Severity::Medium,
                 record,
@@ -463,7 +519,6 @@ fn shadowed_decisions(corpus: &Corpus, an: &Analysis, out: &mut Vec<Timed>) {
                 ),
                 json!({ "record_list": listed.0.get("decision"), "action": d.0.get("decision") }),
             ));
-        }
     }
 }
 
@@ -476,36 +531,42 @@ pub fn all(corpus: &Corpus, report: &Report, an: &Analysis) -> Vec<Finding> {
         let time = record.created_at_ms();
         timed.extend(result.findings.iter().map(|f| (f.clone(), time)));
         // V17's finding is F-ACTION-REWRITTEN, made by the analysis.
-        for v in result
+        let violations: Vec<_> = result
             .semantic
             .violations
             .iter()
             .filter(|v| v.rule != "V17")
-        {
-            let action = v
-                .action_id
-                .as_deref()
-                .and_then(|id| record.actions().find(|a| a.id() == Some(id)));
-            timed.push((
-                Finding {
-                    id: v.rule,
-                    severity: match v.severity {
-                        RuleSeverity::Error => Severity::Medium,
-                        RuleSeverity::Warning => Severity::Low,
-                    },
-                    run_id: record.run_id().map(str::to_string),
-                    action_ids: v.action_id.iter().cloned().collect(),
-                    message: v.message.clone(),
-                    evidence: json!({ "record": record.source.to_string(), "rule": v.rule }),
-                    locations: vec![action.map_or_else(
-                        || Location::record(&record.source),
-                        |a| action_location(record, &a, None),
-                    )],
-                    fingerprint: String::new(),
-                },
-                action.and_then(|a| a.timestamp_ms()).or(time),
-            ));
+            .collect();
+        if violations.is_empty() {
+            continue;
         }
+        record.with_record(|record| {
+            for v in violations {
+                let action = v
+                    .action_id
+                    .as_deref()
+                    .and_then(|id| record.actions().find(|a| a.id() == Some(id)));
+                timed.push((
+                    Finding {
+                        id: v.rule,
+                        severity: match v.severity {
+                            RuleSeverity::Error => Severity::Medium,
+                            RuleSeverity::Warning => Severity::Low,
+                        },
+                        run_id: record.run_id().map(str::to_string),
+                        action_ids: v.action_id.iter().cloned().collect(),
+                        message: v.message.clone(),
+                        evidence: json!({ "record": record.source.to_string(), "rule": v.rule }),
+                        locations: vec![action.map_or_else(
+                            || Location::record(&record.source),
+                            |a| action_location(record, &a, None),
+                        )],
+                        fingerprint: String::new(),
+                    },
+                    action.and_then(|a| a.timestamp_ms()).or(time),
+                ));
+            }
+        });
     }
     timed.extend(unsigned_among_signed(corpus, report));
     dedupe_and_sort(timed)
@@ -671,7 +732,7 @@ mod catalogue {
                     .records()
                     .find(|r| *r.source.path == *l.path && r.source.line == l.line)
                     .unwrap_or_else(|| panic!("{id}: no record at {}:{}", l.path, l.line));
-                let json = serde_json::to_value(&record.json).unwrap();
+                let json = serde_json::to_value(record.json()).unwrap();
                 assert!(
                     json.pointer(&l.pointer).is_some(),
                     "{id}: {} not in its record",

@@ -5,7 +5,7 @@
 
 use crate::load::Corpus;
 use crate::model::facts::ActionFacts;
-use crate::model::json::{Json, Obj};
+use crate::model::json::Obj;
 use crate::model::{Action, Link, Record};
 use compact_str::CompactString;
 use petgraph::Direction;
@@ -103,7 +103,7 @@ type ActionIndex = Vec<HashMap<CompactString, NodeId>>;
 
 /// Which located actions are copies of an earlier one, and the facts of the nodes (the
 /// first copy of each action).
-type Copies = (Vec<bool>, Vec<ActionFacts>);
+type Copies<'c> = (Vec<bool>, Vec<&'c ActionFacts>);
 
 /// The graph over a corpus.
 #[derive(Debug, Default)]
@@ -125,7 +125,10 @@ pub struct Graph {
 impl Graph {
     /// Builds the graph (`hashes[i]` is the canonical SHA-256 of record `i`) and returns
     /// the facts of each node's action, by node index.
-    pub fn build_with_facts(corpus: &Corpus, hashes: &[String]) -> (Graph, Vec<ActionFacts>) {
+    pub fn build_with_facts<'c>(
+        corpus: &'c Corpus,
+        hashes: &[String],
+    ) -> (Graph, Vec<&'c ActionFacts>) {
         let (graph, facts, _) = Graph::build_with(corpus, hashes, |_| ());
         (graph, facts)
     }
@@ -138,28 +141,24 @@ impl Graph {
         corpus: &'c Corpus,
         hashes: &[String],
         per_action: impl Fn(&ActionFacts) -> T + Sync,
-    ) -> (Graph, Vec<ActionFacts>, Vec<T>) {
+    ) -> (Graph, Vec<&'c ActionFacts>, Vec<T>) {
         let records: Vec<&Record> = corpus.records().collect();
-        // Every object in an `actions` array: (record, position, action).
-        let mut located: Vec<(u32, u32, &'c Obj)> = Vec::new();
+        // Each record's facts are read once, in parallel (verification usually has).
+        records.par_iter().for_each(|r| {
+            r.facts();
+        });
+        // Every object in an `actions` array: (record, position).
+        let mut located: Vec<(u32, u32)> = Vec::new();
+        let mut facts: Vec<&'c ActionFacts> = Vec::new();
         for (ri, r) in records.iter().enumerate() {
-            let actions = r.get("actions").and_then(Json::as_array).unwrap_or(&[]);
-            located.extend(
-                actions
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(pos, a)| Some((ri as u32, pos as u32, a.as_object()?))),
-            );
+            for (pos, f) in &r.facts().actions {
+                located.push((ri as u32, *pos));
+                facts.push(f);
+            }
         }
-        // One pass over each action's members, in parallel; the rest works on facts.
-        let mut facts: Vec<ActionFacts> = Vec::with_capacity(located.len());
-        located
-            .par_iter()
-            .map(|&(ri, _, a)| ActionFacts::of(records[ri as usize], &Action(a)))
-            .collect_into_vec(&mut facts);
         let ((g, copies), mut mapped) = rayon::join(
             || Graph::from_facts(&records, hashes, &located, &facts),
-            || facts.par_iter().map(&per_action).collect::<Vec<T>>(),
+            || facts.par_iter().map(|f| per_action(f)).collect::<Vec<T>>(),
         );
         if let Some((is_copy, node_facts)) = copies {
             facts = node_facts;
@@ -174,9 +173,9 @@ impl Graph {
     fn from_facts<'c>(
         records: &[&'c Record],
         hashes: &[String],
-        located: &[(u32, u32, &'c Obj)],
-        all_facts: &[ActionFacts],
-    ) -> (Graph, Option<Copies>) {
+        located: &[(u32, u32)],
+        all_facts: &[&'c ActionFacts],
+    ) -> (Graph, Option<Copies<'c>>) {
         let mut g = Graph {
             prev_record: record_links(records, hashes),
             nodes: Vec::with_capacity(located.len()),
@@ -187,11 +186,11 @@ impl Graph {
         let (by_key, is_copy) = g.assign_nodes(records, located, all_facts, &component);
         // The facts of the nodes (the first copy of each action).
         let copies = is_copy.map(|is_copy| {
-            let kept: Vec<ActionFacts> = all_facts
+            let kept: Vec<&ActionFacts> = all_facts
                 .iter()
                 .zip(&is_copy)
                 .filter(|(_, c)| !**c)
-                .map(|(f, _)| f.clone())
+                .map(|(f, _)| *f)
                 .collect();
             (is_copy, kept)
         });
@@ -229,11 +228,11 @@ impl Graph {
     /// Assigns a node to each action not seen before in its run (in record order) and
     /// counts the copies; returns the `(run, action id)` index and, when there are
     /// copies, which actions (by position in `located`) are copies.
-    fn assign_nodes<'c>(
+    fn assign_nodes(
         &mut self,
-        records: &[&'c Record],
-        located: &[(u32, u32, &'c Obj)],
-        facts: &[ActionFacts],
+        records: &[&Record],
+        located: &[(u32, u32)],
+        facts: &[&ActionFacts],
         component: &[u32],
     ) -> (ActionIndex, Option<Vec<bool>>) {
         let mut run_of: HashMap<&str, u32> = HashMap::default();
@@ -253,7 +252,7 @@ impl Graph {
                 (self.runs.len() - 1) as u32
             });
             self.runs[run as usize].records.push(ri);
-            while let Some(&(_, pos, _)) = located.get(i).filter(|(r, _, _)| *r == ri) {
+            while let Some(&(_, pos)) = located.get(i).filter(|(r, _)| *r == ri) {
                 let f = &facts[i];
                 i += 1;
                 let n = self.nodes.len() as NodeId;
@@ -288,18 +287,24 @@ impl Graph {
     fn add_copy(&mut self, n: NodeId, records: &[&Record], component: &[u32], ri: u32, pos: u32) {
         let node = &mut self.nodes[n as usize];
         node.copies += 1;
-        let first = records[node.record as usize];
-        let same_chain = component[node.record as usize] == component[ri as usize];
-        if same_chain
-            && let Some(first_obj) = first.action_at(node.pos as usize)
-            && let Some(obj) = records[ri as usize].action_at(pos as usize)
-            && first_obj.0 != obj.0
-        {
+        let first_record = node.record;
+        if component[first_record as usize] != component[ri as usize] {
+            return;
+        }
+        // Both copies read for the comparison alone when their trees were let go.
+        let differs = records[first_record as usize].with_record(|first| {
+            records[ri as usize].with_record(|later| {
+                let first = first.action_at(node.pos as usize)?;
+                let later = later.action_at(pos as usize)?;
+                (first.0 != later.0).then(|| changed_fields(first.0, later.0))
+            })
+        });
+        if let Some(fields) = differs {
             self.problems.push(GraphProblem::Rewritten {
                 node: n,
-                first_record: node.record,
+                first_record,
                 record: ri,
-                fields: changed_fields(first_obj.0, obj.0),
+                fields,
             });
         }
     }
@@ -308,7 +313,7 @@ impl Graph {
         NodeIndex::new(self.nodes.len() + record as usize)
     }
 
-    fn resolve_parents(&mut self, facts: &[ActionFacts], by_key: &ActionIndex) {
+    fn resolve_parents(&mut self, facts: &[&ActionFacts], by_key: &ActionIndex) {
         // Action id → node when the id occurs in exactly one run (built when first needed).
         let mut unique: Option<HashMap<&str, Option<NodeId>>> = None;
         for (n, f) in facts.iter().enumerate() {
@@ -385,7 +390,7 @@ impl Graph {
         }
     }
 
-    fn group_causal(&mut self, facts: &[ActionFacts]) {
+    fn group_causal(&mut self, facts: &[&ActionFacts]) {
         self.causal = groups_in_time_order(&self.nodes, facts, |f| f.causal_chain_id.as_deref())
             .into_iter()
             .map(|(id, nodes)| CausalGroup {
@@ -440,6 +445,14 @@ impl Graph {
         self.graph
             .edges_directed(NodeIndex::new(node as usize), Direction::Outgoing)
             .any(|e| *e.weight() == Edge::ParentCrossRun)
+    }
+
+    /// The facts of a node's action (read without its record's JSON).
+    pub fn facts<'c>(&self, corpus: &'c Corpus, node: NodeId) -> Option<&'c ActionFacts> {
+        let n = self.nodes.get(node as usize)?;
+        let actions = &corpus.record(n.record as usize).facts().actions;
+        let i = actions.binary_search_by_key(&n.pos, |(pos, _)| *pos).ok()?;
+        Some(&actions[i].1)
     }
 
     /// The stored action of a node.

@@ -284,7 +284,7 @@ pub struct Leases {
 
 impl Leases {
     /// Computes every lease window and verdict.
-    pub fn build(graph: &Graph, facts: &[ActionFacts], supplied: &SuppliedLeases) -> Leases {
+    pub fn build(graph: &Graph, facts: &[&ActionFacts], supplied: &SuppliedLeases) -> Leases {
         let mut out = Leases::default();
         let mut jobs: Vec<(usize, usize, NodeId)> = Vec::new();
         let groups = groups_in_time_order(&graph.nodes, facts, |f| f.scope_lease_id.as_deref());
@@ -324,7 +324,7 @@ impl Leases {
             .map(|&(k, ordinal, n)| {
                 let summary = &out.summaries[k];
                 let id = summary.lease_id.as_str();
-                let mut view = view(&facts[n as usize], id, ordinal, supplied.leases.get(id));
+                let mut view = view(facts[n as usize], id, ordinal, supplied.leases.get(id));
                 if view.source == LeaseSource::Inferred {
                     view.first_use_ms = summary.first_use_ms;
                     view.last_use_ms = summary.last_use_ms;

@@ -107,7 +107,7 @@ impl Analysis {
             .par_iter()
             .map(|r| {
                 sha256_hex(&canonical_bytes_without(
-                    &r.json,
+                    r.json(),
                     CHAIN_EXCLUDED,
                     Variant::C1,
                 ))
@@ -139,7 +139,7 @@ impl Analysis {
                 )
             },
         );
-        let checks = facts.par_iter().map(findings::checks).collect();
+        let checks = facts.par_iter().map(|f| findings::checks(f)).collect();
         let mut an = Analysis {
             hashes,
             graph,
@@ -263,8 +263,8 @@ impl Analysis {
                         ),
                         action_id: self
                             .graph
-                            .action(corpus, *node)
-                            .and_then(|(_, a)| a.id().map(str::to_string)),
+                            .facts(corpus, *node)
+                            .and_then(|f| f.id.as_deref().map(str::to_string)),
                     },
                 )),
                 _ => None,
@@ -287,7 +287,7 @@ impl Analysis {
 fn state_gaps(
     graph: &Graph,
     badges: &NodeMap<(Comparability, Option<CoverageFinding>)>,
-    facts: &[ActionFacts],
+    facts: &[&ActionFacts],
 ) -> Vec<StateGap> {
     // Runs are independent: one pass per run, in parallel, kept in run order.
     graph

@@ -6,6 +6,7 @@ use crate::analysis::lease::SuppliedLeases;
 use crate::model::finding::Finding;
 use crate::model::text::{counted, file_name, sanitize};
 use crate::review::report::counts;
+use crate::verify::Trees;
 use crate::verify::chain::ChainStatus;
 use crate::verify::{AuthStatus, CheckStatus, Options, Profile, Report};
 use std::io::{IsTerminal, Write};
@@ -32,7 +33,18 @@ pub fn run(args: &CheckArgs) -> i32 {
             super::note(&e.render());
         }
     }
-    let ev = match super::open_evidence(&args.paths, &keys, &options, &leases, &args.index) {
+    let ev = match super::open_evidence(
+        &args.paths,
+        &keys,
+        &options,
+        &leases,
+        &args.index,
+        if std::env::var_os("AEPLENS_HELD").is_some() {
+            Trees::Held
+        } else {
+            Trees::OnDisk
+        },
+    ) {
         Ok(ev) => ev,
         Err(e) => {
             eprintln!("aeplens: {e}");

@@ -13,6 +13,7 @@ use crate::model::Action;
 use crate::model::facts::ActionFacts;
 use crate::model::finding::Finding;
 use crate::model::text::{sanitize, show_id};
+use crate::verify::Trees;
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -221,13 +222,13 @@ pub fn run(args: &DiffArgs) -> i32 {
     };
     let (mode, ev_a, ev_b, runs) = match (args.run.as_slice(), args.evidence.paths.as_slice()) {
         ([x, y], _) => {
-            let ev = match open(&args.evidence) {
+            let ev = match open(&args.evidence, Trees::Held) {
                 Ok(ev) => std::rc::Rc::new(ev),
                 Err(code) => return code,
             };
             ("runs", ev.clone(), ev, Some((x.clone(), y.clone())))
         }
-        ([], [a, b]) => match (open(&one(a)), open(&one(b))) {
+        ([], [a, b]) => match (open(&one(a), Trees::Held), open(&one(b), Trees::Held)) {
             (Ok(a), Ok(b)) => ("stores", std::rc::Rc::new(a), std::rc::Rc::new(b), None),
             (Err(code), _) | (_, Err(code)) => return code,
         },

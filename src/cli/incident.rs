@@ -7,6 +7,7 @@ use super::{ReportArgs, ReportFormat};
 use crate::model::text::sanitize;
 use crate::review::file::{EvidenceSet, Review, default_path};
 use crate::review::report::{IncidentReport, html, junit, markdown, sarif};
+use crate::verify::Trees;
 
 /// The command line that ran, each argument escaped and quoted when it needs to be.
 pub fn command_line() -> String {
@@ -75,7 +76,7 @@ pub fn run(args: &ReportArgs) -> i32 {
     {
         return 2;
     }
-    let (ev, keys) = match open_with_keys(&args.evidence) {
+    let (ev, keys) = match open_with_keys(&args.evidence, Trees::Held) {
         Ok(opened) => opened,
         Err(code) => return code,
     };

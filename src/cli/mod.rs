@@ -315,13 +315,16 @@ impl IndexArgs {
 
 /// Opens `paths` as every command does: verified as they stream in, with the evidence
 /// index `index` asks for, a progress meter on stderr, and what the index could not write
-/// noted. `Err` (ready to print) for an `--index-dir` inside the evidence.
+/// noted. `trees`: whether records keep their parsed JSON (commands that show every
+/// action do; those that answer from the analysis let it go). `Err` (ready to print) for
+/// an `--index-dir` inside the evidence.
 pub fn open_evidence(
     paths: &[String],
     keys: &crate::verify::Keyring,
     options: &crate::verify::Options,
     leases: &crate::analysis::lease::SuppliedLeases,
     index: &IndexArgs,
+    trees: crate::verify::Trees,
 ) -> Result<crate::analysis::evidence::Evidence, String> {
     use crate::verify::index::{Config, Index};
     let config = Config::new(keys, options, &leases.digests);
@@ -333,6 +336,7 @@ pub fn open_evidence(
         options,
         leases,
         index.as_ref(),
+        trees,
         &mut |loading| meter.tick(loading),
     );
     meter.done();

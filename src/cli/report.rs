@@ -11,17 +11,21 @@ use crate::analysis::{ActionReport, graph::NodeId};
 use crate::model::finding::{Finding, Severity};
 use crate::model::text::{sanitize, show_id};
 use crate::model::time::format_ms;
-use crate::verify::Options;
+use crate::verify::{Options, Trees};
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 
 /// Loads, verifies and analyses; load problems go to stderr. Err is an exit code.
-pub fn open(args: &EvidenceArgs) -> Result<Evidence, i32> {
-    open_with_keys(args).map(|(ev, _)| ev)
+/// `trees`: whether records keep their parsed JSON ([`Trees`]).
+pub fn open(args: &EvidenceArgs, trees: Trees) -> Result<Evidence, i32> {
+    open_with_keys(args, trees).map(|(ev, _)| ev)
 }
 
 /// [`open`], also returning the trusted keys (for what a report says of them).
-pub fn open_with_keys(args: &EvidenceArgs) -> Result<(Evidence, crate::verify::Keyring), i32> {
+pub fn open_with_keys(
+    args: &EvidenceArgs,
+    trees: Trees,
+) -> Result<(Evidence, crate::verify::Keyring), i32> {
     let keys = args.keys.keyring().map_err(|e| {
         eprintln!("aeplens: {e}");
         2
@@ -32,8 +36,8 @@ pub fn open_with_keys(args: &EvidenceArgs) -> Result<(Evidence, crate::verify::K
         lease_errors.extend(leases.add_file(std::path::Path::new(file)));
     }
     let options = Options::default();
-    let ev =
-        super::open_evidence(&args.paths, &keys, &options, &leases, &args.index).map_err(|e| {
+    let ev = super::open_evidence(&args.paths, &keys, &options, &leases, &args.index, trees)
+        .map_err(|e| {
             eprintln!("aeplens: {e}");
             2
         })?;
@@ -85,7 +89,7 @@ pub(super) fn emit(text: &str) -> i32 {
 
 /// `aeplens findings`.
 pub fn findings(args: &FindingsArgs) -> i32 {
-    let ev = match open(&args.evidence) {
+    let ev = match open(&args.evidence, Trees::OnDisk) {
         Ok(ev) => ev,
         Err(code) => return code,
     };
@@ -135,7 +139,7 @@ pub fn findings_text(list: &[&Finding]) -> String {
 
 /// `aeplens show`.
 pub fn show(args: &ShowArgs) -> i32 {
-    let ev = match open(&args.evidence) {
+    let ev = match open(&args.evidence, Trees::OnDisk) {
         Ok(ev) => ev,
         Err(code) => return code,
     };
@@ -172,12 +176,27 @@ pub fn show(args: &ShowArgs) -> i32 {
         }
     };
     let Some(report) = ev.analysis.show(&ev.corpus, node, &ev.findings) else {
+        reread_failures(&ev);
         return 2;
     };
-    match resolve(args.format) {
+    let code = match resolve(args.format) {
         Format::Json => emit(&document("show", &report)),
         Format::Text => emit(&show_text(&report, terminal_width())),
+    };
+    if reread_failures(&ev) { 2 } else { code }
+}
+
+/// Says which records could not be read again as they were verified (their file changed
+/// after loading); true when some could not.
+fn reread_failures(ev: &Evidence) -> bool {
+    let mut any = false;
+    for r in ev.corpus.records() {
+        if let Some(e) = r.reread_error() {
+            eprintln!("aeplens: {}: {}", sanitize(&r.source.to_string()), e);
+            any = true;
+        }
     }
+    any
 }
 
 fn value_text(v: Option<&crate::model::json::Json>) -> String {
@@ -382,7 +401,7 @@ fn findings_section(s: &mut String, findings: &[&Finding]) {
 
 /// `aeplens chains`.
 pub fn chains(args: &ChainsArgs) -> i32 {
-    let ev = match open(&args.evidence) {
+    let ev = match open(&args.evidence, Trees::OnDisk) {
         Ok(ev) => ev,
         Err(code) => return code,
     };
@@ -475,7 +494,7 @@ pub fn chains_text(chains: &[Chain], leases: &Leases) -> String {
 
 /// `aeplens envelope`.
 pub fn envelope(args: &EvidenceArgs) -> i32 {
-    let ev = match open(args) {
+    let ev = match open(args, Trees::Held) {
         Ok(ev) => ev,
         Err(code) => return code,
     };

@@ -10,7 +10,7 @@ pub mod stream;
 
 use crate::model::json::Json;
 use crate::model::text::sanitize;
-use crate::model::{Record, Source};
+use crate::model::{Record, Source, Span};
 use ndjson::{first_line, has_content, opens_a_store, parse_ndjson};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -472,6 +472,33 @@ fn walk(
     ancestors.pop();
 }
 
+/// Reads a record's line again from its file and parses it (a [`Reread`](crate::model::Reread)):
+/// what a record whose tree was let go gives when asked for. The JSON stands only if its
+/// canonical SHA-256 is still `canonical`, the hash it was verified with.
+pub fn reread(source: &Source, span: Span, canonical: &[u8; 32]) -> Result<Json, String> {
+    use sha2::Digest;
+    use std::io::{Read, Seek, SeekFrom};
+    let changed = || "its line changed after it was verified".to_string();
+    let mut bytes = vec![0; span.len as usize];
+    std::fs::File::open(&*source.path)
+        .and_then(|mut file| {
+            file.seek(SeekFrom::Start(span.offset))?;
+            file.read_exact(&mut bytes)
+        })
+        .map_err(|e| format!("cannot read its line again: {e}"))?;
+    let text = std::str::from_utf8(&bytes).map_err(|_| changed())?;
+    let json = parser::parse(text).map_err(|_| changed())?;
+    let bytes = crate::canon::canonical_bytes_without(
+        &json,
+        crate::canon::CHAIN_EXCLUDED,
+        crate::canon::Variant::C1,
+    );
+    if sha2::Sha256::digest(bytes).as_slice() != canonical {
+        return Err(changed());
+    }
+    Ok(json)
+}
+
 /// Reads one file (read-only) and parses it.
 pub fn load_file(path: &Path) -> Input {
     let name: Arc<str> = path.display().to_string().into();
@@ -545,7 +572,7 @@ fn parse_body(path: Arc<str>, bytes: &[u8]) -> Input {
                     for (index, (offset, json)) in elements.into_iter().enumerate() {
                         line += body[at..offset].iter().filter(|&&b| b == b'\n').count();
                         at = offset;
-                        push_record(&mut input, json, line, index);
+                        push_record(&mut input, json, line, index, None);
                     }
                 }
                 Err(e) => {
@@ -580,14 +607,14 @@ fn parse_body(path: Arc<str>, bytes: &[u8]) -> Input {
         && let Ok(json) = parser::parse(text)
     {
         input.format = Format::Object;
-        push_record(&mut input, json, line_of(first), 0);
+        push_record(&mut input, json, line_of(first), 0, None);
         return input;
     }
-    parse_ndjson(&mut input, body);
+    parse_ndjson(&mut input, body, (bytes.len() - body.len()) as u64);
     input
 }
 
-fn push_record(input: &mut Input, json: Json, line: usize, index: usize) {
+fn push_record(input: &mut Input, json: Json, line: usize, index: usize, span: Option<Span>) {
     if json.as_object().is_none() {
         input.errors.push(LoadError {
             column: None,
@@ -601,14 +628,12 @@ fn push_record(input: &mut Input, json: Json, line: usize, index: usize) {
         });
         return;
     }
-    input.records.push(Record {
-        source: Source {
-            path: input.path.clone(),
-            line,
-            index,
-        },
-        json,
-    });
+    let source = Source {
+        path: input.path.clone(),
+        line,
+        index,
+    };
+    input.records.push(Record::new(source, span, json));
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! at a time — a whole body, or a chunk of a streamed file.
 
 use super::{Excerpt, Input, LoadError, parser, push_record};
+use crate::model::Span;
 use crate::model::json::Json;
 use rayon::prelude::*;
 
@@ -32,9 +33,10 @@ pub(super) fn has_content(bytes: &[u8]) -> bool {
     bytes.iter().any(|b| !b" \t\r\n".contains(b))
 }
 
-/// The records and errors of a whole NDJSON body.
-pub(super) fn parse_ndjson(input: &mut Input, body: &[u8]) {
-    let mut lines = Lines::default();
+/// The records and errors of a whole NDJSON body, `offset` bytes into its file (a
+/// byte-order mark).
+pub(super) fn parse_ndjson(input: &mut Input, body: &[u8], offset: u64) {
+    let mut lines = Lines::at(offset);
     lines.feed(input, body);
     lines.finish(input, body.last() == Some(&b'\n'));
 }
@@ -45,6 +47,8 @@ pub(super) fn parse_ndjson(input: &mut Input, body: &[u8]) {
 pub(crate) struct Lines {
     /// Lines consumed so far.
     consumed: usize,
+    /// Where in the file the next run starts.
+    offset: u64,
     /// The last line with content.
     last_with_content: Option<usize>,
     /// The last error when it is a JSON error at the very end of its line: the position
@@ -53,32 +57,45 @@ pub(crate) struct Lines {
 }
 
 impl Lines {
+    /// Lines whose first run starts `offset` bytes into the file.
+    pub(crate) fn at(offset: u64) -> Lines {
+        Lines {
+            offset,
+            ..Lines::default()
+        }
+    }
+
     /// Parses `run` (whole lines separated by `\n`, the last one unterminated) on every
     /// core and appends its records and errors to `input` in line order.
     pub(crate) fn feed(&mut self, input: &mut Input, run: &[u8]) {
         let first = self.consumed + 1;
         // Line ends found with memchr (a byte-at-a-time split was 4 % of a reopen's CPU,
         // on one core).
-        let mut lines: Vec<(usize, &[u8])> = Vec::new();
+        let mut lines: Vec<(usize, Span, &[u8])> = Vec::new();
         let mut start = 0;
         let ends = memchr::memchr_iter(b'\n', run).chain(std::iter::once(run.len()));
         for (i, end) in ends.enumerate() {
             let line = &run[start..end];
+            let offset = self.offset + start as u64;
             start = end + 1;
             self.consumed = first + i;
             let line = line.strip_suffix(b"\r").unwrap_or(line);
             if has_content(line) {
-                lines.push((first + i, line));
+                // A line past 4 GiB is parsed but never read again.
+                let len = u32::try_from(line.len()).unwrap_or(u32::MAX);
+                lines.push((first + i, Span { offset, len }, line));
             }
         }
-        if let Some((n, _)) = lines.last() {
+        // The caller goes on after the newline that ends the run.
+        self.offset += run.len() as u64 + 1;
+        if let Some((n, _, _)) = lines.last() {
             self.last_with_content = Some(*n);
         }
         type Problem = (String, Option<(usize, Excerpt)>, Option<String>);
         type Parsed = Result<Json, Problem>;
-        let parsed: Vec<(usize, Parsed)> = lines
+        let parsed: Vec<(usize, Span, Parsed)> = lines
             .into_par_iter()
-            .map(|(n, bytes)| {
+            .map(|(n, span, bytes)| {
                 let result = match std::str::from_utf8(bytes) {
                     Err(e) => Err((
                         format!(
@@ -99,14 +116,15 @@ impl Lines {
                         )
                     }),
                 };
-                (n, result)
+                (n, span, result)
             })
             .collect();
-        for (line, result) in parsed {
+        for (line, span, result) in parsed {
             match result {
                 Ok(json) => {
                     let index = input.records.len();
-                    push_record(input, json, line, index);
+                    let span = (span.len < u32::MAX).then_some(span);
+                    push_record(input, json, line, index, span);
                 }
                 Err((message, place, open_ended)) => {
                     let (column, excerpt) = place.map_or((None, None), |(c, x)| (Some(c), Some(x)));

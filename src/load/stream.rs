@@ -20,8 +20,9 @@ pub const CHUNK: usize = 8 << 20;
 /// Records just parsed, handed to [`stream_paths`]'s callback.
 #[derive(Debug)]
 pub struct Batch<'a> {
-    /// The records, in file order; they stay in the returned inputs.
-    pub records: &'a [Record],
+    /// The records, in file order; they stay in the returned inputs (the callback may
+    /// let go of their trees, [`Record::let_go`]).
+    pub records: &'a mut [Record],
     /// Records in their file so far: at least 2 unless the file has ended, so "is this
     /// record alone in its file?" is always answered right.
     pub in_file: usize,
@@ -56,7 +57,7 @@ pub fn stream_paths_asking(
             Origin::Problem(input) => input.path.clone(),
         };
         let number = inputs.len();
-        let mut batch = |records: &[Record], in_file: usize, file_read: u64| {
+        let mut batch = |records: &mut [Record], in_file: usize, file_read: u64| {
             each(Batch {
                 records,
                 in_file,
@@ -117,7 +118,7 @@ fn stream_reader(
     mut reader: impl Read,
     chunk: usize,
     asked: Option<u64>,
-    each: &mut impl FnMut(&[Record], usize, u64),
+    each: &mut impl FnMut(&mut [Record], usize, u64),
 ) -> Input {
     let unreadable = |e: std::io::Error| {
         let what = if &*path == "-" { "stdin" } else { "file" };
@@ -143,16 +144,19 @@ fn stream_reader(
         if let Err(e) = reader.read_to_end(&mut buf) {
             return unreadable(e);
         }
-        let input = parse_input_asked(path, &buf, asked);
-        each(&input.records, input.records.len(), buf.len() as u64);
+        let mut input = parse_input_asked(path, &buf, asked);
+        let n = input.records.len();
+        each(&mut input.records, n, buf.len() as u64);
         return input;
     }
     let mut digest = FileDigest::new(asked);
     let mut total = buf.len() as u64;
     let mut last_byte = buf.last().copied();
+    let mut lines = Lines::default();
     if buf.starts_with(b"\xEF\xBB\xBF") {
         digest.update(&buf[..3]);
         buf.drain(..3);
+        lines = Lines::at(3);
     }
     let mut input = Input {
         path: path.clone(),
@@ -163,7 +167,6 @@ fn stream_reader(
         errors: Vec::new(),
         asked: None,
     };
-    let mut lines = Lines::default();
     let mut handed = 0;
     let mut read_error = None;
     // Bytes at the end of `buf` read since the last pass: not hashed yet, and the only
@@ -187,7 +190,7 @@ fn stream_reader(
         );
         let n = input.records.len();
         if n > handed && (n >= 2 || eof) {
-            each(&input.records[handed..], n, total);
+            each(&mut input.records[handed..], n, total);
             handed = n;
         }
         if eof {
@@ -257,6 +260,19 @@ mod tests {
             std::fs::write(&file, body).unwrap();
             let name = file.display().to_string();
             let whole = parse_input(name.as_str().into(), body);
+            // A record's span is its line: parsed again, it is the same JSON.
+            for r in &whole.records {
+                if let Some(span) = r.span {
+                    let line = &body[span.offset as usize..][..span.len as usize];
+                    let again = super::super::parser::parse(std::str::from_utf8(line).unwrap());
+                    assert_eq!(
+                        again.as_ref().ok(),
+                        Some(r.json()),
+                        "body {i}, {:?}",
+                        r.source
+                    );
+                }
+            }
             for chunk in [1, 2, 3, 5, 8, 64, CHUNK] {
                 let mut seen = Vec::new();
                 let streamed = stream_paths(std::slice::from_ref(&name), chunk, |batch| {

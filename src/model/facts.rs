@@ -6,8 +6,78 @@
 use super::drift::{Drift, DriftInputs, DriftResult};
 use super::fields::{ActionFields, Key};
 use super::json::{Json, Obj};
-use super::{Action, DecisionMembers, Record};
+use super::{Action, DecisionMembers, Link, Record};
 use compact_str::CompactString;
+
+/// What the cross-record passes (the link graph, chains, confusable ids, the action
+/// graph, findings) read of one record, owned: once these are taken, the record's tree is
+/// needed only for what a finding or a view shows of it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecordFacts {
+    pub run_id: Option<CompactString>,
+    pub created_at_ms: Option<f64>,
+    pub link: LinkFacts,
+    /// `signature.key_id`, when it is a string.
+    pub key_id: Option<CompactString>,
+    /// True when the record-level `capability_decisions` list holds an object.
+    pub has_decisions: bool,
+    /// The elements of `actions` that are objects: their position and facts.
+    pub actions: Vec<(u32, ActionFacts)>,
+}
+
+/// `prev_record_hash`, owned ([`Link`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LinkFacts {
+    Absent,
+    Null,
+    Hash(CompactString),
+    Malformed,
+}
+
+impl LinkFacts {
+    /// The link, borrowed.
+    pub fn as_link(&self) -> Link<'_> {
+        match self {
+            LinkFacts::Absent => Link::Absent,
+            LinkFacts::Null => Link::Null,
+            LinkFacts::Hash(h) => Link::Hash(h),
+            LinkFacts::Malformed => Link::Malformed,
+        }
+    }
+}
+
+impl RecordFacts {
+    /// Reads the facts of a record from its JSON.
+    pub fn of(record: &Record) -> RecordFacts {
+        let obj = record.obj();
+        let text = |v: Option<&Json>| v.and_then(Json::as_str).map(CompactString::from);
+        let array = |key| obj.get(key).and_then(Json::as_array).unwrap_or(&[]);
+        RecordFacts {
+            run_id: text(obj.get("run_id")),
+            created_at_ms: obj.get("created_at_ms").and_then(Json::as_f64),
+            link: match obj.get("prev_record_hash") {
+                None => LinkFacts::Absent,
+                Some(Json::Null) => LinkFacts::Null,
+                Some(Json::String(s)) => s
+                    .as_str()
+                    .map_or(LinkFacts::Malformed, |h| LinkFacts::Hash(h.into())),
+                Some(_) => LinkFacts::Malformed,
+            },
+            key_id: text(obj.get("signature").and_then(|s| s.get("key_id"))),
+            has_decisions: array("capability_decisions")
+                .iter()
+                .any(|d| d.as_object().is_some()),
+            actions: array("actions")
+                .iter()
+                .enumerate()
+                .filter_map(|(pos, a)| {
+                    let a = a.as_object()?;
+                    Some((pos as u32, ActionFacts::of(record, &Action(a))))
+                })
+                .collect(),
+        }
+    }
+}
 
 /// One action's analysis-relevant fields, copied out of the stored JSON.
 #[derive(Clone, Debug, PartialEq)]

@@ -34,11 +34,43 @@ impl std::fmt::Display for Source {
     }
 }
 
-/// One AEP record: its source and its JSON object exactly as parsed.
+/// Where a record's line is in its file: a store's records can be read again from there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    /// Byte offset of the line's first byte in the file.
+    pub offset: u64,
+    /// Length of the line without its line ending.
+    pub len: u32,
+}
+
+/// Reads a record's line again and parses it; `Err` says why it could not be had, or
+/// that its canonical SHA-256 is no longer the one it was verified with.
+pub type Reread = fn(&Source, Span, &[u8; 32]) -> Result<Json, String>;
+
+/// One AEP record: its source and its JSON object exactly as parsed — held in memory, or
+/// (once verified, for commands that answer from the analysis) read again from its file
+/// when asked for, bound to the canonical hash it was verified with.
 #[derive(Clone, Debug)]
 pub struct Record {
     pub source: Source,
-    pub json: Json,
+    /// Where its line is (records of NDJSON stores), `None` for documents.
+    pub span: Option<Span>,
+    tree: Tree,
+    facts: std::sync::OnceLock<facts::RecordFacts>,
+}
+
+#[derive(Clone, Debug)]
+enum Tree {
+    Held(Json),
+    OnDisk(Box<OnDisk>),
+}
+
+#[derive(Clone, Debug)]
+struct OnDisk {
+    span: Span,
+    canonical: [u8; 32],
+    reread: Reread,
+    tree: std::sync::OnceLock<Result<Json, String>>,
 }
 
 /// The state of `prev_record_hash`.
@@ -77,11 +109,104 @@ pub fn side_effect_rank(class: Option<&str>) -> usize {
         .unwrap_or(4)
 }
 
+/// What a record whose line could not be read again stands for: an empty object.
+static UNREADABLE: Json = Json::Object(Obj {
+    members: Vec::new(),
+    has_duplicates: false,
+});
+
 impl Record {
+    /// A record held in memory.
+    pub fn new(source: Source, span: Option<Span>, json: Json) -> Record {
+        Record {
+            source,
+            span,
+            tree: Tree::Held(json),
+            facts: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The JSON as parsed. A record whose tree was let go ([`Record::let_go`]) is read
+    /// and parsed again; if that fails, or its canonical hash differs from the one it was
+    /// verified with, it reads as an empty object and [`Record::reread_error`] says why.
+    pub fn json(&self) -> &Json {
+        match &self.tree {
+            Tree::Held(json) => json,
+            Tree::OnDisk(d) => d
+                .tree
+                .get_or_init(|| (d.reread)(&self.source, d.span, &d.canonical))
+                .as_ref()
+                .unwrap_or(&UNREADABLE),
+        }
+    }
+
+    /// Calls `f` with the record, its JSON held: itself, or — when its tree was let go
+    /// and nothing asked for it yet — a copy holding the JSON read again for this call
+    /// alone, so what a pass over many records reads does not pile up in memory. A failed
+    /// read is kept ([`Record::reread_error`]) and `f` sees the record as an empty object.
+    pub fn with_record<R>(&self, f: impl FnOnce(&Record) -> R) -> R {
+        let Tree::OnDisk(d) = &self.tree else {
+            return f(self);
+        };
+        if d.tree.get().is_some() {
+            return f(self);
+        }
+        match (d.reread)(&self.source, d.span, &d.canonical) {
+            Ok(json) => f(&Record {
+                source: self.source.clone(),
+                span: self.span,
+                tree: Tree::Held(json),
+                facts: self.facts.clone(),
+            }),
+            Err(e) => {
+                let _ = d.tree.set(Err(e));
+                f(self)
+            }
+        }
+    }
+
+    /// Why the record could not be read again, once it was asked for and could not be.
+    pub fn reread_error(&self) -> Option<&str> {
+        match &self.tree {
+            Tree::OnDisk(d) => d.tree.get()?.as_ref().err().map(String::as_str),
+            Tree::Held(_) => None,
+        }
+    }
+
+    /// True while the parsed JSON is in memory.
+    pub fn is_held(&self) -> bool {
+        match &self.tree {
+            Tree::Held(_) => true,
+            Tree::OnDisk(d) => d.tree.get().is_some(),
+        }
+    }
+
+    /// Lets go of the parsed JSON of a record with a [`Span`] (its facts are taken
+    /// first): later reads of it go through `reread`, which must give JSON whose
+    /// canonical SHA-256 is `canonical`. False (and nothing changes) without a span.
+    pub fn let_go(&mut self, canonical: [u8; 32], reread: Reread) -> bool {
+        let Some(span) = self.span else {
+            return false;
+        };
+        self.facts();
+        self.tree = Tree::OnDisk(Box::new(OnDisk {
+            span,
+            canonical,
+            reread,
+            tree: std::sync::OnceLock::new(),
+        }));
+        true
+    }
+
+    /// What the cross-record passes read of the record, read once.
+    pub fn facts(&self) -> &facts::RecordFacts {
+        self.facts.get_or_init(|| facts::RecordFacts::of(self))
+    }
+
     /// The record's top-level object (loading guarantees an object).
     pub fn obj(&self) -> &Obj {
         static EMPTY: std::sync::OnceLock<Obj> = std::sync::OnceLock::new();
-        self.json
+        self.json()
             .as_object()
             .unwrap_or_else(|| EMPTY.get_or_init(Obj::default))
     }
@@ -103,22 +228,17 @@ impl Record {
 
     /// `run_id` when it is a string.
     pub fn run_id(&self) -> Option<&str> {
-        self.str_field("run_id")
+        self.facts().run_id.as_deref()
     }
 
     /// `created_at_ms` when it is a number.
     pub fn created_at_ms(&self) -> Option<f64> {
-        self.get("created_at_ms").and_then(Json::as_f64)
+        self.facts().created_at_ms
     }
 
     /// The `prev_record_hash` link.
     pub fn link(&self) -> Link<'_> {
-        match self.get("prev_record_hash") {
-            None => Link::Absent,
-            Some(Json::Null) => Link::Null,
-            Some(Json::String(s)) => s.as_str().map_or(Link::Malformed, Link::Hash),
-            Some(_) => Link::Malformed,
-        }
+        self.facts().link.as_link()
     }
 
     /// The actions (elements of `actions` that are objects).

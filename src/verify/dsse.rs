@@ -313,7 +313,7 @@ fn statement_checks(
     } else {
         SIGNED_EXCLUDED
     };
-    let outer = canonical_bytes_without(&record.json, excluded, Variant::C1);
+    let outer = canonical_bytes_without(record.json(), excluded, Variant::C1);
     if canonical_bytes(pred, Variant::C1) == outer {
         auth.binding = Some(BindingStatus::Exact);
         return;
@@ -334,7 +334,7 @@ fn statement_checks(
         }
     }
     let mut paths = Vec::new();
-    let outer_json = record.json.without(excluded);
+    let outer_json = record.json().without(excluded);
     diff_paths(pred, &outer_json, "", &mut paths);
     paths.retain(|p| p != "schema_version" || pred_sv != Some("aep/v0.3"));
     binding.push(format!(

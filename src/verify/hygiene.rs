@@ -6,7 +6,7 @@
 use crate::canon::{PrecisionLoss, precision_loss};
 use crate::model::Record;
 use crate::model::finding::{Finding, Location, Severity};
-use crate::model::json::{JStr, Json, KeySet};
+use crate::model::json::{JStr, Json};
 use crate::model::text::is_terminal_control;
 
 const MAX_PATHS: usize = 20;
@@ -97,7 +97,7 @@ fn join(path: &str, key: &str) -> String {
 /// The hygiene findings of one record.
 pub fn check(record: &Record) -> Vec<Finding> {
     let mut w = Walk::default();
-    w.value(&record.json, &String::new);
+    w.value(record.json(), &String::new);
     let run_id = record.run_id().map(str::to_string);
     // The whole record: the paths in the message are aeplens's notation, not pointers.
     let finding = |id, severity, message: String, evidence| Finding {
@@ -170,9 +170,6 @@ struct IdUse<'a> {
     action: Option<&'a str>,
 }
 
-/// The action members that hold ids, read in one pass over each action.
-static ACTION_IDS: KeySet = KeySet::new(&["action_id", "causal_chain_id", "scope_lease_id"]);
-
 /// Every id F-CONFUSABLE-ID compares (analysis-rules §6) — `run_id`, the action ids, the
 /// signature's `key_id` — in record order (within a record and kind, in action order).
 fn each_id<'a>(records: &[&'a Record], mut each: impl FnMut(IdUse<'a>)) {
@@ -187,17 +184,15 @@ fn each_id<'a>(records: &[&'a Record], mut each: impl FnMut(IdUse<'a>)) {
                 });
             }
         };
-        id("run_id", r.run_id(), None);
-        for a in r.actions() {
-            let [action_id, causal, lease] =
-                a.0.get_many::<3>(&ACTION_IDS)
-                    .map(|v| v.and_then(Json::as_str));
+        let facts = r.facts();
+        id("run_id", facts.run_id.as_deref(), None);
+        for (_, a) in &facts.actions {
+            let action_id = a.id.as_deref();
             id("action_id", action_id, action_id);
-            id("causal_chain_id", causal, action_id);
-            id("scope_lease_id", lease, action_id);
+            id("causal_chain_id", a.causal_chain_id.as_deref(), action_id);
+            id("scope_lease_id", a.scope_lease_id.as_deref(), action_id);
         }
-        let key_id = r.get("signature").and_then(|s| s.get("key_id"));
-        id("key_id", key_id.and_then(Json::as_str), None);
+        id("key_id", facts.key_id.as_deref(), None);
     }
 }
 

@@ -165,7 +165,7 @@ fn duplicates(records: &[&Record], vertex: &[usize], graph: &mut LinkGraph) {
         if v == i {
             continue;
         }
-        let identical = records[i].json == records[v].json;
+        let identical = records[i].json() == records[v].json();
         graph.conflicting_duplicates |= !identical;
         let (severity, what) = if identical {
             (Severity::Info, "an identical copy (a retried append)")

@@ -292,9 +292,38 @@ pub fn verify_paths(
     keys: &Keyring,
     options: &Options,
     index: Option<&Index>,
+    trees: Trees,
     progress: &mut dyn FnMut(u64, usize),
 ) -> (Vec<Input>, Report, IndexUse) {
-    verify_paths_in_chunks(paths, stream::CHUNK, keys, options, index, progress)
+    verify_paths_in_chunks(paths, stream::CHUNK, keys, options, index, trees, progress)
+}
+
+/// Whether verified records keep their parsed JSON in memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trees {
+    /// Every record's JSON stays in memory (the explorer shows any of it at any time).
+    Held,
+    /// A record of a store file keeps only its facts once verified; its JSON is read
+    /// again from the file, bound to its canonical hash, when something asks for it
+    /// (`check` and the analysis commands: memory grows with the records, not their bytes).
+    OnDisk,
+}
+
+/// Lets go of the trees of the records marked `true`, verified with `results` (their
+/// canonical hashes), on every core (freeing a tree is a walk over all its nodes).
+fn let_go(records: &mut [Record], results: &[RecordResult], marked: &[bool]) {
+    records
+        .par_iter_mut()
+        .zip(results)
+        .zip(marked)
+        .filter(|(_, marked)| **marked)
+        .for_each(|((record, result), _)| {
+            let hash = encoding::decode_hex(&result.canonical_sha256)
+                .and_then(|h| <[u8; 32]>::try_from(h).ok());
+            if let Some(hash) = hash {
+                record.let_go(hash, crate::load::reread);
+            }
+        });
 }
 
 /// [`verify_paths`], reading `chunk` bytes at a time.
@@ -304,6 +333,7 @@ pub fn verify_paths_in_chunks(
     keys: &Keyring,
     options: &Options,
     index: Option<&Index>,
+    trees: Trees,
     progress: &mut dyn FnMut(u64, usize),
 ) -> (Vec<Input>, Report, IndexUse) {
     struct File {
@@ -349,14 +379,21 @@ pub fn verify_paths_in_chunks(
                     .enumerate()
                     .filter_map(|(i, t)| t.as_ref().map(|_| start + i)),
             );
+            // Verdicts the index gave are provisional until the file's end: their
+            // records keep their trees until then.
+            let fresh: Vec<bool> = taken.iter().map(Option::is_none).collect();
             let records: Vec<(&Record, usize)> =
                 batch.records.iter().map(|r| (r, batch.in_file)).collect();
             let results = fill(taken, &records, keys, options, &mut used, &|| {});
+            if trees == Trees::OnDisk && batch.path != "-" {
+                let_go(batch.records, &results, &fresh);
+            }
             file.results.extend(results);
         }
         read += batch.records.len();
         progress(batch.read, read);
     });
+    let mut inputs = inputs;
     let mut records = Vec::with_capacity(read);
     for mut file in files {
         let input = &inputs[file.input];
@@ -378,6 +415,14 @@ pub fn verify_paths_in_chunks(
         }
         if file.changed {
             keep(index, input, &file.results, &mut used);
+        }
+        let input = &mut inputs[file.input];
+        if trees == Trees::OnDisk && &*input.path != "-" {
+            let mut taken = vec![false; file.results.len()];
+            for &i in &file.taken {
+                taken[i] = true;
+            }
+            let_go(&mut input.records, &file.results, &taken);
         }
         records.extend(file.results);
     }
@@ -464,7 +509,7 @@ pub fn verify_record(
     keys: &Keyring,
     options: &Options,
 ) -> RecordResult {
-    let chain_bytes = canonical_bytes_without(&record.json, CHAIN_EXCLUDED, Variant::C1);
+    let chain_bytes = canonical_bytes_without(record.json(), CHAIN_EXCLUDED, Variant::C1);
     let canonical_sha256 = sha256_hex(&chain_bytes);
     let structural_violations = structural::check(record);
     let semantic_violations = semantic::check(record);

@@ -268,7 +268,7 @@ pub fn authenticate(
             } else {
                 "timestamp_proof is not covered by the signature (attached after signing)".into()
             });
-            let signed = canonical_bytes_without(&record.json, SIGNED_EXCLUDED, Variant::C1);
+            let signed = canonical_bytes_without(record.json(), SIGNED_EXCLUDED, Variant::C1);
             auth.timestamp = Some(timestamp_state(record.obj(), &signed));
         }
         return finish(auth, m.construction, profile);
@@ -386,7 +386,7 @@ fn legacy_match(
     };
     if try_s1 {
         if record.get("timestamp_proof").is_some() {
-            let unstamped = canonical_bytes_without(&record.json, SIGNED_EXCLUDED, Variant::C1);
+            let unstamped = canonical_bytes_without(record.json(), SIGNED_EXCLUDED, Variant::C1);
             if verifies(&unstamped) {
                 return Some(s1(Variant::C1, false));
             }
@@ -397,16 +397,16 @@ fn legacy_match(
         } else if verifies(chain_bytes) {
             return Some(s1(Variant::C1, false));
         }
-        if has_divergence_trigger(&record.json) {
+        if has_divergence_trigger(record.json()) {
             for v in [Variant::C2, Variant::C3] {
-                if verifies(&canonical_bytes_without(&record.json, SIGNED_EXCLUDED, v)) {
+                if verifies(&canonical_bytes_without(record.json(), SIGNED_EXCLUDED, v)) {
                     return Some(s1(v, false));
                 }
             }
         }
     }
     for slot in [SignatureSlot::NullInPlace, SignatureSlot::Removed] {
-        if verifies(&Sha256::digest(stored_order_bytes(&record.json, slot))) {
+        if verifies(&Sha256::digest(stored_order_bytes(record.json(), slot))) {
             return Some(LegacyMatch {
                 construction: Construction::RustGatewayLegacy,
                 canon: None,

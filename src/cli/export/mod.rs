@@ -13,6 +13,7 @@ use super::report::{emit, open};
 use super::{ExportArgs, ExportFormat};
 use crate::model::text::sanitize;
 use crate::review::report::graph::{ActionGraph, dot, mermaid};
+use crate::verify::Trees;
 
 /// `aeplens export`.
 pub fn run(args: &ExportArgs) -> i32 {
@@ -24,7 +25,7 @@ pub fn run(args: &ExportArgs) -> i32 {
     if args.format == ExportFormat::Parquet {
         return parquet(args);
     }
-    let ev = match open(&args.evidence) {
+    let ev = match open(&args.evidence, Trees::Held) {
         Ok(ev) => ev,
         Err(code) => return code,
     };
@@ -66,7 +67,7 @@ fn parquet(args: &ExportArgs) -> i32 {
         );
         return 2;
     }
-    let (ev, keys) = match super::report::open_with_keys(&args.evidence) {
+    let (ev, keys) = match super::report::open_with_keys(&args.evidence, Trees::Held) {
         Ok(opened) => opened,
         Err(code) => return code,
     };

@@ -34,9 +34,9 @@ impl CopyTarget {
             CopyTarget::ActionJson => {
                 serde_json::to_string_pretty(d.analysis.raw(&d.corpus, node)?).ok()?
             }
-            CopyTarget::RecordJson => serde_json::to_string_pretty(&record.json).ok()?,
+            CopyTarget::RecordJson => serde_json::to_string_pretty(record.json()).ok()?,
             CopyTarget::CanonicalBytes => String::from_utf8_lossy(&canonical_bytes_without(
-                &record.json,
+                record.json(),
                 CHAIN_EXCLUDED,
                 Variant::C1,
             ))

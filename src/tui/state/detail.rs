@@ -179,7 +179,7 @@ pub fn raw_lines(state: &State) -> Vec<JsonLine> {
     let n = &d.analysis.graph.nodes[node as usize];
     let record = d.corpus.record(n.record as usize);
     if state.detail.canonical {
-        let bytes = canonical_bytes_without(&record.json, CHAIN_EXCLUDED, Variant::C1);
+        let bytes = canonical_bytes_without(record.json(), CHAIN_EXCLUDED, Variant::C1);
         let text = String::from_utf8_lossy(&bytes);
         return text
             .as_bytes()
@@ -197,7 +197,7 @@ pub fn raw_lines(state: &State) -> Vec<JsonLine> {
     let own = format!("$.actions[{}]", n.pos);
     let mut out = Vec::new();
     walk_json(
-        &record.json,
+        record.json(),
         "$",
         None,
         0,
