@@ -39,11 +39,7 @@ pub fn run(args: &CheckArgs) -> i32 {
         &options,
         &leases,
         &args.index,
-        if std::env::var_os("AEPLENS_HELD").is_some() {
-            Trees::Held
-        } else {
-            Trees::OnDisk
-        },
+        Trees::OnDisk,
     ) {
         Ok(ev) => ev,
         Err(e) => {
