@@ -242,15 +242,14 @@ fn steps(facts: &[&ActionFacts], nodes: &[NodeId]) -> Vec<Step> {
         .map(|&n| {
             let f = &facts[n as usize];
             let fresh = f
-                .approval_context_hash
-                .as_deref()
+                .approval_context_hash()
                 .is_some_and(|h| seen_hashes.insert(h));
             Step {
                 node: n,
-                action_id: CompactString::from(f.id.as_deref().unwrap_or("(no action_id)")),
-                tool: f.tool.clone(),
-                decision: f.outcome.clone(),
-                grant: f.grant.clone(),
+                action_id: CompactString::from(f.id().unwrap_or("(no action_id)")),
+                tool: f.tool().map(CompactString::from),
+                decision: f.outcome().map(CompactString::from),
+                grant: f.grant().map(CompactString::from),
                 fresh_approval: fresh,
                 drift: f.drift,
             }

@@ -200,7 +200,7 @@ pub fn analyse(corpus: &Corpus, an: &Analysis) -> Vec<Timed> {
                 r.facts()
                     .actions
                     .iter()
-                    .position(|(_, x)| id.is_some() && x.id.as_deref() == id)
+                    .position(|(_, x)| id.is_some() && x.id() == id)
                     .map_or_else(
                         || Location::record(&r.source),
                         |i| location_at(&r.source, i, None),
@@ -233,12 +233,11 @@ pub mod check {
 /// The [`check`] bits of one action.
 pub fn checks(f: &ActionFacts) -> u8 {
     let mut bits = 0;
-    let denied = f.outcome.as_deref() == Some("deny");
-    let class = f.side_effect_class.as_deref();
+    let denied = f.outcome() == Some("deny");
+    let class = f.side_effect_class();
     if denied
         && (f
-            .result_outcome
-            .as_deref()
+            .result_outcome()
             .is_some_and(|o| matches!(o, "success" | "succeeded" | "ok" | "completed"))
             || f.exit_code == Some(0.0)
             || f.has_result_digest)
@@ -250,8 +249,8 @@ pub fn checks(f: &ActionFacts) -> u8 {
         bits |= check::UNAPPROVED_MUTATION;
     }
     if matches!(class, None | Some("unknown"))
-        && f.outcome.as_deref() == Some("allow")
-        && matches!(f.grant.as_deref(), None | Some("none"))
+        && f.outcome() == Some("allow")
+        && matches!(f.grant(), None | Some("none"))
     {
         bits |= check::UNKNOWN_CLASS_ALLOWED;
     }
@@ -292,8 +291,8 @@ fn per_action(corpus: &Corpus, an: &Analysis, n: NodeId, out: &mut Vec<Timed>) {
     let a = &a;
     let fields = ActionFields::of(a.0);
     let (facts, drift) = ActionFacts::with_drift(record, &fields);
-    let outcome = facts.outcome.as_deref();
-    let class = facts.side_effect_class.as_deref();
+    let outcome = facts.outcome();
+    let class = facts.side_effect_class();
     if bits & check::EXEC_AFTER_DENY != 0 {
         out.push(finding(
             "F-EXEC-AFTER-DENY",

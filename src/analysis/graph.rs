@@ -256,8 +256,8 @@ impl Graph {
                 let f = &facts[i];
                 i += 1;
                 let n = self.nodes.len() as NodeId;
-                if let Some(id) = &f.id {
-                    match by_key[run as usize].entry(id.clone()) {
+                if let Some(id) = f.id() {
+                    match by_key[run as usize].entry(CompactString::from(id)) {
                         Entry::Vacant(slot) => {
                             slot.insert(n);
                         }
@@ -318,10 +318,10 @@ impl Graph {
         let mut unique: Option<HashMap<&str, Option<NodeId>>> = None;
         for (n, f) in facts.iter().enumerate() {
             let node = &self.nodes[n];
-            let Some(parent_id) = f.parent.as_deref() else {
+            let Some(parent_id) = f.parent() else {
                 continue;
             };
-            if Some(parent_id) == f.id.as_deref() {
+            if Some(parent_id) == f.id() {
                 self.problems
                     .push(GraphProblem::SelfParent { node: n as NodeId });
                 continue;
@@ -391,7 +391,7 @@ impl Graph {
     }
 
     fn group_causal(&mut self, facts: &[&ActionFacts]) {
-        self.causal = groups_in_time_order(&self.nodes, facts, |f| f.causal_chain_id.as_deref())
+        self.causal = groups_in_time_order(&self.nodes, facts, |f| f.causal_chain_id())
             .into_iter()
             .map(|(id, nodes)| CausalGroup {
                 id: id.to_string(),

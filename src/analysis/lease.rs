@@ -287,7 +287,7 @@ impl Leases {
     pub fn build(graph: &Graph, facts: &[&ActionFacts], supplied: &SuppliedLeases) -> Leases {
         let mut out = Leases::default();
         let mut jobs: Vec<(usize, usize, NodeId)> = Vec::new();
-        let groups = groups_in_time_order(&graph.nodes, facts, |f| f.scope_lease_id.as_deref());
+        let groups = groups_in_time_order(&graph.nodes, facts, |f| f.scope_lease_id());
         for (id, nodes) in groups {
             let times: Vec<f64> = nodes
                 .iter()
@@ -370,7 +370,7 @@ fn view(
         .map_or([None; 10], |ev| ev.get_many(&EVIDENCE_FIELDS))
         .map(|v| v.and_then(Json::as_f64));
     let mut notes = LeaseNotes::default();
-    let label = action.approval_decision.clone();
+    let label = action.approval_decision().map(CompactString::from);
     let executed_at_ms = started.or(action.time);
     let mut v = LeaseView {
         lease_id: CompactString::from(lease_id),

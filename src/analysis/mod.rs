@@ -264,7 +264,7 @@ impl Analysis {
                         action_id: self
                             .graph
                             .facts(corpus, *node)
-                            .and_then(|f| f.id.as_deref().map(str::to_string)),
+                            .and_then(|f| f.id().map(str::to_string)),
                     },
                 )),
                 _ => None,

@@ -104,7 +104,7 @@ fn actions<'e>(ev: &'e Evidence, runs: Option<&str>) -> Vec<Seen<'e>> {
             let facts = ActionFacts::of(record, &action);
             out.push(Seen {
                 run: &run.id,
-                id: facts.id.as_deref().unwrap_or("").to_string(),
+                id: facts.id().unwrap_or("").to_string(),
                 copies: action
                     .id()
                     .and_then(|id| copies.get(id).cloned())
@@ -149,7 +149,7 @@ fn align(a: &[Seen], b: &[Seen], by_run: bool) -> Vec<(usize, usize, &'static st
         let run = if by_run { s.run } else { "" };
         (
             run.to_string(),
-            s.facts.tool.as_deref().unwrap_or("").to_string(),
+            s.facts.tool().unwrap_or("").to_string(),
             resource.to_string(),
         )
     };
@@ -277,7 +277,7 @@ pub fn run(args: &DiffArgs) -> i32 {
             action_b: y.id.clone(),
             aligned_by,
             fields,
-            decision: pair(x.facts.outcome.as_deref(), y.facts.outcome.as_deref()),
+            decision: pair(x.facts.outcome(), y.facts.outcome()),
             outcome: pair(x.facts.observed, y.facts.observed),
         });
     }
@@ -288,7 +288,7 @@ pub fn run(args: &DiffArgs) -> i32 {
             .map(|(_, s)| Only {
                 run: s.run.to_string(),
                 action: s.id.clone(),
-                tool: s.facts.tool.as_deref().map(str::to_string),
+                tool: s.facts.tool().map(str::to_string),
             })
             .collect()
     };

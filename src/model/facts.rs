@@ -79,34 +79,61 @@ impl RecordFacts {
     }
 }
 
+/// The text members of [`ActionFacts`], in the order they are packed.
+const TEXTS: usize = 11;
+
+/// Text members packed in one allocation: the texts one after another, where each ends,
+/// and which are present (a million actions' facts stay a few dozen bytes each).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Texts {
+    buf: Box<str>,
+    ends: [u32; TEXTS],
+    present: u16,
+}
+
+impl Texts {
+    fn new(texts: [Option<&str>; TEXTS]) -> Texts {
+        let mut buf = String::with_capacity(texts.iter().flatten().map(|t| t.len()).sum());
+        let mut ends = [0; TEXTS];
+        let mut present = 0;
+        for (i, t) in texts.iter().enumerate() {
+            if let Some(t) = t {
+                buf.push_str(t);
+                present |= 1 << i;
+            }
+            // Texts past 4 GiB in one action are not a thing a store holds.
+            ends[i] = u32::try_from(buf.len()).unwrap_or(u32::MAX);
+        }
+        Texts {
+            buf: buf.into_boxed_str(),
+            ends,
+            present,
+        }
+    }
+
+    fn get(&self, i: usize) -> Option<&str> {
+        if self.present & (1 << i) == 0 {
+            return None;
+        }
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        self.buf.get(start..self.ends[i] as usize)
+    }
+}
+
 /// One action's analysis-relevant fields, copied out of the stored JSON.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ActionFacts {
-    pub id: Option<CompactString>,
-    pub tool: Option<CompactString>,
-    pub parent: Option<CompactString>,
-    pub causal_chain_id: Option<CompactString>,
-    pub scope_lease_id: Option<CompactString>,
-    pub approval_context_hash: Option<CompactString>,
+    /// `action_id`, `tool_name`, … (see the accessors).
+    texts: Texts,
     pub time: Option<f64>,
-    pub side_effect_class: Option<CompactString>,
     /// True when the action carries a `capability_decision` object.
     pub has_decision: bool,
-    /// `decision` of the capability decision (`allow`, `deny`, …).
-    pub outcome: Option<CompactString>,
-    /// The authority shape: `approval_grant`, else `approval_mode`
-    /// ([`Decision::grant`](super::Decision::grant)).
-    pub grant: Option<CompactString>,
-    /// The decision's RFC-final `approval_decision` label.
-    pub approval_decision: Option<CompactString>,
     /// The drift check's result, every dialect normalised ([`Drift`]).
     pub drift: DriftResult,
     /// What the recorded result says happened ([`observed`]).
     pub observed: Option<&'static str>,
     /// `state_changing`, when it is a boolean.
     pub state_changing: Option<bool>,
-    /// The action's own `outcome` text (not the decision's).
-    pub result_outcome: Option<CompactString>,
     /// `exit_code`, when it is a number.
     pub exit_code: Option<f64>,
     /// True when `result_digest` is present.
@@ -153,7 +180,6 @@ impl ActionFacts {
     pub fn with_drift<'a>(record: &'a Record, f: &ActionFields<'a>) -> (ActionFacts, Drift<'a>) {
         let decision = f.obj(Key::CapabilityDecision);
         let members = DecisionMembers::of(decision);
-        let text = |v: Option<&str>| v.map(CompactString::from);
         let grant = members.grant();
         let state_digest = (f.get(Key::PreStateDigest).is_some()
             || f.get(Key::PostStateDigest).is_some())
@@ -167,28 +193,86 @@ impl ActionFacts {
         });
         let drift = Drift::from_inputs(record, &DriftInputs::of(f, grant));
         let facts = ActionFacts {
-            id: text(f.str(Key::ActionId)),
-            tool: text(f.str(Key::ToolName)),
-            parent: text(f.str(Key::ParentActionId)),
-            causal_chain_id: text(f.str(Key::CausalChainId)),
-            scope_lease_id: text(f.str(Key::ScopeLeaseId)),
-            approval_context_hash: text(f.str(Key::ApprovalContextHash)),
+            texts: Texts::new([
+                f.str(Key::ActionId),
+                f.str(Key::ToolName),
+                f.str(Key::ParentActionId),
+                f.str(Key::CausalChainId),
+                f.str(Key::ScopeLeaseId),
+                f.str(Key::ApprovalContextHash),
+                f.str(Key::SideEffectClass),
+                members.outcome(),
+                grant,
+                members.approval_decision(),
+                f.str(Key::Outcome),
+            ]),
             time: f.get(Key::TimestampMs).and_then(Json::as_f64),
-            side_effect_class: text(f.str(Key::SideEffectClass)),
             has_decision: decision.is_some(),
-            outcome: text(members.outcome()),
-            grant: text(grant),
-            approval_decision: text(members.approval_decision()),
             drift: drift.result,
             observed: observed(members.outcome(), f),
             state_changing: f.get(Key::StateChanging).and_then(Json::as_bool),
-            result_outcome: text(f.str(Key::Outcome)),
             exit_code: f.get(Key::ExitCode).and_then(Json::as_f64),
             has_result_digest: f.get(Key::ResultDigest).is_some(),
             bounded_lease_evidence: f.obj(Key::BoundedLeaseEvidence).cloned().map(Box::new),
             state_digest,
         };
         (facts, drift)
+    }
+
+    /// `action_id`.
+    pub fn id(&self) -> Option<&str> {
+        self.texts.get(0)
+    }
+
+    /// `tool_name`.
+    pub fn tool(&self) -> Option<&str> {
+        self.texts.get(1)
+    }
+
+    /// `parent_action_id`.
+    pub fn parent(&self) -> Option<&str> {
+        self.texts.get(2)
+    }
+
+    /// `causal_chain_id`.
+    pub fn causal_chain_id(&self) -> Option<&str> {
+        self.texts.get(3)
+    }
+
+    /// `scope_lease_id`.
+    pub fn scope_lease_id(&self) -> Option<&str> {
+        self.texts.get(4)
+    }
+
+    /// `approval_context_hash`.
+    pub fn approval_context_hash(&self) -> Option<&str> {
+        self.texts.get(5)
+    }
+
+    /// `side_effect_class`.
+    pub fn side_effect_class(&self) -> Option<&str> {
+        self.texts.get(6)
+    }
+
+    /// `decision` of the capability decision (`allow`, `deny`, …).
+    pub fn outcome(&self) -> Option<&str> {
+        self.texts.get(7)
+    }
+
+    /// The authority shape: `approval_grant`, else `approval_mode`
+    /// ([`Decision::grant`](super::Decision::grant)).
+    pub fn grant(&self) -> Option<&str> {
+        self.texts.get(8)
+    }
+
+    /// The decision's RFC-final `approval_decision` label.
+    pub fn approval_decision(&self) -> Option<&str> {
+        self.texts.get(9)
+    }
+
+    /// The action's own `outcome` text (not the decision's).
+    pub fn result_outcome(&self) -> Option<&str> {
+        self.texts.get(10)
     }
 
     /// True when the action carries a pre or post state digest.

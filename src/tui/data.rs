@@ -118,7 +118,7 @@ impl Data {
                 let fields = ActionFields::of(a.0);
                 let f = ActionFacts::from_fields(record, &fields);
                 let mut bits = 0;
-                let denied = f.outcome.as_deref() == Some("deny");
+                let denied = f.outcome() == Some("deny");
                 if denied {
                     bits |= flag::DENIED;
                 }
@@ -137,7 +137,7 @@ impl Data {
                 if f.observed == Some("failure") {
                     bits |= flag::FAILED;
                 }
-                if f.parent.is_some() && g.nodes[node as usize].parent.is_none() {
+                if f.parent().is_some() && g.nodes[node as usize].parent.is_none() {
                     bits |= flag::MISSING_PARENT;
                 }
                 let mut hay = String::with_capacity(96);
@@ -147,11 +147,11 @@ impl Data {
                     .and_then(|r| r.as_str());
                 let digests = f.state_digest.as_deref();
                 for part in [
-                    f.id.as_deref(),
-                    f.tool.as_deref(),
+                    f.id(),
+                    f.tool(),
                     resource,
                     fields.str(Key::ArgumentsDigest),
-                    f.scope_lease_id.as_deref(),
+                    f.scope_lease_id(),
                     digests.and_then(StateDigest::pre),
                     digests.and_then(StateDigest::post),
                 ]

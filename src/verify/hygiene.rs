@@ -187,10 +187,10 @@ fn each_id<'a>(records: &[&'a Record], mut each: impl FnMut(IdUse<'a>)) {
         let facts = r.facts();
         id("run_id", facts.run_id.as_deref(), None);
         for (_, a) in &facts.actions {
-            let action_id = a.id.as_deref();
+            let action_id = a.id();
             id("action_id", action_id, action_id);
-            id("causal_chain_id", a.causal_chain_id.as_deref(), action_id);
-            id("scope_lease_id", a.scope_lease_id.as_deref(), action_id);
+            id("causal_chain_id", a.causal_chain_id(), action_id);
+            id("scope_lease_id", a.scope_lease_id(), action_id);
         }
         id("key_id", facts.key_id.as_deref(), None);
     }

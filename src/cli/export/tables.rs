@@ -287,7 +287,7 @@ fn actions(ev: EvidenceRef) -> Table {
             let f = ActionFacts::of(record, &action);
             let lease = ev.analysis.leases.by_node.get(&n);
             t.s("run_id", Some(&run.id));
-            t.s("action_id", f.id.as_deref());
+            t.s("action_id", f.id());
             t.s("path", Some(&record.source.path));
             t.i("line", Some(record.source.line as i64));
             t.s(
@@ -298,11 +298,11 @@ fn actions(ev: EvidenceRef) -> Table {
                     .map(String::as_str),
             );
             t.i("copies", Some(i64::from(node.copies)));
-            t.s("parent_action_id", f.parent.as_deref());
-            t.s("tool_name", f.tool.as_deref());
-            t.s("decision", f.outcome.as_deref());
-            t.s("approval_grant", f.grant.as_deref());
-            t.s("side_effect_class", f.side_effect_class.as_deref());
+            t.s("parent_action_id", f.parent());
+            t.s("tool_name", f.tool());
+            t.s("decision", f.outcome());
+            t.s("approval_grant", f.grant());
+            t.s("side_effect_class", f.side_effect_class());
             t.b("state_changing", f.state_changing);
             t.f("time_ms", node.time);
             t.s("observed", f.observed);

@@ -66,7 +66,7 @@ fn events<'e>(ev: &'e Evidence, runs: &[String]) -> Vec<Event<'e>> {
 
 /// The finding ids that name this action.
 fn findings_of(ev: &Evidence, e: &Event) -> Vec<&'static str> {
-    let id = e.facts.id.as_deref().unwrap_or("");
+    let id = e.facts.id().unwrap_or("");
     ev.findings
         .iter()
         .filter(|f| f.run_id.as_deref() == Some(e.run) && f.action_ids.iter().any(|a| a == id))
@@ -88,15 +88,10 @@ fn lines(values: impl Iterator<Item = Value>) -> String {
 pub fn timesketch(ev: &Evidence, runs: &[String]) -> String {
     lines(events(ev, runs).iter().map(|e| {
         let f = &e.facts;
-        let words: Vec<&str> = [
-            f.id.as_deref(),
-            f.tool.as_deref(),
-            f.outcome.as_deref(),
-            f.observed,
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
+        let words: Vec<&str> = [f.id(), f.tool(), f.outcome(), f.observed]
+            .into_iter()
+            .flatten()
+            .collect();
         json!({
             "message": format!("{} (run {})", words.join(" · "), e.run),
             "datetime": format_ms(e.time),
@@ -104,11 +99,11 @@ pub fn timesketch(ev: &Evidence, runs: &[String]) -> String {
             "timestamp_desc": "AEP action timestamp_ms",
             "data_type": "aep:action",
             "run_id": e.run,
-            "action_id": f.id.as_deref(),
-            "tool_name": f.tool.as_deref(),
-            "decision": f.outcome.as_deref(),
+            "action_id": f.id(),
+            "tool_name": f.tool(),
+            "decision": f.outcome(),
             "observed": f.observed,
-            "side_effect_class": f.side_effect_class.as_deref(),
+            "side_effect_class": f.side_effect_class(),
             "source": e.source,
             "findings": findings_of(ev, e),
         })
@@ -132,16 +127,16 @@ pub fn chrome_trace(ev: &Evidence, runs: &[String]) -> String {
         }
         let f = &e.facts;
         out.push(json!({
-            "name": f.tool.as_deref().or(f.id.as_deref()).unwrap_or("action"),
-            "cat": f.outcome.as_deref().unwrap_or("no decision"),
+            "name": f.tool().or(f.id()).unwrap_or("action"),
+            "cat": f.outcome().unwrap_or("no decision"),
             "ph": "X",
             "dur": 0,
             "ts": e.time * 1000.0,
             "pid": e.track + 1,
             "tid": 1,
             "args": {
-                "action_id": f.id.as_deref(),
-                "decision": f.outcome.as_deref(),
+                "action_id": f.id(),
+                "decision": f.outcome(),
                 "observed": f.observed,
                 "source": e.source,
                 "findings": findings_of(ev, e),
@@ -237,11 +232,11 @@ pub fn otlp_json(ev: &Evidence, runs: &[String]) -> String {
             .map(span_id);
         let attributes: Vec<Value> = [
             attr("gen_ai.operation.name", Some("execute_tool")),
-            attr("gen_ai.tool.name", f.tool.as_deref()),
-            attr("gen_ai.tool.call.id", f.id.as_deref()),
+            attr("gen_ai.tool.name", f.tool()),
+            attr("gen_ai.tool.call.id", f.id()),
             attr("aep.run_id", Some(e.run)),
             attr("aep.observed", f.observed),
-            attr("aep.side_effect_class", f.side_effect_class.as_deref()),
+            attr("aep.side_effect_class", f.side_effect_class()),
             attr("aep.source", Some(&e.source)),
         ]
         .into_iter()
@@ -250,7 +245,7 @@ pub fn otlp_json(ev: &Evidence, runs: &[String]) -> String {
         let mut span = json!({
             "traceId": trace,
             "spanId": span_id(e.node),
-            "name": format!("execute_tool {}", f.tool.as_deref().unwrap_or("unknown")),
+            "name": format!("execute_tool {}", f.tool().unwrap_or("unknown")),
             "kind": 1,
             "startTimeUnixNano": nanos,
             "endTimeUnixNano": nanos,
@@ -265,8 +260,8 @@ pub fn otlp_json(ev: &Evidence, runs: &[String]) -> String {
                 attr("aep.decision", decision.str_field("decision")),
                 attr("aep.capability", decision.str_field("capability")),
                 attr("aep.resource", decision.str_field("resource")),
-                attr("aep.approval_grant", f.grant.as_deref()),
-                attr("aep.approval_decision", f.approval_decision.as_deref()),
+                attr("aep.approval_grant", f.grant()),
+                attr("aep.approval_decision", f.approval_decision()),
             ]
             .into_iter()
             .flatten()
@@ -275,7 +270,7 @@ pub fn otlp_json(ev: &Evidence, runs: &[String]) -> String {
                 "traceId": trace,
                 "spanId": id_hex(&format!("guardrail\0{}\0{}", e.run, e.node), 8),
                 "parentSpanId": span_id(e.node),
-                "name": format!("guardrail {}", f.outcome.as_deref().unwrap_or("none")),
+                "name": format!("guardrail {}", f.outcome().unwrap_or("none")),
                 "kind": 1,
                 "startTimeUnixNano": nanos,
                 "endTimeUnixNano": nanos,

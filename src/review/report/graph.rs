@@ -56,18 +56,18 @@ impl ActionGraph {
                     continue;
                 };
                 let facts = ActionFacts::of(record, &action);
-                let decision = facts.outcome.as_deref();
+                let decision = facts.outcome();
                 let class = match roles.get(&n) {
                     Some(Role::Reapproved) => Class::Reapproved,
                     _ if decision == Some("deny") => Class::Denied,
                     _ => Class::Plain,
                 };
-                let detail: Vec<&str> = [facts.tool.as_deref(), decision, facts.observed]
+                let detail: Vec<&str> = [facts.tool(), decision, facts.observed]
                     .into_iter()
                     .flatten()
                     .collect();
                 let label = [
-                    facts.id.as_deref().unwrap_or("(no action_id)").to_string(),
+                    facts.id().unwrap_or("(no action_id)").to_string(),
                     detail.join(" · "),
                 ];
                 shown[n as usize] = true;

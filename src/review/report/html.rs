@@ -230,12 +230,9 @@ fn waterfall(
                 .map(|(rec, a)| ActionFacts::of(rec, &a));
             let id = facts
                 .as_ref()
-                .and_then(|f| f.id.as_deref())
+                .and_then(|f| f.id())
                 .unwrap_or("(no action_id)");
-            let tool = facts
-                .as_ref()
-                .and_then(|f| f.tool.as_deref())
-                .unwrap_or("?");
+            let tool = facts.as_ref().and_then(|f| f.tool()).unwrap_or("?");
             let outside = leases
                 .by_node
                 .get(n)
@@ -244,7 +241,7 @@ fn waterfall(
                 "outside"
             } else if roles.get(n) == Some(&Role::Reapproved) {
                 "reapproved"
-            } else if facts.as_ref().and_then(|f| f.outcome.as_deref()) == Some("deny") {
+            } else if facts.as_ref().and_then(|f| f.outcome()) == Some("deny") {
                 "denied"
             } else {
                 "plain"
