@@ -43,9 +43,9 @@ pub struct Span {
     pub len: u32,
 }
 
-/// Reads a record's line again and parses it; `Err` says why it could not be had, or
-/// that its canonical SHA-256 is no longer the one it was verified with.
-pub type Reread = fn(&Source, Span, &[u8; 32]) -> Result<Json, String>;
+/// Reads a record's line again and parses it; `Err` says why it could not be had, or —
+/// when a canonical SHA-256 is given — that the JSON's is no longer that one.
+pub type Reread = fn(&Source, Span, Option<&[u8; 32]>) -> Result<Json, String>;
 
 /// One AEP record: its source and its JSON object exactly as parsed — held in memory, or
 /// (once verified, for commands that answer from the analysis) read again from its file
@@ -134,7 +134,7 @@ impl Record {
             Tree::Held(json) => json,
             Tree::OnDisk(d) => d
                 .tree
-                .get_or_init(|| (d.reread)(&self.source, d.span, &d.canonical))
+                .get_or_init(|| (d.reread)(&self.source, d.span, Some(&d.canonical)))
                 .as_ref()
                 .unwrap_or(&UNREADABLE),
         }
@@ -151,7 +151,7 @@ impl Record {
         if d.tree.get().is_some() {
             return f(self);
         }
-        match (d.reread)(&self.source, d.span, &d.canonical) {
+        match (d.reread)(&self.source, d.span, Some(&d.canonical)) {
             Ok(json) => f(&Record {
                 source: self.source.clone(),
                 span: self.span,
@@ -196,6 +196,26 @@ impl Record {
             tree: std::sync::OnceLock::new(),
         }));
         true
+    }
+
+    /// Holds the JSON again, as the file has it now (not bound to a hash: for a record
+    /// that is to be verified again). False, and the record reads as unreadable, when
+    /// its line cannot be read.
+    pub fn hold_again(&mut self) -> bool {
+        let Tree::OnDisk(d) = &self.tree else {
+            return true;
+        };
+        match (d.reread)(&self.source, d.span, None) {
+            Ok(json) => {
+                self.tree = Tree::Held(json);
+                self.facts = std::sync::OnceLock::new();
+                true
+            }
+            Err(e) => {
+                let _ = d.tree.set(Err(e));
+                false
+            }
+        }
     }
 
     /// What the cross-record passes read of the record, read once.

@@ -309,21 +309,24 @@ pub enum Trees {
     OnDisk,
 }
 
-/// Lets go of the trees of the records marked `true`, verified with `results` (their
-/// canonical hashes), on every core (freeing a tree is a walk over all its nodes).
-fn let_go(records: &mut [Record], results: &[RecordResult], marked: &[bool]) {
+/// Lets go of the trees of `records`, verified with `results` (their canonical hashes),
+/// on every core (freeing a tree is a walk over all its nodes). A verdict the index gave
+/// is provisional: if the file turns out to have changed, the record is read again and
+/// verified ([`Record::hold_again`]).
+fn let_go(records: &mut [Record], results: &[RecordResult]) {
     records
         .par_iter_mut()
         .zip(results)
-        .zip(marked)
-        .filter(|(_, marked)| **marked)
-        .for_each(|((record, result), _)| {
-            let hash = encoding::decode_hex(&result.canonical_sha256)
-                .and_then(|h| <[u8; 32]>::try_from(h).ok());
-            if let Some(hash) = hash {
-                record.let_go(hash, crate::load::reread);
-            }
-        });
+        .for_each(|(record, result)| let_go_one(record, result));
+}
+
+/// [`let_go`] for one record.
+fn let_go_one(record: &mut Record, result: &RecordResult) {
+    let hash =
+        encoding::decode_hex(&result.canonical_sha256).and_then(|h| <[u8; 32]>::try_from(h).ok());
+    if let Some(hash) = hash {
+        record.let_go(hash, crate::load::reread);
+    }
 }
 
 /// [`verify_paths`], reading `chunk` bytes at a time.
@@ -379,14 +382,11 @@ pub fn verify_paths_in_chunks(
                     .enumerate()
                     .filter_map(|(i, t)| t.as_ref().map(|_| start + i)),
             );
-            // Verdicts the index gave are provisional until the file's end: their
-            // records keep their trees until then.
-            let fresh: Vec<bool> = taken.iter().map(Option::is_none).collect();
             let records: Vec<(&Record, usize)> =
                 batch.records.iter().map(|r| (r, batch.in_file)).collect();
             let results = fill(taken, &records, keys, options, &mut used, &|| {});
             if trees == Trees::OnDisk && batch.path != "-" {
-                let_go(batch.records, &results, &fresh);
+                let_go(batch.records, &results);
             }
             file.results.extend(results);
         }
@@ -396,33 +396,48 @@ pub fn verify_paths_in_chunks(
     let mut inputs = inputs;
     let mut records = Vec::with_capacity(read);
     for mut file in files {
-        let input = &inputs[file.input];
-        if file.entry.as_ref().is_some_and(|e| !e.confirms(input)) {
+        if file
+            .entry
+            .as_ref()
+            .is_some_and(|e| !e.confirms(&inputs[file.input]))
+        {
             // The file no longer begins with the bytes the entry was made from: what it
-            // gave is verified after all.
+            // gave is verified after all (a record let go is read again as the file has
+            // it now, then let go bound to its new verdict's hash).
+            let input = &mut inputs[file.input];
             let n = input.records.len();
-            let again: Vec<RecordResult> = file
-                .taken
-                .par_iter()
-                .map(|&i| verify_record(&input.records[i], n, keys, options))
+            let lets_go = trees == Trees::OnDisk && &*input.path != "-";
+            let mut is_taken = vec![false; n];
+            for &i in &file.taken {
+                is_taken[i] = true;
+            }
+            let mut stale: Vec<(usize, &mut Record)> = input
+                .records
+                .iter_mut()
+                .enumerate()
+                .filter(|(i, _)| is_taken[*i])
                 .collect();
-            for (&i, result) in file.taken.iter().zip(again) {
-                file.results[i] = result;
+            let again: Vec<RecordResult> = stale
+                .par_iter_mut()
+                .map(|(_, record)| {
+                    record.hold_again();
+                    let result = verify_record(record, n, keys, options);
+                    if lets_go {
+                        let_go_one(record, &result);
+                    }
+                    result
+                })
+                .collect();
+            for ((i, _), result) in stale.iter().zip(again) {
+                file.results[*i] = result;
             }
             used.reused -= file.taken.len();
             used.verified += file.taken.len();
             file.changed = true;
         }
+        let input = &inputs[file.input];
         if file.changed {
             keep(index, input, &file.results, &mut used);
-        }
-        let input = &mut inputs[file.input];
-        if trees == Trees::OnDisk && &*input.path != "-" {
-            let mut taken = vec![false; file.results.len()];
-            for &i in &file.taken {
-                taken[i] = true;
-            }
-            let_go(&mut input.records, &file.results, &taken);
         }
         records.extend(file.results);
     }
