@@ -169,6 +169,7 @@ fn a_record_edited_after_it_was_verified_is_an_error_not_a_finding() {
         .map(aeplens::load::LoadError::render)
         .collect();
     assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(ev.reread_failures(), 1, "the commands exit 2 on it");
     assert!(
         errors[0].contains(":2") && errors[0].contains("changed after it was verified"),
         "{errors:?}"

@@ -122,6 +122,15 @@ impl Evidence {
         ev
     }
 
+    /// How many records could not be read again as they were verified (their file
+    /// changed after loading): what needed them is missing, so no answer is complete.
+    pub fn reread_failures(&self) -> usize {
+        self.corpus
+            .records()
+            .filter(|r| r.reread_error().is_some())
+            .count()
+    }
+
     /// Records whose tree was let go and could not be read again as verified (the file
     /// changed since) become load errors of their input, in the corpus and the report:
     /// what needed them is missing, and that is said. Returns how many there were.

@@ -110,6 +110,11 @@ fn finish(args: &CheckArgs, ev: &Evidence, format: Format, load_errors: usize) -
     if args.strict && load_errors > 0 {
         return 2;
     }
+    if ev.reread_failures() > 0 {
+        // The file changed while it was checked: the findings are not all there.
+        eprintln!("aeplens: evidence changed while it was checked: the report is incomplete");
+        return 2;
+    }
     if report.records.is_empty() {
         if load_errors > 0 {
             return 2;

@@ -102,6 +102,9 @@ pub fn findings(args: &FindingsArgs) -> i32 {
     let gate = args
         .fail_on
         .is_some_and(|s| ev.findings.iter().any(|f| f.severity <= s.severity()));
+    if ev.reread_failures() > 0 {
+        return 2;
+    }
     if code == 0 && gate { 1 } else { code }
 }
 
@@ -189,14 +192,12 @@ pub fn show(args: &ShowArgs) -> i32 {
 /// Says which records could not be read again as they were verified (their file changed
 /// after loading); true when some could not.
 fn reread_failures(ev: &Evidence) -> bool {
-    let mut any = false;
     for r in ev.corpus.records() {
         if let Some(e) = r.reread_error() {
             eprintln!("aeplens: {}: {}", sanitize(&r.source.to_string()), e);
-            any = true;
         }
     }
-    any
+    ev.reread_failures() > 0
 }
 
 fn value_text(v: Option<&crate::model::json::Json>) -> String {
@@ -405,13 +406,14 @@ pub fn chains(args: &ChainsArgs) -> i32 {
         Ok(ev) => ev,
         Err(code) => return code,
     };
-    match resolve(args.format) {
+    let code = match resolve(args.format) {
         Format::Json => emit(&document("chains", &ev.analysis.chains)),
         Format::Text => emit(&fit_lines(
             &chains_text(&ev.analysis.chains, &ev.analysis.leases),
             terminal_width(),
         )),
-    }
+    };
+    if ev.reread_failures() > 0 { 2 } else { code }
 }
 
 /// Chains as indented trees.
