@@ -133,8 +133,8 @@ impl Evidence {
 
     /// Records whose tree was let go and could not be read again as verified (the file
     /// changed since) become load errors of their input, in the corpus and the report:
-    /// what needed them is missing, and that is said. Returns how many there were.
-    pub fn note_rereads(&mut self) -> usize {
+    /// what needed them is missing, and that is said.
+    pub fn note_rereads(&mut self) {
         let failed: Vec<(usize, LoadError)> = (0..self.corpus.len())
             .filter_map(|i| {
                 let record = self.corpus.record(i);
@@ -151,7 +151,6 @@ impl Evidence {
                 Some((self.corpus.input_of(i), error))
             })
             .collect();
-        let n = failed.len();
         for (input, error) in failed {
             let known = &mut self.corpus.inputs[input].errors;
             if known.contains(&error) {
@@ -162,7 +161,6 @@ impl Evidence {
             }
             known.push(error);
         }
-        n
     }
 }
 

@@ -4,6 +4,7 @@
 use super::Analysis;
 use super::comparability::CoverageFinding;
 use super::graph::{GraphProblem, NodeId};
+use super::lease::LeaseView;
 use crate::load::Corpus;
 use crate::model::drift::{Drift, DriftResult};
 use crate::model::facts::ActionFacts;
@@ -175,45 +176,56 @@ pub fn analyse(corpus: &Corpus, an: &Analysis) -> Vec<Timed> {
             fields,
         } = p
         {
-            let at = &g.nodes[*node as usize];
-            let found = corpus.record(at.record as usize).with_record(|r| {
-            let a = r.action_at(at.pos as usize)?;
-            let later = corpus.record(*record as usize);
-            let first = corpus.record(*first_record as usize);
-            let mut rewritten = finding(
-                "F-ACTION-REWRITTEN",
-                Severity::High,
-                later,
-                &[&a],
-                format!(
-                    "V17: {} differs between chained snapshots {} and {} ({})",
-                    a.id().unwrap_or("?"),
-                    first.source,
-                    later.source,
-                    fields.join(", ")
-                ),
-                json!({ "first": first.source.to_string(), "rewritten": later.source.to_string(), "fields": fields }),
-            );
-            // The rewritten copy, then the first one (each in its own record).
-            let copy_in = |r: &Record| {
-                let id = a.id();
-                r.facts()
-                    .actions
-                    .iter()
-                    .position(|(_, x)| id.is_some() && x.id() == id)
-                    .map_or_else(
-                        || Location::record(&r.source),
-                        |i| location_at(&r.source, i, None),
-                    )
-            };
-            rewritten.0.locations = vec![copy_in(later), copy_in(first)];
-            Some(rewritten)
-            });
-            out.extend(found);
+            out.extend(rewritten(corpus, an, *node, *first_record, *record, fields));
         }
     }
     shadowed_decisions(corpus, an, &mut out);
     out
+}
+
+/// F-ACTION-REWRITTEN: node `node`'s copy in record `record` differs from the first copy,
+/// in record `first_record`, within one record chain (V17).
+fn rewritten(
+    corpus: &Corpus,
+    an: &Analysis,
+    node: NodeId,
+    first_record: u32,
+    record: u32,
+    fields: &[String],
+) -> Option<Timed> {
+    let at = &an.graph.nodes[node as usize];
+    corpus.record(at.record as usize).with_record(|r| {
+        let a = r.action_at(at.pos as usize)?;
+        let later = corpus.record(record as usize);
+        let first = corpus.record(first_record as usize);
+        let (first_at, later_at) = (first.source.to_string(), later.source.to_string());
+        let mut rewritten = finding(
+            "F-ACTION-REWRITTEN",
+            Severity::High,
+            later,
+            &[&a],
+            format!(
+                "V17: {} differs between chained snapshots {first_at} and {later_at} ({})",
+                a.id().unwrap_or("?"),
+                fields.join(", ")
+            ),
+            json!({ "first": first_at, "rewritten": later_at, "fields": fields }),
+        );
+        // The rewritten copy, then the first one (each in its own record).
+        let copy_in = |r: &Record| {
+            let id = a.id();
+            r.facts()
+                .actions
+                .iter()
+                .position(|(_, x)| id.is_some() && x.id() == id)
+                .map_or_else(
+                    || Location::record(&r.source),
+                    |i| location_at(&r.source, i, None),
+                )
+        };
+        rewritten.0.locations = vec![copy_in(later), copy_in(first)];
+        Some(rewritten)
+    })
 }
 
 /// The findings an action's own facts decide, one bit each, worked out for every node
@@ -284,11 +296,44 @@ fn per_action(corpus: &Corpus, an: &Analysis, n: NodeId, out: &mut Vec<Timed>) {
         return;
     }
     let node = &an.graph.nodes[n as usize];
-    corpus.record(node.record as usize).with_record(|record| {
-    let Some(a) = record.action_at(node.pos as usize) else {
-        return;
+    let concerns = Concerns {
+        bits,
+        parent,
+        lease,
+        coverage,
     };
-    let a = &a;
+    corpus.record(node.record as usize).with_record(|record| {
+        if let Some(a) = record.action_at(node.pos as usize) {
+            action_findings(corpus, an, n, record, &a, &concerns, out);
+        }
+    });
+}
+
+/// What [`per_action`] finds there is to say about a node, before reading its JSON.
+struct Concerns<'a> {
+    bits: u8,
+    /// Its parent, denied after its arguments drifted.
+    parent: Option<NodeId>,
+    lease: Option<&'a LeaseView>,
+    coverage: Option<CoverageFinding>,
+}
+
+/// The findings about action `a` of `record` (node `n`), for its `concerns`.
+fn action_findings(
+    corpus: &Corpus,
+    an: &Analysis,
+    n: NodeId,
+    record: &Record,
+    a: &Action<'_>,
+    concerns: &Concerns<'_>,
+    out: &mut Vec<Timed>,
+) {
+    let Concerns {
+        bits,
+        parent,
+        lease,
+        coverage,
+    } = *concerns;
     let fields = ActionFields::of(a.0);
     let (facts, drift) = ActionFacts::with_drift(record, &fields);
     let outcome = facts.outcome();
@@ -369,37 +414,15 @@ fn per_action(corpus: &Corpus, an: &Analysis, n: NodeId, out: &mut Vec<Timed>) {
     }
     if let Some(p) = parent {
         let pn = &an.graph.nodes[p as usize];
-        let mut reapproval = |prec: &Record| {
-        let Some(parent) = prec.action_at(pn.pos as usize) else {
-            return;
-        };
-        let parent_drift = Drift::of(prec, &parent);
-        let parent_payload = parent_drift.payload_digest(parent.str_field("arguments_digest"));
-        let own_payload = drift.payload_digest(fields.str(Key::ArgumentsDigest));
-        let own_approval = fields.str(Key::ApprovalContextHash);
-        let new_approval =
-            own_approval.is_some() && own_approval != parent.str_field("approval_context_hash");
-        if own_payload.is_some() && own_payload == parent_payload && !new_approval {
-            out.push(finding(
-                "F-REAPPROVAL-SAME-PAYLOAD",
-                Severity::High,
-                record,
-                &[a, &parent],
-                format!(
-                    "{} re-runs the drifted payload of denied {} without a new approval",
-                    a.id().unwrap_or("?"),
-                    parent.id().unwrap_or("?")
-                ),
-                json!({ "observed_digest": own_payload, "approval_context_hash": own_approval }),
-            ));
-        }
-        };
         // The parent's action is read from the same copy of the record when it shares it.
-        if pn.record == node.record {
-            reapproval(record);
+        let found = if pn.record == an.graph.nodes[n as usize].record {
+            same_payload(record, a, &fields, &drift, record, pn.pos)
         } else {
-            corpus.record(pn.record as usize).with_record(reapproval);
-        }
+            corpus
+                .record(pn.record as usize)
+                .with_record(|prec| same_payload(record, a, &fields, &drift, prec, pn.pos))
+        };
+        out.extend(found);
     }
     if let Some(l) = lease {
         if l.verdict.is_outside() {
@@ -455,7 +478,39 @@ fn per_action(corpus: &Corpus, an: &Analysis, n: NodeId, out: &mut Vec<Timed>) {
             json!({ "state_digest_coverage": fields.get(Key::StateDigestCoverage) }),
         ));
     }
-    });
+}
+
+/// F-REAPPROVAL-SAME-PAYLOAD: action `a` of `record` re-runs the drifted payload of its
+/// denied parent (at `pos` of `prec`) without a new approval.
+fn same_payload(
+    record: &Record,
+    a: &Action<'_>,
+    fields: &ActionFields<'_>,
+    drift: &Drift<'_>,
+    prec: &Record,
+    pos: u32,
+) -> Option<Timed> {
+    let parent = prec.action_at(pos as usize)?;
+    let parent_drift = Drift::of(prec, &parent);
+    let parent_payload = parent_drift.payload_digest(parent.str_field("arguments_digest"));
+    let own_payload = drift.payload_digest(fields.str(Key::ArgumentsDigest));
+    let own_approval = fields.str(Key::ApprovalContextHash);
+    let new_approval =
+        own_approval.is_some() && own_approval != parent.str_field("approval_context_hash");
+    (own_payload.is_some() && own_payload == parent_payload && !new_approval).then(|| {
+        finding(
+            "F-REAPPROVAL-SAME-PAYLOAD",
+            Severity::High,
+            record,
+            &[a, &parent],
+            format!(
+                "{} re-runs the drifted payload of denied {} without a new approval",
+                a.id().unwrap_or("?"),
+                parent.id().unwrap_or("?")
+            ),
+            json!({ "observed_digest": own_payload, "approval_context_hash": own_approval }),
+        )
+    })
 }
 
 /// (capability, subject, resource) of a decision.

@@ -1,7 +1,7 @@
-//! What the analysis passes (graph, leases, chains, badges, finding checks, the
-//! explorer's row markers) read from an action: typed and owned, read once from the
-//! one-pass member index ([`ActionFields`]) so the passes never go back to the stored
-//! JSON — the first step to an analysis that does not need every record's tree.
+//! What the cross-record passes (link graph, action graph, leases, chains, badges, finding
+//! checks, the explorer's row markers) read from a record and its actions: typed and
+//! owned, read once (an action's through the one-pass member index, [`ActionFields`]), so
+//! the passes never go back to the stored JSON — which a record may have let go.
 
 use super::drift::{Drift, DriftInputs, DriftResult};
 use super::fields::{ActionFields, Key};

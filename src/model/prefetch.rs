@@ -1,10 +1,5 @@
-//! Load hints for passes over a million actions. A later pass over the actions finds
-//! their JSON long gone from the cache, and each read of an action's text waits on
-//! memory; when the pass walks a sequential list (facts, node order) it knows the
-//! addresses a few actions ahead and can ask for them early, so the waits overlap.
-
-/// How many items ahead a pass asks for.
-pub const AHEAD: usize = 8;
+//! Load hints: a pass that knows the addresses it reads next (an action's nested objects,
+//! while its members are indexed) asks for them early, so the waits on memory overlap.
 
 #[allow(
     clippy::inline_always,
@@ -21,16 +16,4 @@ pub fn at<T: ?Sized>(p: *const T) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
-}
-
-#[allow(
-    clippy::inline_always,
-    reason = "a hint is only worth it inlined into the loop"
-)]
-/// [`at`] for the bytes of a string, if any.
-#[inline(always)]
-pub fn text(s: Option<&str>) {
-    if let Some(s) = s {
-        at(s.as_ptr());
-    }
 }
