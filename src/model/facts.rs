@@ -300,3 +300,71 @@ pub fn observed(decision: Option<&str>, a: &ActionFields<'_>) -> Option<&'static
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::parse_input;
+
+    /// The packed texts give back each member as stored: absent, empty, non-ASCII and long
+    /// ones alike, whatever their neighbours.
+    #[test]
+    fn packed_texts_read_back_as_stored() {
+        let long = "x".repeat(300);
+        let cases: [[Option<&str>; TEXTS]; 3] = [
+            [None; TEXTS],
+            [Some(""); TEXTS],
+            [
+                Some("act-1"),
+                None,
+                Some(""),
+                Some("causal-é"),
+                None,
+                Some(&long),
+                Some("read"),
+                Some("deny"),
+                None,
+                Some("revoked"),
+                Some("ok"),
+            ],
+        ];
+        for texts in cases {
+            let packed = Texts::new(texts);
+            for (i, t) in texts.iter().enumerate() {
+                assert_eq!(packed.get(i), *t, "{i} of {texts:?}");
+            }
+        }
+    }
+
+    /// The facts of an action are what its members say, and a record's facts list only
+    /// its object actions, at their positions.
+    #[test]
+    fn facts_read_the_members() {
+        let text = r#"{"run_id":"r","prev_record_hash":null,"signature":{"key_id":"k"},"actions":[1,{"action_id":"a","tool_name":"t","parent_action_id":"p","side_effect_class":"read","outcome":"ok","capability_decision":{"decision":"deny","approval_mode":"bounded-lease"},"timestamp_ms":5}]}"#;
+        let input = parse_input("t.json".into(), text.as_bytes());
+        let facts = input.records[0].facts();
+        assert_eq!(facts.run_id.as_deref(), Some("r"));
+        assert_eq!(facts.link, LinkFacts::Null);
+        assert_eq!(facts.key_id.as_deref(), Some("k"));
+        assert_eq!(facts.actions.len(), 1);
+        let (pos, a) = &facts.actions[0];
+        assert_eq!(*pos, 1);
+        assert_eq!(
+            [a.id(), a.tool(), a.parent(), a.side_effect_class()],
+            [Some("a"), Some("t"), Some("p"), Some("read")]
+        );
+        assert_eq!(
+            [
+                a.outcome(),
+                a.grant(),
+                a.result_outcome(),
+                a.scope_lease_id()
+            ],
+            [Some("deny"), Some("bounded-lease"), Some("ok"), None]
+        );
+        assert_eq!(
+            (a.time, a.has_decision, a.observed),
+            (Some(5.0), true, Some("denied"))
+        );
+    }
+}

@@ -419,3 +419,55 @@ impl<'a> Decision<'a> {
         DecisionMembers::of(Some(self.0)).grant()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reread_as(_: &Source, _: Span, _: Option<&[u8; 32]>) -> Result<Json, String> {
+        crate::load::parser::parse(r#"{"run_id":"again"}"#).map_err(|e| e.message)
+    }
+
+    fn unreadable(_: &Source, _: Span, _: Option<&[u8; 32]>) -> Result<Json, String> {
+        Err("gone".into())
+    }
+
+    fn record() -> Record {
+        let source = Source {
+            path: "s.ndjson".into(),
+            line: 1,
+            index: 0,
+        };
+        let json = crate::load::parser::parse(r#"{"run_id":"r"}"#).unwrap();
+        Record::new(source, Some(Span { offset: 0, len: 14 }), json)
+    }
+
+    /// A record let go keeps its facts; `with_record` reads its JSON for the call alone,
+    /// `json` reads and keeps it; a failed read is an empty object and says why.
+    #[test]
+    fn a_record_let_go_reads_again_when_asked() {
+        let mut r = record();
+        assert!(r.let_go([0; 32], reread_as));
+        assert!(!r.is_held());
+        assert_eq!(r.run_id(), Some("r"), "facts taken before letting go");
+        let seen = r.with_record(|r| r.str_field("run_id").map(str::to_string));
+        assert_eq!(seen.as_deref(), Some("again"));
+        assert!(!r.is_held(), "with_record does not keep it");
+        assert_eq!(r.str_field("run_id"), Some("again"));
+        assert!(r.is_held() && r.reread_error().is_none());
+
+        let mut r = record();
+        r.let_go([0; 32], unreadable);
+        assert!(r.obj().members.is_empty());
+        assert_eq!(r.reread_error(), Some("gone"));
+        assert!(!r.hold_again());
+
+        let mut whole = record();
+        whole.span = None;
+        assert!(
+            !whole.let_go([0; 32], reread_as),
+            "a document has no line to read"
+        );
+        assert!(whole.is_held());
+    }
+}
