@@ -8,7 +8,7 @@ use crate::analysis::graph::NodeId;
 use crate::analysis::lease::LeaseVerdict;
 use crate::load::Corpus;
 use crate::model::drift::DriftResult;
-use crate::model::facts::{ActionFacts, StateDigest};
+use crate::model::facts::StateDigest;
 use crate::model::fields::{ActionFields, Key};
 use crate::model::finding::{Finding, Severity};
 use crate::verify::chain::ChainStatus;
@@ -112,11 +112,11 @@ impl Data {
         let rows: Vec<(u16, String)> = (0..n as NodeId)
             .into_par_iter()
             .map(|node| {
-                let Some((record, a)) = g.action(&corpus, node) else {
+                let (Some((_, a)), Some(f)) = (g.action(&corpus, node), g.facts(&corpus, node))
+                else {
                     return (0, String::new());
                 };
                 let fields = ActionFields::of(a.0);
-                let f = ActionFacts::from_fields(record, &fields);
                 let mut bits = 0;
                 let denied = f.outcome() == Some("deny");
                 if denied {
