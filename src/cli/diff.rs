@@ -75,7 +75,7 @@ struct Seen<'e> {
     run: &'e str,
     id: String,
     copies: Vec<Action<'e>>,
-    facts: ActionFacts,
+    facts: &'e ActionFacts,
     /// The capability decision's `resource` (for pairing by tool and resource).
     resource: Option<&'e str>,
 }
@@ -98,10 +98,11 @@ fn actions<'e>(ev: &'e Evidence, runs: Option<&str>) -> Vec<Seen<'e>> {
             }
         }
         for &n in &run.nodes {
-            let Some((record, action)) = g.action(&ev.corpus, n) else {
+            let (Some((_, action)), Some(facts)) =
+                (g.action(&ev.corpus, n), g.facts(&ev.corpus, n))
+            else {
                 continue;
             };
-            let facts = ActionFacts::of(record, &action);
             out.push(Seen {
                 run: &run.id,
                 id: facts.id().unwrap_or("").to_string(),

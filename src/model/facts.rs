@@ -168,15 +168,11 @@ impl StateDigest {
 impl ActionFacts {
     /// Reads the facts of one action of `record`.
     pub fn of(record: &Record, action: &Action<'_>) -> ActionFacts {
-        ActionFacts::from_fields(record, &ActionFields::of(action.0))
+        ActionFacts::with_drift(record, &ActionFields::of(action.0)).0
     }
 
-    /// The facts among fields already indexed (`record` holds the action).
-    pub fn from_fields(record: &Record, f: &ActionFields<'_>) -> ActionFacts {
-        ActionFacts::with_drift(record, f).0
-    }
-
-    /// [`ActionFacts::from_fields`], with the whole normalised drift check.
+    /// The facts among an action's indexed members (`record` holds the action), with
+    /// the whole normalised drift check.
     pub fn with_drift<'a>(record: &'a Record, f: &ActionFields<'a>) -> (ActionFacts, Drift<'a>) {
         let decision = f.obj(Key::CapabilityDecision);
         let members = DecisionMembers::of(decision);

@@ -10,7 +10,6 @@
 
 use crate::analysis::evidence::EvidenceRef;
 use crate::analysis::graph::NodeId;
-use crate::model::facts::ActionFacts;
 use crate::review::file::{EvidenceSet, KeyRef};
 use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
@@ -280,11 +279,11 @@ fn actions(ev: EvidenceRef) -> Table {
     let g = &ev.analysis.graph;
     for run in &g.runs {
         for &n in &run.nodes {
-            let Some((record, action)) = g.action(ev.corpus, n) else {
+            let (Some((record, _)), Some(f)) = (g.action(ev.corpus, n), g.facts(ev.corpus, n))
+            else {
                 continue;
             };
             let node = &g.nodes[n as usize];
-            let f = ActionFacts::of(record, &action);
             let lease = ev.analysis.leases.by_node.get(&n);
             t.s("run_id", Some(&run.id));
             t.s("action_id", f.id());

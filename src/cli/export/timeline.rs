@@ -20,7 +20,7 @@ struct Event<'e> {
     /// Index of the run among the selected ones.
     track: usize,
     time: f64,
-    facts: ActionFacts,
+    facts: &'e ActionFacts,
     decision: Option<Decision<'e>>,
     source: String,
 }
@@ -39,7 +39,9 @@ fn events<'e>(ev: &'e Evidence, runs: &[String]) -> Vec<Event<'e>> {
             let Some((record, action)) = g.action(&ev.corpus, n) else {
                 continue;
             };
-            let facts = ActionFacts::of(record, &action);
+            let Some(facts) = g.facts(&ev.corpus, n) else {
+                continue;
+            };
             match facts.time {
                 Some(time) if time.is_finite() => out.push(Event {
                     node: n,

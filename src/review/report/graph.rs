@@ -5,7 +5,6 @@
 use crate::analysis::chains::Role;
 use crate::analysis::evidence::EvidenceRef;
 use crate::analysis::graph::NodeId;
-use crate::model::facts::ActionFacts;
 use crate::model::text::sanitize;
 use std::fmt::Write as _;
 
@@ -52,10 +51,9 @@ impl ActionGraph {
             }
             let mut nodes = Vec::new();
             for &n in &run.nodes {
-                let Some((record, action)) = g.action(ev.corpus, n) else {
+                let Some(facts) = g.facts(ev.corpus, n) else {
                     continue;
                 };
-                let facts = ActionFacts::of(record, &action);
                 let decision = facts.outcome();
                 let class = match roles.get(&n) {
                     Some(Role::Reapproved) => Class::Reapproved,

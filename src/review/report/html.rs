@@ -9,7 +9,6 @@ use super::{Answers, IncidentReport};
 use crate::analysis::chains::Role;
 use crate::analysis::evidence::EvidenceRef;
 use crate::analysis::graph::NodeId;
-use crate::model::facts::ActionFacts;
 use crate::model::text::sanitize;
 use crate::model::time::format_ms;
 use minijinja::value::Serde;
@@ -225,14 +224,9 @@ fn waterfall(
         .iter()
         .enumerate()
         .map(|(i, (n, t))| {
-            let facts = g
-                .action(ev.corpus, *n)
-                .map(|(rec, a)| ActionFacts::of(rec, &a));
-            let id = facts
-                .as_ref()
-                .and_then(|f| f.id())
-                .unwrap_or("(no action_id)");
-            let tool = facts.as_ref().and_then(|f| f.tool()).unwrap_or("?");
+            let facts = g.facts(ev.corpus, *n);
+            let id = facts.and_then(|f| f.id()).unwrap_or("(no action_id)");
+            let tool = facts.and_then(|f| f.tool()).unwrap_or("?");
             let outside = leases
                 .by_node
                 .get(n)
@@ -241,7 +235,7 @@ fn waterfall(
                 "outside"
             } else if roles.get(n) == Some(&Role::Reapproved) {
                 "reapproved"
-            } else if facts.as_ref().and_then(|f| f.outcome()) == Some("deny") {
+            } else if facts.and_then(|f| f.outcome()) == Some("deny") {
                 "denied"
             } else {
                 "plain"
