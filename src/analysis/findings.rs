@@ -12,7 +12,7 @@ use crate::model::fields::{ActionFields, Key};
 use crate::model::finding::{Finding, Location, Severity};
 use crate::model::{Action, Decision, Record, Source};
 use crate::verify::Report;
-use crate::verify::semantic::RuleSeverity;
+use crate::verify::semantic::{RuleSeverity, Violation};
 use rayon::prelude::*;
 use serde_json::json;
 use std::collections::HashSet;
@@ -591,39 +591,50 @@ pub fn all(corpus: &Corpus, report: &Report, an: &Analysis) -> Vec<Finding> {
             .iter()
             .filter(|v| v.rule != "V17")
             .collect();
-        if violations.is_empty() {
-            continue;
+        if violations.iter().any(|v| v.action_id.is_some()) {
+            record.with_record(|record| push_violations(record, &violations, time, &mut timed));
+        } else {
+            // No action to find: the record's JSON is not read.
+            push_violations(record, &violations, time, &mut timed);
         }
-        record.with_record(|record| {
-            for v in violations {
-                let action = v
-                    .action_id
-                    .as_deref()
-                    .and_then(|id| record.actions().find(|a| a.id() == Some(id)));
-                timed.push((
-                    Finding {
-                        id: v.rule,
-                        severity: match v.severity {
-                            RuleSeverity::Error => Severity::Medium,
-                            RuleSeverity::Warning => Severity::Low,
-                        },
-                        run_id: record.run_id().map(str::to_string),
-                        action_ids: v.action_id.iter().cloned().collect(),
-                        message: v.message.clone(),
-                        evidence: json!({ "record": record.source.to_string(), "rule": v.rule }),
-                        locations: vec![action.map_or_else(
-                            || Location::record(&record.source),
-                            |a| action_location(record, &a, None),
-                        )],
-                        fingerprint: String::new(),
-                    },
-                    action.and_then(|a| a.timestamp_ms()).or(time),
-                ));
-            }
-        });
     }
     timed.extend(unsigned_among_signed(corpus, report));
     dedupe_and_sort(timed)
+}
+
+/// The findings of a record's semantic violations (`time`: the record's), each at the
+/// action it names.
+fn push_violations(
+    record: &Record,
+    violations: &[&Violation],
+    time: Option<f64>,
+    timed: &mut Vec<Timed>,
+) {
+    for v in violations {
+        let action = v
+            .action_id
+            .as_deref()
+            .and_then(|id| record.actions().find(|a| a.id() == Some(id)));
+        timed.push((
+            Finding {
+                id: v.rule,
+                severity: match v.severity {
+                    RuleSeverity::Error => Severity::Medium,
+                    RuleSeverity::Warning => Severity::Low,
+                },
+                run_id: record.run_id().map(str::to_string),
+                action_ids: v.action_id.iter().cloned().collect(),
+                message: v.message.clone(),
+                evidence: json!({ "record": record.source.to_string(), "rule": v.rule }),
+                locations: vec![action.map_or_else(
+                    || Location::record(&record.source),
+                    |a| action_location(record, &a, None),
+                )],
+                fingerprint: String::new(),
+            },
+            action.and_then(|a| a.timestamp_ms()).or(time),
+        ));
+    }
 }
 
 /// F-UNSIGNED-IN-SIGNED-RUN: a record with no signature in a run whose other records are

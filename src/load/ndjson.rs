@@ -71,7 +71,7 @@ impl Lines {
         let first = self.consumed + 1;
         // Line ends found with memchr (a byte-at-a-time split was 4 % of a reopen's CPU,
         // on one core).
-        let mut lines: Vec<(usize, Span, &[u8])> = Vec::new();
+        let mut lines: Vec<(usize, Option<Span>, &[u8])> = Vec::new();
         let mut start = 0;
         let ends = memchr::memchr_iter(b'\n', run).chain(std::iter::once(run.len()));
         for (i, end) in ends.enumerate() {
@@ -82,8 +82,10 @@ impl Lines {
             let line = line.strip_suffix(b"\r").unwrap_or(line);
             if has_content(line) {
                 // A line past 4 GiB is parsed but never read again.
-                let len = u32::try_from(line.len()).unwrap_or(u32::MAX);
-                lines.push((first + i, Span { offset, len }, line));
+                let span = u32::try_from(line.len())
+                    .ok()
+                    .map(|len| Span { offset, len });
+                lines.push((first + i, span, line));
             }
         }
         // The caller goes on after the newline that ends the run.
@@ -93,7 +95,7 @@ impl Lines {
         }
         type Problem = (String, Option<(usize, Excerpt)>, Option<String>);
         type Parsed = Result<Json, Problem>;
-        let parsed: Vec<(usize, Span, Parsed)> = lines
+        let parsed: Vec<(usize, Option<Span>, Parsed)> = lines
             .into_par_iter()
             .map(|(n, span, bytes)| {
                 let result = match std::str::from_utf8(bytes) {
@@ -123,7 +125,6 @@ impl Lines {
             match result {
                 Ok(json) => {
                     let index = input.records.len();
-                    let span = (span.len < u32::MAX).then_some(span);
                     push_record(input, json, line, index, span);
                 }
                 Err((message, place, open_ended)) => {

@@ -152,12 +152,12 @@ fn stream_reader(
     let mut digest = FileDigest::new(asked);
     let mut total = buf.len() as u64;
     let mut last_byte = buf.last().copied();
-    let mut lines = Lines::default();
-    if buf.starts_with(b"\xEF\xBB\xBF") {
+    let bom = buf.starts_with(b"\xEF\xBB\xBF");
+    if bom {
         digest.update(&buf[..3]);
         buf.drain(..3);
-        lines = Lines::at(3);
     }
+    let mut lines = Lines::at(if bom { 3 } else { 0 });
     let mut input = Input {
         path: path.clone(),
         sha256: None,

@@ -270,11 +270,6 @@ impl ActionFacts {
     pub fn result_outcome(&self) -> Option<&str> {
         self.texts.get(10)
     }
-
-    /// True when the action carries a pre or post state digest.
-    pub fn has_state_digest(&self) -> bool {
-        self.state_digest.is_some()
-    }
 }
 
 /// `denied`, `skipped`, `failure`, `success` or None (analysis-rules §8): what the

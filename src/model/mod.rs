@@ -56,7 +56,8 @@ pub struct Record {
     /// Where its line is (records of NDJSON stores), `None` for documents.
     pub span: Option<Span>,
     tree: Tree,
-    facts: std::sync::OnceLock<facts::RecordFacts>,
+    /// Shared with the copy [`Record::with_record`] makes.
+    facts: std::sync::OnceLock<Arc<facts::RecordFacts>>,
 }
 
 #[derive(Clone, Debug)]
@@ -220,7 +221,8 @@ impl Record {
 
     /// What the cross-record passes read of the record, read once.
     pub fn facts(&self) -> &facts::RecordFacts {
-        self.facts.get_or_init(|| facts::RecordFacts::of(self))
+        self.facts
+            .get_or_init(|| Arc::new(facts::RecordFacts::of(self)))
     }
 
     /// The record's top-level object (loading guarantees an object).

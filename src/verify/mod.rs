@@ -357,7 +357,7 @@ pub fn verify_paths_in_chunks(
     let mut read = 0;
     // Each file's entry says how many of its leading bytes to digest as it is read.
     let mut asked = |path: &str| index.and_then(|ix| ix.covered(path));
-    let inputs = stream::stream_paths_asking(paths, chunk, &mut asked, |batch| {
+    let mut inputs = stream::stream_paths_asking(paths, chunk, &mut asked, |batch| {
         if files.last().map(|f| f.input) != Some(batch.input) {
             let entry = index.and_then(|ix| ix.lookup(batch.path));
             files.push(File {
@@ -393,7 +393,6 @@ pub fn verify_paths_in_chunks(
         read += batch.records.len();
         progress(batch.read, read);
     });
-    let mut inputs = inputs;
     let mut records = Vec::with_capacity(read);
     for mut file in files {
         if file
