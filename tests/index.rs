@@ -311,17 +311,22 @@ fn a_damaged_or_foreign_entry_is_not_trusted_and_is_written_anew() {
     let (paths, keys, plain) = signed_store(&dir);
     let config = Config::new(&keys, &Options::default(), &[]);
     type Damage = fn(&mut Vec<u8>);
-    let damages: [(&str, Damage); 4] = [
+    let damages: [(&str, Damage); 5] = [
         ("a flipped byte in the verdicts", |b| {
-            let at = b.iter().rposition(|&c| c == b'"').unwrap() - 1;
+            let body = b.iter().position(|&c| c == b'\n').unwrap() + 1;
+            let at = body + b[body..].iter().position(|&c| c == b'"').unwrap() + 1;
             b[at] ^= 1;
+        }),
+        ("a flipped byte in the records' summary", |b| {
+            let last = b.len() - 1;
+            b[last] ^= 1;
         }),
         ("a truncated entry", |b| b.truncate(b.len() / 2)),
         ("another format", |b| {
-            let text = String::from_utf8(b.clone()).unwrap();
-            *b = text
-                .replacen("aeplens-index/", "aeplens-index/0", 1)
-                .into_bytes();
+            let cut = b.iter().position(|&c| c == b'\n').unwrap();
+            let header = String::from_utf8(b[..cut].to_vec()).unwrap();
+            let header = header.replacen("aeplens-index/", "aeplens-index/0", 1);
+            b.splice(..cut, header.into_bytes());
         }),
         ("not an entry at all", |b| *b = b"{}\n[]".to_vec()),
     ];
@@ -333,6 +338,7 @@ fn a_damaged_or_foreign_entry_is_not_trusted_and_is_written_anew() {
         std::fs::write(&entry, bytes).unwrap();
         let index = Index::new(index_dir.clone(), &config);
         assert!(index.lookup(&paths[0]).is_none(), "{what}: trusted");
+        assert!(index.known(&paths[0]).is_none(), "{what}: trusted");
         let (report, used) = reopen(&paths, &keys, Some(&index));
         assert_eq!((used.reused, used.written), (0, 1), "{what}");
         assert_eq!(report.records, plain.records, "{what}");
@@ -421,6 +427,63 @@ fn the_commands_keep_the_index_in_the_cache_directory_and_never_in_the_evidence(
     assert!(!err.contains("index"), "{err}");
     let cache = std::env::temp_dir().join(format!("aeplens-test-cache-{}", std::process::id()));
     assert!(cache.join("aeplens/index").is_dir());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_unchanged_store_is_reopened_from_its_entry_without_reading_a_record() {
+    let dir = scratch("unchanged");
+    let (paths, keys, _) = signed_store(&dir);
+    // A broken line too: its load error comes back from the entry, file:line and all.
+    let mut bytes = std::fs::read(&paths[0]).unwrap();
+    bytes.extend_from_slice(b"{\"run_id\": oops}\n");
+    std::fs::write(&paths[0], &bytes).unwrap();
+    let index = Index::new(
+        dir.join("index"),
+        &Config::new(&keys, &Options::default(), &[]),
+    );
+    // Records handed over parsed, and what came back.
+    let open = |index: Option<&Index>| {
+        let mut parsed = 0;
+        let (inputs, report, used) = verify_paths(
+            &paths,
+            &keys,
+            &Options::default(),
+            index,
+            Trees::OnDisk,
+            &mut |_, n| {
+                parsed = n;
+            },
+        );
+        (inputs, report, used, parsed)
+    };
+    let (plain_inputs, plain, _, n) = open(None);
+    assert!(n > 1 && plain_inputs[0].errors.len() == 1);
+    let (_, first, used, _) = open(Some(&index));
+    assert_eq!((used.verified, used.written), (n, 1));
+    assert_eq!(first.records, plain.records);
+    let (inputs, again, used, parsed) = open(Some(&index));
+    assert_eq!((used.reused, used.verified, parsed), (n, 0, 0));
+    assert_eq!(again.records, plain.records);
+    assert_eq!(inputs[0].errors, plain_inputs[0].errors);
+    assert_eq!(
+        (inputs[0].sha256.as_ref(), inputs[0].bytes),
+        (plain_inputs[0].sha256.as_ref(), plain_inputs[0].bytes)
+    );
+    for (known, read) in inputs[0].records.iter().zip(&plain_inputs[0].records) {
+        assert!(!known.is_held());
+        assert_eq!((&known.source, known.span), (&read.source, read.span));
+        assert_eq!(known.facts(), read.facts());
+        // Asked for, its JSON is read from the file, as verified.
+        assert_eq!(known.json(), read.json());
+    }
+    // One byte changed in place (same size): the file is read and verified again whole.
+    let at = bytes.iter().position(|&b| b == b'r').unwrap();
+    bytes[at] = b'R';
+    std::fs::write(&paths[0], &bytes).unwrap();
+    let (_, edited, used, parsed) = open(Some(&index));
+    assert_eq!((used.reused, used.verified, parsed), (0, n, n));
+    assert_eq!(edited.records, open(None).1.records);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

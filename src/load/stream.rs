@@ -45,6 +45,32 @@ pub fn stream_paths_asking(
     paths: &[String],
     chunk: usize,
     asked: &mut dyn FnMut(&str) -> Option<u64>,
+    each: impl FnMut(Batch<'_>),
+) -> Vec<Input> {
+    stream_paths_opening(
+        paths,
+        chunk,
+        &mut |_, path| Opening::Read(asked(path)),
+        each,
+    )
+}
+
+/// How [`stream_paths_opening`] is to open one file.
+#[derive(Debug)]
+pub enum Opening {
+    /// Read it, taking the digest of this many leading bytes ([`Input::asked`]).
+    Read(Option<u64>),
+    /// It is known already (the evidence index had it, byte for byte): not read, and
+    /// its records are not handed to the callback.
+    Known(Input),
+}
+
+/// [`stream_paths`], asking `open` (with the input's place in the returned inputs and
+/// its name) how to open each file.
+pub fn stream_paths_opening(
+    paths: &[String],
+    chunk: usize,
+    open: &mut dyn FnMut(usize, &str) -> Opening,
     mut each: impl FnMut(Batch<'_>),
 ) -> Vec<Input> {
     let chunk = chunk.max(1);
@@ -74,12 +100,12 @@ pub fn stream_paths_asking(
                 None,
                 &mut batch,
             ),
-            Origin::File(path) => match std::fs::File::open(&path) {
-                Ok(file) => {
-                    let asked = asked(&name);
-                    stream_reader(name.clone(), file, chunk, asked, &mut batch)
-                }
-                Err(e) => Input::unreadable(name.clone(), format!("cannot read file: {e}")),
+            Origin::File(path) => match open(number, &name) {
+                Opening::Known(input) => input,
+                Opening::Read(asked) => match std::fs::File::open(&path) {
+                    Ok(file) => stream_reader(name.clone(), file, chunk, asked, &mut batch),
+                    Err(e) => Input::unreadable(name.clone(), format!("cannot read file: {e}")),
+                },
             },
             Origin::Problem(input) => input,
         };

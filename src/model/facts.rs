@@ -3,6 +3,7 @@
 //! owned, read once (an action's through the one-pass member index, [`ActionFields`]), so
 //! the passes never go back to the stored JSON — which a record may have let go.
 
+use super::codec::{Reader, Writer};
 use super::drift::{Drift, DriftInputs, DriftResult};
 use super::fields::{ActionFields, Key};
 use super::json::{Json, Obj};
@@ -76,6 +77,59 @@ impl RecordFacts {
                 })
                 .collect(),
         }
+    }
+}
+
+impl RecordFacts {
+    /// Writes the facts for the evidence index ([`RecordFacts::decode`] reads them back).
+    pub fn encode(&self, w: &mut Writer) {
+        w.opt_str(self.run_id.as_deref());
+        w.opt_f64(self.created_at_ms);
+        match &self.link {
+            LinkFacts::Absent => w.uint(0),
+            LinkFacts::Null => w.uint(1),
+            LinkFacts::Malformed => w.uint(2),
+            LinkFacts::Hash(h) => {
+                w.uint(3);
+                w.bytes(h.as_bytes());
+            }
+        }
+        w.opt_str(self.key_id.as_deref());
+        w.uint(u64::from(self.has_decisions));
+        w.uint(self.actions.len() as u64);
+        for (pos, a) in &self.actions {
+            w.uint(u64::from(*pos));
+            a.encode(w);
+        }
+    }
+
+    /// The facts [`RecordFacts::encode`] wrote; `None` when the bytes are not that.
+    pub fn decode(r: &mut Reader<'_>) -> Option<RecordFacts> {
+        let text = |s: Option<&str>| s.map(CompactString::from);
+        let run_id = text(r.opt_str()?);
+        let created_at_ms = r.opt_f64()?;
+        let link = match r.uint()? {
+            0 => LinkFacts::Absent,
+            1 => LinkFacts::Null,
+            2 => LinkFacts::Malformed,
+            3 => LinkFacts::Hash(r.str()?.into()),
+            _ => return None,
+        };
+        let key_id = text(r.opt_str()?);
+        let has_decisions = r.bool()?;
+        let n: usize = r.int()?;
+        let mut actions = Vec::with_capacity(n.min(1 << 16));
+        for _ in 0..n {
+            actions.push((r.int()?, ActionFacts::decode(r)?));
+        }
+        Some(RecordFacts {
+            run_id,
+            created_at_ms,
+            link,
+            key_id,
+            has_decisions,
+            actions,
+        })
     }
 }
 
@@ -272,6 +326,105 @@ impl ActionFacts {
     }
 }
 
+/// What [`observed`] can say, in the order the index writes them (0 is None).
+const OBSERVED: [&str; 4] = ["denied", "skipped", "failure", "success"];
+
+/// Drift results in the order the index writes them.
+const DRIFT: [DriftResult; 4] = [
+    DriftResult::Matched,
+    DriftResult::Drifted,
+    DriftResult::NotChecked,
+    DriftResult::Absent,
+];
+
+impl ActionFacts {
+    fn encode(&self, w: &mut Writer) {
+        let t = &self.texts;
+        w.uint(u64::from(t.present));
+        w.bytes(t.buf.as_bytes());
+        t.ends.iter().for_each(|&e| w.uint(u64::from(e)));
+        w.opt_f64(self.time);
+        w.uint(u64::from(self.has_decision));
+        w.uint(DRIFT.iter().position(|d| *d == self.drift).unwrap_or(3) as u64);
+        let observed = OBSERVED.iter().position(|o| Some(*o) == self.observed);
+        w.uint(observed.map_or(0, |i| i as u64 + 1));
+        w.uint(self.state_changing.map_or(0, |b| 1 + u64::from(b)));
+        w.opt_f64(self.exit_code);
+        w.uint(u64::from(self.has_result_digest));
+        w.uint(u64::from(self.bounded_lease_evidence.is_some()));
+        if let Some(o) = &self.bounded_lease_evidence {
+            w.obj(o);
+        }
+        w.uint(u64::from(self.state_digest.is_some()));
+        if let Some(d) = &self.state_digest {
+            for v in [&d.kind, &d.coverage, &d.pre, &d.post] {
+                w.uint(u64::from(v.is_some()));
+                if let Some(v) = v {
+                    w.json(v);
+                }
+            }
+        }
+    }
+
+    fn decode(r: &mut Reader<'_>) -> Option<ActionFacts> {
+        let present = r.int()?;
+        let buf: Box<str> = r.str()?.into();
+        let mut ends = [0u32; TEXTS];
+        for end in &mut ends {
+            *end = r.int()?;
+        }
+        // Each text must lie inside the buffer, after the one before it.
+        let mut start = 0;
+        for &end in &ends {
+            if end < start || !buf.is_char_boundary(end as usize) {
+                return None;
+            }
+            start = end;
+        }
+        let texts = Texts { buf, ends, present };
+        let json = |r: &mut Reader<'_>| -> Option<Option<Json>> {
+            if r.bool()? {
+                r.json().map(Some)
+            } else {
+                Some(None)
+            }
+        };
+        Some(ActionFacts {
+            texts,
+            time: r.opt_f64()?,
+            has_decision: r.bool()?,
+            drift: *DRIFT.get(r.int::<usize>()?)?,
+            observed: match r.int::<usize>()? {
+                0 => None,
+                i => Some(*OBSERVED.get(i - 1)?),
+            },
+            state_changing: match r.uint()? {
+                0 => None,
+                1 => Some(false),
+                2 => Some(true),
+                _ => return None,
+            },
+            exit_code: r.opt_f64()?,
+            has_result_digest: r.bool()?,
+            bounded_lease_evidence: if r.bool()? {
+                Some(Box::new(r.obj()?))
+            } else {
+                None
+            },
+            state_digest: if r.bool()? {
+                Some(Box::new(StateDigest {
+                    kind: json(r)?,
+                    coverage: json(r)?,
+                    pre: json(r)?,
+                    post: json(r)?,
+                }))
+            } else {
+                None
+            },
+        })
+    }
+}
+
 /// `denied`, `skipped`, `failure`, `success` or None (analysis-rules §8): what the
 /// action's recorded result says happened, given its decision's outcome.
 pub fn observed(decision: Option<&str>, a: &ActionFields<'_>) -> Option<&'static str> {
@@ -325,6 +478,28 @@ mod tests {
                 assert_eq!(packed.get(i), *t, "{i} of {texts:?}");
             }
         }
+    }
+
+    /// Every fixture record's facts read back from their encoding exactly; a cut
+    /// encoding never reads as facts.
+    #[test]
+    fn facts_read_back_as_written_for_every_fixture() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures").to_string();
+        let mut records = 0;
+        for input in crate::load::load_paths(&[root]) {
+            for record in &input.records {
+                let facts = record.facts();
+                let mut w = Writer::default();
+                facts.encode(&mut w);
+                let mut r = Reader::new(&w.bytes);
+                assert_eq!(RecordFacts::decode(&mut r).as_ref(), Some(facts));
+                assert!(r.is_empty());
+                let cut = &w.bytes[..w.bytes.len() - 1];
+                assert_eq!(RecordFacts::decode(&mut Reader::new(cut)), None);
+                records += 1;
+            }
+        }
+        assert!(records > 300, "fixtures missing: {records}");
     }
 
     /// The facts of an action are what its members say, and a record's facts list only

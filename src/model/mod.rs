@@ -4,6 +4,7 @@
 //! accessors below read fields without copying, so canonical bytes are always computed
 //! from exactly what was stored.
 
+pub mod codec;
 pub mod drift;
 pub mod facts;
 pub mod fields;
@@ -124,6 +125,29 @@ impl Record {
             span,
             tree: Tree::Held(json),
             facts: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// A store record known without being read (from the evidence index): its place,
+    /// the canonical hash it was verified with and its facts; its JSON is read from the
+    /// file when asked for, as for a record let go ([`Record::let_go`]).
+    pub fn on_disk(
+        source: Source,
+        span: Span,
+        canonical: [u8; 32],
+        reread: Reread,
+        facts: facts::RecordFacts,
+    ) -> Record {
+        Record {
+            source,
+            span: Some(span),
+            tree: Tree::OnDisk(Box::new(OnDisk {
+                span,
+                canonical,
+                reread,
+                tree: std::sync::OnceLock::new(),
+            })),
+            facts: Arc::new(facts).into(),
         }
     }
 

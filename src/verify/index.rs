@@ -1,6 +1,7 @@
 //! The evidence index: each input file's per-record verdicts, kept in
 //! `$XDG_CACHE_HOME/aeplens/index/` (never beside the evidence) so that opening the same
-//! evidence again parses it but does not verify it again.
+//! evidence again does not verify it again — and, for a store that has not changed by a
+//! byte, does not parse it either.
 //!
 //! There is one entry per file and verifier configuration ([`Config`]: aeplens version,
 //! profile, trusted keys, lease files). A verdict in it is used only when the bytes the
@@ -18,25 +19,33 @@
 //! authorities) and the analysis are always recomputed.
 //!
 //! An entry is a header line (format, configuration digest, path, the file's size and
-//! SHA-256, record count, the body's SHA-256) and then one line per record, so
-//! that it is read back on every core.
+//! SHA-256, record count, the verdict lines' length, the body's SHA-256), then one line
+//! of verdicts per record, so that they are read back on every core, and — for a store —
+//! a line end and the store's summary: its load errors and each record's line, span and
+//! facts ([`RecordFacts`], binary, [`crate::model::codec`]). When a store's size and
+//! whole SHA-256 are still the entry's, [`Index::known`] gives the store as loaded from
+//! the summary: nothing is parsed, and a record's JSON is read from the file (bound to
+//! its canonical hash) only when something asks for it.
 
 use super::encoding::decode_hex;
 use super::keys::Keyring;
 use super::{Options, RecordResult};
 use crate::canon::{hex, sha256_hex};
 use crate::load::digest::Prefix;
-use crate::load::{Format, Input};
-use crate::model::Record;
+use crate::load::{Excerpt, Format, Input, LoadError, reread};
+use crate::model::codec::{Reader, Writer};
+use crate::model::facts::RecordFacts;
+use crate::model::{Record, Source, Span};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 /// The index file format's version: bumped whenever what an entry holds changes shape.
-const FORMAT: &str = "aeplens-index/3";
+const FORMAT: &str = "aeplens-index/4";
 
 /// Everything a record's verdicts depend on besides the record itself. (Lease files do
 /// not change a verdict today; they are in the key all the same, so an entry never
@@ -92,6 +101,9 @@ struct Header {
     /// Made from a one-document file: answers only for the same whole file.
     whole: bool,
     records: usize,
+    /// Length of the verdict lines at the start of the body; after them, a line end and
+    /// the file's [`Summary`] (absent from entries of documents).
+    lines: u64,
     /// SHA-256 of the body (every byte after the header line).
     body: String,
 }
@@ -204,9 +216,10 @@ impl Index {
         header.fits(self, path).then_some(header.bytes)
     }
 
-    /// The entry for `path`, when there is a sound one for this configuration (never from
-    /// a directory others can write to: they could plant verdicts there).
-    pub fn lookup(&self, path: &str) -> Option<Entry> {
+    /// The entry for `path` as written, when there is a sound one for this configuration
+    /// (never from a directory others can write to: they could plant verdicts there):
+    /// its header, verdict lines and summary bytes. Marks the entry used.
+    fn read(&self, path: &str) -> Option<(Header, Vec<u8>, usize)> {
         if writable_by_others(&self.dir) {
             return None;
         }
@@ -214,38 +227,63 @@ impl Index {
         let bytes = std::fs::read(&slot).ok()?;
         let cut = bytes.iter().position(|&b| b == b'\n')?;
         let header: Header = serde_json::from_slice(&bytes[..cut]).ok()?;
-        let body = &bytes[cut + 1..];
-        if !header.fits(self, path) || header.body != sha256_hex(body) {
+        if !header.fits(self, path) || header.body != sha256_hex(&bytes[cut + 1..]) {
             return None;
         }
-        let made_from = Prefix {
-            bytes: header.bytes,
-            sha256: decode_hex(&header.sha256)?.try_into().ok()?,
-        };
-        // One record a line, read on every core.
-        let lines: Vec<&[u8]> = body.split(|&b| b == b'\n').collect();
-        if lines.len() != header.records {
-            return None;
-        }
-        let records = lines
-            .into_par_iter()
-            .map(|line| {
-                let s: Stored<RecordResult> = serde_json::from_slice(line).ok()?;
-                let mut result = s.result;
-                result.signed = s.signed;
-                result.authenticity.key_unknown = s.key_unknown;
-                Some(Some(result))
-            })
-            .collect::<Option<_>>()?;
         // Used: kept another [`UNUSED`] from now.
         if let Ok(file) = std::fs::File::options().write(true).open(&slot) {
             let _ = file.set_modified(SystemTime::now());
         }
+        Some((header, bytes, cut + 1))
+    }
+
+    /// The entry for `path`, when there is a sound one for this configuration.
+    pub fn lookup(&self, path: &str) -> Option<Entry> {
+        let (header, bytes, start) = self.read(path)?;
+        let lines = bytes.get(start..start + usize::try_from(header.lines).ok()?)?;
         Some(Entry {
-            records,
-            made_from,
+            records: verdicts(lines, header.records)?
+                .into_iter()
+                .map(Some)
+                .collect(),
+            made_from: Prefix {
+                bytes: header.bytes,
+                sha256: decode_hex(&header.sha256)?.try_into().ok()?,
+            },
             whole: header.whole,
         })
+    }
+
+    /// A store file loaded from its entry, without reading a record, when the file is
+    /// still byte for byte the one the entry was made from (its size, then its whole
+    /// SHA-256, taken again here): every record with its place, canonical hash and facts
+    /// (its JSON read from the file only when asked for, bound to that hash), the file's
+    /// load errors, and each record's verdicts.
+    pub fn known(&self, path: &str) -> Option<(Input, Vec<RecordResult>)> {
+        let size = self.covered(path)?;
+        if std::fs::metadata(path).ok()?.len() != size {
+            return None;
+        }
+        let (sha256, entry) = rayon::join(|| file_sha256(path), || self.read(path));
+        let (header, bytes, start) = entry?;
+        if header.whole || sha256? != header.sha256 || header.bytes != size {
+            return None;
+        }
+        let lines_end = start + usize::try_from(header.lines).ok()?;
+        let results = verdicts(bytes.get(start..lines_end)?, header.records)?;
+        let summary = bytes.get(lines_end + 1..)?;
+        let path: Arc<str> = path.into();
+        let (errors, records) = read_summary(summary, &path, &results)?;
+        let input = Input {
+            path,
+            sha256: Some(header.sha256),
+            bytes: Some(header.bytes),
+            format: Format::Ndjson,
+            records,
+            errors,
+            asked: None,
+        };
+        Some((input, results))
     }
 
     /// Writes the entry for `input` (read whole, with its digest) and its records'
@@ -269,14 +307,25 @@ impl Index {
                 })
             })
             .collect::<Result<_, _>>()?;
-        // The body's digest goes in the header: taken over the lines as they will be
-        // written, without joining them into one more copy.
-        let mut digest = Sha256::new();
+        let summary = summary(input, results);
+        // The body: the verdict lines, then (for a store) a line end and the summary.
+        let mut body: Vec<&[u8]> = Vec::with_capacity(2 * lines.len() + 2);
         for (i, line) in lines.iter().enumerate() {
             if i > 0 {
-                digest.update(b"\n");
+                body.push(b"\n");
             }
-            digest.update(line);
+            body.push(line);
+        }
+        let lines_len = body.iter().map(|b| b.len() as u64).sum();
+        if let Some(summary) = &summary {
+            body.push(b"\n");
+            body.extend(summary.iter().map(Vec::as_slice));
+        }
+        // The body's digest goes in the header: taken over the parts as they will be
+        // written, without joining them into one more copy.
+        let mut digest = Sha256::new();
+        for part in &body {
+            digest.update(part);
         }
         let header = Header {
             format: FORMAT.to_string(),
@@ -286,6 +335,7 @@ impl Index {
             sha256: sha256.clone(),
             whole: input.format != Format::Ndjson,
             records: results.len(),
+            lines: lines_len,
             body: hex(&digest.finalize()),
         };
         let mut head = serde_json::to_vec(&header)?;
@@ -296,11 +346,8 @@ impl Index {
             .and_then(|file| {
                 let mut out = std::io::BufWriter::new(file);
                 out.write_all(&head)?;
-                for (i, line) in lines.iter().enumerate() {
-                    if i > 0 {
-                        out.write_all(b"\n")?;
-                    }
-                    out.write_all(line)?;
+                for part in &body {
+                    out.write_all(part)?;
                 }
                 // No fsync: after a crash a torn entry fails its checksum and is rebuilt.
                 out.flush()
@@ -331,6 +378,144 @@ impl Index {
             if stale && path != keep && path.extension().is_some_and(|e| e == "json") {
                 let _ = std::fs::remove_file(path);
             }
+        }
+    }
+}
+
+/// The verdicts of an entry's `n` lines (one record a line, read on every core).
+fn verdicts(lines: &[u8], n: usize) -> Option<Vec<RecordResult>> {
+    let lines: Vec<&[u8]> = lines.split(|&b| b == b'\n').collect();
+    if lines.len() != n {
+        return None;
+    }
+    lines
+        .into_par_iter()
+        .map(|line| {
+            let s: Stored<RecordResult> = serde_json::from_slice(line).ok()?;
+            let mut result = s.result;
+            result.signed = s.signed;
+            result.authenticity.key_unknown = s.key_unknown;
+            Some(result)
+        })
+        .collect()
+}
+
+/// What loading a store gave besides its verdicts — its load errors, and each record's
+/// line, span and [`RecordFacts`] — in parts to be written one after another: the
+/// errors and record count, then each record length first (so they are read back on
+/// every core). `None` for a document, or a record without a span.
+fn summary(input: &Input, results: &[RecordResult]) -> Option<Vec<Vec<u8>>> {
+    if input.format != Format::Ndjson || input.records.len() != results.len() {
+        return None;
+    }
+    let mut head = Writer::default();
+    head.uint(input.errors.len() as u64);
+    for e in &input.errors {
+        head.uint(e.line.map_or(0, |l| l as u64 + 1));
+        head.uint(e.column.map_or(0, |c| c as u64 + 1));
+        head.uint(u64::from(e.excerpt.is_some()));
+        if let Some(x) = &e.excerpt {
+            head.bytes(x.text.as_bytes());
+            head.uint(x.at as u64);
+        }
+        head.bytes(e.message.as_bytes());
+    }
+    head.uint(input.records.len() as u64);
+    let records: Vec<Vec<u8>> = input
+        .records
+        .par_iter()
+        .map(|record| {
+            let span = record.span?;
+            let mut w = Writer::default();
+            w.uint(record.source.line as u64);
+            w.uint(span.offset);
+            w.uint(u64::from(span.len));
+            record.facts().encode(&mut w);
+            let mut part = Writer::default();
+            part.bytes(&w.bytes);
+            Some(part.bytes)
+        })
+        .collect::<Option<_>>()?;
+    Some(std::iter::once(head.bytes).chain(records).collect())
+}
+
+/// The load errors and records of the store at `path` from its [`summary`], each record
+/// bound to the canonical hash of its verdicts; `None` if the bytes are not a summary
+/// of records at those places.
+fn read_summary(
+    bytes: &[u8],
+    path: &Arc<str>,
+    results: &[RecordResult],
+) -> Option<(Vec<LoadError>, Vec<Record>)> {
+    let mut r = Reader::new(bytes);
+    let n: usize = r.int()?;
+    let mut errors = Vec::with_capacity(n.min(bytes.len()));
+    for _ in 0..n {
+        let line = r.int::<usize>()?.checked_sub(1);
+        let column = r.int::<usize>()?.checked_sub(1);
+        let excerpt = if r.bool()? {
+            Some(Excerpt {
+                text: r.str()?.to_string(),
+                at: r.int()?,
+            })
+        } else {
+            None
+        };
+        errors.push(LoadError {
+            path: path.clone(),
+            line,
+            column,
+            excerpt,
+            message: r.str()?.to_string(),
+        });
+    }
+    if r.int::<usize>()? != results.len() {
+        return None;
+    }
+    let parts: Vec<&[u8]> = (0..results.len())
+        .map(|_| r.bytes())
+        .collect::<Option<_>>()?;
+    if !r.is_empty() {
+        return None;
+    }
+    let records = parts
+        .into_par_iter()
+        .zip(results)
+        .enumerate()
+        .map(|(index, (part, result))| {
+            let mut r = Reader::new(part);
+            let line = r.int()?;
+            let span = Span {
+                offset: r.uint()?,
+                len: r.int()?,
+            };
+            let facts = RecordFacts::decode(&mut r)?;
+            let canonical = decode_hex(&result.canonical_sha256)?.try_into().ok()?;
+            if !r.is_empty() || result.source.line != line || result.source.index != index {
+                return None;
+            }
+            let source = Source {
+                path: path.clone(),
+                line,
+                index,
+            };
+            Some(Record::on_disk(source, span, canonical, reread, facts))
+        })
+        .collect::<Option<_>>()?;
+    Some((errors, records))
+}
+
+/// The SHA-256 of the file at `path`, in hex.
+fn file_sha256(path: &str) -> Option<String> {
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut digest = Sha256::new();
+    let mut buf = vec![0; 1 << 20];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => return Some(hex(&digest.finalize())),
+            Ok(n) => digest.update(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
         }
     }
 }

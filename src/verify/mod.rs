@@ -20,6 +20,7 @@ pub use keys::Keyring;
 pub use signature::{AuthStatus, BindingStatus, Profile, TimestampState};
 
 use crate::canon::{CHAIN_EXCLUDED, Variant, canonical_bytes_without, sha256_hex};
+use crate::load::stream::Opening;
 use crate::load::{Format, Input, LoadError, stream};
 use crate::model::Record;
 use crate::model::finding::{Finding, Severity};
@@ -285,7 +286,9 @@ fn keep(index: Option<&Index>, input: &Input, results: &[RecordResult], used: &m
 /// [`verify_inputs`] on evidence as it loads: each record is verified as soon as its
 /// chunk is parsed ([`stream::stream_paths`]), so the store's bytes are never all in
 /// memory. Gives what `verify_inputs(&load_paths(paths), …)` gives. With an `index`,
-/// records it holds are parsed but not verified (see [`verify_inputs_indexed`]).
+/// records it holds are parsed but not verified (see [`verify_inputs_indexed`]); with
+/// [`Trees::OnDisk`], a store it holds byte for byte is not even parsed
+/// ([`Index::known`]: its records come with their facts, not handed to `progress`).
 /// `progress` is told the bytes read and the records read so far after each chunk.
 pub fn verify_paths(
     paths: &[String],
@@ -355,9 +358,26 @@ pub fn verify_paths_in_chunks(
         ..IndexUse::default()
     };
     let mut read = 0;
-    // Each file's entry says how many of its leading bytes to digest as it is read.
-    let mut asked = |path: &str| index.and_then(|ix| ix.covered(path));
-    let mut inputs = stream::stream_paths_asking(paths, chunk, &mut asked, |batch| {
+    // A store the index has byte for byte is not read (when trees are let go anyway);
+    // for any other file, its entry says how many leading bytes to digest as it is read.
+    let mut known: Vec<File> = Vec::new();
+    let mut open = |input: usize, path: &str| {
+        let whole = index
+            .filter(|_| trees == Trees::OnDisk)
+            .and_then(|ix| ix.known(path));
+        if let Some((loaded, results)) = whole {
+            known.push(File {
+                input,
+                entry: None,
+                results,
+                taken: Vec::new(),
+                changed: false,
+            });
+            return Opening::Known(loaded);
+        }
+        Opening::Read(index.and_then(|ix| ix.covered(path)))
+    };
+    let mut inputs = stream::stream_paths_opening(paths, chunk, &mut open, |batch| {
         if files.last().map(|f| f.input) != Some(batch.input) {
             let entry = index.and_then(|ix| ix.lookup(batch.path));
             files.push(File {
@@ -393,6 +413,12 @@ pub fn verify_paths_in_chunks(
         read += batch.records.len();
         progress(batch.read, read);
     });
+    for file in &known {
+        used.reused += file.results.len();
+        read += file.results.len();
+    }
+    files.extend(known);
+    files.sort_by_key(|f| f.input);
     let mut records = Vec::with_capacity(read);
     for mut file in files {
         if file
