@@ -24,11 +24,12 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// The files in `dir`, sorted.
+/// The files' entries in `dir` (not what is kept for evidence sets), sorted.
 fn entries(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
+        .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with("set-"))
         .collect();
     files.sort();
     files
@@ -484,6 +485,82 @@ fn an_unchanged_store_is_reopened_from_its_entry_without_reading_a_record() {
     let (_, edited, used, parsed) = open(Some(&index));
     assert_eq!((used.reused, used.verified, parsed), (0, n, n));
     assert_eq!(edited.records, open(None).1.records);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_evidence_sets_findings_come_from_the_index_only_for_the_same_set_and_configuration() {
+    let dir = scratch("set");
+    let (paths, keys, _) = signed_store(&dir);
+    let config = Config::new(&keys, &Options::default(), &[]);
+    let index = Index::new(dir.join("index"), &config);
+    let evidence = |index: Option<&Index>, keys: &Keyring| {
+        let leases = SuppliedLeases::default();
+        let (options, trees) = (Options::default(), Trees::OnDisk);
+        Evidence::load(&paths, keys, &options, &leases, index, trees, &mut |_| {})
+    };
+    let plain = evidence(None, &keys);
+    assert!(
+        plain
+            .report
+            .records
+            .iter()
+            .all(|r| r.semantic.status == Some(aeplens::verify::CheckStatus::Pass))
+    );
+    evidence(Some(&index), &keys);
+    let set = Index::set_name(&load_paths(&paths)).unwrap();
+    // What was kept is what completing gave.
+    let kept: serde_json::Value = index.recall(&set).unwrap();
+    let records = kept["records"].as_array().unwrap();
+    assert_eq!(records.len(), plain.report.records.len());
+    assert_eq!(
+        records[0][1],
+        serde_json::to_value(&plain.report.records[0].semantic).unwrap()
+    );
+    // Plant a completion that says record 0 failed: the next open of the same set says so
+    // (so it was taken from the index) …
+    let mut forged = kept.clone();
+    forged["records"][0][1] =
+        serde_json::json!({"evaluated": true, "status": "fail", "violations": []});
+    index.remember(&set, &forged).unwrap();
+    let status = |ev: &Evidence| ev.report.records[0].semantic.status.unwrap().name();
+    assert_eq!(status(&evidence(Some(&index), &keys)), "fail");
+    // … under another configuration it is not used,
+    let mut other_keys = keys.clone();
+    let another = ed25519_dalek::SigningKey::from_bytes(&[5; 32]).verifying_key();
+    other_keys
+        .add("another-key", &aeplens::canon::hex(another.as_bytes()))
+        .unwrap();
+    let other = Index::new(
+        dir.join("index"),
+        &Config::new(&other_keys, &Options::default(), &[]),
+    );
+    assert_eq!(status(&evidence(Some(&other), &other_keys)), "pass");
+    // … nor once a byte of the evidence changed (another set: completed anew).
+    let mut bytes = std::fs::read(&paths[0]).unwrap();
+    bytes.extend_from_slice(b"\n");
+    std::fs::write(&paths[0], &bytes).unwrap();
+    assert_eq!(status(&evidence(Some(&index), &keys)), "pass");
+    // A damaged completion is not trusted.
+    index.remember(&set, &forged).unwrap();
+    std::fs::write(&paths[0], &bytes[..bytes.len() - 1]).unwrap();
+    let slot = std::fs::read_dir(dir.join("index"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("set-"))
+        .find(|p| {
+            std::fs::read_to_string(p)
+                .unwrap()
+                .contains(r#""status":"fail""#)
+        })
+        .unwrap();
+    let text = std::fs::read_to_string(&slot).unwrap();
+    std::fs::write(
+        &slot,
+        text.replace(r#""status":"fail""#, r#""status":"fall""#),
+    )
+    .unwrap();
+    assert_eq!(status(&evidence(Some(&index), &keys)), "pass");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

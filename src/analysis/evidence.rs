@@ -7,7 +7,10 @@ use super::lease::SuppliedLeases;
 use crate::load::{Corpus, LoadError};
 use crate::model::finding::Finding;
 use crate::verify::index::{Index, IndexUse};
-use crate::verify::{ErrorOut, Keyring, Options, Report, Trees, verify_inputs, verify_paths};
+use crate::verify::{
+    ErrorOut, Keyring, Options, Report, SemanticAxis, Trees, verify_inputs, verify_paths,
+};
+use serde::{Deserialize, Serialize};
 
 /// Loaded, verified and analysed evidence.
 #[derive(Debug)]
@@ -90,7 +93,8 @@ impl Evidence {
             records: report.records.len(),
         });
         let verified = ("read, parse and verify", clock.elapsed());
-        let mut ev = Evidence::verified(Corpus::new(inputs), report, leases, vec![verified]);
+        let corpus = Corpus::new(inputs);
+        let mut ev = Evidence::verified_indexed(corpus, report, leases, vec![verified], index);
         ev.index = used;
         ev
     }
@@ -101,13 +105,25 @@ impl Evidence {
         corpus: Corpus,
         report: Report,
         leases: &SuppliedLeases,
+        timings: Vec<(&'static str, std::time::Duration)>,
+    ) -> Evidence {
+        Evidence::verified_indexed(corpus, report, leases, timings, None)
+    }
+
+    /// [`Evidence::verified`], the findings of an evidence set opened before under the
+    /// same configuration taken from the `index` ([`complete_indexed`]).
+    pub fn verified_indexed(
+        corpus: Corpus,
+        report: Report,
+        leases: &SuppliedLeases,
         mut timings: Vec<(&'static str, std::time::Duration)>,
+        index: Option<&Index>,
     ) -> Evidence {
         let clock = std::time::Instant::now();
         let hashes = report.canonical_hashes();
         let analysis = Analysis::with_hashes(&corpus, hashes, leases);
         let analysed = clock.elapsed();
-        let (report, findings) = complete(&corpus, &analysis, report);
+        let (report, findings) = complete_indexed(&corpus, &analysis, report, index);
         timings.push(("analysis", analysed));
         timings.push(("findings", clock.elapsed().saturating_sub(analysed)));
         let mut ev = Evidence {
@@ -165,7 +181,70 @@ impl Evidence {
 }
 
 /// Adds what needs the analysis to a report — V17 on the semantic axis of the record
-/// holding a rewritten copy — and gathers every finding.
+/// holding a rewritten copy — and gathers every finding ([`complete`]); with an `index`,
+/// what that gave for the same evidence set (every file the same, byte for byte, under
+/// the same configuration: [`Index::set_name`]) is taken from there, so the records the
+/// findings quote are not read again, and what it gives is kept there.
+pub fn complete_indexed(
+    corpus: &Corpus,
+    analysis: &Analysis,
+    report: Report,
+    index: Option<&Index>,
+) -> (Report, Vec<Finding>) {
+    let set = index.zip(Index::set_name(&corpus.inputs));
+    let recalled = set
+        .as_ref()
+        .and_then(|(ix, set)| ix.recall::<Completion>(set));
+    if let Some(done) = recalled.filter(|c| c.records.len() == report.records.len()) {
+        return done.apply(report);
+    }
+    let (report, findings) = complete(corpus, analysis, report);
+    // Findings made while a record could not be read again are not complete: not kept.
+    let all_read = corpus.records().all(|r| r.reread_error().is_none());
+    if let Some((index, set)) = set.filter(|_| all_read) {
+        let kept = CompletionRef {
+            records: report
+                .records
+                .iter()
+                .map(|r| (r.findings.as_slice(), &r.semantic))
+                .collect(),
+            findings: &findings,
+        };
+        // Not kept (a full disk, a read-only cache): the next open completes it again.
+        let _ = index.remember(&set, &kept);
+    }
+    (report, findings)
+}
+
+/// What [`complete`] adds to a report — each record's findings (fingerprinted) and
+/// semantic axis (with copies rewritten across snapshots) — and the findings across
+/// records: kept in the index for an evidence set ([`complete_indexed`]).
+#[derive(Deserialize)]
+struct Completion {
+    records: Vec<(Vec<Finding>, SemanticAxis)>,
+    findings: Vec<Finding>,
+}
+
+/// [`Completion`], borrowed from the report it was made for, to be written.
+#[derive(Serialize)]
+struct CompletionRef<'a> {
+    records: Vec<(&'a [Finding], &'a SemanticAxis)>,
+    findings: &'a [Finding],
+}
+
+impl Completion {
+    /// `report` completed (the report this was kept for: as many records).
+    fn apply(self, mut report: Report) -> (Report, Vec<Finding>) {
+        for (record, (findings, semantic)) in report.records.iter_mut().zip(self.records) {
+            record.findings = findings;
+            record.semantic = semantic;
+        }
+        (report, self.findings)
+    }
+}
+
+/// [`complete_indexed`] without an index: V17 violations on the semantic axis, every
+/// finding, fingerprints.
 pub fn complete(
     corpus: &Corpus,
     analysis: &Analysis,

@@ -5,7 +5,7 @@
 use super::data::Data;
 use super::state::{Action, Progress};
 use crate::analysis::Analysis;
-use crate::analysis::evidence::complete;
+use crate::analysis::evidence::complete_indexed;
 use crate::analysis::findings;
 use crate::analysis::lease::SuppliedLeases;
 use crate::load::{Corpus, load_paths_asking};
@@ -96,7 +96,7 @@ pub fn spawn_worker(
             return;
         }
         let report = indexed_report.unwrap_or_else(|| verify("verifying"));
-        let (report, all) = complete(&corpus, &analysis, report);
+        let (report, all) = complete_indexed(&corpus, &analysis, report, index.as_ref());
         send(Action::Verified(Arc::new(report), all));
     });
 }

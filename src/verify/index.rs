@@ -37,6 +37,7 @@ use crate::model::codec::{Reader, Writer};
 use crate::model::facts::RecordFacts;
 use crate::model::{Record, Source, Span};
 use rayon::prelude::*;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io::{BufRead, Read, Write};
@@ -113,6 +114,17 @@ impl Header {
     fn fits(&self, index: &Index, path: &str) -> bool {
         self.format == FORMAT && self.config == index.config && self.path == path
     }
+}
+
+/// The header line of what is kept for a whole evidence set.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SetHeader {
+    format: String,
+    config: String,
+    set: String,
+    /// SHA-256 of the body (every byte after the header line).
+    body: String,
 }
 
 /// One record's verdicts and the two facts the report does not print.
@@ -340,26 +352,96 @@ impl Index {
         };
         let mut head = serde_json::to_vec(&header)?;
         head.push(b'\n');
+        self.write(&slot, &head, &body)?;
+        self.forget_unused(&slot);
+        Ok(true)
+    }
+
+    /// Writes `head` then the `body` parts to `slot`, atomically (a reader never sees
+    /// half of it), readable by its owner only.
+    fn write(&self, slot: &Path, head: &[u8], body: &[&[u8]]) -> std::io::Result<()> {
         private_dir(&self.dir)?;
         let tmp = slot.with_extension(format!("tmp.{}", std::process::id()));
         let written = private_file(&tmp)
             .and_then(|file| {
                 let mut out = std::io::BufWriter::new(file);
-                out.write_all(&head)?;
-                for part in &body {
+                out.write_all(head)?;
+                for part in body {
                     out.write_all(part)?;
                 }
                 // No fsync: after a crash a torn entry fails its checksum and is rebuilt.
                 out.flush()
             })
-            .and_then(|()| std::fs::rename(&tmp, &slot));
-        if let Err(e) = written {
+            .and_then(|()| std::fs::rename(&tmp, slot));
+        if written.is_err() {
             // Nothing half-written stays behind (a full disk, a vanished directory).
             let _ = std::fs::remove_file(&tmp);
-            return Err(e);
         }
+        written
+    }
+
+    /// The name of an evidence set, for [`Index::recall`]: every input in order, by
+    /// path, size and SHA-256. `None` when an input was not read whole from a file
+    /// (stdin, an unreadable path): such a set is never the same twice.
+    pub fn set_name(inputs: &[Input]) -> Option<String> {
+        let mut digest = Sha256::new();
+        for input in inputs {
+            if &*input.path == "-" {
+                return None;
+            }
+            let line = format!(
+                "{}\n{}\n{}\n",
+                input.path,
+                input.bytes?,
+                input.sha256.as_ref()?
+            );
+            digest.update(line.as_bytes());
+        }
+        Some(hex(&digest.finalize()))
+    }
+
+    /// Where what is kept for the evidence set `set` lives.
+    fn set_slot(&self, set: &str) -> PathBuf {
+        let name = sha256_hex(format!("{}\nset\n{set}", self.config).as_bytes());
+        self.dir.join(format!("set-{}.json", &name[..40]))
+    }
+
+    /// What [`Index::remember`] kept for the evidence set `set` ([`Index::set_name`])
+    /// under this configuration, when it is sound.
+    pub fn recall<T: DeserializeOwned>(&self, set: &str) -> Option<T> {
+        if writable_by_others(&self.dir) {
+            return None;
+        }
+        let slot = self.set_slot(set);
+        let bytes = std::fs::read(&slot).ok()?;
+        let cut = bytes.iter().position(|&b| b == b'\n')?;
+        let header: SetHeader = serde_json::from_slice(&bytes[..cut]).ok()?;
+        let body = &bytes[cut + 1..];
+        let fits = header.format == FORMAT && header.config == self.config && header.set == set;
+        if !fits || header.body != sha256_hex(body) {
+            return None;
+        }
+        if let Ok(file) = std::fs::File::options().write(true).open(&slot) {
+            let _ = file.set_modified(SystemTime::now());
+        }
+        serde_json::from_slice(body).ok()
+    }
+
+    /// Keeps `value` for the evidence set `set` under this configuration.
+    pub fn remember<T: Serialize>(&self, set: &str, value: &T) -> std::io::Result<()> {
+        let body = serde_json::to_vec(value)?;
+        let header = SetHeader {
+            format: FORMAT.to_string(),
+            config: self.config.clone(),
+            set: set.to_string(),
+            body: sha256_hex(&body),
+        };
+        let mut head = serde_json::to_vec(&header)?;
+        head.push(b'\n');
+        let slot = self.set_slot(set);
+        self.write(&slot, &head, &[&body])?;
         self.forget_unused(&slot);
-        Ok(true)
+        Ok(())
     }
 
     /// Removes entries nobody has read or written for [`UNUSED`] (files moved or deleted,
