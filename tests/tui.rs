@@ -995,7 +995,8 @@ fn zoom_stays_centred_on_the_selected_action_and_the_title_says_what_is_shown() 
 fn a_background_search_can_be_cancelled_and_only_its_own_result_is_taken() {
     use aeplens::tui::state::{AllMatches, matches_all};
     use std::sync::atomic::{AtomicBool, AtomicUsize};
-    let hay: Vec<String> = (0..10_000).map(|i| format!("act-{i} write_file")).collect();
+    let hay: aeplens::tui::data::Haystacks =
+        (0..10_000).map(|i| format!("act-{i} write_file")).collect();
     let cancelled = AtomicBool::new(true);
     assert!(matches_all(&hay, "act-42", &AtomicUsize::new(0), &cancelled).is_none());
     let found = matches_all(

@@ -1,6 +1,7 @@
 //! A file's SHA-256, taken as its bytes go by, with the digest of as many leading bytes
 //! as were asked for when the file was opened: what the evidence index compares to tell
-//! a store that only grew (its old bytes still lead it) from one that changed.
+//! a store that only grew (its old bytes still lead it) from one that changed — and,
+//! when asked, its BLAKE3, which tells the index an unchanged file fast.
 
 use sha2::{Digest, Sha256};
 
@@ -17,21 +18,38 @@ pub(crate) struct FileDigest {
     bytes: u64,
     asked: Option<u64>,
     asked_prefix: Option<Prefix>,
+    blake3: Option<Box<blake3::Hasher>>,
+}
+
+/// A file's digests, once it is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Digests {
+    pub sha256: [u8; 32],
+    /// The digest of the leading bytes asked for (`None` when nothing was asked or the
+    /// file is shorter).
+    pub asked: Option<Prefix>,
+    /// Its BLAKE3, when asked for.
+    pub blake3: Option<[u8; 32]>,
 }
 
 impl FileDigest {
-    /// A digest that also keeps the one of the first `asked` bytes.
-    pub(crate) fn new(asked: Option<u64>) -> FileDigest {
+    /// A digest that also keeps the one of the first `asked` bytes and, with `blake3`,
+    /// the file's BLAKE3.
+    pub(crate) fn new(asked: Option<u64>, blake3: bool) -> FileDigest {
         FileDigest {
             hasher: Sha256::new(),
             bytes: 0,
             asked,
             asked_prefix: None,
+            blake3: blake3.then(Box::default),
         }
     }
 
     /// The next bytes of the file.
     pub(crate) fn update(&mut self, bytes: &[u8]) {
+        if let Some(b) = &mut self.blake3 {
+            b.update(bytes);
+        }
         let split = self
             .asked
             .filter(|&at| self.asked_prefix.is_none() && at >= self.bytes)
@@ -53,10 +71,13 @@ impl FileDigest {
         self.bytes += tail.len() as u64;
     }
 
-    /// The file's SHA-256, and that of the bytes asked for (`None` when nothing was
-    /// asked or the file is shorter).
-    pub(crate) fn finish(self) -> ([u8; 32], Option<Prefix>) {
-        (self.hasher.finalize().into(), self.asked_prefix)
+    /// The file's digests.
+    pub(crate) fn finish(self) -> Digests {
+        Digests {
+            sha256: self.hasher.finalize().into(),
+            asked: self.asked_prefix,
+            blake3: self.blake3.map(|b| *b.finalize().as_bytes()),
+        }
     }
 }
 
@@ -71,12 +92,17 @@ mod tests {
         let sha = |b: &[u8]| -> [u8; 32] { Sha256::digest(b).into() };
         for asked in [None, Some(0), Some(9), Some(17), Some(text.len() as u64)] {
             for piece in 1..=text.len() {
-                let mut d = FileDigest::new(asked);
+                let mut d = FileDigest::new(asked, true);
                 for chunk in text.chunks(piece) {
                     d.update(chunk);
                 }
-                let (all, prefix) = d.finish();
+                let Digests {
+                    sha256: all,
+                    asked: prefix,
+                    blake3,
+                } = d.finish();
                 assert_eq!(all, sha(text));
+                assert_eq!(blake3, Some(*blake3::hash(text).as_bytes()));
                 let want = asked.map(|n| Prefix {
                     bytes: n,
                     sha256: sha(&text[..n as usize]),
@@ -85,8 +111,8 @@ mod tests {
             }
         }
         // More asked than there is: nothing.
-        let mut d = FileDigest::new(Some(text.len() as u64 + 1));
+        let mut d = FileDigest::new(Some(text.len() as u64 + 1), false);
         d.update(text);
-        assert_eq!(d.finish().1, None);
+        assert_eq!(d.finish().asked, None);
     }
 }

@@ -181,6 +181,9 @@ pub struct Input {
     /// (the evidence index's question: does the file still begin with the bytes an entry
     /// answers for?). `None` when not asked, or the file is shorter.
     pub asked: Option<digest::Prefix>,
+    /// The file's BLAKE3, when the evidence index asked for it as the file was read:
+    /// how it later tells the file unchanged without a slower SHA-256 of every byte.
+    pub blake3: Option<[u8; 32]>,
 }
 
 impl Input {
@@ -199,6 +202,7 @@ impl Input {
             format: Format::Unreadable,
             records: Vec::new(),
             asked: None,
+            blake3: None,
         }
     }
 }
@@ -520,15 +524,15 @@ pub(crate) fn parse_input_asked(path: Arc<str>, bytes: &[u8], asked: Option<u64>
     // The file's digest on one core while the records parse on the others.
     let (digest, mut input) = rayon::join(
         || {
-            let mut digest = digest::FileDigest::new(asked);
+            let mut digest = digest::FileDigest::new(asked, false);
             digest.update(bytes);
             digest
         },
         || parse_body(path, bytes),
     );
-    let (sha256, prefix) = digest.finish();
-    input.sha256 = Some(crate::canon::hex(&sha256));
-    input.asked = prefix;
+    let digests = digest.finish();
+    input.sha256 = Some(crate::canon::hex(&digests.sha256));
+    input.asked = digests.asked;
     input
 }
 
@@ -545,6 +549,7 @@ fn parse_body(path: Arc<str>, bytes: &[u8]) -> Input {
         records: Vec::new(),
         errors: Vec::new(),
         asked: None,
+        blake3: None,
     };
     let Some(first) = first else {
         input.format = Format::Empty;

@@ -47,19 +47,19 @@ pub fn stream_paths_asking(
     asked: &mut dyn FnMut(&str) -> Option<u64>,
     each: impl FnMut(Batch<'_>),
 ) -> Vec<Input> {
-    stream_paths_opening(
-        paths,
-        chunk,
-        &mut |_, path| Opening::Read(asked(path)),
-        each,
-    )
+    let mut open = |_: usize, path: &str| Opening::Read {
+        asked: asked(path),
+        blake3: false,
+    };
+    stream_paths_opening(paths, chunk, &mut open, each)
 }
 
 /// How [`stream_paths_opening`] is to open one file.
 #[derive(Debug)]
 pub enum Opening {
-    /// Read it, taking the digest of this many leading bytes ([`Input::asked`]).
-    Read(Option<u64>),
+    /// Read it, taking the digest of `asked` leading bytes ([`Input::asked`]) and, with
+    /// `blake3`, the file's BLAKE3 ([`Input::blake3`]).
+    Read { asked: Option<u64>, blake3: bool },
     /// It is known already (the evidence index had it, byte for byte): not read, and
     /// its records are not handed to the callback.
     Known(Input),
@@ -97,13 +97,15 @@ pub fn stream_paths_opening(
                 name.clone(),
                 std::io::stdin().lock(),
                 chunk,
-                None,
+                (None, false),
                 &mut batch,
             ),
             Origin::File(path) => match open(number, &name) {
                 Opening::Known(input) => input,
-                Opening::Read(asked) => match std::fs::File::open(&path) {
-                    Ok(file) => stream_reader(name.clone(), file, chunk, asked, &mut batch),
+                Opening::Read { asked, blake3 } => match std::fs::File::open(&path) {
+                    Ok(file) => {
+                        stream_reader(name.clone(), file, chunk, (asked, blake3), &mut batch)
+                    }
                     Err(e) => Input::unreadable(name.clone(), format!("cannot read file: {e}")),
                 },
             },
@@ -143,7 +145,7 @@ fn stream_reader(
     path: Arc<str>,
     mut reader: impl Read,
     chunk: usize,
-    asked: Option<u64>,
+    (asked, blake3): (Option<u64>, bool),
     each: &mut impl FnMut(&mut [Record], usize, u64),
 ) -> Input {
     let unreadable = |e: std::io::Error| {
@@ -175,7 +177,7 @@ fn stream_reader(
         each(&mut input.records, n, buf.len() as u64);
         return input;
     }
-    let mut digest = FileDigest::new(asked);
+    let mut digest = FileDigest::new(asked, blake3);
     let mut total = buf.len() as u64;
     let mut last_byte = buf.last().copied();
     let bom = buf.starts_with(b"\xEF\xBB\xBF");
@@ -192,6 +194,7 @@ fn stream_reader(
         records: Vec::new(),
         errors: Vec::new(),
         asked: None,
+        blake3: None,
     };
     let mut handed = 0;
     let mut read_error = None;
@@ -246,9 +249,10 @@ fn stream_reader(
             format!("cannot read the rest of the file: {e} (the records before it are loaded)"),
         ));
     } else {
-        let (sha256, prefix) = digest.finish();
-        input.sha256 = Some(hex(&sha256));
-        input.asked = prefix;
+        let digests = digest.finish();
+        input.sha256 = Some(hex(&digests.sha256));
+        input.asked = digests.asked;
+        input.blake3 = digests.blake3;
         input.bytes = Some(total);
     }
     input

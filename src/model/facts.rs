@@ -81,7 +81,8 @@ impl RecordFacts {
 }
 
 impl RecordFacts {
-    /// Writes the facts for the evidence index ([`RecordFacts::decode`] reads them back).
+    /// Writes the facts for the evidence index ([`RecordFacts::decode`] reads them back;
+    /// a change to either changes the index's format version).
     pub fn encode(&self, w: &mut Writer) {
         w.opt_str(self.run_id.as_deref());
         w.opt_f64(self.created_at_ms);
@@ -134,7 +135,7 @@ impl RecordFacts {
 }
 
 /// The text members of [`ActionFacts`], in the order they are packed.
-const TEXTS: usize = 11;
+const TEXTS: usize = 13;
 
 /// Text members packed in one allocation: the texts one after another, where each ends,
 /// and which are present (a million actions' facts stay a few dozen bytes each).
@@ -255,6 +256,8 @@ impl ActionFacts {
                 grant,
                 members.approval_decision(),
                 f.str(Key::Outcome),
+                members.resource(),
+                f.str(Key::ArgumentsDigest),
             ]),
             time: f.get(Key::TimestampMs).and_then(Json::as_f64),
             has_decision: decision.is_some(),
@@ -323,6 +326,16 @@ impl ActionFacts {
     /// The action's own `outcome` text (not the decision's).
     pub fn result_outcome(&self) -> Option<&str> {
         self.texts.get(10)
+    }
+
+    /// The decision's `resource`, when it is a string.
+    pub fn resource(&self) -> Option<&str> {
+        self.texts.get(11)
+    }
+
+    /// `arguments_digest`, when it is a string.
+    pub fn arguments_digest(&self) -> Option<&str> {
+        self.texts.get(12)
     }
 }
 
@@ -470,6 +483,8 @@ mod tests {
                 None,
                 Some("revoked"),
                 Some("ok"),
+                None,
+                Some("sha256:ab"),
             ],
         ];
         for texts in cases {

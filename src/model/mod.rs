@@ -414,6 +414,11 @@ impl<'a> DecisionMembers<'a> {
             .or_else(|| self.text(const { index_of(&DECISION_MEMBERS, "approval_mode") }))
     }
 
+    /// `resource`, when it is a string.
+    pub fn resource(&self) -> Option<&'a str> {
+        self.text(const { index_of(&DECISION_MEMBERS, "resource") })
+    }
+
     /// The RFC-final `approval_decision` label.
     pub fn approval_decision(&self) -> Option<&'a str> {
         self.text(const { index_of(&DECISION_MEMBERS, "approval_decision") })

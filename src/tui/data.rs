@@ -8,8 +8,7 @@ use crate::analysis::graph::NodeId;
 use crate::analysis::lease::LeaseVerdict;
 use crate::load::Corpus;
 use crate::model::drift::DriftResult;
-use crate::model::facts::StateDigest;
-use crate::model::fields::{ActionFields, Key};
+use crate::model::facts::{ActionFacts, StateDigest};
 use crate::model::finding::{Finding, Severity};
 use crate::verify::chain::ChainStatus;
 use crate::verify::{AuthStatus, Report};
@@ -48,7 +47,7 @@ pub struct Data {
     pub findings: Vec<Finding>,
     pub flags: Vec<u16>,
     /// Lower-cased search text per node: action id, tool, resource, digests.
-    pub haystacks: Arc<Vec<String>>,
+    pub haystacks: Arc<Haystacks>,
     /// Position of each node in its run's time order (for run/time ordering).
     pub rank: Vec<u32>,
     /// Findings per severity (high, medium, low + info), for the header.
@@ -104,67 +103,165 @@ impl GroupFlags {
     }
 }
 
+/// Nodes whose flags and search text are made together on one core.
+const HAY_BATCH: usize = 8192;
+
+/// Every node's lower-cased search text, packed a batch of nodes to a string (a million
+/// actions' texts in a hundred allocations, not a million): `hay[node]`.
+#[derive(Debug, Default)]
+pub struct Haystacks {
+    /// Nodes `k * HAY_BATCH ..` in the k-th.
+    batches: Vec<HayBatch>,
+    len: usize,
+}
+
+/// The search texts of up to [`HAY_BATCH`] nodes.
+#[derive(Debug, Default)]
+struct HayBatch {
+    text: String,
+    /// Where each node's text ends in `text`.
+    ends: Vec<u32>,
+}
+
+impl Haystacks {
+    /// How many nodes there are.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True with no nodes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl HayBatch {
+    /// Adds the next node's text (empty without facts): its id, tool, resource,
+    /// arguments digest, lease and state digests, lower-cased, each followed by a space.
+    fn push_node(&mut self, f: Option<&ActionFacts>) {
+        let digests = f.and_then(|f| f.state_digest.as_deref());
+        let parts = f.map(|f| {
+            [
+                f.id(),
+                f.tool(),
+                f.resource(),
+                f.arguments_digest(),
+                f.scope_lease_id(),
+                digests.and_then(StateDigest::pre),
+                digests.and_then(StateDigest::post),
+            ]
+        });
+        for part in parts.into_iter().flatten().flatten() {
+            if part.is_ascii() {
+                let start = self.text.len();
+                self.text.push_str(part);
+                self.text[start..].make_ascii_lowercase();
+            } else {
+                self.text.push_str(&part.to_lowercase());
+            }
+            self.text.push(' ');
+        }
+        self.push_end();
+    }
+
+    fn push_end(&mut self) {
+        // A batch's texts past 4 GiB are not a thing a store holds.
+        self.ends
+            .push(u32::try_from(self.text.len()).unwrap_or(u32::MAX));
+    }
+}
+
+/// Haystacks of texts already lower-cased, one per node.
+impl<S: AsRef<str>> FromIterator<S> for Haystacks {
+    fn from_iter<I: IntoIterator<Item = S>>(texts: I) -> Haystacks {
+        let mut hay = Haystacks::default();
+        for text in texts {
+            if hay.len.is_multiple_of(HAY_BATCH) {
+                hay.batches.push(HayBatch::default());
+            }
+            if let Some(batch) = hay.batches.last_mut() {
+                batch.text.push_str(text.as_ref());
+                batch.push_end();
+            }
+            hay.len += 1;
+        }
+        hay
+    }
+}
+
+impl std::ops::Index<usize> for Haystacks {
+    type Output = str;
+
+    fn index(&self, node: usize) -> &str {
+        let batch = &self.batches[node / HAY_BATCH];
+        let i = node % HAY_BATCH;
+        let start = if i == 0 {
+            0
+        } else {
+            batch.ends[i - 1] as usize
+        };
+        batch.text.get(start..batch.ends[i] as usize).unwrap_or("")
+    }
+}
+
+/// The timeline flags of `node` (its facts `f`) the analysis alone decides.
+fn node_flags(analysis: &Analysis, node: NodeId, f: &ActionFacts) -> u16 {
+    let g = &analysis.graph;
+    let mut bits = 0;
+    if f.outcome() == Some("deny") {
+        bits |= flag::DENIED;
+    }
+    if f.drift == DriftResult::Drifted {
+        bits |= flag::DRIFT;
+    }
+    if let Some(l) = analysis.leases.by_node.get(&node) {
+        bits |= flag::LEASED;
+        if l.verdict.is_outside() && l.verdict != LeaseVerdict::UnknownWindow {
+            bits |= flag::LEASE_OUT;
+        }
+    }
+    if matches!(f.observed, Some("success" | "failure")) {
+        bits |= flag::EXECUTED;
+    }
+    if f.observed == Some("failure") {
+        bits |= flag::FAILED;
+    }
+    if f.parent().is_some() && g.nodes[node as usize].parent.is_none() {
+        bits |= flag::MISSING_PARENT;
+    }
+    bits
+}
+
 impl Data {
     /// Derives display data from an analysed corpus (no verification yet).
     pub fn new(corpus: Arc<Corpus>, analysis: Arc<Analysis>, findings: Vec<Finding>) -> Data {
         let g = &analysis.graph;
         let n = g.nodes.len();
-        let rows: Vec<(u16, String)> = (0..n as NodeId)
+        // A batch of nodes at a time on every core: each node's flags and search text.
+        let batches: Vec<(Vec<u16>, HayBatch)> = (0..n.div_ceil(HAY_BATCH))
             .into_par_iter()
-            .map(|node| {
-                let (Some((_, a)), Some(f)) = (g.action(&corpus, node), g.facts(&corpus, node))
-                else {
-                    return (0, String::new());
-                };
-                let fields = ActionFields::of(a.0);
-                let mut bits = 0;
-                let denied = f.outcome() == Some("deny");
-                if denied {
-                    bits |= flag::DENIED;
-                }
-                if f.drift == DriftResult::Drifted {
-                    bits |= flag::DRIFT;
-                }
-                if let Some(l) = analysis.leases.by_node.get(&node) {
-                    bits |= flag::LEASED;
-                    if l.verdict.is_outside() && l.verdict != LeaseVerdict::UnknownWindow {
-                        bits |= flag::LEASE_OUT;
-                    }
-                }
-                if matches!(f.observed, Some("success" | "failure")) {
-                    bits |= flag::EXECUTED;
-                }
-                if f.observed == Some("failure") {
-                    bits |= flag::FAILED;
-                }
-                if f.parent().is_some() && g.nodes[node as usize].parent.is_none() {
-                    bits |= flag::MISSING_PARENT;
-                }
-                let mut hay = String::with_capacity(96);
-                let resource = fields
-                    .obj(Key::CapabilityDecision)
-                    .and_then(|d| d.get("resource"))
-                    .and_then(|r| r.as_str());
-                let digests = f.state_digest.as_deref();
-                for part in [
-                    f.id(),
-                    f.tool(),
-                    resource,
-                    fields.str(Key::ArgumentsDigest),
-                    f.scope_lease_id(),
-                    digests.and_then(StateDigest::pre),
-                    digests.and_then(StateDigest::post),
-                ]
-                .into_iter()
-                .flatten()
-                {
-                    hay.push_str(&part.to_lowercase());
-                    hay.push(' ');
-                }
+            .map(|b| {
+                let nodes = (b * HAY_BATCH) as NodeId..((b + 1) * HAY_BATCH).min(n) as NodeId;
+                let mut hay = HayBatch::default();
+                let bits = nodes
+                    .map(|node| {
+                        let f = g.facts(&corpus, node);
+                        hay.push_node(f);
+                        f.map_or(0, |f| node_flags(&analysis, node, f))
+                    })
+                    .collect();
                 (bits, hay)
             })
             .collect();
-        let (mut flags, haystacks): (Vec<u16>, Vec<String>) = rows.into_iter().unzip();
+        let mut flags = Vec::with_capacity(n);
+        let mut haystacks = Haystacks {
+            batches: Vec::with_capacity(batches.len()),
+            len: n,
+        };
+        for (bits, hay) in batches {
+            flags.extend(bits);
+            haystacks.batches.push(hay);
+        }
         for chain in &analysis.chains {
             for (node, role) in chain.roles() {
                 if role == Role::Reapproved {
@@ -328,4 +425,28 @@ pub fn glyphs(bits: u16) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each node's text reads back from the packed haystacks, empty ones included.
+    #[test]
+    fn packed_haystacks_give_each_nodes_text() {
+        let texts: Vec<String> = (0..HAY_BATCH * 2 + 3)
+            .map(|i| match i % 4 {
+                0 => format!("act-{i} write_file "),
+                1 => String::new(),
+                2 => "ünïcode é ".into(),
+                _ => "x ".into(),
+            })
+            .collect();
+        let hay: Haystacks = texts.iter().collect();
+        assert_eq!(hay.len(), texts.len());
+        for (i, t) in texts.iter().enumerate() {
+            assert_eq!(&hay[i], *t);
+        }
+        assert!(Haystacks::default().is_empty());
+    }
 }

@@ -19,11 +19,11 @@
 //! authorities) and the analysis are always recomputed.
 //!
 //! An entry is a header line (format, configuration digest, path, the file's size and
-//! SHA-256, record count, the verdict lines' length, the body's SHA-256), then one line
+//! SHA-256 and BLAKE3, record count, the verdict lines' length, the body's checksum), then one line
 //! of verdicts per record, so that they are read back on every core, and — for a store —
 //! a line end and the store's summary: its load errors and each record's line, span and
 //! facts ([`RecordFacts`], binary, [`crate::model::codec`]). When a store's size and
-//! whole SHA-256 are still the entry's, [`Index::known`] gives the store as loaded from
+//! BLAKE3 are still the entry's, [`Index::known`] gives the store as loaded from
 //! the summary: nothing is parsed, and a record's JSON is read from the file (bound to
 //! its canonical hash) only when something asks for it.
 
@@ -45,8 +45,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-/// The index file format's version: bumped whenever what an entry holds changes shape.
-const FORMAT: &str = "aeplens-index/4";
+/// The index file format's version: bumped whenever what an entry holds changes shape —
+/// the verdicts, or the encoding of [`RecordFacts`] in a store's summary.
+const FORMAT: &str = "aeplens-index/5";
 
 /// Everything a record's verdicts depend on besides the record itself. (Lease files do
 /// not change a verdict today; they are in the key all the same, so an entry never
@@ -99,13 +100,15 @@ struct Header {
     /// The file when the entry was made: its size and SHA-256.
     bytes: u64,
     sha256: String,
+    /// Its BLAKE3, when it was taken (empty otherwise): [`Index::known`] compares it.
+    blake3: String,
     /// Made from a one-document file: answers only for the same whole file.
     whole: bool,
     records: usize,
     /// Length of the verdict lines at the start of the body; after them, a line end and
     /// the file's [`Summary`] (absent from entries of documents).
     lines: u64,
-    /// SHA-256 of the body (every byte after the header line).
+    /// The [`checksum`] of the body (every byte after the header line).
     body: String,
 }
 
@@ -123,7 +126,7 @@ struct SetHeader {
     format: String,
     config: String,
     set: String,
-    /// SHA-256 of the body (every byte after the header line).
+    /// The [`checksum`] of the body (every byte after the header line).
     body: String,
 }
 
@@ -239,7 +242,7 @@ impl Index {
         let bytes = std::fs::read(&slot).ok()?;
         let cut = bytes.iter().position(|&b| b == b'\n')?;
         let header: Header = serde_json::from_slice(&bytes[..cut]).ok()?;
-        if !header.fits(self, path) || header.body != sha256_hex(&bytes[cut + 1..]) {
+        if !header.fits(self, path) || header.body != checksum(&[&bytes[cut + 1..]]) {
             return None;
         }
         // Used: kept another [`UNUSED`] from now.
@@ -267,8 +270,8 @@ impl Index {
     }
 
     /// A store file loaded from its entry, without reading a record, when the file is
-    /// still byte for byte the one the entry was made from (its size, then its whole
-    /// SHA-256, taken again here): every record with its place, canonical hash and facts
+    /// still byte for byte the one the entry was made from (its size, then its BLAKE3 —
+    /// taken as it was read for the entry, and again here): every record with its place, canonical hash and facts
     /// (its JSON read from the file only when asked for, bound to that hash), the file's
     /// load errors, and each record's verdicts.
     pub fn known(&self, path: &str) -> Option<(Input, Vec<RecordResult>)> {
@@ -276,9 +279,10 @@ impl Index {
         if std::fs::metadata(path).ok()?.len() != size {
             return None;
         }
-        let (sha256, entry) = rayon::join(|| file_sha256(path), || self.read(path));
+        let (blake3, entry) = rayon::join(|| file_blake3(path), || self.read(path));
         let (header, bytes, start) = entry?;
-        if header.whole || sha256? != header.sha256 || header.bytes != size {
+        let same = !header.blake3.is_empty() && blake3.is_some_and(|b| hex(&b) == header.blake3);
+        if header.whole || !same || header.bytes != size {
             return None;
         }
         let lines_end = start + usize::try_from(header.lines).ok()?;
@@ -294,6 +298,7 @@ impl Index {
             records,
             errors,
             asked: None,
+            blake3,
         };
         Some((input, results))
     }
@@ -308,69 +313,97 @@ impl Index {
         else {
             return Ok(false);
         };
-        // One record a line (written on every core, kept in order).
-        let lines: Vec<Vec<u8>> = results
-            .par_iter()
-            .map(|result| {
-                serde_json::to_vec(&Stored {
-                    result,
-                    signed: result.signed,
-                    key_unknown: result.authenticity.key_unknown,
-                })
-            })
-            .collect::<Result<_, _>>()?;
-        let summary = summary(input, results);
-        // The body: the verdict lines, then (for a store) a line end and the summary.
-        let mut body: Vec<&[u8]> = Vec::with_capacity(2 * lines.len() + 2);
-        for (i, line) in lines.iter().enumerate() {
-            if i > 0 {
-                body.push(b"\n");
-            }
-            body.push(line);
-        }
-        let lines_len = body.iter().map(|b| b.len() as u64).sum();
-        if let Some(summary) = &summary {
-            body.push(b"\n");
-            body.extend(summary.iter().map(Vec::as_slice));
-        }
-        // The body's digest goes in the header: taken over the parts as they will be
-        // written, without joining them into one more copy.
-        let mut digest = Sha256::new();
-        for part in &body {
-            digest.update(part);
-        }
-        let header = Header {
+        let header = |lines: u64, body: String| Header {
             format: FORMAT.to_string(),
             config: self.config.clone(),
             path: input.path.to_string(),
             bytes,
             sha256: sha256.clone(),
+            blake3: input.blake3.as_ref().map(|b| hex(b)).unwrap_or_default(),
             whole: input.format != Format::Ndjson,
             records: results.len(),
-            lines: lines_len,
-            body: hex(&digest.finalize()),
+            lines,
+            body,
         };
-        let mut head = serde_json::to_vec(&header)?;
-        head.push(b'\n');
-        self.write(&slot, &head, &body)?;
+        let room = serde_json::to_vec(&header(u64::MAX, checksum(&[])))?.len();
+        let summarised = summarised(input, results);
+        // The body: one line of verdicts a record, then (for a store) a line end and the
+        // summary; made on every core a batch at a time, so it is never all in memory.
+        let body = |out: &mut Body<'_>| -> std::io::Result<u64> {
+            for (k, batch) in results.chunks(BATCH).enumerate() {
+                let lines: Vec<Vec<u8>> = batch
+                    .par_iter()
+                    .map(|result| {
+                        serde_json::to_vec(&Stored {
+                            result,
+                            signed: result.signed,
+                            key_unknown: result.authenticity.key_unknown,
+                        })
+                    })
+                    .collect::<Result<_, _>>()?;
+                for (i, line) in lines.iter().enumerate() {
+                    if k > 0 || i > 0 {
+                        out.put(b"\n")?;
+                    }
+                    out.put(line)?;
+                }
+            }
+            let lines = out.len;
+            if summarised {
+                out.put(b"\n")?;
+                out.put(&summary_head(input))?;
+                for batch in input.records.chunks(BATCH) {
+                    let parts: Vec<Vec<u8>> = batch.par_iter().map(summary_part).collect();
+                    for part in &parts {
+                        out.put(part)?;
+                    }
+                }
+            }
+            Ok(lines)
+        };
+        self.write(&slot, room, body, |lines, sum| {
+            Ok(serde_json::to_vec(&header(lines, sum))?)
+        })?;
         self.forget_unused(&slot);
         Ok(true)
     }
 
-    /// Writes `head` then the `body` parts to `slot`, atomically (a reader never sees
-    /// half of it), readable by its owner only.
-    fn write(&self, slot: &Path, head: &[u8], body: &[&[u8]]) -> std::io::Result<()> {
+    /// Writes an entry to `slot`, atomically (a reader never sees half of it), readable
+    /// by its owner only: `body` writes the body, then `head` makes the header line from
+    /// what `body` gave and the body's [`checksum`]. The header goes first, padded with
+    /// spaces to `room` bytes (enough for any header `head` makes), so the body is
+    /// written as it is made.
+    fn write<T>(
+        &self,
+        slot: &Path,
+        room: usize,
+        body: impl FnOnce(&mut Body<'_>) -> std::io::Result<T>,
+        head: impl FnOnce(T, String) -> std::io::Result<Vec<u8>>,
+    ) -> std::io::Result<()> {
+        use std::io::{Seek, SeekFrom};
         private_dir(&self.dir)?;
         let tmp = slot.with_extension(format!("tmp.{}", std::process::id()));
         let written = private_file(&tmp)
-            .and_then(|file| {
-                let mut out = std::io::BufWriter::new(file);
-                out.write_all(head)?;
-                for part in body {
-                    out.write_all(part)?;
+            .and_then(|mut file| {
+                let mut out = std::io::BufWriter::new(&mut file);
+                out.write_all(&vec![b' '; room])?;
+                out.write_all(b"\n")?;
+                let mut b = Body {
+                    out: &mut out,
+                    hasher: blake3::Hasher::new(),
+                    len: 0,
+                };
+                let made = body(&mut b)?;
+                let mut line = head(made, hex(b.hasher.finalize().as_bytes()))?;
+                if line.len() > room {
+                    return Err(std::io::Error::other("index entry header too long"));
                 }
+                line.resize(room, b' ');
+                out.flush()?;
+                drop(out);
                 // No fsync: after a crash a torn entry fails its checksum and is rebuilt.
-                out.flush()
+                file.seek(SeekFrom::Start(0))?;
+                file.write_all(&line)
             })
             .and_then(|()| std::fs::rename(&tmp, slot));
         if written.is_err() {
@@ -418,7 +451,7 @@ impl Index {
         let header: SetHeader = serde_json::from_slice(&bytes[..cut]).ok()?;
         let body = &bytes[cut + 1..];
         let fits = header.format == FORMAT && header.config == self.config && header.set == set;
-        if !fits || header.body != sha256_hex(body) {
+        if !fits || header.body != checksum(&[body]) {
             return None;
         }
         if let Ok(file) = std::fs::File::options().write(true).open(&slot) {
@@ -429,17 +462,20 @@ impl Index {
 
     /// Keeps `value` for the evidence set `set` under this configuration.
     pub fn remember<T: Serialize>(&self, set: &str, value: &T) -> std::io::Result<()> {
-        let body = serde_json::to_vec(value)?;
-        let header = SetHeader {
+        let header = |body: String| SetHeader {
             format: FORMAT.to_string(),
             config: self.config.clone(),
             set: set.to_string(),
-            body: sha256_hex(&body),
+            body,
         };
-        let mut head = serde_json::to_vec(&header)?;
-        head.push(b'\n');
+        let room = serde_json::to_vec(&header(checksum(&[])))?.len();
         let slot = self.set_slot(set);
-        self.write(&slot, &head, &[&body])?;
+        self.write(
+            &slot,
+            room,
+            |out| out.put(&serde_json::to_vec(value)?),
+            |(), sum| Ok(serde_json::to_vec(&header(sum))?),
+        )?;
         self.forget_unused(&slot);
         Ok(())
     }
@@ -464,6 +500,16 @@ impl Index {
     }
 }
 
+/// The checksum an entry's header holds of its body (the `parts` one after another):
+/// BLAKE3 in hex, on every core — a torn or damaged entry fails it.
+fn checksum(parts: &[&[u8]]) -> String {
+    let mut hasher = blake3::Hasher::new();
+    for part in parts {
+        hasher.update_rayon(part);
+    }
+    hex(hasher.finalize().as_bytes())
+}
+
 /// The verdicts of an entry's `n` lines (one record a line, read on every core).
 fn verdicts(lines: &[u8], n: usize) -> Option<Vec<RecordResult>> {
     let lines: Vec<&[u8]> = lines.split(|&b| b == b'\n').collect();
@@ -482,14 +528,35 @@ fn verdicts(lines: &[u8], n: usize) -> Option<Vec<RecordResult>> {
         .collect()
 }
 
-/// What loading a store gave besides its verdicts — its load errors, and each record's
-/// line, span and [`RecordFacts`] — in parts to be written one after another: the
-/// errors and record count, then each record length first (so they are read back on
-/// every core). `None` for a document, or a record without a span.
-fn summary(input: &Input, results: &[RecordResult]) -> Option<Vec<Vec<u8>>> {
-    if input.format != Format::Ndjson || input.records.len() != results.len() {
-        return None;
+/// Records written or encoded at a time.
+const BATCH: usize = 4096;
+
+/// An entry's body as it is written: its bytes go to the file and into its checksum.
+struct Body<'a> {
+    out: &'a mut dyn Write,
+    hasher: blake3::Hasher,
+    len: u64,
+}
+
+impl Body<'_> {
+    fn put(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.hasher.update(bytes);
+        self.len += bytes.len() as u64;
+        self.out.write_all(bytes)
     }
+}
+
+/// True when the entry of `input` gets a summary of the store: what loading it gave
+/// besides its verdicts (its load errors, [`summary_head`], and each record's line, span
+/// and [`RecordFacts`], [`summary_part`]) — for a store whose records all have a span.
+fn summarised(input: &Input, results: &[RecordResult]) -> bool {
+    input.format == Format::Ndjson
+        && input.records.len() == results.len()
+        && input.records.iter().all(|r| r.span.is_some())
+}
+
+/// The start of a store's summary: its load errors and record count.
+fn summary_head(input: &Input) -> Vec<u8> {
     let mut head = Writer::default();
     head.uint(input.errors.len() as u64);
     for e in &input.errors {
@@ -503,25 +570,24 @@ fn summary(input: &Input, results: &[RecordResult]) -> Option<Vec<Vec<u8>>> {
         head.bytes(e.message.as_bytes());
     }
     head.uint(input.records.len() as u64);
-    let records: Vec<Vec<u8>> = input
-        .records
-        .par_iter()
-        .map(|record| {
-            let span = record.span?;
-            let mut w = Writer::default();
-            w.uint(record.source.line as u64);
-            w.uint(span.offset);
-            w.uint(u64::from(span.len));
-            record.facts().encode(&mut w);
-            let mut part = Writer::default();
-            part.bytes(&w.bytes);
-            Some(part.bytes)
-        })
-        .collect::<Option<_>>()?;
-    Some(std::iter::once(head.bytes).chain(records).collect())
+    head.bytes
 }
 
-/// The load errors and records of the store at `path` from its [`summary`], each record
+/// One record of a store's summary, length first (so the records are read back on every
+/// core): its line, span and facts.
+fn summary_part(record: &Record) -> Vec<u8> {
+    let span = record.span.unwrap_or(Span { offset: 0, len: 0 });
+    let mut w = Writer::default();
+    w.uint(record.source.line as u64);
+    w.uint(span.offset);
+    w.uint(u64::from(span.len));
+    record.facts().encode(&mut w);
+    let mut part = Writer::default();
+    part.bytes(&w.bytes);
+    part.bytes
+}
+
+/// The load errors and records of the store at `path` from its summary ([`summarised`]), each record
 /// bound to the canonical hash of its verdicts; `None` if the bytes are not a summary
 /// of records at those places.
 fn read_summary(
@@ -587,15 +653,18 @@ fn read_summary(
     Some((errors, records))
 }
 
-/// The SHA-256 of the file at `path`, in hex.
-fn file_sha256(path: &str) -> Option<String> {
+/// The BLAKE3 of the file at `path`, hashed on every core. Read, not memory-mapped: a
+/// store truncated while mapped would kill the process.
+fn file_blake3(path: &str) -> Option<[u8; 32]> {
     let mut file = std::fs::File::open(path).ok()?;
-    let mut digest = Sha256::new();
-    let mut buf = vec![0; 1 << 20];
+    let mut hasher = blake3::Hasher::new();
+    let mut buf = vec![0; 16 << 20];
     loop {
         match file.read(&mut buf) {
-            Ok(0) => return Some(hex(&digest.finalize())),
-            Ok(n) => digest.update(&buf[..n]),
+            Ok(0) => return Some(*hasher.finalize().as_bytes()),
+            Ok(n) => {
+                hasher.update_rayon(&buf[..n]);
+            }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(_) => return None,
         }

@@ -375,7 +375,10 @@ pub fn verify_paths_in_chunks(
             });
             return Opening::Known(loaded);
         }
-        Opening::Read(index.and_then(|ix| ix.covered(path)))
+        Opening::Read {
+            asked: index.and_then(|ix| ix.covered(path)),
+            blake3: index.is_some(),
+        }
     };
     let mut inputs = stream::stream_paths_opening(paths, chunk, &mut open, |batch| {
         if files.last().map(|f| f.input) != Some(batch.input) {

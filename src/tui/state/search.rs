@@ -3,6 +3,7 @@
 //! selected run as you type, every run on Enter.
 
 use super::*;
+use crate::tui::data::Haystacks;
 
 /// The search and what it matched. The fields are private: only this module changes
 /// them, so the matches always belong to the text typed.
@@ -145,7 +146,7 @@ pub(super) fn search_run(state: &mut State) {
     let Some(run) = d.analysis.graph.runs.get(state.timeline.run) else {
         return;
     };
-    let hay = |n: &NodeId| d.haystacks[*n as usize].as_str();
+    let hay = |n: &NodeId| &d.haystacks[*n as usize];
     let literal: HashSet<NodeId> = run
         .nodes
         .iter()
@@ -170,7 +171,7 @@ pub(super) fn search_run(state: &mut State) {
 /// with the best first-listed. `done` counts haystacks looked at; `cancel` stops early
 /// (then `None`).
 pub fn matches_all(
-    haystacks: &[String],
+    haystacks: &Haystacks,
     query: &str,
     done: &AtomicUsize,
     cancel: &AtomicBool,
@@ -247,7 +248,7 @@ pub const BACKGROUND_SEARCH_FROM: usize = 200_000;
 #[derive(Clone, Debug)]
 pub struct SearchJob {
     pub query: String,
-    pub haystacks: Arc<Vec<String>>,
+    pub haystacks: Arc<Haystacks>,
     pub done: Arc<AtomicUsize>,
     pub cancel: Arc<AtomicBool>,
     /// Set by the event loop once it has handed the job to a thread.
