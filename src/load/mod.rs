@@ -516,15 +516,20 @@ pub fn load_file(path: &Path) -> Input {
 
 /// Parses the bytes of one input, detecting its format from the content.
 pub fn parse_input(path: Arc<str>, bytes: &[u8]) -> Input {
-    parse_input_asked(path, bytes, None)
+    parse_input_asked(path, bytes, (None, false))
 }
 
-/// [`parse_input`], also taking the digest of the first `asked` bytes ([`Input::asked`]).
-pub(crate) fn parse_input_asked(path: Arc<str>, bytes: &[u8], asked: Option<u64>) -> Input {
+/// [`parse_input`], also taking the digest of the first `asked` bytes ([`Input::asked`])
+/// and, with `blake3`, the file's BLAKE3 ([`Input::blake3`]).
+pub(crate) fn parse_input_asked(
+    path: Arc<str>,
+    bytes: &[u8],
+    (asked, blake3): (Option<u64>, bool),
+) -> Input {
     // The file's digest on one core while the records parse on the others.
     let (digest, mut input) = rayon::join(
         || {
-            let mut digest = digest::FileDigest::new(asked, false);
+            let mut digest = digest::FileDigest::new(asked, blake3);
             digest.update(bytes);
             digest
         },
@@ -533,6 +538,7 @@ pub(crate) fn parse_input_asked(path: Arc<str>, bytes: &[u8], asked: Option<u64>
     let digests = digest.finish();
     input.sha256 = Some(crate::canon::hex(&digests.sha256));
     input.asked = digests.asked;
+    input.blake3 = digests.blake3;
     input
 }
 

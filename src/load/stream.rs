@@ -172,7 +172,7 @@ fn stream_reader(
         if let Err(e) = reader.read_to_end(&mut buf) {
             return unreadable(e);
         }
-        let mut input = parse_input_asked(path, &buf, asked);
+        let mut input = parse_input_asked(path, &buf, (asked, blake3));
         let n = input.records.len();
         each(&mut input.records, n, buf.len() as u64);
         return input;

@@ -18,14 +18,18 @@
 //! What needs the records together (chains, the link graph, confusable ids, timestamp
 //! authorities) and the analysis are always recomputed.
 //!
-//! An entry is a header line (format, configuration digest, path, the file's size and
-//! SHA-256 and BLAKE3, record count, the verdict lines' length, the body's checksum), then one line
-//! of verdicts per record, so that they are read back on every core, and — for a store —
-//! a line end and the store's summary: its load errors and each record's line, span and
-//! facts ([`RecordFacts`], binary, [`crate::model::codec`]). When a store's size and
-//! BLAKE3 are still the entry's, [`Index::known`] gives the store as loaded from
-//! the summary: nothing is parsed, and a record's JSON is read from the file (bound to
-//! its canonical hash) only when something asks for it.
+//! An entry is a header line (format, configuration digest, path, the file's size,
+//! SHA-256 and BLAKE3, record count, the verdict lines' length, the body's checksum),
+//! then one line of verdicts per record, so that they are read back on every core, and —
+//! for a store — a line end and the store's summary: its load errors and each record's
+//! line, span and facts ([`RecordFacts`], binary, [`crate::model::codec`]). When a
+//! store's size and BLAKE3 are still the entry's, [`Index::known`] gives the store as
+//! loaded from the summary: nothing is parsed, and a record's JSON is read from the file
+//! (bound to its canonical hash) only when something asks for it.
+//!
+//! Per evidence set (every input by path, size and SHA-256) the index also keeps what
+//! completing the analysis gave ([`Index::recall`], [`Index::remember`]), under the same
+//! configuration and checks.
 
 use super::encoding::decode_hex;
 use super::keys::Keyring;
@@ -106,7 +110,7 @@ struct Header {
     whole: bool,
     records: usize,
     /// Length of the verdict lines at the start of the body; after them, a line end and
-    /// the file's [`Summary`] (absent from entries of documents).
+    /// the store's summary ([`summarised`]; absent from entries of documents).
     lines: u64,
     /// The [`checksum`] of the body (every byte after the header line).
     body: String,
@@ -148,6 +152,9 @@ pub struct Entry {
     made_from: Prefix,
     /// Made from a one-document file: answers only for the same whole file.
     whole: bool,
+    /// False for a store's entry without its summary and BLAKE3 (what [`Index::known`]
+    /// needs; written from a file loaded without them): worth writing again.
+    pub summarised: bool,
 }
 
 impl Entry {
@@ -265,15 +272,17 @@ impl Index {
                 bytes: header.bytes,
                 sha256: decode_hex(&header.sha256)?.try_into().ok()?,
             },
+            summarised: header.whole
+                || (!header.blake3.is_empty() && header.lines < (bytes.len() - start) as u64),
             whole: header.whole,
         })
     }
 
     /// A store file loaded from its entry, without reading a record, when the file is
     /// still byte for byte the one the entry was made from (its size, then its BLAKE3 —
-    /// taken as it was read for the entry, and again here): every record with its place, canonical hash and facts
-    /// (its JSON read from the file only when asked for, bound to that hash), the file's
-    /// load errors, and each record's verdicts.
+    /// taken as it was read for the entry, and again here): every record with its place,
+    /// canonical hash and facts (its JSON read from the file only when asked for, bound
+    /// to that hash), the file's load errors, and each record's verdicts.
     pub fn known(&self, path: &str) -> Option<(Input, Vec<RecordResult>)> {
         let size = self.covered(path)?;
         if std::fs::metadata(path).ok()?.len() != size {

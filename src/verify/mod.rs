@@ -385,7 +385,8 @@ pub fn verify_paths_in_chunks(
             let entry = index.and_then(|ix| ix.lookup(batch.path));
             files.push(File {
                 input: batch.input,
-                changed: entry.is_none(),
+                // An entry without the store's summary is written again with it.
+                changed: !entry.as_ref().is_some_and(|e| e.summarised),
                 entry,
                 results: Vec::new(),
                 taken: Vec::new(),
