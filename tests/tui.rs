@@ -1134,3 +1134,70 @@ fn p_shows_only_the_actions_with_a_problem_and_again_all() {
     assert!(aeplens::tui::state::parse_filter("is:problem").is_ok());
     assert!(aeplens::tui::state::parse_filter("is:fine").is_err());
 }
+
+/// The explorer as the worker loads a store (each record's JSON let go once verified),
+/// on a copy of the v0.3 reference store in a fresh directory.
+fn let_go(name: &str) -> (State, std::path::PathBuf) {
+    use aeplens::analysis::evidence::Evidence;
+    use aeplens::verify::{Options, Trees};
+    let dir = std::env::temp_dir().join(format!("aeplens-tui-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let store = dir.join("v03.ndjson");
+    std::fs::copy(V03, &store).unwrap();
+    let keys = common::keyring(Path::new("tests/fixtures/reference/keys.json"));
+    let leases = aeplens::analysis::lease::SuppliedLeases::default();
+    let paths = [store.display().to_string()];
+    let ev = Evidence::load(
+        &paths,
+        &keys,
+        &Options::default(),
+        &leases,
+        None,
+        Trees::OnDisk,
+        &mut |_| {},
+    );
+    let mut d = Data::new(
+        std::sync::Arc::new(ev.corpus),
+        std::sync::Arc::new(ev.analysis),
+        Vec::new(),
+    );
+    d.set_report(std::sync::Arc::new(ev.report), ev.findings);
+    (state_with(d, Theme::dark()), store)
+}
+
+#[test]
+fn a_filter_reads_no_record_and_a_record_changed_since_verification_is_not_shown() {
+    let (mut s, store) = let_go("reread");
+    let held = |s: &State| {
+        let d = s.data.as_ref().unwrap();
+        d.corpus.records().filter(|r| r.is_held()).count()
+    };
+    let before = held(&s);
+    cmd(&mut s, Command::Filter);
+    typed(&mut s, "tool:send_email !decision:deny class:read");
+    update(&mut s, Action::Submit);
+    assert!(s.filter.is_applied());
+    assert_eq!(held(&s), before, "the filter read records again");
+    // The selected action's record changes on disk (same length): the detail pane says
+    // so and shows nothing of it.
+    let d = s.data.as_ref().unwrap();
+    let node = s.timeline.node().unwrap();
+    let record = d
+        .corpus
+        .record(d.analysis.graph.nodes[node as usize].record as usize);
+    assert!(
+        !record.is_held(),
+        "the selected record was read before the edit"
+    );
+    let span = record.span.unwrap();
+    let mut bytes = std::fs::read(&store).unwrap();
+    let line = &mut bytes[span.offset as usize..(span.offset + u64::from(span.len)) as usize];
+    let at = line.windows(8).position(|w| w == b"\"run_id\"").unwrap() + 1;
+    line[at] = b'R';
+    std::fs::write(&store, &bytes).unwrap();
+    let screen = format!("{:?}", render(&s, 160, 48).backend());
+    assert!(screen.contains("changed after it was"), "{screen}");
+    assert!(!screen.contains("\"run_id\""));
+    let _ = std::fs::remove_dir_all(store.parent().unwrap());
+}

@@ -136,14 +136,16 @@ pub(super) fn apply_filter(state: &mut State) {
     }
     let pass: Vec<bool> = (0..g.nodes.len() as NodeId)
         .map(|n| {
-            let Some((_, a)) = g.action(&d.corpus, n) else {
+            // The facts, not the record: a filter over a million actions must not read
+            // every record again.
+            let Some(a) = g.facts(&d.corpus, n) else {
                 return false;
             };
             terms.iter().all(|t| {
                 let lower = |s: Option<&str>| s.map(str::to_lowercase).unwrap_or_default();
                 let hit = match t.key.as_deref() {
                     Some("tool") => lower(a.tool()).contains(&t.value),
-                    Some("decision") => lower(a.decision().and_then(|x| x.outcome())) == t.value,
+                    Some("decision") => lower(a.outcome()) == t.value,
                     Some("class") => {
                         lower(Some(a.side_effect_class().unwrap_or("unknown"))) == t.value
                     }

@@ -393,8 +393,8 @@ pub fn nav_text(state: &State, item: &NavItem) -> String {
     let an = &d.analysis;
     let g = &an.graph;
     let action_id = |n: NodeId| {
-        g.action(&d.corpus, n)
-            .and_then(|(_, a)| a.id())
+        g.facts(&d.corpus, n)
+            .and_then(|a| a.id())
             .unwrap_or("(no id)")
     };
     let text = match item.target {

@@ -25,6 +25,25 @@ pub(super) fn detail(s: &State, area: Rect, buf: &mut Buffer) {
         inner.y += h;
         inner.height -= h;
     }
+    // A record let go is read again from its line for the pane: if the line is not what
+    // was verified any more, nothing of it is shown as if it were.
+    let record = d
+        .corpus
+        .record(d.analysis.graph.nodes[node as usize].record as usize);
+    record.json();
+    if let Some(e) = record.reread_error() {
+        let text = format!(
+            "⚠ {}: {} — nothing of this record is shown: the evidence changed after it was \
+             verified. Open it again to verify it as it is now.",
+            sanitize(&record.source.to_string()),
+            sanitize(e)
+        );
+        Paragraph::new(text)
+            .style(t.bad)
+            .wrap(Wrap { trim: false })
+            .render(inner, buf);
+        return;
+    }
     // Findings come from the explorer's index (the Record tab), not a scan of all of them.
     let Some(report) = d.analysis.show(&d.corpus, node, &[]) else {
         return;
