@@ -264,7 +264,8 @@ impl Index {
         let (header, bytes, start) = self.read(path)?;
         let lines = bytes.get(start..start + usize::try_from(header.lines).ok()?)?;
         Some(Entry {
-            records: verdicts(lines, header.records)?
+            records: verdicts(lines)
+                .filter(|v| v.len() == header.records)?
                 .into_iter()
                 .map(Some)
                 .collect(),
@@ -284,21 +285,52 @@ impl Index {
     /// canonical hash and facts (its JSON read from the file only when asked for, bound
     /// to that hash), the file's load errors, and each record's verdicts.
     pub fn known(&self, path: &str) -> Option<(Input, Vec<RecordResult>)> {
-        let size = self.covered(path)?;
-        if std::fs::metadata(path).ok()?.len() != size {
+        self.known_in_chunks(path, BODY_CHUNK)
+    }
+
+    /// [`Index::known`], reading the entry `chunk` bytes at a time.
+    fn known_in_chunks(&self, path: &str, chunk: usize) -> Option<(Input, Vec<RecordResult>)> {
+        if writable_by_others(&self.dir) {
             return None;
         }
-        let (blake3, entry) = rayon::join(|| file_blake3(path), || self.read(path));
-        let (header, bytes, start) = entry?;
-        let same = !header.blake3.is_empty() && blake3.is_some_and(|b| hex(&b) == header.blake3);
-        if header.whole || !same || header.bytes != size {
+        let slot = self.slot(path)?;
+        let mut file = std::io::BufReader::new(std::fs::File::open(&slot).ok()?);
+        let mut first = Vec::new();
+        (&mut file)
+            .take(64 * 1024)
+            .read_until(b'\n', &mut first)
+            .ok()?;
+        let header: Header = serde_json::from_slice(first.strip_suffix(b"\n")?).ok()?;
+        let size = std::fs::metadata(path).ok()?.len();
+        if !header.fits(self, path) || header.whole || header.blake3.is_empty() {
             return None;
         }
-        let lines_end = start + usize::try_from(header.lines).ok()?;
-        let results = verdicts(bytes.get(start..lines_end)?, header.records)?;
-        let summary = bytes.get(lines_end + 1..)?;
+        if header.bytes != size || header.records == 0 {
+            return None;
+        }
         let path: Arc<str> = path.into();
-        let (errors, records) = read_summary(summary, &path, &results)?;
+        let mut body = BodyReader {
+            file,
+            chunk: chunk.max(1),
+            hasher: blake3::Hasher::new(),
+            pending: Vec::new(),
+            eof: false,
+        };
+        let (blake3, loaded) = rayon::join(
+            || file_blake3(&path),
+            || {
+                let results = body.verdicts(header.lines, header.records)?;
+                let (errors, records) = body.summary(&path, &results)?;
+                Some((results, errors, records))
+            },
+        );
+        // Used only when the entry is whole and sound and the file is still its bytes.
+        let sound = body.eof && hex(body.hasher.finalize().as_bytes()) == header.body;
+        let same = blake3.is_some_and(|b| hex(&b) == header.blake3);
+        let (results, errors, records) = loaded.filter(|_| sound && same)?;
+        if let Ok(file) = std::fs::File::options().write(true).open(&slot) {
+            let _ = file.set_modified(SystemTime::now());
+        }
         let input = Input {
             path,
             sha256: Some(header.sha256),
@@ -519,12 +551,9 @@ fn checksum(parts: &[&[u8]]) -> String {
     hex(hasher.finalize().as_bytes())
 }
 
-/// The verdicts of an entry's `n` lines (one record a line, read on every core).
-fn verdicts(lines: &[u8], n: usize) -> Option<Vec<RecordResult>> {
+/// The verdicts of an entry's lines (one record a line, read on every core).
+fn verdicts(lines: &[u8]) -> Option<Vec<RecordResult>> {
     let lines: Vec<&[u8]> = lines.split(|&b| b == b'\n').collect();
-    if lines.len() != n {
-        return None;
-    }
     lines
         .into_par_iter()
         .map(|line| {
@@ -596,18 +625,120 @@ fn summary_part(record: &Record) -> Vec<u8> {
     part.bytes
 }
 
-/// The load errors and records of the store at `path` from its summary ([`summarised`]), each record
-/// bound to the canonical hash of its verdicts; `None` if the bytes are not a summary
-/// of records at those places.
-fn read_summary(
-    bytes: &[u8],
-    path: &Arc<str>,
-    results: &[RecordResult],
-) -> Option<(Vec<LoadError>, Vec<Record>)> {
-    let mut r = Reader::new(bytes);
-    let n: usize = r.int()?;
-    let mut errors = Vec::with_capacity(n.min(bytes.len()));
-    for _ in 0..n {
+/// Bytes of an entry's body read at a time by [`Index::known`].
+const BODY_CHUNK: usize = 8 << 20;
+
+/// An entry's body read a chunk at a time (never whole in memory), each byte going into
+/// its checksum as it is read.
+struct BodyReader<R> {
+    file: R,
+    /// Bytes read at a time.
+    chunk: usize,
+    hasher: blake3::Hasher,
+    /// Bytes read and not yet used.
+    pending: Vec<u8>,
+    eof: bool,
+}
+
+impl<R: Read> BodyReader<R> {
+    /// Appends up to `want` more bytes to `pending`; false once there are none.
+    fn more(&mut self, want: usize) -> Option<bool> {
+        let before = self.pending.len();
+        (&mut self.file)
+            .take(want as u64)
+            .read_to_end(&mut self.pending)
+            .ok()?;
+        self.hasher.update(&self.pending[before..]);
+        self.eof = self.pending.len() == before;
+        Some(!self.eof)
+    }
+
+    /// The verdict lines (`len` bytes, `n` records), parsed a chunk at a time on every
+    /// core.
+    fn verdicts(&mut self, mut len: u64, n: usize) -> Option<Vec<RecordResult>> {
+        let mut results = Vec::with_capacity(n);
+        while len > 0 {
+            let want = usize::try_from(len).ok()?.min(self.chunk);
+            if !self.more(want)? {
+                return None;
+            }
+            len -= want as u64;
+            // Whole lines only, until the last.
+            let cut = if len == 0 {
+                self.pending.len()
+            } else {
+                match self.pending.iter().rposition(|&b| b == b'\n') {
+                    Some(cut) => cut,
+                    None => continue,
+                }
+            };
+            results.extend(verdicts(&self.pending[..cut])?);
+            self.pending.drain(..(cut + 1).min(self.pending.len()));
+        }
+        (results.len() == n).then_some(results)
+    }
+
+    /// The store's summary after the verdict lines: its load errors and its records, each
+    /// bound to the canonical hash of its verdicts (`results`), read to the end.
+    fn summary(
+        &mut self,
+        path: &Arc<str>,
+        results: &[RecordResult],
+    ) -> Option<(Vec<LoadError>, Vec<Record>)> {
+        // The line end between the verdicts and the summary.
+        while self.pending.is_empty() && self.more(self.chunk)? {}
+        if self.pending.first() != Some(&b'\n') {
+            return None;
+        }
+        self.pending.drain(..1);
+        // The head: read until it is whole (a damaged one never is, and the end comes).
+        let (errors, used) = loop {
+            let mut r = Reader::new(&self.pending);
+            if let Some(errors) = summary_errors(&mut r, path, results.len()) {
+                break (errors, self.pending.len() - r.rest_len());
+            }
+            if !self.more(self.chunk)? {
+                return None;
+            }
+        };
+        self.pending.drain(..used);
+        let mut records: Vec<Record> = Vec::with_capacity(results.len());
+        loop {
+            // Every whole record part read so far, decoded on every core.
+            let mut r = Reader::new(&self.pending);
+            let mut parts = Vec::new();
+            while records.len() + parts.len() < results.len() {
+                let mut next = Reader::new(r.rest());
+                match next.bytes() {
+                    Some(part) => {
+                        parts.push(part);
+                        r = next;
+                    }
+                    None => break,
+                }
+            }
+            let first = records.len();
+            let decoded: Vec<Record> = parts
+                .into_par_iter()
+                .enumerate()
+                .map(|(i, part)| summary_record(part, path, first + i, &results[first + i]))
+                .collect::<Option<_>>()?;
+            records.extend(decoded);
+            let used = self.pending.len() - r.rest_len();
+            self.pending.drain(..used);
+            if !self.more(self.chunk)? {
+                break;
+            }
+        }
+        (records.len() == results.len() && self.pending.is_empty()).then_some((errors, records))
+    }
+}
+
+/// The load errors at the head of a store's summary, when its record count is `n`.
+fn summary_errors(r: &mut Reader<'_>, path: &Arc<str>, n: usize) -> Option<Vec<LoadError>> {
+    let count: usize = r.int()?;
+    let mut errors = Vec::with_capacity(count.min(r.rest_len()));
+    for _ in 0..count {
         let line = r.int::<usize>()?.checked_sub(1);
         let column = r.int::<usize>()?.checked_sub(1);
         let excerpt = if r.bool()? {
@@ -626,40 +757,34 @@ fn read_summary(
             message: r.str()?.to_string(),
         });
     }
-    if r.int::<usize>()? != results.len() {
+    (r.int::<usize>()? == n).then_some(errors)
+}
+
+/// The record at `index` of the store at `path` from its part of the summary, bound to
+/// the canonical hash of its verdicts `result`, when the part is one made for it.
+fn summary_record(
+    part: &[u8],
+    path: &Arc<str>,
+    index: usize,
+    result: &RecordResult,
+) -> Option<Record> {
+    let mut r = Reader::new(part);
+    let line = r.int()?;
+    let span = Span {
+        offset: r.uint()?,
+        len: r.int()?,
+    };
+    let facts = RecordFacts::decode(&mut r)?;
+    let canonical = decode_hex(&result.canonical_sha256)?.try_into().ok()?;
+    if !r.is_empty() || result.source.line != line || result.source.index != index {
         return None;
     }
-    let parts: Vec<&[u8]> = (0..results.len())
-        .map(|_| r.bytes())
-        .collect::<Option<_>>()?;
-    if !r.is_empty() {
-        return None;
-    }
-    let records = parts
-        .into_par_iter()
-        .zip(results)
-        .enumerate()
-        .map(|(index, (part, result))| {
-            let mut r = Reader::new(part);
-            let line = r.int()?;
-            let span = Span {
-                offset: r.uint()?,
-                len: r.int()?,
-            };
-            let facts = RecordFacts::decode(&mut r)?;
-            let canonical = decode_hex(&result.canonical_sha256)?.try_into().ok()?;
-            if !r.is_empty() || result.source.line != line || result.source.index != index {
-                return None;
-            }
-            let source = Source {
-                path: path.clone(),
-                line,
-                index,
-            };
-            Some(Record::on_disk(source, span, canonical, reread, facts))
-        })
-        .collect::<Option<_>>()?;
-    Some((errors, records))
+    let source = Source {
+        path: path.clone(),
+        line,
+        index,
+    };
+    Some(Record::on_disk(source, span, canonical, reread, facts))
 }
 
 /// The BLAKE3 of the file at `path`, hashed on every core. Read, not memory-mapped: a
@@ -730,4 +855,68 @@ pub struct IndexUse {
     pub written: usize,
     /// Entries that could not be written, ready to print.
     pub problems: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verify::{Trees, verify_paths};
+
+    /// An entry read in chunks of any size — lines and record parts cut anywhere — gives
+    /// the store exactly as read whole; an entry cut short gives nothing.
+    #[test]
+    fn an_entry_reads_the_same_in_chunks_of_any_size() {
+        let dir = std::env::temp_dir().join(format!("aeplens-index-chunks-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let store = dir.join("store.ndjson");
+        let fixture = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/reference/chain.ndjson"
+        );
+        let mut bytes = std::fs::read(fixture).unwrap();
+        bytes.extend_from_slice(b"{broken\n");
+        std::fs::write(&store, &bytes).unwrap();
+        let paths = vec![store.display().to_string()];
+        let (keys, options) = (Keyring::default(), Options::default());
+        let index = Index::new(dir.join("index"), &Config::new(&keys, &options, &[]));
+        let (inputs, report, _) = verify_paths(
+            &paths,
+            &keys,
+            &options,
+            Some(&index),
+            Trees::OnDisk,
+            &mut |_, _| {},
+        );
+        let (whole, results) = index.known(&paths[0]).unwrap();
+        assert_eq!(results.len(), report.records.len());
+        assert_eq!(whole.errors, inputs[0].errors);
+        assert!(!whole.errors.is_empty() && whole.records.len() > 1);
+        for (known, read) in whole.records.iter().zip(&inputs[0].records) {
+            assert_eq!((&known.source, known.span), (&read.source, read.span));
+            assert_eq!(known.facts(), read.facts());
+        }
+        for chunk in [1, 2, 7, 97, 1000] {
+            let (input, again) = index.known_in_chunks(&paths[0], chunk).unwrap();
+            assert_eq!(again, results, "chunk {chunk}");
+            assert_eq!(input.errors, whole.errors, "chunk {chunk}");
+            for (a, b) in input.records.iter().zip(&whole.records) {
+                assert_eq!((&a.source, a.span), (&b.source, b.span), "chunk {chunk}");
+                assert_eq!(a.facts(), b.facts(), "chunk {chunk}");
+            }
+        }
+        // Cut short anywhere, or one byte longer, the entry gives nothing.
+        let slot = index.slot(&paths[0]).unwrap();
+        let entry = std::fs::read(&slot).unwrap();
+        for cut in [entry.len() - 1, entry.len() - 40, entry.len() / 2] {
+            std::fs::write(&slot, &entry[..cut]).unwrap();
+            assert!(
+                index.known_in_chunks(&paths[0], 97).is_none(),
+                "cut at {cut}"
+            );
+        }
+        std::fs::write(&slot, [&entry[..], b"\0"].concat()).unwrap();
+        assert!(index.known_in_chunks(&paths[0], 97).is_none());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
