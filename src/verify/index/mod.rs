@@ -22,7 +22,7 @@
 //! SHA-256 and BLAKE3, record count, the verdict lines' length, the body's checksum),
 //! then one line of verdicts per record, so that they are read back on every core, and —
 //! for a store — a line end and the store's summary: its load errors and each record's
-//! line, span and facts ([`RecordFacts`], binary, [`crate::model::codec`]). When a
+//! line, span and facts ([`RecordFacts`](crate::model::facts::RecordFacts), binary, [`crate::model::codec`]). When a
 //! store's size and BLAKE3 are still the entry's, [`Index::known`] gives the store as
 //! loaded from the summary: nothing is parsed, and a record's JSON is read from the file
 //! (bound to its canonical hash) only when something asks for it.
@@ -31,15 +31,15 @@
 //! completing the analysis gave ([`Index::recall`], [`Index::remember`]), under the same
 //! configuration and checks.
 
+mod summary;
+
 use super::encoding::decode_hex;
 use super::keys::Keyring;
 use super::{Options, RecordResult};
 use crate::canon::{hex, sha256_hex};
 use crate::load::digest::Prefix;
-use crate::load::{Excerpt, Format, Input, LoadError, reread};
-use crate::model::codec::{Reader, Writer};
-use crate::model::facts::RecordFacts;
-use crate::model::{Record, Source, Span};
+use crate::load::{Format, Input};
+use crate::model::Record;
 use rayon::prelude::*;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -48,9 +48,10 @@ use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
+use summary::{BODY_CHUNK, BodyReader, summarised, summary_head, summary_part};
 
 /// The index file format's version: bumped whenever what an entry holds changes shape —
-/// the verdicts, or the encoding of [`RecordFacts`] in a store's summary.
+/// the verdicts, or the encoding of [`RecordFacts`](crate::model::facts::RecordFacts) in a store's summary.
 const FORMAT: &str = "aeplens-index/5";
 
 /// Everything a record's verdicts depend on besides the record itself. (Lease files do
@@ -309,13 +310,7 @@ impl Index {
             return None;
         }
         let path: Arc<str> = path.into();
-        let mut body = BodyReader {
-            file,
-            chunk: chunk.max(1),
-            hasher: blake3::Hasher::new(),
-            pending: Vec::new(),
-            eof: false,
-        };
+        let mut body = BodyReader::new(file, chunk);
         let (blake3, loaded) = rayon::join(
             || file_blake3(&path),
             || {
@@ -325,7 +320,7 @@ impl Index {
             },
         );
         // Used only when the entry is whole and sound and the file is still its bytes.
-        let sound = body.eof && hex(body.hasher.finalize().as_bytes()) == header.body;
+        let sound = body.checksum().is_some_and(|sum| sum == header.body);
         let same = blake3.is_some_and(|b| hex(&b) == header.blake3);
         let (results, errors, records) = loaded.filter(|_| sound && same)?;
         if let Ok(file) = std::fs::File::options().write(true).open(&slot) {
@@ -584,209 +579,6 @@ impl Body<'_> {
     }
 }
 
-/// True when the entry of `input` gets a summary of the store: what loading it gave
-/// besides its verdicts (its load errors, [`summary_head`], and each record's line, span
-/// and [`RecordFacts`], [`summary_part`]) — for a store whose records all have a span.
-fn summarised(input: &Input, results: &[RecordResult]) -> bool {
-    input.format == Format::Ndjson
-        && input.records.len() == results.len()
-        && input.records.iter().all(|r| r.span.is_some())
-}
-
-/// The start of a store's summary: its load errors and record count.
-fn summary_head(input: &Input) -> Vec<u8> {
-    let mut head = Writer::default();
-    head.uint(input.errors.len() as u64);
-    for e in &input.errors {
-        head.uint(e.line.map_or(0, |l| l as u64 + 1));
-        head.uint(e.column.map_or(0, |c| c as u64 + 1));
-        head.uint(u64::from(e.excerpt.is_some()));
-        if let Some(x) = &e.excerpt {
-            head.bytes(x.text.as_bytes());
-            head.uint(x.at as u64);
-        }
-        head.bytes(e.message.as_bytes());
-    }
-    head.uint(input.records.len() as u64);
-    head.bytes
-}
-
-/// One record of a store's summary, length first (so the records are read back on every
-/// core): its line, span and facts.
-fn summary_part(record: &Record) -> Vec<u8> {
-    let span = record.span.unwrap_or(Span { offset: 0, len: 0 });
-    let mut w = Writer::default();
-    w.uint(record.source.line as u64);
-    w.uint(span.offset);
-    w.uint(u64::from(span.len));
-    record.facts().encode(&mut w);
-    let mut part = Writer::default();
-    part.bytes(&w.bytes);
-    part.bytes
-}
-
-/// Bytes of an entry's body read at a time by [`Index::known`].
-const BODY_CHUNK: usize = 8 << 20;
-
-/// An entry's body read a chunk at a time (never whole in memory), each byte going into
-/// its checksum as it is read.
-struct BodyReader<R> {
-    file: R,
-    /// Bytes read at a time.
-    chunk: usize,
-    hasher: blake3::Hasher,
-    /// Bytes read and not yet used.
-    pending: Vec<u8>,
-    eof: bool,
-}
-
-impl<R: Read> BodyReader<R> {
-    /// Appends up to `want` more bytes to `pending`; false once there are none.
-    fn more(&mut self, want: usize) -> Option<bool> {
-        let before = self.pending.len();
-        (&mut self.file)
-            .take(want as u64)
-            .read_to_end(&mut self.pending)
-            .ok()?;
-        self.hasher.update(&self.pending[before..]);
-        self.eof = self.pending.len() == before;
-        Some(!self.eof)
-    }
-
-    /// The verdict lines (`len` bytes, `n` records), parsed a chunk at a time on every
-    /// core.
-    fn verdicts(&mut self, mut len: u64, n: usize) -> Option<Vec<RecordResult>> {
-        let mut results = Vec::with_capacity(n);
-        while len > 0 {
-            let want = usize::try_from(len).ok()?.min(self.chunk);
-            if !self.more(want)? {
-                return None;
-            }
-            len -= want as u64;
-            // Whole lines only, until the last.
-            let cut = if len == 0 {
-                self.pending.len()
-            } else {
-                match self.pending.iter().rposition(|&b| b == b'\n') {
-                    Some(cut) => cut,
-                    None => continue,
-                }
-            };
-            results.extend(verdicts(&self.pending[..cut])?);
-            self.pending.drain(..(cut + 1).min(self.pending.len()));
-        }
-        (results.len() == n).then_some(results)
-    }
-
-    /// The store's summary after the verdict lines: its load errors and its records, each
-    /// bound to the canonical hash of its verdicts (`results`), read to the end.
-    fn summary(
-        &mut self,
-        path: &Arc<str>,
-        results: &[RecordResult],
-    ) -> Option<(Vec<LoadError>, Vec<Record>)> {
-        // The line end between the verdicts and the summary.
-        while self.pending.is_empty() && self.more(self.chunk)? {}
-        if self.pending.first() != Some(&b'\n') {
-            return None;
-        }
-        self.pending.drain(..1);
-        // The head: read until it is whole (a damaged one never is, and the end comes).
-        let (errors, used) = loop {
-            let mut r = Reader::new(&self.pending);
-            if let Some(errors) = summary_errors(&mut r, path, results.len()) {
-                break (errors, self.pending.len() - r.rest_len());
-            }
-            if !self.more(self.chunk)? {
-                return None;
-            }
-        };
-        self.pending.drain(..used);
-        let mut records: Vec<Record> = Vec::with_capacity(results.len());
-        loop {
-            // Every whole record part read so far, decoded on every core.
-            let mut r = Reader::new(&self.pending);
-            let mut parts = Vec::new();
-            while records.len() + parts.len() < results.len() {
-                let mut next = Reader::new(r.rest());
-                match next.bytes() {
-                    Some(part) => {
-                        parts.push(part);
-                        r = next;
-                    }
-                    None => break,
-                }
-            }
-            let first = records.len();
-            let decoded: Vec<Record> = parts
-                .into_par_iter()
-                .enumerate()
-                .map(|(i, part)| summary_record(part, path, first + i, &results[first + i]))
-                .collect::<Option<_>>()?;
-            records.extend(decoded);
-            let used = self.pending.len() - r.rest_len();
-            self.pending.drain(..used);
-            if !self.more(self.chunk)? {
-                break;
-            }
-        }
-        (records.len() == results.len() && self.pending.is_empty()).then_some((errors, records))
-    }
-}
-
-/// The load errors at the head of a store's summary, when its record count is `n`.
-fn summary_errors(r: &mut Reader<'_>, path: &Arc<str>, n: usize) -> Option<Vec<LoadError>> {
-    let count: usize = r.int()?;
-    let mut errors = Vec::with_capacity(count.min(r.rest_len()));
-    for _ in 0..count {
-        let line = r.int::<usize>()?.checked_sub(1);
-        let column = r.int::<usize>()?.checked_sub(1);
-        let excerpt = if r.bool()? {
-            Some(Excerpt {
-                text: r.str()?.to_string(),
-                at: r.int()?,
-            })
-        } else {
-            None
-        };
-        errors.push(LoadError {
-            path: path.clone(),
-            line,
-            column,
-            excerpt,
-            message: r.str()?.to_string(),
-        });
-    }
-    (r.int::<usize>()? == n).then_some(errors)
-}
-
-/// The record at `index` of the store at `path` from its part of the summary, bound to
-/// the canonical hash of its verdicts `result`, when the part is one made for it.
-fn summary_record(
-    part: &[u8],
-    path: &Arc<str>,
-    index: usize,
-    result: &RecordResult,
-) -> Option<Record> {
-    let mut r = Reader::new(part);
-    let line = r.int()?;
-    let span = Span {
-        offset: r.uint()?,
-        len: r.int()?,
-    };
-    let facts = RecordFacts::decode(&mut r)?;
-    let canonical = decode_hex(&result.canonical_sha256)?.try_into().ok()?;
-    if !r.is_empty() || result.source.line != line || result.source.index != index {
-        return None;
-    }
-    let source = Source {
-        path: path.clone(),
-        line,
-        index,
-    };
-    Some(Record::on_disk(source, span, canonical, reread, facts))
-}
-
 /// The BLAKE3 of the file at `path`, hashed on every core. Read, not memory-mapped: a
 /// store truncated while mapped would kill the process.
 fn file_blake3(path: &str) -> Option<[u8; 32]> {
@@ -858,65 +650,4 @@ pub struct IndexUse {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::verify::{Trees, verify_paths};
-
-    /// An entry read in chunks of any size — lines and record parts cut anywhere — gives
-    /// the store exactly as read whole; an entry cut short gives nothing.
-    #[test]
-    fn an_entry_reads_the_same_in_chunks_of_any_size() {
-        let dir = std::env::temp_dir().join(format!("aeplens-index-chunks-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let store = dir.join("store.ndjson");
-        let fixture = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/reference/chain.ndjson"
-        );
-        let mut bytes = std::fs::read(fixture).unwrap();
-        bytes.extend_from_slice(b"{broken\n");
-        std::fs::write(&store, &bytes).unwrap();
-        let paths = vec![store.display().to_string()];
-        let (keys, options) = (Keyring::default(), Options::default());
-        let index = Index::new(dir.join("index"), &Config::new(&keys, &options, &[]));
-        let (inputs, report, _) = verify_paths(
-            &paths,
-            &keys,
-            &options,
-            Some(&index),
-            Trees::OnDisk,
-            &mut |_, _| {},
-        );
-        let (whole, results) = index.known(&paths[0]).unwrap();
-        assert_eq!(results.len(), report.records.len());
-        assert_eq!(whole.errors, inputs[0].errors);
-        assert!(!whole.errors.is_empty() && whole.records.len() > 1);
-        for (known, read) in whole.records.iter().zip(&inputs[0].records) {
-            assert_eq!((&known.source, known.span), (&read.source, read.span));
-            assert_eq!(known.facts(), read.facts());
-        }
-        for chunk in [1, 2, 7, 97, 1000] {
-            let (input, again) = index.known_in_chunks(&paths[0], chunk).unwrap();
-            assert_eq!(again, results, "chunk {chunk}");
-            assert_eq!(input.errors, whole.errors, "chunk {chunk}");
-            for (a, b) in input.records.iter().zip(&whole.records) {
-                assert_eq!((&a.source, a.span), (&b.source, b.span), "chunk {chunk}");
-                assert_eq!(a.facts(), b.facts(), "chunk {chunk}");
-            }
-        }
-        // Cut short anywhere, or one byte longer, the entry gives nothing.
-        let slot = index.slot(&paths[0]).unwrap();
-        let entry = std::fs::read(&slot).unwrap();
-        for cut in [entry.len() - 1, entry.len() - 40, entry.len() / 2] {
-            std::fs::write(&slot, &entry[..cut]).unwrap();
-            assert!(
-                index.known_in_chunks(&paths[0], 97).is_none(),
-                "cut at {cut}"
-            );
-        }
-        std::fs::write(&slot, [&entry[..], b"\0"].concat()).unwrap();
-        assert!(index.known_in_chunks(&paths[0], 97).is_none());
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-}
+mod tests;
