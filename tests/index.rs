@@ -24,12 +24,17 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// The files' entries in `dir` (not what is kept for evidence sets), sorted.
+/// The files' entries in `dir` (not what is kept for openings), sorted.
 fn entries(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with("set-"))
+        .filter(|p| {
+            !p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("opened-")
+        })
         .collect();
     files.sort();
     files
@@ -498,7 +503,7 @@ fn an_unchanged_store_is_reopened_from_its_entry_without_reading_a_record() {
 }
 
 #[test]
-fn an_evidence_sets_findings_come_from_the_index_only_for_the_same_set_and_configuration() {
+fn findings_come_from_the_index_only_for_the_same_opening_and_configuration() {
     let dir = scratch("set");
     let (paths, keys, _) = signed_store(&dir);
     let config = Config::new(&keys, &Options::default(), &[]);
@@ -517,7 +522,7 @@ fn an_evidence_sets_findings_come_from_the_index_only_for_the_same_set_and_confi
             .all(|r| r.semantic.status == Some(aeplens::verify::CheckStatus::Pass))
     );
     evidence(Some(&index), &keys);
-    let set = Index::set_name(&load_paths(&paths)).unwrap();
+    let set = Index::opening_name(&load_paths(&paths)).unwrap();
     // What was kept is what completing gave.
     let kept: serde_json::Value = index.recall(&set).unwrap();
     let records = kept["records"].as_array().unwrap();
@@ -556,7 +561,12 @@ fn an_evidence_sets_findings_come_from_the_index_only_for_the_same_set_and_confi
     let slot = std::fs::read_dir(dir.join("index"))
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("set-"))
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("opened-")
+        })
         .find(|p| {
             std::fs::read_to_string(p)
                 .unwrap()

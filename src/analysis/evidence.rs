@@ -110,7 +110,7 @@ impl Evidence {
         Evidence::verified_indexed(corpus, report, leases, timings, None)
     }
 
-    /// [`Evidence::verified`], the findings of an evidence set opened before under the
+    /// [`Evidence::verified`], the findings of the same inputs opened before under the
     /// same configuration taken from the `index` ([`complete_indexed`]).
     pub fn verified_indexed(
         corpus: Corpus,
@@ -182,8 +182,8 @@ impl Evidence {
 
 /// Adds what needs the analysis to a report — V17 on the semantic axis of the record
 /// holding a rewritten copy — and gathers every finding ([`complete`]); with an `index`,
-/// what that gave for the same evidence set (every file the same, byte for byte, under
-/// the same configuration: [`Index::set_name`]) is taken from there, so the records the
+/// what that gave for the same opening (the same files, byte for byte, in the same order,
+/// under the same configuration: [`Index::opening_name`]) is taken from there, so the records the
 /// findings quote are not read again, and what it gives is kept there.
 pub fn complete_indexed(
     corpus: &Corpus,
@@ -191,17 +191,17 @@ pub fn complete_indexed(
     report: Report,
     index: Option<&Index>,
 ) -> (Report, Vec<Finding>) {
-    let set = index.zip(Index::set_name(&corpus.inputs));
-    let recalled = set
+    let opening = index.zip(Index::opening_name(&corpus.inputs));
+    let recalled = opening
         .as_ref()
-        .and_then(|(ix, set)| ix.recall::<Completion>(set));
+        .and_then(|(ix, opening)| ix.recall::<Completion>(opening));
     if let Some(done) = recalled.filter(|c| c.records.len() == report.records.len()) {
         return done.apply(report);
     }
     let (report, findings) = complete(corpus, analysis, report);
     // Findings made while a record could not be read again are not complete: not kept.
     let all_read = corpus.records().all(|r| r.reread_error().is_none());
-    if let Some((index, set)) = set.filter(|_| all_read) {
+    if let Some((index, opening)) = opening.filter(|_| all_read) {
         let kept = CompletionRef {
             records: report
                 .records
@@ -211,14 +211,14 @@ pub fn complete_indexed(
             findings: &findings,
         };
         // Not kept (a full disk, a read-only cache): the next open completes it again.
-        let _ = index.remember(&set, &kept);
+        let _ = index.remember(&opening, &kept);
     }
     (report, findings)
 }
 
 /// What [`complete`] adds to a report — each record's findings (fingerprinted) and
 /// semantic axis (with copies rewritten across snapshots) — and the findings across
-/// records: kept in the index for an evidence set ([`complete_indexed`]).
+/// records: kept in the index for an opening ([`complete_indexed`]).
 #[derive(Deserialize)]
 struct Completion {
     records: Vec<(Vec<Finding>, SemanticAxis)>,

@@ -27,9 +27,9 @@
 //! loaded from the summary: nothing is parsed, and a record's JSON is read from the file
 //! (bound to its canonical hash) only when something asks for it.
 //!
-//! Per evidence set (every input by path, size and SHA-256) the index also keeps what
-//! completing the analysis gave ([`Index::recall`], [`Index::remember`]), under the same
-//! configuration and checks.
+//! Per opening — the inputs as opened, each by path, size and SHA-256, in order — the
+//! index also keeps what completing the analysis gave ([`Index::recall`],
+//! [`Index::remember`]), under the same configuration and checks.
 
 mod summary;
 
@@ -124,13 +124,13 @@ impl Header {
     }
 }
 
-/// The header line of what is kept for a whole evidence set.
+/// The header line of what is kept for an opening ([`Index::opening_name`]).
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct SetHeader {
+struct OpeningHeader {
     format: String,
     config: String,
-    set: String,
+    opening: String,
     /// The [`checksum`] of the body (every byte after the header line).
     body: String,
 }
@@ -449,10 +449,13 @@ impl Index {
         written
     }
 
-    /// The name of an evidence set, for [`Index::recall`]: every input in order, by
-    /// path, size and SHA-256. `None` when an input was not read whole from a file
-    /// (stdin, an unreadable path): such a set is never the same twice.
-    pub fn set_name(inputs: &[Input]) -> Option<String> {
+    /// The name of an opening of `inputs`, for [`Index::recall`]: every input in order,
+    /// by path, size and SHA-256 — stricter than a review's evidence set
+    /// ([`crate::review::file::EvidenceSet`], the same bytes anywhere in any order), since
+    /// findings name paths and follow the input order. `None` when an input was not read
+    /// whole from a file (stdin, an unreadable path): such an opening is never the same
+    /// twice.
+    pub fn opening_name(inputs: &[Input]) -> Option<String> {
         let mut digest = Sha256::new();
         for input in inputs {
             if &*input.path == "-" {
@@ -469,24 +472,25 @@ impl Index {
         Some(hex(&digest.finalize()))
     }
 
-    /// Where what is kept for the evidence set `set` lives.
-    fn set_slot(&self, set: &str) -> PathBuf {
-        let name = sha256_hex(format!("{}\nset\n{set}", self.config).as_bytes());
-        self.dir.join(format!("set-{}.json", &name[..40]))
+    /// Where what is kept for the opening `opening` lives.
+    fn opening_slot(&self, opening: &str) -> PathBuf {
+        let name = sha256_hex(format!("{}\nopening\n{opening}", self.config).as_bytes());
+        self.dir.join(format!("opened-{}.json", &name[..40]))
     }
 
-    /// What [`Index::remember`] kept for the evidence set `set` ([`Index::set_name`])
+    /// What [`Index::remember`] kept for the opening `opening` ([`Index::opening_name`])
     /// under this configuration, when it is sound.
-    pub fn recall<T: DeserializeOwned>(&self, set: &str) -> Option<T> {
+    pub fn recall<T: DeserializeOwned>(&self, opening: &str) -> Option<T> {
         if writable_by_others(&self.dir) {
             return None;
         }
-        let slot = self.set_slot(set);
+        let slot = self.opening_slot(opening);
         let bytes = std::fs::read(&slot).ok()?;
         let cut = bytes.iter().position(|&b| b == b'\n')?;
-        let header: SetHeader = serde_json::from_slice(&bytes[..cut]).ok()?;
+        let header: OpeningHeader = serde_json::from_slice(&bytes[..cut]).ok()?;
         let body = &bytes[cut + 1..];
-        let fits = header.format == FORMAT && header.config == self.config && header.set == set;
+        let fits =
+            header.format == FORMAT && header.config == self.config && header.opening == opening;
         if !fits || header.body != checksum(&[body]) {
             return None;
         }
@@ -496,16 +500,16 @@ impl Index {
         serde_json::from_slice(body).ok()
     }
 
-    /// Keeps `value` for the evidence set `set` under this configuration.
-    pub fn remember<T: Serialize>(&self, set: &str, value: &T) -> std::io::Result<()> {
-        let header = |body: String| SetHeader {
+    /// Keeps `value` for the opening `opening` under this configuration.
+    pub fn remember<T: Serialize>(&self, opening: &str, value: &T) -> std::io::Result<()> {
+        let header = |body: String| OpeningHeader {
             format: FORMAT.to_string(),
             config: self.config.clone(),
-            set: set.to_string(),
+            opening: opening.to_string(),
             body,
         };
         let room = serde_json::to_vec(&header(checksum(&[])))?.len();
-        let slot = self.set_slot(set);
+        let slot = self.opening_slot(opening);
         self.write(
             &slot,
             room,
