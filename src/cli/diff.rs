@@ -73,11 +73,15 @@ pub struct Only {
 /// run's records, in load order (chained snapshots repeat earlier actions).
 struct Seen<'e> {
     run: &'e str,
-    id: String,
     copies: Vec<Action<'e>>,
     facts: &'e ActionFacts,
-    /// The capability decision's `resource` (for pairing by tool and resource).
-    resource: Option<&'e str>,
+}
+
+impl<'e> Seen<'e> {
+    /// The action id ("" without one).
+    fn id(&self) -> &'e str {
+        self.facts.id().unwrap_or("")
+    }
 }
 
 fn actions<'e>(ev: &'e Evidence, runs: Option<&str>) -> Vec<Seen<'e>> {
@@ -105,12 +109,10 @@ fn actions<'e>(ev: &'e Evidence, runs: Option<&str>) -> Vec<Seen<'e>> {
             };
             out.push(Seen {
                 run: &run.id,
-                id: facts.id().unwrap_or("").to_string(),
                 copies: action
                     .id()
                     .and_then(|id| copies.get(id).cloned())
                     .unwrap_or_else(|| vec![action]),
-                resource: action.decision().and_then(|d| d.str_field("resource")),
                 facts,
             });
         }
@@ -127,17 +129,17 @@ fn align(a: &[Seen], b: &[Seen], by_run: bool) -> Vec<(usize, usize, &'static st
     let mut index: std::collections::HashMap<(&str, &str), usize> =
         std::collections::HashMap::new();
     for (j, s) in b.iter().enumerate() {
-        if !s.id.is_empty() {
+        if !s.id().is_empty() {
             index
-                .entry((if by_run { s.run } else { "" }, &s.id))
+                .entry((if by_run { s.run } else { "" }, s.id()))
                 .or_insert(j);
         }
     }
     for (i, s) in a.iter().enumerate() {
-        if s.id.is_empty() {
+        if s.id().is_empty() {
             continue;
         }
-        if let Some(&j) = index.get(&(if by_run { s.run } else { "" }, s.id.as_str()))
+        if let Some(&j) = index.get(&(if by_run { s.run } else { "" }, s.id()))
             && !used_b[j]
         {
             used_b[j] = true;
@@ -146,7 +148,7 @@ fn align(a: &[Seen], b: &[Seen], by_run: bool) -> Vec<(usize, usize, &'static st
         }
     }
     let key = |s: &Seen<'_>| {
-        let resource = s.resource.unwrap_or("");
+        let resource = s.facts.resource().unwrap_or("");
         let run = if by_run { s.run } else { "" };
         (
             run.to_string(),
@@ -274,8 +276,8 @@ pub fn run(args: &DiffArgs) -> i32 {
         changed.push(Changed {
             run_a: x.run.to_string(),
             run_b: y.run.to_string(),
-            action_a: x.id.clone(),
-            action_b: y.id.clone(),
+            action_a: x.id().to_string(),
+            action_b: y.id().to_string(),
             aligned_by,
             fields,
             decision: pair(x.facts.outcome(), y.facts.outcome()),
@@ -288,7 +290,7 @@ pub fn run(args: &DiffArgs) -> i32 {
             .filter(|(i, _)| !used(*i))
             .map(|(_, s)| Only {
                 run: s.run.to_string(),
-                action: s.id.clone(),
+                action: s.id().to_string(),
                 tool: s.facts.tool().map(str::to_string),
             })
             .collect()
