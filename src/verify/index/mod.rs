@@ -224,46 +224,47 @@ impl Index {
         Some(self.dir.join(format!("{}.json", &name[..40])))
     }
 
-    /// The size of `path` when its entry was made (read from the entry's first line
-    /// alone): the leading bytes to digest as the file is read ([`Input::asked`]).
-    pub fn covered(&self, path: &str) -> Option<u64> {
-        if writable_by_others(&self.dir) {
-            return None;
-        }
-        let file = std::fs::File::open(self.slot(path)?).ok()?;
-        let mut first = Vec::new();
-        std::io::BufReader::new(file.take(64 * 1024))
-            .read_until(b'\n', &mut first)
-            .ok()?;
-        let header: Header = serde_json::from_slice(first.strip_suffix(b"\n")?).ok()?;
-        header.fits(self, path).then_some(header.bytes)
-    }
-
-    /// The entry for `path` as written, when there is a sound one for this configuration
-    /// (never from a directory others can write to: they could plant verdicts there):
-    /// its header, verdict lines and summary bytes. Marks the entry used.
-    fn read(&self, path: &str) -> Option<(Header, Vec<u8>, usize)> {
+    /// The entry for `path` opened, when there is one for this configuration (never from
+    /// a directory others can write to: they could plant verdicts there): its slot, its
+    /// header line, and the file read up to its body.
+    fn open(&self, path: &str) -> Option<(PathBuf, Header, std::io::BufReader<std::fs::File>)> {
         if writable_by_others(&self.dir) {
             return None;
         }
         let slot = self.slot(path)?;
-        let bytes = std::fs::read(&slot).ok()?;
-        let cut = bytes.iter().position(|&b| b == b'\n')?;
-        let header: Header = serde_json::from_slice(&bytes[..cut]).ok()?;
-        if !header.fits(self, path) || header.body != checksum(&[&bytes[cut + 1..]]) {
+        let mut file = std::io::BufReader::new(std::fs::File::open(&slot).ok()?);
+        let mut first = Vec::new();
+        (&mut file)
+            .take(64 * 1024)
+            .read_until(b'\n', &mut first)
+            .ok()?;
+        let header: Header = serde_json::from_slice(first.strip_suffix(b"\n")?).ok()?;
+        header.fits(self, path).then_some((slot, header, file))
+    }
+
+    /// The size of `path` when its entry was made (read from the entry's first line
+    /// alone): the leading bytes to digest as the file is read ([`Input::asked`]).
+    pub fn covered(&self, path: &str) -> Option<u64> {
+        self.open(path).map(|(_, header, _)| header.bytes)
+    }
+
+    /// The entry for `path` as written, when there is a sound one for this configuration:
+    /// its header and its body (verdict lines, then summary bytes). Marks the entry used.
+    fn read(&self, path: &str) -> Option<(Header, Vec<u8>)> {
+        let (slot, header, mut file) = self.open(path)?;
+        let mut body = Vec::new();
+        file.read_to_end(&mut body).ok()?;
+        if header.body != checksum(&[&body]) {
             return None;
         }
-        // Used: kept another [`UNUSED`] from now.
-        if let Ok(file) = std::fs::File::options().write(true).open(&slot) {
-            let _ = file.set_modified(SystemTime::now());
-        }
-        Some((header, bytes, cut + 1))
+        mark_used(&slot);
+        Some((header, body))
     }
 
     /// The entry for `path`, when there is a sound one for this configuration.
     pub fn lookup(&self, path: &str) -> Option<Entry> {
-        let (header, bytes, start) = self.read(path)?;
-        let lines = bytes.get(start..start + usize::try_from(header.lines).ok()?)?;
+        let (header, body) = self.read(path)?;
+        let lines = body.get(..usize::try_from(header.lines).ok()?)?;
         Some(Entry {
             records: verdicts(lines)
                 .filter(|v| v.len() == header.records)?
@@ -275,7 +276,7 @@ impl Index {
                 sha256: decode_hex(&header.sha256)?.try_into().ok()?,
             },
             summarised: header.whole
-                || (!header.blake3.is_empty() && header.lines < (bytes.len() - start) as u64),
+                || (!header.blake3.is_empty() && header.lines < body.len() as u64),
             whole: header.whole,
         })
     }
@@ -291,22 +292,9 @@ impl Index {
 
     /// [`Index::known`], reading the entry `chunk` bytes at a time.
     fn known_in_chunks(&self, path: &str, chunk: usize) -> Option<(Input, Vec<RecordResult>)> {
-        if writable_by_others(&self.dir) {
-            return None;
-        }
-        let slot = self.slot(path)?;
-        let mut file = std::io::BufReader::new(std::fs::File::open(&slot).ok()?);
-        let mut first = Vec::new();
-        (&mut file)
-            .take(64 * 1024)
-            .read_until(b'\n', &mut first)
-            .ok()?;
-        let header: Header = serde_json::from_slice(first.strip_suffix(b"\n")?).ok()?;
+        let (slot, header, file) = self.open(path)?;
         let size = std::fs::metadata(path).ok()?.len();
-        if !header.fits(self, path) || header.whole || header.blake3.is_empty() {
-            return None;
-        }
-        if header.bytes != size || header.records == 0 {
+        if header.whole || header.blake3.is_empty() || header.bytes != size || header.records == 0 {
             return None;
         }
         let path: Arc<str> = path.into();
@@ -323,9 +311,7 @@ impl Index {
         let sound = body.checksum().is_some_and(|sum| sum == header.body);
         let same = blake3.is_some_and(|b| hex(&b) == header.blake3);
         let (results, errors, records) = loaded.filter(|_| sound && same)?;
-        if let Ok(file) = std::fs::File::options().write(true).open(&slot) {
-            let _ = file.set_modified(SystemTime::now());
-        }
+        mark_used(&slot);
         let input = Input {
             path,
             sha256: Some(header.sha256),
@@ -494,9 +480,7 @@ impl Index {
         if !fits || header.body != checksum(&[body]) {
             return None;
         }
-        if let Ok(file) = std::fs::File::options().write(true).open(&slot) {
-            let _ = file.set_modified(SystemTime::now());
-        }
+        mark_used(&slot);
         serde_json::from_slice(body).ok()
     }
 
@@ -598,6 +582,13 @@ fn file_blake3(path: &str) -> Option<[u8; 32]> {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(_) => return None,
         }
+    }
+}
+
+/// Marks the entry at `slot` used: kept another [`UNUSED`] from now.
+fn mark_used(slot: &Path) {
+    if let Ok(file) = std::fs::File::options().write(true).open(slot) {
+        let _ = file.set_modified(SystemTime::now());
     }
 }
 
