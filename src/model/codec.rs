@@ -121,11 +121,6 @@ impl<'a> Reader<'a> {
         self.rest
     }
 
-    /// How many bytes are not read yet.
-    pub fn rest_len(&self) -> usize {
-        self.rest.len()
-    }
-
     /// An unsigned integer.
     pub fn uint(&mut self) -> Option<u64> {
         let mut v = 0u64;

@@ -140,7 +140,7 @@ impl<R: Read> BodyReader<R> {
         let (errors, used) = loop {
             let mut r = Reader::new(&self.pending);
             if let Some(errors) = summary_errors(&mut r, path, results.len()) {
-                break (errors, self.pending.len() - r.rest_len());
+                break (errors, self.pending.len() - r.rest().len());
             }
             if !self.more(self.chunk)? {
                 return None;
@@ -169,7 +169,7 @@ impl<R: Read> BodyReader<R> {
                 .map(|(i, part)| summary_record(part, path, first + i, &results[first + i]))
                 .collect::<Option<_>>()?;
             records.extend(decoded);
-            let used = self.pending.len() - r.rest_len();
+            let used = self.pending.len() - r.rest().len();
             self.pending.drain(..used);
             if !self.more(self.chunk)? {
                 break;
@@ -182,7 +182,7 @@ impl<R: Read> BodyReader<R> {
 /// The load errors at the head of a store's summary, when its record count is `n`.
 fn summary_errors(r: &mut Reader<'_>, path: &Arc<str>, n: usize) -> Option<Vec<LoadError>> {
     let count: usize = r.int()?;
-    let mut errors = Vec::with_capacity(count.min(r.rest_len()));
+    let mut errors = Vec::with_capacity(count.min(r.rest().len()));
     for _ in 0..count {
         let line = r.int::<usize>()?.checked_sub(1);
         let column = r.int::<usize>()?.checked_sub(1);
