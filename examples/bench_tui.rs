@@ -155,10 +155,14 @@ fn main() {
         let frame = t.elapsed();
         let t = Instant::now();
         let matches = match s.search.job_to_start() {
-            Some(job) => {
-                aeplens::tui::state::matches_all(&job.haystacks, &job.query, &job.done, &job.cancel)
-                    .map_or(0, |m| m.nodes.len())
-            }
+            Some(job) => aeplens::tui::state::matches_all(
+                job.haystacks.len(),
+                &|n, buf| job.haystacks.write(n, buf),
+                &job.query,
+                &job.done,
+                &job.cancel,
+            )
+            .map_or(0, |m| m.nodes.len()),
             None => s.search.all().len(),
         };
         println!(

@@ -35,7 +35,7 @@
 //! assert_eq!(ev.report.records[0].structural.status.map(|s| s.name()), Some("pass"));
 //! // A state-changing action with no capability decision at all:
 //! assert!(ev.findings.iter().any(|f| f.id == "F-UNAPPROVED-MUTATION"));
-//! let node = ev.analysis.graph.find("r1", "a1").unwrap();
+//! let node = ev.analysis.graph.find(&ev.corpus, "r1", "a1").unwrap();
 //! let show = ev.analysis.show(&ev.corpus, node, &ev.findings).unwrap();
 //! assert_eq!(show.envelope.action_class, "mutate-external");
 //! ```

@@ -34,7 +34,7 @@ fn rfc() -> Evidence {
 fn node(ev: &Evidence, run: &str, id: &str) -> u32 {
     ev.analysis
         .graph
-        .find(run, id)
+        .find(&ev.corpus, run, id)
         .unwrap_or_else(|| panic!("{run}/{id}"))
 }
 
@@ -437,10 +437,114 @@ fn parents_resolve_across_runs_only_when_unique() {
         &Options::default(),
         &SuppliedLeases::default(),
     );
-    let kid = ev.analysis.graph.find("run-b", "kid").unwrap();
-    let root = ev.analysis.graph.find("run-a", "root").unwrap();
+    let kid = ev.analysis.graph.find(&ev.corpus, "run-b", "kid").unwrap();
+    let root = ev.analysis.graph.find(&ev.corpus, "run-a", "root").unwrap();
     assert_eq!(ev.analysis.graph.nodes[kid as usize].parent, Some(root));
     assert!(ev.analysis.graph.parent_is_cross_run(kid));
+}
+
+/// Look-ups by id read the ids from the facts: every `(run, action id)` finds its own
+/// node (ids in any order, any text, the same id in two runs, copies merged into the
+/// first), and nothing else is found.
+#[test]
+fn actions_are_found_by_run_and_id() {
+    let rec = |run: &str, ids: &[&str]| {
+        let actions: Vec<String> = ids.iter().map(|id| act(id, "")).collect();
+        format!(
+            r#"{{"schema_version":"aep/v0.3","run_id":"{run}","created_at_ms":1780000000000,"actions":[{}]}}"#,
+            actions.join(",")
+        )
+    };
+    let many: Vec<String> = (0..3000).rev().map(|i| format!("m{i}")).collect();
+    let many: Vec<&str> = many.iter().map(String::as_str).collect();
+    let text = [
+        rec("r1", &["a3", "a1", "ä2", ""]),
+        rec("r2", &["a1", "b"]),
+        rec("r1", &["a1", "c"]),
+        rec("", &many),
+    ]
+    .join("\n");
+    let input = parse_input("t.ndjson".into(), text.as_bytes());
+    let ev = Evidence::open(
+        Corpus::new(vec![input]),
+        &Keyring::default(),
+        &Options::default(),
+        &SuppliedLeases::default(),
+    );
+    let g = &ev.analysis.graph;
+    let id_of = |n: u32| g.facts(&ev.corpus, n).and_then(|f| f.id()).unwrap();
+    let run_of = |n: u32| g.runs[g.nodes[n as usize].run as usize].id.as_str();
+    let pairs = [
+        ("r1", "a3"),
+        ("r1", "a1"),
+        ("r1", "ä2"),
+        ("r1", ""),
+        ("r1", "c"),
+    ];
+    let more = [("r2", "a1"), ("r2", "b"), ("", "m0"), ("", "m2999")];
+    for (run, id) in pairs.into_iter().chain(more) {
+        let n = g
+            .find(&ev.corpus, run, id)
+            .unwrap_or_else(|| panic!("{run}/{id}"));
+        assert_eq!((run_of(n), id_of(n)), (run, id));
+    }
+    assert_eq!(
+        g.nodes.len(),
+        4 + 2 + 1 + 3000,
+        "the copy of r1/a1 is no node"
+    );
+    let a1 = g.find(&ev.corpus, "r1", "a1").unwrap();
+    assert_eq!(g.nodes[a1 as usize].copies, 2);
+    assert_eq!(g.nodes[a1 as usize].record, 0, "the first copy is the node");
+    let both = g.find_all(&ev.corpus, "a1");
+    assert_eq!(both, vec![a1, g.find(&ev.corpus, "r2", "a1").unwrap()]);
+    for (run, id) in [
+        ("r2", "a3"),
+        ("r3", "a1"),
+        ("r1", "A1"),
+        ("r1", "m0"),
+        ("r", "a1"),
+    ] {
+        assert_eq!(g.find(&ev.corpus, run, id), None, "{run}/{id}");
+    }
+    assert!(g.find_all(&ev.corpus, "zz").is_empty());
+}
+
+/// A digest badge belongs to the action that carries the digest, copies of earlier
+/// actions before it or not.
+#[test]
+fn badges_land_on_their_nodes_past_copies() {
+    let digest = r#","pre_state_digest":"sha256:aa","state_digest_kind":"fs-tree""#;
+    let rec = |actions: &[String]| {
+        format!(
+            r#"{{"schema_version":"aep/v0.3","run_id":"r","created_at_ms":1780000000000,"actions":[{}]}}"#,
+            actions.join(",")
+        )
+    };
+    let text = [
+        rec(&[act("a", ""), act("b", digest)]),
+        rec(&[
+            act("a", ""),
+            act("b", digest),
+            act("c", ""),
+            act("d", digest),
+        ]),
+    ]
+    .join("\n");
+    let input = parse_input("t.ndjson".into(), text.as_bytes());
+    let ev = Evidence::open(
+        Corpus::new(vec![input]),
+        &Keyring::default(),
+        &Options::default(),
+        &SuppliedLeases::default(),
+    );
+    let g = &ev.analysis.graph;
+    let badged: Vec<&str> = (0..g.nodes.len() as u32)
+        .filter(|n| ev.analysis.badges.get(n).is_some())
+        .map(|n| g.facts(&ev.corpus, n).and_then(|f| f.id()).unwrap())
+        .collect();
+    assert_eq!(badged, ["b", "d"]);
+    assert_eq!(ev.analysis.badges.len(), 2);
 }
 
 #[test]

@@ -423,7 +423,7 @@ fn review_files_and_reports_with_marks_validate() {
     let node = ev
         .analysis
         .graph
-        .find("run-deploy-0042", "act-003")
+        .find(&ev.corpus, "run-deploy-0042", "act-003")
         .unwrap();
     let mut review = Review::new(EvidenceSet::of(&ev.corpus), KeyRef::all(&keys));
     for (target, verdict) in [

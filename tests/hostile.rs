@@ -89,7 +89,7 @@ fn three_hundred_thousand_actions_in_one_record() {
         Some("pass")
     );
     // A 300,000-deep parent chain walks without recursion.
-    let last = ev.analysis.graph.find("r", "a299999").unwrap();
+    let last = ev.analysis.graph.find(&ev.corpus, "r", "a299999").unwrap();
     assert!(ev.analysis.graph.nodes[last as usize].parent.is_some());
 }
 

@@ -261,7 +261,9 @@ fn expected(ev: &Evidence, skip_chain_findings: bool) -> Value {
     let mut after_deny: BTreeMap<String, usize> = BTreeMap::new();
     for f in ev.findings.iter().filter(|f| f.id == "F-EXEC-AFTER-DENY") {
         for id in &f.action_ids {
-            let n = g.find(f.run_id.as_deref().unwrap(), id).unwrap();
+            let n = g
+                .find(&ev.corpus, f.run_id.as_deref().unwrap(), id)
+                .unwrap();
             let (_, a) = g.action(&ev.corpus, n).unwrap();
             *after_deny
                 .entry(a.tool().unwrap_or("").to_string())

@@ -212,7 +212,7 @@ fn filter_language_narrows_the_navigator() {
     let l02 = d
         .analysis
         .graph
-        .find(LEDGER, "L02-sql-denied-drift")
+        .find(&d.corpus, LEDGER, "L02-sql-denied-drift")
         .unwrap();
     assert!(!filter.passes(l02));
     cmd(&mut s, Command::Filter);
@@ -651,7 +651,7 @@ fn chain_roles_come_from_the_analysis() {
             "node {n} is denied and marked re-approved"
         );
     }
-    let flags = |id: &str| d.flags[g.find(LEDGER, id).unwrap() as usize];
+    let flags = |id: &str| d.flags[g.find(&d.corpus, LEDGER, id).unwrap() as usize];
     assert_ne!(flags("L03-sql-reapproved") & flag::REAPPROVED, 0);
     // Denied again inside the L02 chain: denied, not re-approved.
     let l09 = flags("L09-drop-audit-denied");
@@ -991,15 +991,40 @@ fn zoom_stays_centred_on_the_selected_action_and_the_title_says_what_is_shown() 
     assert!((30..=70).contains(&x), "near the centre: {x}");
 }
 
+/// A node's search text is read from its facts when asked for: its id, tool, resource,
+/// arguments digest, lease and state digests, lower-cased, each followed by a space.
+#[test]
+fn search_text_is_read_from_the_facts() {
+    let s = demo();
+    let d = s.data.as_ref().unwrap();
+    let hay = d.haystacks();
+    assert_eq!(hay.len(), d.analysis.graph.nodes.len());
+    let node = d
+        .analysis
+        .graph
+        .find(&d.corpus, "run-deploy-0042", "act-005")
+        .unwrap();
+    let mut text = String::from("kept ");
+    hay.write(node, &mut text);
+    assert_eq!(
+        text,
+        "kept act-005 write_file sandbox://deploy/out \
+         sha256:182a3511f98b0e78508cb2cd3773c65eb4849a8abd0b5d11b1cf0f65ff5678ba lease-0007 \
+         sha256:0ddbe7a2bfe953f03310d02c939d8ece9f785ab4478681b6b44d9cc82d0d88b4 \
+         sha256:3ac2273a6e16d09e266947d24ed89037b5c0ca3f22a680c355473c0318591354 "
+    );
+}
+
 #[test]
 fn a_background_search_can_be_cancelled_and_only_its_own_result_is_taken() {
     use aeplens::tui::state::{AllMatches, matches_all};
     use std::sync::atomic::{AtomicBool, AtomicUsize};
-    let hay: aeplens::tui::data::Haystacks =
-        (0..10_000).map(|i| format!("act-{i} write_file")).collect();
+    let texts: Vec<String> = (0..10_000).map(|i| format!("act-{i} write_file")).collect();
+    let hay = |n: u32, buf: &mut String| buf.push_str(&texts[n as usize]);
     let cancelled = AtomicBool::new(true);
-    assert!(matches_all(&hay, "act-42", &AtomicUsize::new(0), &cancelled).is_none());
+    assert!(matches_all(10_000, &hay, "act-42", &AtomicUsize::new(0), &cancelled).is_none());
     let found = matches_all(
+        10_000,
         &hay,
         "act-42",
         &AtomicUsize::new(0),
@@ -1012,13 +1037,11 @@ fn a_background_search_can_be_cancelled_and_only_its_own_result_is_taken() {
     // Every all-runs search in the background (as on large evidence).
     let mut s = demo();
     s.search.set_background_from(1);
-    let target = s
-        .data
-        .as_ref()
-        .unwrap()
+    let d = s.data.as_ref().unwrap();
+    let target = d
         .analysis
         .graph
-        .find("run-deploy-0044", "act-001")
+        .find(&d.corpus, "run-deploy-0044", "act-001")
         .unwrap();
     let result = AllMatches {
         nodes: vec![target],

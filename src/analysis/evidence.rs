@@ -111,7 +111,7 @@ impl Evidence {
     }
 
     /// [`Evidence::verified`], the findings of the same inputs opened before under the
-    /// same configuration taken from the `index` ([`complete_indexed`]).
+    /// same configuration taken from the `index` (kept there when they were not).
     pub fn verified_indexed(
         corpus: Corpus,
         report: Report,
@@ -121,9 +121,18 @@ impl Evidence {
     ) -> Evidence {
         let clock = std::time::Instant::now();
         let hashes = report.canonical_hashes();
-        let analysis = Analysis::with_hashes(&corpus, hashes, leases);
+        let opening = index.zip(Index::opening_name(&corpus.inputs));
+        // What the same opening completed to before is read beside the analysis: it needs
+        // none of it, and both are mostly one core's work.
+        let (analysis, recalled) = rayon::join(
+            || Analysis::with_hashes(&corpus, hashes, leases),
+            || {
+                let (index, name) = opening.as_ref()?;
+                index.recall::<Completion>(name)
+            },
+        );
         let analysed = clock.elapsed();
-        let (report, findings) = complete_indexed(&corpus, &analysis, report, index);
+        let (report, findings) = complete_indexed(&corpus, &analysis, report, opening, recalled);
         timings.push(("analysis", analysed));
         timings.push(("findings", clock.elapsed().saturating_sub(analysed)));
         let mut ev = Evidence {
@@ -181,20 +190,18 @@ impl Evidence {
 }
 
 /// Adds what needs the analysis to a report — V17 on the semantic axis of the record
-/// holding a rewritten copy — and gathers every finding ([`complete`]); with an `index`,
-/// what that gave for the same opening (the same files, byte for byte, in the same order,
-/// under the same configuration: [`Index::opening_name`]) is taken from there, so the records the
-/// findings quote are not read again, and what it gives is kept there.
-pub fn complete_indexed(
+/// holding a rewritten copy — and gathers every finding ([`complete`]); with an index and
+/// the `opening`'s name in it ([`Index::opening_name`]: the same files, byte for byte, in
+/// the same order, under the same configuration), what that gave before (`recalled`) is
+/// taken, so the records the findings quote are not read again, and what it gives is
+/// kept there.
+fn complete_indexed(
     corpus: &Corpus,
     analysis: &Analysis,
     report: Report,
-    index: Option<&Index>,
+    opening: Option<(&Index, String)>,
+    recalled: Option<Completion>,
 ) -> (Report, Vec<Finding>) {
-    let opening = index.zip(Index::opening_name(&corpus.inputs));
-    let recalled = opening
-        .as_ref()
-        .and_then(|(ix, opening)| ix.recall::<Completion>(opening));
     if let Some(done) = recalled.filter(|c| c.records.len() == report.records.len()) {
         return done.apply(report);
     }

@@ -527,12 +527,13 @@ fn shadowed_decisions(corpus: &Corpus, an: &Analysis, out: &mut Vec<Timed>) {
         if !record.facts().has_decisions {
             continue;
         }
-        record.with_record(|record| shadowed_in(an, record, &mut reported, out));
+        record.with_record(|record| shadowed_in(corpus, an, record, &mut reported, out));
     }
 }
 
 /// [`shadowed_decisions`] within one record.
 fn shadowed_in(
+    corpus: &Corpus,
     an: &Analysis,
     record: &Record,
     reported: &mut HashSet<NodeId>,
@@ -551,7 +552,7 @@ fn shadowed_in(
         if listed.outcome() == d.outcome() && listed.grant() == d.grant() {
             continue;
         }
-        let Some(node) = a.id().and_then(|id| an.graph.find(run, id)) else {
+        let Some(node) = a.id().and_then(|id| an.graph.find(corpus, run, id)) else {
             continue;
         };
         if !reported.insert(node) {

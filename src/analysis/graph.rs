@@ -7,14 +7,14 @@ use crate::load::Corpus;
 use crate::model::facts::ActionFacts;
 use crate::model::json::Obj;
 use crate::model::{Action, Link, Record};
-use compact_str::CompactString;
+use hashbrown::{DefaultHashBuilder, HashTable};
 use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
 use serde::Serialize;
-use std::collections::hash_map::Entry;
+use std::hash::BuildHasher;
 
 /// Index of an action node (also its petgraph node index).
 pub type NodeId = u32;
@@ -97,14 +97,6 @@ pub enum GraphProblem {
     },
 }
 
-/// Action id → node, one map per run (by run index): small maps stay in cache while a
-/// million actions are assigned.
-type ActionIndex = Vec<HashMap<CompactString, NodeId>>;
-
-/// Which located actions are copies of an earlier one, and the facts of the nodes (the
-/// first copy of each action).
-type Copies<'c> = (Vec<bool>, Vec<&'c ActionFacts>);
-
 /// The graph over a corpus.
 #[derive(Debug, Default)]
 pub struct Graph {
@@ -116,10 +108,18 @@ pub struct Graph {
     pub problems: Vec<GraphProblem>,
     /// Nodes then records; edges of every [`Edge`] kind.
     pub graph: DiGraph<Vertex, Edge, u32>,
-    /// Action id → node per run, for look-ups by id.
-    index: ActionIndex,
-    /// `run_id` → run index.
-    run_index: HashMap<String, u32>,
+    /// Nodes by run and action id, runs by id.
+    index: IdIndex,
+}
+
+/// Nodes by `(run, action id)` and runs by `run_id`: hash tables of numbers whose keys
+/// are read from the runs and the nodes' facts — a few bytes a node, no copy of an id.
+/// Seeded per process, so ids made to collide cannot slow it to a crawl.
+#[derive(Debug, Default)]
+struct IdIndex {
+    nodes: HashTable<NodeId>,
+    runs: HashTable<u32>,
+    hasher: DefaultHashBuilder,
 }
 
 impl Graph {
@@ -129,19 +129,19 @@ impl Graph {
         corpus: &'c Corpus,
         hashes: &[String],
     ) -> (Graph, Vec<&'c ActionFacts>) {
-        let (graph, facts, _) = Graph::build_with(corpus, hashes, |_| ());
+        let (graph, facts, _) = Graph::build_with(corpus, hashes, |_| None::<()>);
         (graph, facts)
     }
 
     /// [`Graph::build_with_facts`], also mapping `per_action` over the facts of every
-    /// node (in parallel, by node index). The graph's own work is mostly serial (node
-    /// assignment, parents, causal groups); `per_action` runs beside it on the other
-    /// cores instead of after it.
+    /// node (in parallel): the nodes it gives a value for. The graph's own work is mostly
+    /// serial (node assignment, parents, causal groups); `per_action` runs beside it on
+    /// the other cores instead of after it.
     pub fn build_with<'c, T: Send>(
         corpus: &'c Corpus,
         hashes: &[String],
-        per_action: impl Fn(&ActionFacts) -> T + Sync,
-    ) -> (Graph, Vec<&'c ActionFacts>, Vec<T>) {
+        per_action: impl Fn(&ActionFacts) -> Option<T> + Sync,
+    ) -> (Graph, Vec<&'c ActionFacts>, NodeMap<T>) {
         let records: Vec<&Record> = corpus.records().collect();
         // Each record's facts are read once, in parallel (verification usually has).
         records.par_iter().for_each(|r| {
@@ -156,26 +156,42 @@ impl Graph {
                 facts.push(f);
             }
         }
-        let ((g, copies), mut mapped) = rayon::join(
+        // (position in `located`, value), for the actions that have one.
+        let ((g, is_copy, node_facts), mapped) = rayon::join(
             || Graph::from_facts(&records, hashes, &located, &facts),
-            || facts.par_iter().map(|f| per_action(f)).collect::<Vec<T>>(),
+            || {
+                facts
+                    .par_iter()
+                    .enumerate()
+                    .filter_map(|(i, f)| per_action(f).map(|v| (i, v)))
+                    .collect::<Vec<(usize, T)>>()
+            },
         );
-        if let Some((is_copy, node_facts)) = copies {
-            facts = node_facts;
-            let mut copy = is_copy.iter();
-            mapped.retain(|_| !copy.next().is_some_and(|c| *c));
+        // A located action's node: its position among the actions that are not copies.
+        let mut keys = Vec::with_capacity(mapped.len());
+        let mut values = Vec::with_capacity(mapped.len());
+        let (mut node, mut next) = (0, 0);
+        for (i, v) in mapped {
+            let copy = |k: usize| is_copy.as_ref().is_some_and(|c| c[k]);
+            node += (next..i).filter(|k| !copy(*k)).count() as NodeId;
+            next = i;
+            if !copy(i) {
+                keys.push(node);
+                values.push(v);
+            }
         }
-        (g, facts, mapped)
+        let map = NodeMap::from_parts(g.nodes.len(), &keys, values);
+        (g, node_facts, map)
     }
 
-    /// The graph over located actions and their facts (copies included). When some
-    /// located actions are copies of an earlier one: which, and the facts of the nodes.
+    /// The graph over located actions and their facts (copies included), which located
+    /// actions are copies of an earlier one (when some are), and the facts of the nodes.
     fn from_facts<'c>(
         records: &[&'c Record],
         hashes: &[String],
         located: &[(u32, u32)],
         all_facts: &[&'c ActionFacts],
-    ) -> (Graph, Option<Copies<'c>>) {
+    ) -> (Graph, Option<Vec<bool>>, Vec<&'c ActionFacts>) {
         let mut g = Graph {
             prev_record: record_links(records, hashes),
             nodes: Vec::with_capacity(located.len()),
@@ -183,27 +199,16 @@ impl Graph {
             ..Graph::default()
         };
         let component = components(&g.prev_record);
-        let (by_key, is_copy) = g.assign_nodes(records, located, all_facts, &component);
-        // The facts of the nodes (the first copy of each action).
-        let copies = is_copy.map(|is_copy| {
-            let kept: Vec<&ActionFacts> = all_facts
-                .iter()
-                .zip(&is_copy)
-                .filter(|(_, c)| !**c)
-                .map(|(f, _)| *f)
-                .collect();
-            (is_copy, kept)
-        });
-        let facts = copies.as_ref().map_or(all_facts, |(_, kept)| &kept[..]);
+        let (is_copy, facts) = g.assign_nodes(records, located, all_facts, &component);
         for n in 0..g.nodes.len() {
             g.graph.add_node(Vertex::Action(n as NodeId));
         }
         for r in 0..records.len() {
             g.graph.add_node(Vertex::Record(r as u32));
         }
-        g.resolve_parents(facts, &by_key);
+        g.resolve_parents(&facts);
         g.find_cycles();
-        g.group_causal(facts);
+        g.group_causal(&facts);
         for (r, prev) in g.prev_record.iter().enumerate() {
             if let Some(p) = prev {
                 let (a, b) = (g.record_vertex(r as u32), g.record_vertex(*p));
@@ -215,59 +220,41 @@ impl Graph {
             run.nodes
                 .sort_by(|a, b| time_order(times[*a as usize], times[*b as usize]));
         }
-        g.index = by_key;
-        g.run_index = g
-            .runs
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (r.id.clone(), i as u32))
-            .collect();
-        (g, copies)
+        (g, is_copy, facts)
     }
 
-    /// Assigns a node to each action not seen before in its run (in record order) and
-    /// counts the copies; returns the `(run, action id)` index and, when there are
-    /// copies, which actions (by position in `located`) are copies.
-    fn assign_nodes(
+    /// Assigns a node to each action not seen before in its run (in record order),
+    /// counts the copies and fills the index; returns which actions (by position in
+    /// `located`) are copies, when some are, and the facts of the nodes.
+    fn assign_nodes<'c>(
         &mut self,
         records: &[&Record],
         located: &[(u32, u32)],
-        facts: &[&ActionFacts],
+        facts: &[&'c ActionFacts],
         component: &[u32],
-    ) -> (ActionIndex, Option<Vec<bool>>) {
-        let mut run_of: HashMap<&str, u32> = HashMap::default();
-        let mut by_key: ActionIndex = Vec::new();
+    ) -> (Option<Vec<bool>>, Vec<&'c ActionFacts>) {
         let mut is_copy: Option<Vec<bool>> = None;
+        let mut node_facts: Vec<&ActionFacts> = Vec::with_capacity(located.len());
+        self.index.nodes.reserve(located.len(), |_| 0);
         let mut i = 0;
         for (ri, record) in records.iter().enumerate() {
             let ri = ri as u32;
-            let run_id = record.run_id().unwrap_or("");
-            let run = *run_of.entry(run_id).or_insert_with(|| {
-                self.runs.push(Run {
-                    id: run_id.to_string(),
-                    nodes: Vec::new(),
-                    records: Vec::new(),
-                });
-                by_key.push(HashMap::default());
-                (self.runs.len() - 1) as u32
-            });
+            let run = self.run_of(record.run_id().unwrap_or(""));
             self.runs[run as usize].records.push(ri);
             while let Some(&(_, pos)) = located.get(i).filter(|(r, _)| *r == ri) {
-                let f = &facts[i];
+                let f = facts[i];
                 i += 1;
                 let n = self.nodes.len() as NodeId;
                 if let Some(id) = f.id() {
-                    match by_key[run as usize].entry(CompactString::from(id)) {
-                        Entry::Vacant(slot) => {
-                            slot.insert(n);
-                        }
-                        Entry::Occupied(first) => {
-                            is_copy.get_or_insert_with(|| vec![false; located.len()])[i - 1] = true;
-                            self.add_copy(*first.get(), records, component, ri, pos);
-                            continue;
-                        }
+                    let of_node = |m: NodeId| node_facts.get(m as usize).copied();
+                    if let Some(first) = self.index.node(&self.nodes, run, id, of_node) {
+                        is_copy.get_or_insert_with(|| vec![false; located.len()])[i - 1] = true;
+                        self.add_copy(first, records, component, ri, pos);
+                        continue;
                     }
+                    self.index.insert_node(&self.nodes, run, id, n, of_node);
                 }
+                node_facts.push(f);
                 self.nodes.push(ActionNode {
                     record: ri,
                     pos,
@@ -279,7 +266,22 @@ impl Graph {
                 self.runs[run as usize].nodes.push(n);
             }
         }
-        (by_key, is_copy)
+        (is_copy, node_facts)
+    }
+
+    /// The run of `run_id`, made when it is new.
+    fn run_of(&mut self, run_id: &str) -> u32 {
+        if let Some(run) = self.index.run(&self.runs, run_id) {
+            return run;
+        }
+        let run = self.runs.len() as u32;
+        self.runs.push(Run {
+            id: run_id.to_string(),
+            nodes: Vec::new(),
+            records: Vec::new(),
+        });
+        self.index.insert_run(&self.runs, run);
+        run
     }
 
     /// Counts a copy of node `n` found at `pos` of record `ri`, and reports it when it
@@ -313,7 +315,7 @@ impl Graph {
         NodeIndex::new(self.nodes.len() + record as usize)
     }
 
-    fn resolve_parents(&mut self, facts: &[&ActionFacts], by_key: &ActionIndex) {
+    fn resolve_parents(&mut self, facts: &[&ActionFacts]) {
         // Action id → node when the id occurs in exactly one run (built when first needed).
         let mut unique: Option<HashMap<&str, Option<NodeId>>> = None;
         for (n, f) in facts.iter().enumerate() {
@@ -326,16 +328,18 @@ impl Graph {
                     .push(GraphProblem::SelfParent { node: n as NodeId });
                 continue;
             }
-            let (parent, kind) = match by_key[node.run as usize].get(parent_id) {
-                Some(&p) => (p, Edge::Parent),
+            let of_node = |m: NodeId| facts.get(m as usize).copied();
+            let (parent, kind) = match self.index.node(&self.nodes, node.run, parent_id, of_node) {
+                Some(p) => (p, Edge::Parent),
                 None => {
                     if let Some(Some(p)) = unique
                         .get_or_insert_with(|| {
                             let mut u: HashMap<&str, Option<NodeId>> = HashMap::default();
-                            for (id, &n) in by_key.iter().flatten() {
-                                u.entry(id.as_str())
+                            for (n, id) in facts.iter().enumerate() {
+                                let Some(id) = id.id() else { continue };
+                                u.entry(id)
                                     .and_modify(|v| *v = None)
-                                    .or_insert(Some(n));
+                                    .or_insert(Some(n as NodeId));
                             }
                             u
                         })
@@ -409,21 +413,24 @@ impl Graph {
         }
     }
 
-    /// The node of `(run_id, action_id)`.
-    pub fn find(&self, run_id: &str, action_id: &str) -> Option<NodeId> {
-        let run = *self.run_index.get(run_id)?;
-        self.index.get(run as usize)?.get(action_id).copied()
+    /// The node of `(run_id, action_id)` in the graph over `corpus`.
+    pub fn find(&self, corpus: &Corpus, run_id: &str, action_id: &str) -> Option<NodeId> {
+        let run = self.index.run(&self.runs, run_id)?;
+        self.find_in_run(corpus, run, action_id)
     }
 
     /// Every node whose action id is `action_id`, in any run.
-    pub fn find_all(&self, action_id: &str) -> Vec<NodeId> {
-        let mut found: Vec<NodeId> = self
-            .index
-            .iter()
-            .filter_map(|run| run.get(action_id).copied())
+    pub fn find_all(&self, corpus: &Corpus, action_id: &str) -> Vec<NodeId> {
+        let mut found: Vec<NodeId> = (0..self.runs.len() as u32)
+            .filter_map(|run| self.find_in_run(corpus, run, action_id))
             .collect();
         found.sort_unstable();
         found
+    }
+
+    fn find_in_run(&self, corpus: &Corpus, run: u32, action_id: &str) -> Option<NodeId> {
+        let of_node = |n: NodeId| self.facts(corpus, n);
+        self.index.node(&self.nodes, run, action_id, of_node)
     }
 
     /// The children of a node (nodes whose parent it is), in time order.
@@ -463,34 +470,76 @@ impl Graph {
     }
 }
 
-/// Values for some of the nodes, looked up by node in O(1): either a slot per node into
-/// a vector of the values present (sparse), or a value-or-none per node (dense, when
-/// nearly every node has one). A hash map of a million large values spends most of its
-/// time moving them; the dense form is kept exactly as computed, never moved.
-#[derive(Clone, Debug)]
-pub struct NodeMap<T> {
-    store: Store<T>,
-    len: usize,
+impl IdIndex {
+    /// The node of `id` in run `run`, reading a node's facts with `facts`.
+    fn node<'f>(
+        &self,
+        nodes: &[ActionNode],
+        run: u32,
+        id: &str,
+        facts: impl Fn(NodeId) -> Option<&'f ActionFacts>,
+    ) -> Option<NodeId> {
+        let hash = self.hasher.hash_one((run, id));
+        let same = |n: &NodeId| {
+            nodes[*n as usize].run == run && facts(*n).and_then(ActionFacts::id) == Some(id)
+        };
+        self.nodes.find(hash, same).copied()
+    }
+
+    /// Adds node `n`, of `id` in run `run` (not yet in the index).
+    fn insert_node<'f>(
+        &mut self,
+        nodes: &[ActionNode],
+        run: u32,
+        id: &str,
+        n: NodeId,
+        facts: impl Fn(NodeId) -> Option<&'f ActionFacts>,
+    ) {
+        let hasher = &self.hasher;
+        let rehash = |m: &NodeId| {
+            let id = facts(*m).and_then(ActionFacts::id).unwrap_or("");
+            hasher.hash_one((nodes[*m as usize].run, id))
+        };
+        self.nodes
+            .insert_unique(hasher.hash_one((run, id)), n, rehash);
+    }
+
+    /// The run whose id is `run_id`.
+    fn run(&self, runs: &[Run], run_id: &str) -> Option<u32> {
+        let hash = self.hasher.hash_one(run_id);
+        self.runs
+            .find(hash, |r| runs[*r as usize].id == run_id)
+            .copied()
+    }
+
+    /// Adds run `run` (not yet in the index).
+    fn insert_run(&mut self, runs: &[Run], run: u32) {
+        let hasher = &self.hasher;
+        let hash = |r: &u32| hasher.hash_one(runs[*r as usize].id.as_str());
+        self.runs.insert_unique(hash(&run), run, hash);
+    }
 }
 
+/// Values for some of the nodes, looked up by node in O(1): a slot per node into the
+/// values present, kept where they were made (never moved, never a room per node that
+/// has none).
 #[derive(Clone, Debug)]
-enum Store<T> {
-    Sparse { slot: Vec<u32>, values: Vec<T> },
-    Dense(Vec<Option<T>>),
+pub struct NodeMap<T> {
+    slot: Vec<u32>,
+    values: Vec<T>,
 }
 
 impl<T> Default for NodeMap<T> {
     fn default() -> Self {
         NodeMap {
-            store: Store::Dense(Vec::new()),
-            len: 0,
+            slot: Vec::new(),
+            values: Vec::new(),
         }
     }
 }
 
 impl<T> NodeMap<T> {
-    /// A map over `nodes` nodes where `keys[i]` has `values[i]`; keys are distinct
-    /// (the values are kept in place, not moved).
+    /// A map over `nodes` nodes where `keys[i]` has `values[i]`; keys are distinct.
     pub fn from_parts(nodes: usize, keys: &[NodeId], values: Vec<T>) -> NodeMap<T> {
         debug_assert_eq!(keys.len(), values.len());
         let mut slot = vec![u32::MAX; nodes];
@@ -499,48 +548,27 @@ impl<T> NodeMap<T> {
                 *s = i as u32;
             }
         }
-        NodeMap {
-            len: values.len(),
-            store: Store::Sparse { slot, values },
-        }
-    }
-
-    /// A map from a value-or-none for every node, in node order.
-    pub fn from_dense(values: Vec<Option<T>>) -> NodeMap<T> {
-        NodeMap {
-            len: values.iter().filter(|v| v.is_some()).count(),
-            store: Store::Dense(values),
-        }
+        NodeMap { slot, values }
     }
 
     /// The value of a node.
     pub fn get(&self, node: &NodeId) -> Option<&T> {
-        match &self.store {
-            Store::Sparse { slot, values } => values.get(*slot.get(*node as usize)? as usize),
-            Store::Dense(values) => values.get(*node as usize)?.as_ref(),
-        }
+        self.values.get(*self.slot.get(*node as usize)? as usize)
     }
 
-    /// Every value, in node order for a dense map.
+    /// Every value.
     pub fn values(&self) -> impl Iterator<Item = &T> {
-        let (sparse, dense) = match &self.store {
-            Store::Sparse { values, .. } => (Some(values.iter()), None),
-            Store::Dense(values) => (None, Some(values.iter().flatten())),
-        };
-        sparse
-            .into_iter()
-            .flatten()
-            .chain(dense.into_iter().flatten())
+        self.values.iter()
     }
 
     /// Number of nodes with a value.
     pub fn len(&self) -> usize {
-        self.len
+        self.values.len()
     }
 
     /// True when no node has a value.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.values.is_empty()
     }
 }
 

@@ -129,7 +129,6 @@ impl Analysis {
                 .as_ref()
                 .map(|d| comparability::badge(d.kind.as_ref(), d.coverage.as_ref()))
         });
-        let badges = NodeMap::from_dense(badges);
         let (leases, (chains, gaps)) = rayon::join(
             || Leases::build(&graph, &facts, supplied),
             || {

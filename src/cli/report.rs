@@ -148,8 +148,11 @@ pub fn show(args: &ShowArgs) -> i32 {
     };
     let g = &ev.analysis.graph;
     let nodes: Vec<NodeId> = match &args.run {
-        Some(run) => g.find(run, &args.action_id).into_iter().collect(),
-        None => g.find_all(&args.action_id),
+        Some(run) => g
+            .find(&ev.corpus, run, &args.action_id)
+            .into_iter()
+            .collect(),
+        None => g.find_all(&ev.corpus, &args.action_id),
     };
     let node = match nodes.as_slice() {
         [n] => *n,

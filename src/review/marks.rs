@@ -170,7 +170,7 @@ impl Target {
                 run_id,
                 action_id,
                 record_sha256,
-            } => match analysis.graph.find(run_id, action_id) {
+            } => match analysis.graph.find(corpus, run_id, action_id) {
                 None => Place::Gone,
                 Some(node) => {
                     // Any record holding a copy of the action that still hashes the same

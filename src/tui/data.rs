@@ -46,8 +46,6 @@ pub struct Data {
     /// Every finding (the analysis's first; all once verified).
     pub findings: Vec<Finding>,
     pub flags: Vec<u16>,
-    /// Lower-cased search text per node: action id, tool, resource, digests.
-    pub haystacks: Arc<Haystacks>,
     /// Position of each node in its run's time order (for run/time ordering).
     pub rank: Vec<u32>,
     /// Findings per severity (high, medium, low + info), for the header.
@@ -103,104 +101,59 @@ impl GroupFlags {
     }
 }
 
-/// Nodes whose flags and search text are made together on one core.
-const HAY_BATCH: usize = 8192;
-
-/// Every node's lower-cased search text, packed a batch of nodes to a string (a million
-/// actions' texts in a hundred allocations, not a million): `hay[node]`.
-#[derive(Debug, Default)]
+/// Every node's lower-cased search text — action id, tool, resource, arguments digest,
+/// lease and state digests — made from its facts when a search or filter reads it: held,
+/// the texts of a million actions took 120 MB for the whole session.
+#[derive(Clone, Debug)]
 pub struct Haystacks {
-    /// Nodes `k * HAY_BATCH ..` in the k-th.
-    batches: Vec<HayBatch>,
-    len: usize,
-}
-
-/// The search texts of up to [`HAY_BATCH`] nodes.
-#[derive(Debug, Default)]
-struct HayBatch {
-    text: String,
-    /// Where each node's text ends in `text`.
-    ends: Vec<u32>,
+    corpus: Arc<Corpus>,
+    analysis: Arc<Analysis>,
 }
 
 impl Haystacks {
     /// How many nodes there are.
     pub fn len(&self) -> usize {
-        self.len
+        self.analysis.graph.nodes.len()
     }
 
     /// True with no nodes.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-}
-
-impl HayBatch {
-    /// Adds the next node's text (empty without facts): its id, tool, resource,
-    /// arguments digest, lease and state digests, lower-cased, each followed by a space.
-    fn push_node(&mut self, f: Option<&ActionFacts>) {
-        let digests = f.and_then(|f| f.state_digest.as_deref());
-        let parts = f.map(|f| {
-            [
-                f.id(),
-                f.tool(),
-                f.resource(),
-                f.arguments_digest(),
-                f.scope_lease_id(),
-                digests.and_then(StateDigest::pre),
-                digests.and_then(StateDigest::post),
-            ]
-        });
-        for part in parts.into_iter().flatten().flatten() {
-            if part.is_ascii() {
-                let start = self.text.len();
-                self.text.push_str(part);
-                self.text[start..].make_ascii_lowercase();
-            } else {
-                self.text.push_str(&part.to_lowercase());
-            }
-            self.text.push(' ');
-        }
-        self.push_end();
+        self.len() == 0
     }
 
-    fn push_end(&mut self) {
-        // A batch's texts past 4 GiB are not a thing a store holds.
-        self.ends
-            .push(u32::try_from(self.text.len()).unwrap_or(u32::MAX));
-    }
-}
-
-/// Haystacks of texts already lower-cased, one per node.
-impl<S: AsRef<str>> FromIterator<S> for Haystacks {
-    fn from_iter<I: IntoIterator<Item = S>>(texts: I) -> Haystacks {
-        let mut hay = Haystacks::default();
-        for text in texts {
-            if hay.len.is_multiple_of(HAY_BATCH) {
-                hay.batches.push(HayBatch::default());
-            }
-            if let Some(batch) = hay.batches.last_mut() {
-                batch.text.push_str(text.as_ref());
-                batch.push_end();
-            }
-            hay.len += 1;
-        }
-        hay
-    }
-}
-
-impl std::ops::Index<usize> for Haystacks {
-    type Output = str;
-
-    fn index(&self, node: usize) -> &str {
-        let batch = &self.batches[node / HAY_BATCH];
-        let i = node % HAY_BATCH;
-        let start = if i == 0 {
-            0
-        } else {
-            batch.ends[i - 1] as usize
+    /// Appends `node`'s text to `buf`: its words lower-cased, each followed by a space
+    /// (nothing for a node without facts).
+    pub fn write(&self, node: NodeId, buf: &mut String) {
+        let Some(f) = self.analysis.graph.facts(&self.corpus, node) else {
+            return;
         };
-        batch.text.get(start..batch.ends[i] as usize).unwrap_or("")
+        let digests = f.state_digest.as_deref();
+        let mut push = |word: &mut dyn FnMut(&mut String)| {
+            let start = buf.len();
+            word(buf);
+            if buf[start..].is_ascii() {
+                buf[start..].make_ascii_lowercase();
+            } else {
+                let lower = buf[start..].to_lowercase();
+                buf.truncate(start);
+                buf.push_str(&lower);
+            }
+            buf.push(' ');
+        };
+        for word in [f.id(), f.tool(), f.resource()].into_iter().flatten() {
+            push(&mut |b| b.push_str(word));
+        }
+        if let Some(digest) = f.arguments_digest() {
+            push(&mut |b| digest.push_to(b));
+        }
+        let rest = [
+            f.scope_lease_id(),
+            digests.and_then(StateDigest::pre),
+            digests.and_then(StateDigest::post),
+        ];
+        for word in rest.into_iter().flatten() {
+            push(&mut |b| b.push_str(word));
+        }
     }
 }
 
@@ -237,31 +190,13 @@ impl Data {
     pub fn new(corpus: Arc<Corpus>, analysis: Arc<Analysis>, findings: Vec<Finding>) -> Data {
         let g = &analysis.graph;
         let n = g.nodes.len();
-        // A batch of nodes at a time on every core: each node's flags and search text.
-        let batches: Vec<(Vec<u16>, HayBatch)> = (0..n.div_ceil(HAY_BATCH))
+        let mut flags: Vec<u16> = (0..n as NodeId)
             .into_par_iter()
-            .map(|b| {
-                let nodes = (b * HAY_BATCH) as NodeId..((b + 1) * HAY_BATCH).min(n) as NodeId;
-                let mut hay = HayBatch::default();
-                let bits = nodes
-                    .map(|node| {
-                        let f = g.facts(&corpus, node);
-                        hay.push_node(f);
-                        f.map_or(0, |f| node_flags(&analysis, node, f))
-                    })
-                    .collect();
-                (bits, hay)
+            .map(|node| {
+                g.facts(&corpus, node)
+                    .map_or(0, |f| node_flags(&analysis, node, f))
             })
             .collect();
-        let mut flags = Vec::with_capacity(n);
-        let mut haystacks = Haystacks {
-            batches: Vec::with_capacity(batches.len()),
-            len: n,
-        };
-        for (bits, hay) in batches {
-            flags.extend(bits);
-            haystacks.batches.push(hay);
-        }
         for chain in &analysis.chains {
             for (node, role) in chain.roles() {
                 if role == Role::Reapproved {
@@ -281,7 +216,6 @@ impl Data {
             report: None,
             findings: Vec::new(),
             flags,
-            haystacks: Arc::new(haystacks),
             rank,
             finding_counts: [0; 3],
             summary: None,
@@ -388,6 +322,14 @@ impl Data {
         self.set_findings(findings);
     }
 
+    /// Every node's search text, read from the facts when asked for.
+    pub fn haystacks(&self) -> Haystacks {
+        Haystacks {
+            corpus: Arc::clone(&self.corpus),
+            analysis: Arc::clone(&self.analysis),
+        }
+    }
+
     /// The nodes a finding names.
     pub fn nodes_of(&self, f: &Finding) -> Vec<NodeId> {
         let g = &self.analysis.graph;
@@ -396,7 +338,7 @@ impl Data {
         };
         f.action_ids
             .iter()
-            .filter_map(|id| g.find(run, id))
+            .filter_map(|id| g.find(&self.corpus, run, id))
             .collect()
     }
 
@@ -425,28 +367,4 @@ pub fn glyphs(bits: u16) -> String {
         }
     }
     s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Each node's text reads back from the packed haystacks, empty ones included.
-    #[test]
-    fn packed_haystacks_give_each_nodes_text() {
-        let texts: Vec<String> = (0..HAY_BATCH * 2 + 3)
-            .map(|i| match i % 4 {
-                0 => format!("act-{i} write_file "),
-                1 => String::new(),
-                2 => "ünïcode é ".into(),
-                _ => "x ".into(),
-            })
-            .collect();
-        let hay: Haystacks = texts.iter().collect();
-        assert_eq!(hay.len(), texts.len());
-        for (i, t) in texts.iter().enumerate() {
-            assert_eq!(&hay[i], *t);
-        }
-        assert!(Haystacks::default().is_empty());
-    }
 }

@@ -259,9 +259,13 @@ fn event_loop(
         if let Some(job) = state.search.job_to_start() {
             let tx = tx.clone();
             std::thread::spawn(move || {
-                if let Some(result) =
-                    state::matches_all(&job.haystacks, &job.query, &job.done, &job.cancel)
-                {
+                if let Some(result) = state::matches_all(
+                    job.haystacks.len(),
+                    &|n, buf| job.haystacks.write(n, buf),
+                    &job.query,
+                    &job.done,
+                    &job.cancel,
+                ) {
                     let _ = tx.send(Action::SearchDone(job.query, result));
                 }
             });
@@ -396,7 +400,7 @@ fn reselect(state: &mut State, run: &str, id: &str) {
     if let Some(n) = state
         .data
         .as_ref()
-        .and_then(|d| d.analysis.graph.find(run, id))
+        .and_then(|d| d.analysis.graph.find(&d.corpus, run, id))
     {
         state::select(state, n, false);
     }

@@ -122,6 +122,6 @@ pub fn screen(s: &aeplens::tui::state::State, w: u16, h: u16) -> String {
 /// Selects action `id` of run `run` in the explorer (it must exist).
 pub fn go(s: &mut aeplens::tui::state::State, run: &str, id: &str) {
     let d = s.data.as_ref().unwrap();
-    let n = d.analysis.graph.find(run, id).unwrap();
+    let n = d.analysis.graph.find(&d.corpus, run, id).unwrap();
     aeplens::tui::state::select(s, n, true);
 }

@@ -144,8 +144,8 @@ impl<'a> IncidentReport<'a> {
             };
             f.action_ids.iter().any(|id| {
                 let node = match f.run_id.as_deref() {
-                    Some(run) => g.find(run, id),
-                    None => g.find_all(id).first().copied(),
+                    Some(run) => g.find(ev.corpus, run, id),
+                    None => g.find_all(ev.corpus, id).first().copied(),
                 };
                 node.is_some_and(passes)
             })
@@ -176,8 +176,8 @@ impl<'a> IncidentReport<'a> {
                 // The action in the finding's run; only a finding with no run looks
                 // wider, and only when the id names one action.
                 let node = match f.run_id.as_deref() {
-                    Some(run) => g.find(run, id),
-                    None => match g.find_all(id).as_slice() {
+                    Some(run) => g.find(ev.corpus, run, id),
+                    None => match g.find_all(ev.corpus, id).as_slice() {
                         [one] => Some(*one),
                         _ => None,
                     },

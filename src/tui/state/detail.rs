@@ -330,7 +330,7 @@ pub(super) fn jump_to_violation(state: &mut State) {
         .violations
         .iter()
         .filter_map(|v| v.action_id.as_deref())
-        .filter_map(|id| g.find(run, id))
+        .filter_map(|id| g.find(&d.corpus, run, id))
         .collect();
     targets.dedup();
     let next = targets

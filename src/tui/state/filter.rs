@@ -134,6 +134,8 @@ pub(super) fn apply_filter(state: &mut State) {
             finding_ids.entry(n).or_default().push(f.id);
         }
     }
+    let haystacks = d.haystacks();
+    let mut text = String::new();
     let pass: Vec<bool> = (0..g.nodes.len() as NodeId)
         .map(|n| {
             // The facts, not the record: a filter over a million actions must not read
@@ -160,7 +162,11 @@ pub(super) fn apply_filter(state: &mut State) {
                     // after a deny: what `e` steps through.
                     Some("is") if t.value == "marked" => state.review.by_node.contains_key(&n),
                     Some("is") => d.flags[n as usize] & flag::PROBLEM != 0,
-                    _ => d.haystacks[n as usize].contains(&t.value),
+                    _ => {
+                        text.clear();
+                        haystacks.write(n, &mut text);
+                        text.contains(&t.value)
+                    }
                 };
                 hit != t.negated
             })

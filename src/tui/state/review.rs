@@ -371,14 +371,14 @@ fn restore(state: &mut State, s: &Session) {
         let folded: Vec<NodeId> = s
             .folded
             .iter()
-            .filter_map(|a| g.find(&a.run_id, &a.action_id))
+            .filter_map(|a| g.find(&d.corpus, &a.run_id, &a.action_id))
             .collect();
         state.timeline.folded.extend(folded);
         let selected = s
             .run_id
             .as_deref()
             .zip(s.action_id.as_deref())
-            .and_then(|(r, a)| g.find(r, a));
+            .and_then(|(r, a)| g.find(&d.corpus, r, a));
         if s.zoom.is_finite() && s.zoom >= 1.0 {
             state.timeline.zoom = s.zoom;
         }

@@ -146,32 +146,40 @@ pub(super) fn search_run(state: &mut State) {
     let Some(run) = d.analysis.graph.runs.get(state.timeline.run) else {
         return;
     };
-    let hay = |n: &NodeId| &d.haystacks[*n as usize];
-    let literal: HashSet<NodeId> = run
+    let haystacks = d.haystacks();
+    let texts: Vec<(NodeId, String)> = run
         .nodes
         .iter()
-        .copied()
-        .filter(|n| literal_tier(hay(n), &q).is_some())
+        .map(|&n| {
+            let mut text = String::new();
+            haystacks.write(n, &mut text);
+            (n, text)
+        })
+        .collect();
+    let literal: HashSet<NodeId> = texts
+        .iter()
+        .filter(|(_, text)| literal_tier(text, &q).is_some())
+        .map(|(n, _)| *n)
         .collect();
     if !literal.is_empty() {
         state.search.hits = literal;
         return;
     }
     let m = SkimMatcherV2::default();
-    state.search.hits = run
-        .nodes
+    state.search.hits = texts
         .iter()
-        .copied()
-        .filter(|n| m.fuzzy_match(hay(n), &q).is_some())
+        .filter(|(_, text)| m.fuzzy_match(text, &q).is_some())
+        .map(|(n, _)| *n)
         .collect();
     state.search.fuzzy = !state.search.hits.is_empty();
 }
 
-/// Every action's match of `query` (lower-cased): literal ones if any, else fuzzy ones;
-/// with the best first-listed. `done` counts haystacks looked at; `cancel` stops early
-/// (then `None`).
+/// Every action's match of `query` (lower-cased) among `nodes` texts, which `text`
+/// appends to an empty string: literal ones if any, else fuzzy ones; with the best
+/// first-listed. `done` counts texts looked at; `cancel` stops early (then `None`).
 pub fn matches_all(
-    haystacks: &Haystacks,
+    nodes: usize,
+    text: &(dyn Fn(NodeId, &mut String) + Sync),
     query: &str,
     done: &AtomicUsize,
     cancel: &AtomicBool,
@@ -181,17 +189,24 @@ pub fn matches_all(
             done.fetch_add(4096, Ordering::Relaxed);
         }
     };
-    let all = 0..haystacks.len() as NodeId;
+    let all = 0..nodes as NodeId;
+    // Each node's text made in a buffer of the core's own, then matched.
+    let text_of = |buf: &mut String, n: NodeId| {
+        buf.clear();
+        text(n, buf);
+    };
     let literal: Vec<(NodeId, u8)> = all
         .clone()
         .into_par_iter()
-        .filter_map(|n| {
+        .map_init(String::new, |buf, n| {
             count(n as usize);
             if cancel.load(Ordering::Relaxed) {
                 return None;
             }
-            literal_tier(&haystacks[n as usize], query).map(|t| (n, t))
+            text_of(buf, n);
+            literal_tier(buf, query).map(|t| (n, t))
         })
+        .flatten()
         .collect();
     if cancel.load(Ordering::Relaxed) {
         return None;
@@ -209,14 +224,17 @@ pub fn matches_all(
     }
     let scored: Vec<(NodeId, i64)> = all
         .into_par_iter()
-        .filter_map(|n| {
-            if cancel.load(Ordering::Relaxed) {
-                return None;
-            }
-            SkimMatcherV2::default()
-                .fuzzy_match(&haystacks[n as usize], query)
-                .map(|score| (n, score))
-        })
+        .map_init(
+            || (String::new(), SkimMatcherV2::default()),
+            |(buf, matcher), n| {
+                if cancel.load(Ordering::Relaxed) {
+                    return None;
+                }
+                text_of(buf, n);
+                matcher.fuzzy_match(buf, query).map(|score| (n, score))
+            },
+        )
+        .flatten()
         .collect();
     if cancel.load(Ordering::Relaxed) {
         return None;
@@ -248,7 +266,7 @@ pub const BACKGROUND_SEARCH_FROM: usize = 200_000;
 #[derive(Clone, Debug)]
 pub struct SearchJob {
     pub query: String,
-    pub haystacks: Arc<Haystacks>,
+    pub haystacks: Haystacks,
     pub done: Arc<AtomicUsize>,
     pub cancel: Arc<AtomicBool>,
     /// Set by the event loop once it has handed the job to a thread.
@@ -272,13 +290,14 @@ pub(super) fn search_all(state: &mut State) -> Option<NodeId> {
     if q.is_empty() {
         return None;
     }
-    if d.haystacks.len() >= state.search.background_from {
+    let haystacks = d.haystacks();
+    if haystacks.len() >= state.search.background_from {
         if let Some(old) = &state.search.job {
             old.cancel.store(true, Ordering::Relaxed);
         }
         state.search.job = Some(SearchJob {
             query: q,
-            haystacks: d.haystacks.clone(),
+            haystacks,
             done: Arc::default(),
             cancel: Arc::default(),
             started: false,
@@ -286,7 +305,8 @@ pub(super) fn search_all(state: &mut State) -> Option<NodeId> {
         return None;
     }
     let m = matches_all(
-        &d.haystacks,
+        haystacks.len(),
+        &|n, buf| haystacks.write(n, buf),
         &q,
         &AtomicUsize::new(0),
         &AtomicBool::new(false),
