@@ -354,6 +354,39 @@ fn a_damaged_or_foreign_entry_is_not_trusted_and_is_written_anew() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// An entry whose summary this build cannot read, though whole and as written (another
+/// build's), is not used and is written anew — not kept, making every open slow.
+#[test]
+fn an_entry_this_build_cannot_read_is_written_anew() {
+    let dir = scratch("unreadable");
+    let index_dir = dir.join("index");
+    let (paths, keys, plain) = signed_store(&dir);
+    let config = Config::new(&keys, &Options::default(), &[]);
+    let index = Index::new(index_dir.clone(), &config);
+    reopen(&paths, &keys, Some(&index));
+    assert!(index.known(&paths[0]).is_some(), "a summarised entry");
+    let entry = only_entry(&index_dir);
+    let bytes = std::fs::read(&entry).unwrap();
+    let cut = bytes.iter().position(|&c| c == b'\n').unwrap();
+    // The last record's facts cut short, and the body's checksum made to agree.
+    let body = &bytes[cut + 1..bytes.len() - 1];
+    let header = String::from_utf8(bytes[..cut].to_vec()).unwrap();
+    let at = header.find("\"body\":\"").unwrap() + 8;
+    let sum = blake3::hash(body).to_hex().to_string();
+    let header = format!("{}{sum}{}", &header[..at], &header[at + 64..]);
+    std::fs::write(&entry, [header.as_bytes(), b"\n", body].concat()).unwrap();
+    assert!(
+        index.lookup(&paths[0]).is_some(),
+        "the damage is checksummed"
+    );
+    assert!(index.known(&paths[0]).is_none());
+    let (report, used) = reopen(&paths, &keys, Some(&index));
+    assert_eq!((used.reused, used.written), (0, 1));
+    assert_eq!(report.records, plain.records);
+    assert!(index.known(&paths[0]).is_some(), "not written anew");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn the_commands_keep_the_index_in_the_cache_directory_and_never_in_the_evidence() {
     let dir = scratch("cli");
@@ -431,7 +464,7 @@ fn the_commands_keep_the_index_in_the_cache_directory_and_never_in_the_evidence(
     // Without --index-dir, the index is under $XDG_CACHE_HOME/aeplens/index.
     let (_, _, err) = aeplens(&["findings", "--keys", keys, ev]);
     assert!(!err.contains("index"), "{err}");
-    let cache = std::env::temp_dir().join(format!("aeplens-test-cache-{}", std::process::id()));
+    let cache = common::run_dir("cache");
     assert!(cache.join("aeplens/index").is_dir());
     let _ = std::fs::remove_dir_all(&dir);
 }

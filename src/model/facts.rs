@@ -146,11 +146,11 @@ const PACKED: u16 = 1 << 15;
 /// Text members packed in one allocation: the texts one after another, where each ends,
 /// and which are present (a million actions' facts stay a few dozen bytes each). The
 /// arguments digest, when it is the usual `sha256:` and 64 lower-case hex digits, is kept
-/// as its 32 bytes: it is a third of an action's text, and only search reads it.
+/// as its 32 bytes ([`pack`]): it is a third of an action's text, and only search reads
+/// it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Texts {
-    /// UTF-8 text but for a packed digest.
-    buf: Box<[u8]>,
+    buf: Box<str>,
     ends: Ends,
     /// Bit `i`: text `i` is present; [`PACKED`].
     present: u16,
@@ -202,12 +202,49 @@ fn packed_digest(text: &str) -> Option<[u8; 32]> {
     Some(out)
 }
 
+/// A packed digest's length: 32 bytes as 37 ASCII characters of seven bits each, so the
+/// texts stay one `str`.
+const PACKED_LEN: usize = 37;
+
+/// Appends `bytes` to `out` seven bits to a character ([`PACKED_LEN`] of them).
+fn pack(bytes: &[u8; 32], out: &mut String) {
+    let (mut acc, mut bits) = (0u32, 0);
+    for &b in bytes {
+        acc = acc << 8 | u32::from(b);
+        bits += 8;
+        while bits >= 7 {
+            bits -= 7;
+            out.push(char::from((acc >> bits) as u8 & 0x7f));
+        }
+    }
+    out.push(char::from((acc << (7 - bits)) as u8 & 0x7f));
+}
+
+/// The 32 bytes [`pack`] made `text` from.
+fn unpack(text: &str) -> Option<[u8; 32]> {
+    if text.len() != PACKED_LEN || !text.is_ascii() {
+        return None;
+    }
+    let (mut out, mut n) = ([0u8; 32], 0);
+    let (mut acc, mut bits) = (0u32, 0);
+    for c in text.bytes() {
+        acc = acc << 7 | u32::from(c);
+        bits += 7;
+        if bits >= 8 && n < 32 {
+            bits -= 8;
+            out[n] = (acc >> bits) as u8;
+            n += 1;
+        }
+    }
+    (n == 32).then_some(out)
+}
+
 /// An arguments digest as its facts keep it: its text, or its packed bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ArgumentsDigest<'a> {
     Text(&'a str),
     /// `sha256:` and these bytes in lower-case hex.
-    Sha256(&'a [u8]),
+    Sha256([u8; 32]),
 }
 
 impl ArgumentsDigest<'_> {
@@ -218,7 +255,7 @@ impl ArgumentsDigest<'_> {
             ArgumentsDigest::Sha256(bytes) => {
                 out.push_str("sha256:");
                 let digit = |v: u8| char::from_digit(u32::from(v), 16).unwrap_or('?');
-                for b in *bytes {
+                for b in bytes {
                     out.push(digit(b >> 4));
                     out.push(digit(b & 15));
                 }
@@ -229,17 +266,17 @@ impl ArgumentsDigest<'_> {
 
 impl Texts {
     fn new(texts: [Option<&str>; TEXTS]) -> Texts {
-        let mut buf = Vec::with_capacity(texts.iter().flatten().map(|t| t.len()).sum());
+        let mut buf = String::with_capacity(texts.iter().flatten().map(|t| t.len()).sum());
         let mut ends = [0; TEXTS];
         let mut present = 0;
         for (i, t) in texts.iter().enumerate() {
             if let Some(t) = t {
                 match packed_digest(t).filter(|_| i == DIGEST) {
                     Some(bytes) => {
-                        buf.extend_from_slice(&bytes);
+                        pack(&bytes, &mut buf);
                         present |= PACKED;
                     }
-                    None => buf.extend_from_slice(t.as_bytes()),
+                    None => buf.push_str(t),
                 }
                 present |= 1 << i;
             }
@@ -247,15 +284,15 @@ impl Texts {
             ends[i] = u32::try_from(buf.len()).unwrap_or(u32::MAX);
         }
         Texts {
-            buf: buf.into_boxed_slice(),
+            buf: buf.into_boxed_str(),
             ends: Ends::new(ends),
             present,
         }
     }
 
     /// Texts read back from their parts, when they are sound: each text inside the buffer
-    /// after the one before it, UTF-8 but for a packed digest of 32 bytes.
-    fn from_parts(buf: Box<[u8]>, ends: [u32; TEXTS], present: u16) -> Option<Texts> {
+    /// after the one before it, a packed digest one [`pack`] makes.
+    fn from_parts(buf: Box<str>, ends: [u32; TEXTS], present: u16) -> Option<Texts> {
         let texts = Texts {
             buf,
             ends: Ends::new(ends),
@@ -264,12 +301,8 @@ impl Texts {
         let mut start = 0;
         for (i, &end) in ends.iter().enumerate() {
             let part = texts.buf.get(start..end as usize)?;
-            let sound = if i == DIGEST && texts.packed() {
-                part.len() == 32 && present & (1 << i) != 0
-            } else {
-                std::str::from_utf8(part).is_ok()
-            };
-            if !sound {
+            let packed_digest = i == DIGEST && texts.packed();
+            if packed_digest && (present & (1 << i) == 0 || unpack(part).is_none()) {
                 return None;
             }
             start = end as usize;
@@ -281,8 +314,8 @@ impl Texts {
         self.present & PACKED != 0
     }
 
-    /// The bytes of text `i`, when it is present.
-    fn bytes(&self, i: usize) -> Option<&[u8]> {
+    /// Text `i` as kept, when it is present.
+    fn kept(&self, i: usize) -> Option<&str> {
         if self.present & (1 << i) == 0 {
             return None;
         }
@@ -295,14 +328,15 @@ impl Texts {
         if i == DIGEST && self.packed() {
             return None;
         }
-        std::str::from_utf8(self.bytes(i)?).ok()
+        self.kept(i)
     }
 
     fn digest(&self) -> Option<ArgumentsDigest<'_>> {
+        let kept = self.kept(DIGEST)?;
         if self.packed() {
-            self.bytes(DIGEST).map(ArgumentsDigest::Sha256)
+            unpack(kept).map(ArgumentsDigest::Sha256)
         } else {
-            self.get(DIGEST).map(ArgumentsDigest::Text)
+            Some(ArgumentsDigest::Text(kept))
         }
     }
 }
@@ -486,7 +520,7 @@ impl ActionFacts {
     fn encode(&self, w: &mut Writer) {
         let t = &self.texts;
         w.uint(u64::from(t.present));
-        w.bytes(&t.buf);
+        w.bytes(t.buf.as_bytes());
         t.ends.all().iter().for_each(|&e| w.uint(u64::from(e)));
         w.opt_f64(self.time);
         w.uint(u64::from(self.has_decision));
@@ -513,7 +547,7 @@ impl ActionFacts {
 
     fn decode(r: &mut Reader<'_>) -> Option<ActionFacts> {
         let present = r.int()?;
-        let buf: Box<[u8]> = r.bytes()?.into();
+        let buf: Box<str> = r.str()?.into();
         let mut ends = [0u32; TEXTS];
         for end in &mut ends {
             *end = r.int()?;
@@ -641,7 +675,8 @@ mod tests {
             let back = Texts::from_parts(packed.buf.clone(), packed.ends.all(), packed.present);
             assert_eq!(back.as_ref(), Some(&packed));
         }
-        // A packed digest that is not 32 bytes, or text that is not UTF-8, is refused.
+        // A packed digest that is not one `pack` makes, or a text that ends inside a
+        // character, is refused.
         let packed = Texts::new(cases_digest(&digest));
         let mut ends = packed.ends.all();
         ends[DIGEST] -= 1;
@@ -649,10 +684,21 @@ mod tests {
             Texts::from_parts(packed.buf.clone(), ends, packed.present),
             None
         );
-        let mut buf = packed.buf.to_vec();
-        buf[0] = 0xff;
+        let mut buf = packed.buf.to_string();
+        buf.replace_range(buf.len() - 1.., "é");
         let all = packed.ends.all();
         assert_eq!(Texts::from_parts(buf.into(), all, packed.present), None);
+        let texts = Texts::new([Some("é"); TEXTS]);
+        let mut ends = texts.ends.all();
+        ends[0] = 1;
+        assert_eq!(
+            Texts::from_parts(texts.buf.clone(), ends, texts.present),
+            None
+        );
+        let bytes: [u8; 32] = std::array::from_fn(|i| (i * 37 + 255) as u8);
+        let mut text = String::new();
+        pack(&bytes, &mut text);
+        assert_eq!((text.len(), unpack(&text)), (PACKED_LEN, Some(bytes)));
     }
 
     fn cases_digest(digest: &str) -> [Option<&str>; TEXTS] {

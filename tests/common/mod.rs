@@ -73,8 +73,8 @@ pub fn inputs(
 /// the test run's, so no review a person made on this machine enters a golden, and the
 /// evidence index the run writes is the run's own (a second run of a command reads it).
 pub fn aeplens(args: &[&str]) -> (i32, String, String) {
-    let data = std::env::temp_dir().join(format!("aeplens-test-data-{}", std::process::id()));
-    let cache = std::env::temp_dir().join(format!("aeplens-test-cache-{}", std::process::id()));
+    let data = run_dir("data");
+    let cache = run_dir("cache");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_aeplens"))
         .args(args)
         .env_remove("NO_COLOR")
@@ -87,6 +87,12 @@ pub fn aeplens(args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// This test process's own `kind` directory for the binary it runs (under the build's
+/// scratch directory, so that `cargo clean` takes them and `/tmp` is not littered).
+pub fn run_dir(kind: &str) -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("aeplens-{kind}-{}", std::process::id()))
 }
 
 /// The demo's evidence with its keys and leases, as `report`/`export` arguments.

@@ -52,7 +52,7 @@ use summary::{BODY_CHUNK, BodyReader, summarised, summary_head, summary_part};
 
 /// The index file format's version: bumped whenever what an entry holds changes shape —
 /// the verdicts, or the encoding of [`RecordFacts`](crate::model::facts::RecordFacts) in a store's summary.
-const FORMAT: &str = "aeplens-index/6";
+const FORMAT: &str = "aeplens-index/7";
 
 /// Everything a record's verdicts depend on besides the record itself. (Lease files do
 /// not change a verdict today; they are in the key all the same, so an entry never
@@ -308,9 +308,16 @@ impl Index {
             },
         );
         // Used only when the entry is whole and sound and the file is still its bytes.
-        let sound = body.checksum().is_some_and(|sum| sum == header.body);
         let same = blake3.is_some_and(|b| hex(&b) == header.blake3);
-        let (results, errors, records) = loaded.filter(|_| sound && same)?;
+        let sound = same && body.checksum().is_some_and(|sum| sum == header.body);
+        let Some((results, errors, records)) = loaded.filter(|_| sound) else {
+            if sound {
+                // Whole and as written, yet not readable here (made by a build that wrote
+                // it otherwise): removed, so that it is written anew.
+                let _ = std::fs::remove_file(&slot);
+            }
+            return None;
+        };
         mark_used(&slot);
         let input = Input {
             path,

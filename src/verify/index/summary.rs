@@ -80,10 +80,14 @@ impl<R: Read> BodyReader<R> {
         }
     }
 
-    /// The [`super::checksum`] of the body, once it has been read to its end.
-    pub(super) fn checksum(&self) -> Option<String> {
-        self.eof
-            .then(|| crate::canon::hex(self.hasher.finalize().as_bytes()))
+    /// The [`super::checksum`] of the body, read to its end first when it was not (what
+    /// is left is read and dropped); `None` when it cannot be read.
+    pub(super) fn checksum(&mut self) -> Option<String> {
+        while !self.eof {
+            self.pending.clear();
+            self.more(self.chunk)?;
+        }
+        Some(crate::canon::hex(self.hasher.finalize().as_bytes()))
     }
 
     /// Appends up to `want` more bytes to `pending`; false once there are none.
