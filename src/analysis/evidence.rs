@@ -250,8 +250,8 @@ impl Completion {
     }
 }
 
-/// [`complete_indexed`] without an index: V17 violations on the semantic axis, every
-/// finding, fingerprints.
+/// Adds what needs the analysis to a report — V17 violations on the semantic axis of the
+/// record holding a rewritten copy — and gathers every finding, fingerprinted.
 pub fn complete(
     corpus: &Corpus,
     analysis: &Analysis,

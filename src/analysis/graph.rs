@@ -170,9 +170,9 @@ impl Graph {
         // A located action's node: its position among the actions that are not copies.
         let mut keys = Vec::with_capacity(mapped.len());
         let mut values = Vec::with_capacity(mapped.len());
+        let copy = |k: usize| is_copy.as_ref().is_some_and(|c| c[k]);
         let (mut node, mut next) = (0, 0);
         for (i, v) in mapped {
-            let copy = |k: usize| is_copy.as_ref().is_some_and(|c| c[k]);
             node += (next..i).filter(|k| !copy(*k)).count() as NodeId;
             next = i;
             if !copy(i) {

@@ -1,6 +1,6 @@
 //! What the explorer shows, derived once from the analysis when evidence arrives: per-node
-//! state flags (for glyphs and problem navigation), search haystacks, and the verification
-//! report when the background worker has finished.
+//! state flags (for glyphs and problem navigation), the search text (made from the facts
+//! when read), and the verification report when the background worker has finished.
 
 use crate::analysis::Analysis;
 use crate::analysis::chains::Role;

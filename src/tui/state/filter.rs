@@ -143,6 +143,8 @@ pub(super) fn apply_filter(state: &mut State) {
             let Some(a) = g.facts(&d.corpus, n) else {
                 return false;
             };
+            // The node's search text, made when a plain term first needs it.
+            let mut made = false;
             terms.iter().all(|t| {
                 let lower = |s: Option<&str>| s.map(str::to_lowercase).unwrap_or_default();
                 let hit = match t.key.as_deref() {
@@ -163,8 +165,11 @@ pub(super) fn apply_filter(state: &mut State) {
                     Some("is") if t.value == "marked" => state.review.by_node.contains_key(&n),
                     Some("is") => d.flags[n as usize] & flag::PROBLEM != 0,
                     _ => {
-                        text.clear();
-                        haystacks.write(n, &mut text);
+                        if !made {
+                            text.clear();
+                            haystacks.write(n, &mut text);
+                            made = true;
+                        }
                         text.contains(&t.value)
                     }
                 };

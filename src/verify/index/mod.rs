@@ -20,9 +20,11 @@
 //!
 //! An entry is a header line (format, configuration digest, path, the file's size,
 //! SHA-256 and BLAKE3, record count, the verdict lines' length, the body's checksum),
-//! then one line of verdicts per record, so that they are read back on every core, and —
-//! for a store — a line end and the store's summary: its load errors and each record's
-//! line, span and facts ([`RecordFacts`](crate::model::facts::RecordFacts), binary, [`crate::model::codec`]). When a
+//! then the verdict lines — a line per record and, before its first use, one per distinct
+//! rest of a record's verdicts (`verdicts`), read back on every core — and, for a store,
+//! a line end and the store's summary: its load errors and each record's line, span and
+//! facts ([`RecordFacts`](crate::model::facts::RecordFacts), binary,
+//! [`crate::model::codec`]). When a
 //! store's size and BLAKE3 are still the entry's, [`Index::known`] gives the store as
 //! loaded from the summary: nothing is parsed, and a record's JSON is read from the file
 //! (bound to its canonical hash) only when something asks for it.
@@ -32,6 +34,7 @@
 //! [`Index::remember`]), under the same configuration and checks.
 
 mod summary;
+mod verdicts;
 
 use super::encoding::decode_hex;
 use super::keys::Keyring;
@@ -52,7 +55,7 @@ use summary::{BODY_CHUNK, BodyReader, summarised, summary_head, summary_part};
 
 /// The index file format's version: bumped whenever what an entry holds changes shape —
 /// the verdicts, or the encoding of [`RecordFacts`](crate::model::facts::RecordFacts) in a store's summary.
-const FORMAT: &str = "aeplens-index/7";
+const FORMAT: &str = "aeplens-index/8";
 
 /// Everything a record's verdicts depend on besides the record itself. (Lease files do
 /// not change a verdict today; they are in the key all the same, so an entry never
@@ -133,15 +136,6 @@ struct OpeningHeader {
     opening: String,
     /// The [`checksum`] of the body (every byte after the header line).
     body: String,
-}
-
-/// One record's verdicts and the two facts the report does not print.
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Stored<R> {
-    result: R,
-    signed: bool,
-    key_unknown: bool,
 }
 
 /// The verdicts an entry holds for one file, found before the file is read.
@@ -266,7 +260,8 @@ impl Index {
         let (header, body) = self.read(path)?;
         let lines = body.get(..usize::try_from(header.lines).ok()?)?;
         Some(Entry {
-            records: verdicts(lines)
+            records: verdicts::Reader::default()
+                .block(lines)
                 .filter(|v| v.len() == header.records)?
                 .into_iter()
                 .map(Some)
@@ -356,25 +351,16 @@ impl Index {
         };
         let room = serde_json::to_vec(&header(u64::MAX, checksum(&[])))?.len();
         let summarised = summarised(input, results);
-        // The body: one line of verdicts a record, then (for a store) a line end and the
-        // summary; made on every core a batch at a time, so it is never all in memory.
+        // The body: the verdict lines ([`verdicts`]), then (for a store) a line end and
+        // the summary; made on every core a batch at a time, so it is never all in memory.
         let body = |out: &mut Body<'_>| -> std::io::Result<u64> {
-            for (k, batch) in results.chunks(BATCH).enumerate() {
-                let lines: Vec<Vec<u8>> = batch
-                    .par_iter()
-                    .map(|result| {
-                        serde_json::to_vec(&Stored {
-                            result,
-                            signed: result.signed,
-                            key_unknown: result.authenticity.key_unknown,
-                        })
-                    })
-                    .collect::<Result<_, _>>()?;
-                for (i, line) in lines.iter().enumerate() {
-                    if k > 0 || i > 0 {
+            let mut verdicts = verdicts::Writer::default();
+            for batch in results.chunks(BATCH) {
+                for line in verdicts.lines(batch)? {
+                    if out.len > 0 {
                         out.put(b"\n")?;
                     }
-                    out.put(line)?;
+                    out.put(&line)?;
                 }
             }
             let lines = out.len;
@@ -539,21 +525,6 @@ fn checksum(parts: &[&[u8]]) -> String {
         hasher.update_rayon(part);
     }
     hex(hasher.finalize().as_bytes())
-}
-
-/// The verdicts of an entry's lines (one record a line, read on every core).
-fn verdicts(lines: &[u8]) -> Option<Vec<RecordResult>> {
-    let lines: Vec<&[u8]> = lines.split(|&b| b == b'\n').collect();
-    lines
-        .into_par_iter()
-        .map(|line| {
-            let s: Stored<RecordResult> = serde_json::from_slice(line).ok()?;
-            let mut result = s.result;
-            result.signed = s.signed;
-            result.authenticity.key_unknown = s.key_unknown;
-            Some(result)
-        })
-        .collect()
 }
 
 /// Records written or encoded at a time.

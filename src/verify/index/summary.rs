@@ -106,6 +106,7 @@ impl<R: Read> BodyReader<R> {
     /// core.
     pub(super) fn verdicts(&mut self, mut len: u64, n: usize) -> Option<Vec<RecordResult>> {
         let mut results = Vec::with_capacity(n);
+        let mut lines = verdicts::Reader::default();
         while len > 0 {
             let want = usize::try_from(len).ok()?.min(self.chunk);
             if !self.more(want)? {
@@ -121,7 +122,7 @@ impl<R: Read> BodyReader<R> {
                     None => continue,
                 }
             };
-            results.extend(verdicts(&self.pending[..cut])?);
+            results.extend(lines.block(&self.pending[..cut])?);
             self.pending.drain(..(cut + 1).min(self.pending.len()));
         }
         (results.len() == n).then_some(results)
