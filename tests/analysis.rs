@@ -371,7 +371,12 @@ fn evidence_of(actions: &str, extra: &str) -> Evidence {
     let text = format!(
         r#"{{"schema_version":"aep/v0.3","run_id":"r","created_at_ms":1780000000000{extra},"actions":[{actions}]}}"#
     );
-    let input = parse_input("t.json".into(), text.as_bytes());
+    opened("t.json", &text)
+}
+
+/// `text` opened as the file `name`, without keys or leases.
+fn opened(name: &str, text: &str) -> Evidence {
+    let input = parse_input(name.into(), text.as_bytes());
     Evidence::open(
         Corpus::new(vec![input]),
         &Keyring::default(),
@@ -430,13 +435,7 @@ fn parents_resolve_across_runs_only_when_unique() {
         rec("run-a", &act("root", "")),
         rec("run-b", &act("kid", r#","parent_action_id":"root""#))
     );
-    let input = parse_input("t.ndjson".into(), text.as_bytes());
-    let ev = Evidence::open(
-        Corpus::new(vec![input]),
-        &Keyring::default(),
-        &Options::default(),
-        &SuppliedLeases::default(),
-    );
+    let ev = opened("t.ndjson", &text);
     let kid = ev.analysis.graph.find(&ev.corpus, "run-b", "kid").unwrap();
     let root = ev.analysis.graph.find(&ev.corpus, "run-a", "root").unwrap();
     assert_eq!(ev.analysis.graph.nodes[kid as usize].parent, Some(root));
@@ -464,13 +463,7 @@ fn actions_are_found_by_run_and_id() {
         rec("", &many),
     ]
     .join("\n");
-    let input = parse_input("t.ndjson".into(), text.as_bytes());
-    let ev = Evidence::open(
-        Corpus::new(vec![input]),
-        &Keyring::default(),
-        &Options::default(),
-        &SuppliedLeases::default(),
-    );
+    let ev = opened("t.ndjson", &text);
     let g = &ev.analysis.graph;
     let id_of = |n: u32| g.facts(&ev.corpus, n).and_then(|f| f.id()).unwrap();
     let run_of = |n: u32| g.runs[g.nodes[n as usize].run as usize].id.as_str();
@@ -531,13 +524,7 @@ fn badges_land_on_their_nodes_past_copies() {
         ]),
     ]
     .join("\n");
-    let input = parse_input("t.ndjson".into(), text.as_bytes());
-    let ev = Evidence::open(
-        Corpus::new(vec![input]),
-        &Keyring::default(),
-        &Options::default(),
-        &SuppliedLeases::default(),
-    );
+    let ev = opened("t.ndjson", &text);
     let g = &ev.analysis.graph;
     let badged: Vec<&str> = (0..g.nodes.len() as u32)
         .filter(|n| ev.analysis.badges.get(n).is_some())
@@ -562,13 +549,7 @@ fn rewritten_copies_are_findings_only_in_chained_snapshots() {
     let chained = rec("failure").replacen('{', &format!(r#"{{"prev_record_hash":"{hash}","#), 1);
     let run = |second: &str| {
         let text = format!("{first}\n{second}\n");
-        let input = parse_input("t.ndjson".into(), text.as_bytes());
-        Evidence::open(
-            Corpus::new(vec![input]),
-            &Keyring::default(),
-            &Options::default(),
-            &SuppliedLeases::default(),
-        )
+        opened("t.ndjson", &text)
     };
     let ev = run(&chained);
     assert!(ev.findings.iter().any(|f| f.id == "F-ACTION-REWRITTEN"));
