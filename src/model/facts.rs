@@ -236,7 +236,8 @@ fn unpack(text: &str) -> Option<[u8; 32]> {
             n += 1;
         }
     }
-    (n == 32).then_some(out)
+    // The bits after the last byte are the zeros `pack` put there.
+    (n == 32 && acc & ((1 << bits) - 1) == 0).then_some(out)
 }
 
 /// An arguments digest as its facts keep it: its text, or its packed bytes.
@@ -699,6 +700,9 @@ mod tests {
         let mut text = String::new();
         pack(&bytes, &mut text);
         assert_eq!((text.len(), unpack(&text)), (PACKED_LEN, Some(bytes)));
+        let last = text.pop().unwrap();
+        text.push(char::from(last as u8 | 1));
+        assert_eq!(unpack(&text), None, "padding bits set");
     }
 
     fn cases_digest(digest: &str) -> [Option<&str>; TEXTS] {
