@@ -189,12 +189,10 @@ impl Evidence {
     }
 }
 
-/// Adds what needs the analysis to a report — V17 on the semantic axis of the record
-/// holding a rewritten copy — and gathers every finding ([`complete`]); with an index and
-/// the `opening`'s name in it ([`Index::opening_name`]: the same files, byte for byte, in
-/// the same order, under the same configuration), what that gave before (`recalled`) is
-/// taken, so the records the findings quote are not read again, and what it gives is
-/// kept there.
+/// [`complete`], with an index and the `opening`'s name in it ([`Index::opening_name`]:
+/// the same files, byte for byte, in the same order, under the same configuration): what
+/// that gave before (`recalled`) is taken, so the records the findings quote are not read
+/// again, and what it gives is kept there.
 fn complete_indexed(
     corpus: &Corpus,
     analysis: &Analysis,

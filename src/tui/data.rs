@@ -8,7 +8,7 @@ use crate::analysis::graph::NodeId;
 use crate::analysis::lease::LeaseVerdict;
 use crate::load::Corpus;
 use crate::model::drift::DriftResult;
-use crate::model::facts::{ActionFacts, StateDigest};
+use crate::model::facts::{ActionFacts, ArgumentsDigest, StateDigest};
 use crate::model::finding::{Finding, Severity};
 use crate::verify::chain::ChainStatus;
 use crate::verify::{AuthStatus, Report};
@@ -128,23 +128,17 @@ impl Haystacks {
             return;
         };
         let digests = f.state_digest.as_deref();
-        let mut push = |word: &mut dyn FnMut(&mut String)| {
-            let start = buf.len();
-            word(buf);
-            if buf[start..].is_ascii() {
-                buf[start..].make_ascii_lowercase();
-            } else {
-                let lower = buf[start..].to_lowercase();
-                buf.truncate(start);
-                buf.push_str(&lower);
-            }
-            buf.push(' ');
-        };
         for word in [f.id(), f.tool(), f.resource()].into_iter().flatten() {
-            push(&mut |b| b.push_str(word));
+            push_word(buf, word);
         }
-        if let Some(digest) = f.arguments_digest() {
-            push(&mut |b| digest.push_to(b));
+        match f.arguments_digest() {
+            Some(ArgumentsDigest::Text(text)) => push_word(buf, text),
+            // `sha256:` and lower-case hex already.
+            Some(packed) => {
+                packed.push_to(buf);
+                buf.push(' ');
+            }
+            None => {}
         }
         let rest = [
             f.scope_lease_id(),
@@ -152,9 +146,21 @@ impl Haystacks {
             digests.and_then(StateDigest::post),
         ];
         for word in rest.into_iter().flatten() {
-            push(&mut |b| b.push_str(word));
+            push_word(buf, word);
         }
     }
+}
+
+/// Appends `word` to `buf` lower-cased, and a space.
+fn push_word(buf: &mut String, word: &str) {
+    if word.is_ascii() {
+        let start = buf.len();
+        buf.push_str(word);
+        buf[start..].make_ascii_lowercase();
+    } else {
+        buf.push_str(&word.to_lowercase());
+    }
+    buf.push(' ');
 }
 
 /// The timeline flags of `node` (its facts `f`) the analysis alone decides.
