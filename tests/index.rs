@@ -616,6 +616,111 @@ fn findings_come_from_the_index_only_for_the_same_opening_and_configuration() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A copy of the signed reference chain whose last line is broken (a load error, said on
+/// every run) in a fresh scratch directory: the directory, the store and its bytes.
+fn store_with_a_load_error(name: &str) -> (PathBuf, PathBuf, Vec<u8>) {
+    let dir = scratch(name);
+    let store = dir.join("chain.ndjson");
+    let mut bytes = std::fs::read(fixtures().join("reference/chain.ndjson")).unwrap();
+    bytes.extend_from_slice(b"{\"broken\": \n");
+    std::fs::write(&store, &bytes).unwrap();
+    (dir, store, bytes)
+}
+
+/// `command` (`findings`, `chains`) run on `store` with the index in `ix`, as JSON and as
+/// text, quiet or not: the same output, load errors and exit code as without the index,
+/// on the run that keeps its answer and on the one after, which reads it without reading
+/// the store's entry (damaged just before, it is left as it is, not written anew).
+fn answers_as_without_the_index(command: &str, store: &Path, ix: &Path) {
+    let keys = fixtures().join("reference/keys.json");
+    let run = |extra: &[&str]| {
+        let mut args = vec![command, "--keys", keys.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        args.push(store.to_str().unwrap());
+        aeplens(&args)
+    };
+    for format in [&["--format", "json"][..], &["--format", "text"], &["-q"]] {
+        let plain = run(&[format, &["--no-index"]].concat());
+        assert!(plain.2.contains("chain.ndjson:12:12") || plain.2.contains("1 load error"));
+        let with_index = [format, &["--index-dir", ix.to_str().unwrap()]].concat();
+        assert_eq!(run(&with_index), plain, "{command} {format:?}: first open");
+        let entry = only_entry(ix);
+        let mut damaged = std::fs::read(&entry).unwrap();
+        *damaged.last_mut().unwrap() ^= 1;
+        std::fs::write(&entry, &damaged).unwrap();
+        assert_eq!(run(&with_index), plain, "{command} {format:?}: reopen");
+        assert!(
+            std::fs::read(&entry).unwrap() == damaged,
+            "{command}: entry read"
+        );
+        *damaged.last_mut().unwrap() ^= 1;
+        std::fs::write(&entry, &damaged).unwrap();
+    }
+}
+
+#[test]
+fn chains_of_an_unchanged_opening_are_answered_from_the_index_alone() {
+    let (dir, store, _) = store_with_a_load_error("recall-chains");
+    answers_as_without_the_index("chains", &store, &dir.join("index"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn findings_of_an_unchanged_opening_are_answered_from_the_index_alone() {
+    let (dir, store, mut bytes) = store_with_a_load_error("recall-findings");
+    let ix = dir.join("index");
+    answers_as_without_the_index("findings", &store, &ix);
+    let keys_file = fixtures().join("reference/keys.json");
+    let (keys, ev) = (keys_file.to_str().unwrap(), store.to_str().unwrap());
+    let findings = |extra: &[&str]| {
+        let mut args = vec!["findings", "--format", "json", "--keys", keys];
+        args.extend_from_slice(extra);
+        args.push(ev);
+        aeplens(&args)
+    };
+    let with_index = ["--index-dir", ix.to_str().unwrap()];
+    let plain = findings(&["--no-index"]);
+    assert!(plain.1.contains("F-UNAPPROVED-MUTATION"), "{plain:?}");
+    let gate = [&with_index[..], &["--fail-on", "high"]].concat();
+    assert_eq!(findings(&gate).0, 1);
+    // Planted findings show through, so the answer came from the index …
+    let config = Config::new(&common::keyring(&keys_file), &Options::default(), &[]);
+    let index = Index::new(ix.clone(), &config);
+    let opening = Index::opening_name(&load_paths(&[ev.to_string()])).unwrap();
+    let mut kept: serde_json::Value = index.recall(&opening).unwrap();
+    kept["findings"][0]["message"] = "planted".into();
+    index.remember(&opening, &kept).unwrap();
+    assert!(findings(&with_index).1.contains("planted"));
+    let paths = [ev.to_string()];
+    let recalled = Evidence::recall_findings(&paths, &index).unwrap();
+    assert_eq!(recalled.findings[0].message, "planted");
+    assert!(recalled.errors[0].contains("chain.ndjson:12:12"));
+    // … only while the file is byte for byte the same: not after a byte changed in place
+    // (the size, and what the entry says of the file, are the same: its BLAKE3 is not).
+    let colon = bytes.len() - 3;
+    bytes[colon] = b' ';
+    std::fs::write(&store, &bytes).unwrap();
+    let edited = findings(&with_index);
+    assert!(
+        !edited.1.contains("planted") && edited.1 == plain.1,
+        "{edited:?}"
+    );
+    let recalled = Evidence::recall_findings(&paths, &index).unwrap();
+    assert!(recalled.findings.iter().all(|f| f.message != "planted"));
+    // A file changed since its last open has nothing to recall.
+    bytes[colon] = b'!';
+    std::fs::write(&store, &bytes).unwrap();
+    assert!(Evidence::recall_findings(&paths, &index).is_none());
+    // Nor for another configuration, or an input that is not a store's file.
+    let other = Index::new(
+        ix.clone(),
+        &Config::new(&Keyring::default(), &Options::default(), &[]),
+    );
+    assert!(Evidence::recall_findings(&paths, &other).is_none());
+    assert!(Evidence::recall_findings(&["-".to_string()], &index).is_none());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_record_alone_in_its_file_is_verified_again_once_it_has_company() {
     let dir = scratch("alone");

@@ -214,6 +214,7 @@ fn complete_indexed(
                 .map(|r| (r.findings.as_slice(), &r.semantic))
                 .collect(),
             findings: &findings,
+            errors: corpus.errors().map(LoadError::render).collect(),
         };
         // Not kept (a full disk, a read-only cache): the next open completes it again.
         let _ = index.remember(&opening, &kept);
@@ -223,11 +224,14 @@ fn complete_indexed(
 
 /// What [`complete`] adds to a report — each record's findings (fingerprinted) and
 /// semantic axis (with copies rewritten across snapshots) — and the findings across
-/// records: kept in the index for an opening ([`complete_indexed`]).
+/// records: kept in the index for an opening ([`complete_indexed`]), with the inputs'
+/// load errors as printed (for [`Evidence::recall_findings`]).
 #[derive(Deserialize)]
 struct Completion {
     records: Vec<(Vec<Finding>, SemanticAxis)>,
     findings: Vec<Finding>,
+    #[serde(rename = "errors")]
+    _errors: serde::de::IgnoredAny,
 }
 
 /// [`Completion`], borrowed from the report it was made for, to be written.
@@ -235,6 +239,50 @@ struct Completion {
 struct CompletionRef<'a> {
     records: Vec<(&'a [Finding], &'a SemanticAxis)>,
     findings: &'a [Finding],
+    errors: Vec<String>,
+}
+
+/// The findings of evidence opened before, as [`Evidence::recall_findings`] gives them.
+#[derive(Debug, Deserialize)]
+pub struct KeptFindings {
+    /// One per record of the opening (only counted).
+    records: Vec<serde::de::IgnoredAny>,
+    /// Every finding, as [`Evidence::findings`].
+    pub findings: Vec<Finding>,
+    /// The inputs' load errors, rendered ([`LoadError::render`]).
+    pub errors: Vec<String>,
+}
+
+impl Evidence {
+    /// The findings and load errors of `paths` opened before under the index's
+    /// configuration, from the index alone — without reading a record or an entry's
+    /// verdicts — when every path is a store still byte for byte the file its entry was
+    /// made from ([`Index::unchanged`]: its size, then its BLAKE3). `None` otherwise: then
+    /// [`Evidence::load`] gives them (and keeps them for next time).
+    pub fn recall_findings(paths: &[String], index: &Index) -> Option<KeptFindings> {
+        let (opening, records) = Evidence::unchanged_opening(paths, index)?;
+        index
+            .recall::<KeptFindings>(&opening)
+            .filter(|kept| kept.records.len() == records)
+    }
+
+    /// The name of the opening of `paths` ([`Index::opening_name`]) and its number of
+    /// records, from the index alone, when every path is a store still byte for byte the
+    /// file its entry was made from ([`Index::unchanged`]).
+    pub fn unchanged_opening(paths: &[String], index: &Index) -> Option<(String, usize)> {
+        use rayon::prelude::*;
+        let files: Vec<_> = paths
+            .par_iter()
+            .map(|p| index.unchanged(p))
+            .collect::<Option<_>>()?;
+        let opening = Index::opening_of(
+            paths
+                .iter()
+                .zip(&files)
+                .map(|(path, f)| (path.as_str(), f.bytes, f.sha256.as_str())),
+        )?;
+        Some((opening, files.iter().map(|f| f.records).sum()))
+    }
 }
 
 impl Completion {

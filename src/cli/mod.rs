@@ -327,16 +327,46 @@ pub fn open_evidence(
     index: &IndexArgs,
     trees: crate::verify::Trees,
 ) -> Result<crate::analysis::evidence::Evidence, String> {
+    let index = evidence_index(paths, keys, options, leases, index)?;
+    Ok(open_indexed(
+        paths,
+        keys,
+        options,
+        leases,
+        index.as_ref(),
+        trees,
+    ))
+}
+
+/// The evidence index `args` ask for, under this configuration (`None`: not used).
+pub fn evidence_index(
+    paths: &[String],
+    keys: &crate::verify::Keyring,
+    options: &crate::verify::Options,
+    leases: &crate::analysis::lease::SuppliedLeases,
+    args: &IndexArgs,
+) -> Result<Option<crate::verify::index::Index>, String> {
     use crate::verify::index::{Config, Index};
     let config = Config::new(keys, options, &leases.digests);
-    let index = index.dir(paths)?.map(|dir| Index::new(dir, &config));
+    Ok(args.dir(paths)?.map(|dir| Index::new(dir, &config)))
+}
+
+/// [`open_evidence`] with the index made ([`evidence_index`]).
+pub fn open_indexed(
+    paths: &[String],
+    keys: &crate::verify::Keyring,
+    options: &crate::verify::Options,
+    leases: &crate::analysis::lease::SuppliedLeases,
+    index: Option<&crate::verify::index::Index>,
+    trees: crate::verify::Trees,
+) -> crate::analysis::evidence::Evidence {
     let mut meter = progress::Meter::new(paths);
     let ev = crate::analysis::evidence::Evidence::load(
         paths,
         keys,
         options,
         leases,
-        index.as_ref(),
+        index,
         trees,
         &mut |loading| meter.tick(loading),
     );
@@ -344,7 +374,7 @@ pub fn open_evidence(
     for problem in &ev.index.problems {
         note(problem);
     }
-    Ok(ev)
+    ev
 }
 
 /// Arguments of `findings`.

@@ -8,9 +8,11 @@ use crate::analysis::evidence::Evidence;
 use crate::analysis::lease::SuppliedLeases;
 use crate::analysis::lease::{LeaseVerdict, Leases};
 use crate::analysis::{ActionReport, graph::NodeId};
+use crate::load::LoadError;
 use crate::model::finding::{Finding, Severity};
 use crate::model::text::{sanitize, show_id};
 use crate::model::time::format_ms;
+use crate::verify::index::Index;
 use crate::verify::{Options, Trees};
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
@@ -26,35 +28,72 @@ pub fn open_with_keys(
     args: &EvidenceArgs,
     trees: Trees,
 ) -> Result<(Evidence, crate::verify::Keyring), i32> {
-    let keys = args.keys.keyring().map_err(|e| {
-        eprintln!("aeplens: {e}");
-        2
-    })?;
-    let mut leases = SuppliedLeases::default();
-    let mut lease_errors = Vec::new();
-    for file in &args.leases {
-        lease_errors.extend(leases.add_file(std::path::Path::new(file)));
-    }
-    let options = Options::default();
-    let ev = super::open_evidence(&args.paths, &keys, &options, &leases, &args.index, trees)
-        .map_err(|e| {
+    let setting = Setting::of(args)?;
+    let ev = setting.open(&args.paths, trees)?;
+    Ok((ev, setting.keys))
+}
+
+/// What opening evidence is done with: the trusted keys, the lease files (and what in
+/// them could not be read) and the evidence index, when one is used.
+struct Setting {
+    keys: crate::verify::Keyring,
+    options: Options,
+    leases: SuppliedLeases,
+    lease_errors: Vec<LoadError>,
+    index: Option<crate::verify::index::Index>,
+}
+
+impl Setting {
+    /// The setting `args` ask for; Err is an exit code (after saying why).
+    fn of(args: &EvidenceArgs) -> Result<Setting, i32> {
+        let failed = |e: String| {
             eprintln!("aeplens: {e}");
             2
-        })?;
-    let mut problems = 0;
-    for e in ev.corpus.errors().chain(lease_errors.iter()) {
-        super::note(&e.render());
-        problems += 1;
+        };
+        let keys = args.keys.keyring().map_err(failed)?;
+        let mut leases = SuppliedLeases::default();
+        let mut lease_errors = Vec::new();
+        for file in &args.leases {
+            lease_errors.extend(leases.add_file(std::path::Path::new(file)));
+        }
+        let options = Options::default();
+        let index = super::evidence_index(&args.paths, &keys, &options, &leases, &args.index)
+            .map_err(failed)?;
+        Ok(Setting {
+            keys,
+            options,
+            leases,
+            lease_errors,
+            index,
+        })
     }
-    if problems > 0 && super::quiet() {
-        // Quiet hides the details, never that the evidence did not all load.
-        let s = if problems == 1 { "" } else { "s" };
-        eprintln!("aeplens: {problems} load error{s} (details hidden by -q)");
+
+    /// Loads, verifies and analyses `paths`; load problems go to stderr. Err is an exit
+    /// code (2: nothing loaded).
+    fn open(&self, paths: &[String], trees: Trees) -> Result<Evidence, i32> {
+        let index = self.index.as_ref();
+        let ev = super::open_indexed(paths, &self.keys, &self.options, &self.leases, index, trees);
+        self.say_problems(ev.corpus.errors().map(LoadError::render));
+        if ev.corpus.is_empty() && ev.corpus.errors().next().is_some() {
+            return Err(2);
+        }
+        Ok(ev)
     }
-    if ev.corpus.is_empty() && ev.corpus.errors().next().is_some() {
-        return Err(2);
+
+    /// Notes each load problem (`inputs`' rendered, then the lease files') on stderr;
+    /// under `-q`, says in one line how many.
+    fn say_problems(&self, inputs: impl Iterator<Item = String>) {
+        let mut problems = 0;
+        for problem in inputs.chain(self.lease_errors.iter().map(LoadError::render)) {
+            super::note(&problem);
+            problems += 1;
+        }
+        if problems > 0 && super::quiet() {
+            // Quiet hides the details, never that the evidence did not all load.
+            let s = if problems == 1 { "" } else { "s" };
+            eprintln!("aeplens: {problems} load error{s} (details hidden by -q)");
+        }
     }
-    Ok((ev, keys))
 }
 
 /// True (after saying so) when `out` is one of the evidence files: never written.
@@ -87,24 +126,38 @@ pub(super) fn emit(text: &str) -> i32 {
     }
 }
 
-/// `aeplens findings`.
+/// `aeplens findings`: from the evidence index alone when the same files were opened
+/// before under the same configuration and are unchanged to the byte
+/// ([`Evidence::recall_findings`]), else from the evidence opened.
 pub fn findings(args: &FindingsArgs) -> i32 {
-    let ev = match open(&args.evidence, Trees::OnDisk) {
+    let setting = match Setting::of(&args.evidence) {
+        Ok(setting) => setting,
+        Err(code) => return code,
+    };
+    let paths = &args.evidence.paths;
+    if let Some(kept) = (setting.index.as_ref()).and_then(|i| Evidence::recall_findings(paths, i)) {
+        setting.say_problems(kept.errors.into_iter());
+        return findings_out(args, &kept.findings);
+    }
+    let ev = match setting.open(paths, Trees::OnDisk) {
         Ok(ev) => ev,
         Err(code) => return code,
     };
+    let code = findings_out(args, &ev.findings);
+    if ev.reread_failures() > 0 { 2 } else { code }
+}
+
+/// Prints `findings` as `args` ask; the exit code (1 when `--fail-on` is met).
+fn findings_out(args: &FindingsArgs, findings: &[Finding]) -> i32 {
     let min = args.min_severity.severity();
-    let list: Vec<&Finding> = ev.findings.iter().filter(|f| f.severity <= min).collect();
+    let list: Vec<&Finding> = findings.iter().filter(|f| f.severity <= min).collect();
     let code = match resolve(args.format) {
         Format::Json => emit(&document("findings", &list)),
         Format::Text => emit(&fit_lines(&findings_text(&list), terminal_width())),
     };
     let gate = args
         .fail_on
-        .is_some_and(|s| ev.findings.iter().any(|f| f.severity <= s.severity()));
-    if ev.reread_failures() > 0 {
-        return 2;
-    }
+        .is_some_and(|s| findings.iter().any(|f| f.severity <= s.severity()));
     if code == 0 && gate { 1 } else { code }
 }
 
@@ -405,18 +458,46 @@ fn findings_section(s: &mut String, findings: &[&Finding]) {
 
 /// `aeplens chains`.
 pub fn chains(args: &ChainsArgs) -> i32 {
-    let ev = match open(&args.evidence, Trees::OnDisk) {
+    let setting = match Setting::of(&args.evidence) {
+        Ok(setting) => setting,
+        Err(code) => return code,
+    };
+    let format = resolve(args.format);
+    let paths = &args.evidence.paths;
+    // Kept per opening and format: the answer before it is fitted to a terminal.
+    let kept_as = |opening: &str| format!("{opening}\nchains as {format:?}");
+    let index = setting.index.as_ref();
+    let unchanged = index.and_then(|i| Some((i, Evidence::unchanged_opening(paths, i)?.0)));
+    if let Some(kept) = unchanged.and_then(|(i, opening)| i.recall::<Answer>(&kept_as(&opening))) {
+        setting.say_problems(kept.errors.into_iter());
+        return emit(&fit_lines(&kept.text, terminal_width()));
+    }
+    let ev = match setting.open(paths, Trees::OnDisk) {
         Ok(ev) => ev,
         Err(code) => return code,
     };
-    let code = match resolve(args.format) {
-        Format::Json => emit(&document("chains", &ev.analysis.chains)),
-        Format::Text => emit(&fit_lines(
-            &chains_text(&ev.analysis.chains, &ev.analysis.leases),
-            terminal_width(),
-        )),
+    let text = match format {
+        Format::Json => document("chains", &ev.analysis.chains),
+        Format::Text => chains_text(&ev.analysis.chains, &ev.analysis.leases),
     };
-    if ev.reread_failures() > 0 { 2 } else { code }
+    let code = emit(&fit_lines(&text, terminal_width()));
+    if ev.reread_failures() > 0 {
+        return 2;
+    }
+    if let Some((index, opening)) = index.zip(Index::opening_name(&ev.corpus.inputs)) {
+        let errors = ev.corpus.errors().map(LoadError::render).collect();
+        // Not kept (a full disk, a read-only cache): the next run makes it again.
+        let _ = index.remember(&kept_as(&opening), &Answer { errors, text });
+    }
+    code
+}
+
+/// A command's answer kept in the evidence index for an opening: the inputs' load
+/// errors as printed, and the output before it is fitted to a terminal.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Answer {
+    errors: Vec<String>,
+    text: String,
 }
 
 /// Chains as indented trees.

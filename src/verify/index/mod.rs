@@ -125,6 +125,21 @@ impl Header {
     fn fits(&self, index: &Index, path: &str) -> bool {
         self.format == FORMAT && self.config == index.config && self.path == path
     }
+
+    /// True for the entry of a store with its summary and BLAKE3, made from a file of
+    /// `size` bytes: one [`Index::known`] can load when the file's BLAKE3 is the same.
+    fn summarises(&self, size: u64) -> bool {
+        !self.whole && !self.blake3.is_empty() && self.bytes == size && self.records > 0
+    }
+}
+
+/// A store file still byte for byte the one its entry was made from
+/// ([`Index::unchanged`]), as the entry says it was.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unchanged {
+    pub bytes: u64,
+    pub sha256: String,
+    pub records: usize,
 }
 
 /// The header line of what is kept for an opening ([`Index::opening_name`]).
@@ -288,8 +303,7 @@ impl Index {
     /// [`Index::known`], reading the entry `chunk` bytes at a time.
     fn known_in_chunks(&self, path: &str, chunk: usize) -> Option<(Input, Vec<RecordResult>)> {
         let (slot, header, file) = self.open(path)?;
-        let size = std::fs::metadata(path).ok()?.len();
-        if header.whole || header.blake3.is_empty() || header.bytes != size || header.records == 0 {
+        if !header.summarises(std::fs::metadata(path).ok()?.len()) {
             return None;
         }
         let path: Arc<str> = path.into();
@@ -325,6 +339,23 @@ impl Index {
             blake3,
         };
         Some((input, results))
+    }
+
+    /// What the entry of the store at `path` says of the file (size, SHA-256, records),
+    /// when the file is still byte for byte the one it was made from (its size, then its
+    /// BLAKE3) — without reading the entry's body: enough to name an opening of it
+    /// ([`Index::opening_of`]) and [`Index::recall`] what that gave.
+    pub fn unchanged(&self, path: &str) -> Option<Unchanged> {
+        let (_, header, _) = self.open(path)?;
+        if !header.summarises(std::fs::metadata(path).ok()?.len()) {
+            return None;
+        }
+        let same = file_blake3(path).is_some_and(|b| hex(&b) == header.blake3);
+        same.then_some(Unchanged {
+            bytes: header.bytes,
+            sha256: header.sha256,
+            records: header.records,
+        })
     }
 
     /// Writes the entry for `input` (read whole, with its digest) and its records'
@@ -435,18 +466,23 @@ impl Index {
     /// whole from a file (stdin, an unreadable path): such an opening is never the same
     /// twice.
     pub fn opening_name(inputs: &[Input]) -> Option<String> {
+        let files: Option<Vec<_>> = inputs
+            .iter()
+            .map(|i| Some((&*i.path, i.bytes?, i.sha256.as_deref()?)))
+            .collect();
+        Index::opening_of(files?)
+    }
+
+    /// [`Index::opening_name`] of files given as (path, size, SHA-256).
+    pub fn opening_of<'a>(
+        files: impl IntoIterator<Item = (&'a str, u64, &'a str)>,
+    ) -> Option<String> {
         let mut digest = Sha256::new();
-        for input in inputs {
-            if &*input.path == "-" {
+        for (path, bytes, sha256) in files {
+            if path == "-" {
                 return None;
             }
-            let line = format!(
-                "{}\n{}\n{}\n",
-                input.path,
-                input.bytes?,
-                input.sha256.as_ref()?
-            );
-            digest.update(line.as_bytes());
+            digest.update(format!("{path}\n{bytes}\n{sha256}\n").as_bytes());
         }
         Some(hex(&digest.finalize()))
     }
