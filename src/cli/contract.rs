@@ -34,6 +34,27 @@ pub fn document<T: Serialize>(key: &str, value: &T) -> String {
     s
 }
 
+/// A list as a versioned document, `{"schema_version": …, key: items}`, pretty-printed
+/// with a final newline: what [`document`] gives for a list, written straight from the
+/// items (no [`Value`] tree in between: a million findings print in a fraction of the
+/// time).
+pub fn list_document<T: Serialize>(key: &str, items: &[T]) -> String {
+    /// The document's two members, in order.
+    struct Listed<'a, T>(&'a str, &'a [T]);
+    impl<T: Serialize> Serialize for Listed<'_, T> {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::SerializeMap;
+            let mut map = s.serialize_map(Some(2))?;
+            map.serialize_entry("schema_version", SCHEMA_VERSION)?;
+            map.serialize_entry(self.0, self.1)?;
+            map.end()
+        }
+    }
+    let mut s = serde_json::to_string_pretty(&Listed(key, items)).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
 /// A versioned NDJSON line, with its newline.
 pub fn ndjson_line<T: Serialize>(value: &T) -> String {
     let mut s = serde_json::to_string(&versioned("value", value)).unwrap_or_default();
@@ -59,5 +80,20 @@ mod tests {
         assert!(
             ndjson_line(&serde_json::json!({"b": true})).starts_with("{\"schema_version\":\"1\",")
         );
+    }
+
+    #[test]
+    fn a_list_document_is_the_document_of_the_list() {
+        let items = [
+            serde_json::json!({"z": 1.5, "a": [1, {"k": null}], "s": "é\u{1}\\"}),
+            serde_json::json!("x"),
+            serde_json::json!(1e300),
+        ];
+        for n in 0..=items.len() {
+            assert_eq!(
+                list_document("xs", &items[..n]),
+                document("xs", &&items[..n])
+            );
+        }
     }
 }

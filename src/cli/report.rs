@@ -1,7 +1,7 @@
 //! The analysis commands: `findings`, `show`, `chains`, `envelope` — the explorer's
 //! panes as text (for people without a TTY) and JSON (for scripts).
 
-use super::contract::{document, ndjson_line};
+use super::contract::{document, list_document, ndjson_line};
 use super::{ChainsArgs, EvidenceArgs, FindingsArgs, Format, ShowArgs};
 use crate::analysis::chains::{Chain, ChainKind};
 use crate::analysis::evidence::Evidence;
@@ -152,7 +152,7 @@ fn findings_out(args: &FindingsArgs, findings: &[Finding]) -> i32 {
     let min = args.min_severity.severity();
     let list: Vec<&Finding> = findings.iter().filter(|f| f.severity <= min).collect();
     let code = match resolve(args.format) {
-        Format::Json => emit(&document("findings", &list)),
+        Format::Json => emit(&list_document("findings", &list)),
         Format::Text => emit(&fit_lines(&findings_text(&list), terminal_width())),
     };
     let gate = args
@@ -477,7 +477,7 @@ pub fn chains(args: &ChainsArgs) -> i32 {
         Err(code) => return code,
     };
     let text = match format {
-        Format::Json => document("chains", &ev.analysis.chains),
+        Format::Json => list_document("chains", &ev.analysis.chains),
         Format::Text => chains_text(&ev.analysis.chains, &ev.analysis.leases),
     };
     let code = emit(&fit_lines(&text, terminal_width()));
