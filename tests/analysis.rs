@@ -263,7 +263,7 @@ fn example_binary(example: &str) -> std::path::PathBuf {
 
 fn regenerate(example: &str, committed: &Path) {
     let bin = example_binary(example);
-    let out = std::env::temp_dir().join(format!("aeplens-regen-{example}-{}", std::process::id()));
+    let out = common::run_dir(&format!("regen-{example}"));
     let status = std::process::Command::new(&bin).arg(&out).status().unwrap();
     assert!(status.success());
     let mut files = 0;

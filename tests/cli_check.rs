@@ -122,7 +122,7 @@ fn exit_codes() {
     assert!(err.contains("/nonexistent/keys.json"), "{err}");
     assert_eq!(aeplens(&["check", "--bogus"]).0, 2);
     // Nothing to verify is its own code, never a pass.
-    let empty = std::env::temp_dir().join(format!("aeplens-empty-{}", std::process::id()));
+    let empty = common::run_dir("empty");
     std::fs::create_dir_all(&empty).unwrap();
     let (code, _, err) = aeplens(&["check", empty.to_str().unwrap()]);
     assert_eq!(code, 3, "{err}");
@@ -236,7 +236,7 @@ fn the_demo_verifies_with_its_tampered_record() {
 
 #[test]
 fn hostile_strings_never_reach_the_terminal_raw() {
-    let dir = std::env::temp_dir().join(format!("aeplens-hostile-{}", std::process::id()));
+    let dir = common::run_dir("hostile");
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("evil.json");
     std::fs::write(&file, "{\"schema_version\":\"aep/v0.5\",\"run_id\":\"r\\u001b]52;c;aGk=\\u0007\\u001b[2J\",\"created_at_ms\":1,\"x\":1,\"x\":2}").unwrap();
@@ -313,7 +313,7 @@ fn timings_name_every_phase_on_stderr() {
 
 #[test]
 fn a_load_error_in_a_long_record_points_at_the_byte() {
-    let dir = std::env::temp_dir().join(format!("aeplens-caret-{}", std::process::id()));
+    let dir = common::run_dir("caret");
     std::fs::create_dir_all(&dir).unwrap();
     // One 50 kB record with a missing comma in the middle, then a good record.
     let filler = "x".repeat(25_000);
@@ -365,7 +365,7 @@ fn a_load_error_in_a_long_record_points_at_the_byte() {
 
 #[test]
 fn a_broken_keyring_names_line_and_column_with_a_caret() {
-    let dir = std::env::temp_dir().join(format!("aeplens-keyring-{}", std::process::id()));
+    let dir = common::run_dir("keyring");
     std::fs::create_dir_all(&dir).unwrap();
     let keys = dir.join("keys.json");
     let evidence = reference("v03.ndjson");
@@ -393,7 +393,7 @@ fn a_broken_keyring_names_line_and_column_with_a_caret() {
 
 #[test]
 fn quiet_silences_notes_but_not_that_evidence_failed_to_load() {
-    let dir = std::env::temp_dir().join(format!("aeplens-quiet-{}", std::process::id()));
+    let dir = common::run_dir("quiet");
     std::fs::create_dir_all(&dir).unwrap();
     let store = dir.join("store.ndjson");
     let good = std::fs::read_to_string(reference("v03.ndjson")).unwrap();

@@ -1,6 +1,8 @@
 //! Shell completions and the man page come from the clap definition; snapshots keep
 //! them reviewable.
 
+mod common;
+
 fn aeplens(args: &[&str]) -> String {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_aeplens"))
         .args(args)
@@ -55,7 +57,7 @@ fn completions_and_man_page() {
 
 #[test]
 fn config_print_and_errors() {
-    let dir = std::env::temp_dir().join(format!("aeplens-config-{}", std::process::id()));
+    let dir = common::run_dir("config");
     std::fs::create_dir_all(&dir).unwrap();
     let good = dir.join("good.toml");
     std::fs::write(

@@ -270,7 +270,7 @@ fn schemas_refuse_what_the_contract_does_not_say() {
 /// fingerprint; an edited record changes the fingerprints of the findings about it.
 #[test]
 fn findings_are_located_and_fingerprints_follow_the_evidence_not_the_path() {
-    let dir = std::env::temp_dir().join(format!("aeplens-fingerprints-{}", std::process::id()));
+    let dir = common::run_dir("fingerprints");
     std::fs::create_dir_all(dir.join("elsewhere")).unwrap();
     let original = std::fs::read_to_string("assets/demo/evidence/incident.ndjson").unwrap();
     let copy = dir.join("elsewhere/renamed.ndjson");
@@ -466,7 +466,7 @@ fn review_files_and_reports_with_marks_validate() {
         zoom: 2.0,
         pan: 0.25,
     });
-    let dir = std::env::temp_dir().join(format!("aeplens-contract-review-{}", std::process::id()));
+    let dir = common::run_dir("contract-review");
     let file = dir.join("review.json");
     review.write(&file).unwrap();
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();

@@ -91,7 +91,7 @@ fn graphviz_renders_the_dot() {
 
 #[test]
 fn hostile_labels_stay_labels_and_evidence_is_never_overwritten() {
-    let dir = std::env::temp_dir().join(format!("aeplens-export-{}", std::process::id()));
+    let dir = common::run_dir("export");
     std::fs::create_dir_all(&dir).unwrap();
     let store = dir.join("evil.ndjson");
     let record = serde_json::json!({

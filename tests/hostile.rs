@@ -125,7 +125,7 @@ fn bad_lines_bytes_and_shapes_each_get_an_error() {
 
 #[test]
 fn a_directory_symlink_loop_is_reported_and_skipped() {
-    let dir = std::env::temp_dir().join(format!("aeplens-loop-{}", std::process::id()));
+    let dir = common::run_dir("loop");
     std::fs::create_dir_all(dir.join("sub")).unwrap();
     std::fs::write(dir.join("sub/a.ndjson"), GOOD).unwrap();
     let link = dir.join("sub/back");
@@ -411,7 +411,7 @@ fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>, std::time::SystemTime)> {
 
 #[test]
 fn every_command_leaves_its_inputs_untouched() {
-    let dir = std::env::temp_dir().join(format!("aeplens-ro-{}", std::process::id()));
+    let dir = common::run_dir("ro");
     std::fs::create_dir_all(&dir).unwrap();
     for f in [
         "assets/demo/evidence/incident.ndjson",

@@ -21,7 +21,7 @@ fn html(args: &[&str]) -> String {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("aeplens-html-{name}-{}", std::process::id()));
+    let dir = common::run_dir(&format!("html-{name}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir

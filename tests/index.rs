@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 /// A fresh directory of this test's.
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("aeplens-index-{name}-{}", std::process::id()));
+    let dir = common::run_dir(&format!("index-{name}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir

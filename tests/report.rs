@@ -179,7 +179,7 @@ fn junit_is_xml_with_a_suite_per_input_and_a_case_per_record_and_axis() {
 
 #[test]
 fn hostile_evidence_stays_inert_in_every_format() {
-    let dir = std::env::temp_dir().join(format!("aeplens-report-{}", std::process::id()));
+    let dir = common::run_dir("report");
     std::fs::create_dir_all(&dir).unwrap();
     let store = dir.join("evil.ndjson");
     let hostile = "x\"><img src=x onerror=alert(1)> <script>alert(2)</script> [l](http://e) | \u{1b}[2J\u{202e}";

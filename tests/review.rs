@@ -22,8 +22,7 @@ struct Scratch(PathBuf);
 
 impl Scratch {
     fn new(name: &str) -> Scratch {
-        let dir =
-            std::env::temp_dir().join(format!("aeplens-review-{name}-{}", std::process::id()));
+        let dir = common::run_dir(&format!("review-{name}"));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("evidence")).unwrap();
         std::fs::copy(

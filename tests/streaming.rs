@@ -85,7 +85,7 @@ fn streamed_and_whole_verdicts_are_identical_on_every_fixture() {
 /// report is still byte for byte what loading whole gives, in input order.
 #[test]
 fn a_store_of_many_small_records_streams_in_order() {
-    let dir = std::env::temp_dir().join(format!("aeplens-streaming-{}", std::process::id()));
+    let dir = common::run_dir("streaming");
     std::fs::create_dir_all(&dir).unwrap();
     let mut text = String::new();
     for i in 0..2500 {
@@ -122,7 +122,7 @@ fn a_store_of_many_small_records_streams_in_order() {
 /// load error of the store — nothing is concluded from bytes that were not verified.
 #[test]
 fn a_record_edited_after_it_was_verified_is_an_error_not_a_finding() {
-    let dir = std::env::temp_dir().join(format!("aeplens-reread-{}", std::process::id()));
+    let dir = common::run_dir("reread");
     std::fs::create_dir_all(&dir).unwrap();
     let store = dir.join("edited.ndjson");
     let record = |action: &str| {

@@ -33,7 +33,7 @@ const MIXED: [&str; 5] = [
 ];
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("aeplens-tables-{name}-{}", std::process::id()));
+    let dir = common::run_dir(&format!("tables-{name}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir

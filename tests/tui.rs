@@ -1163,7 +1163,7 @@ fn p_shows_only_the_actions_with_a_problem_and_again_all() {
 fn let_go(name: &str) -> (State, std::path::PathBuf) {
     use aeplens::analysis::evidence::Evidence;
     use aeplens::verify::{Options, Trees};
-    let dir = std::env::temp_dir().join(format!("aeplens-tui-{name}-{}", std::process::id()));
+    let dir = common::run_dir(&format!("tui-{name}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let store = dir.join("v03.ndjson");
