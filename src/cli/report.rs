@@ -40,7 +40,7 @@ struct Setting {
     options: Options,
     leases: SuppliedLeases,
     lease_errors: Vec<LoadError>,
-    index: Option<crate::verify::index::Index>,
+    index: Option<Index>,
 }
 
 impl Setting {
@@ -464,13 +464,17 @@ pub fn chains(args: &ChainsArgs) -> i32 {
     };
     let format = resolve(args.format);
     let paths = &args.evidence.paths;
-    // Kept per opening and format: the answer before it is fitted to a terminal.
+    // Kept per opening and format: the answer before text is fitted to a terminal.
     let kept_as = |opening: &str| format!("{opening}\nchains as {format:?}");
+    let out = |text: &str| match format {
+        Format::Json => emit(text),
+        Format::Text => emit(&fit_lines(text, terminal_width())),
+    };
     let index = setting.index.as_ref();
     let unchanged = index.and_then(|i| Some((i, Evidence::unchanged_opening(paths, i)?.0)));
     if let Some(kept) = unchanged.and_then(|(i, opening)| i.recall::<Answer>(&kept_as(&opening))) {
         setting.say_problems(kept.errors.into_iter());
-        return emit(&fit_lines(&kept.text, terminal_width()));
+        return out(&kept.text);
     }
     let ev = match setting.open(paths, Trees::OnDisk) {
         Ok(ev) => ev,
@@ -480,7 +484,7 @@ pub fn chains(args: &ChainsArgs) -> i32 {
         Format::Json => list_document("chains", &ev.analysis.chains),
         Format::Text => chains_text(&ev.analysis.chains, &ev.analysis.leases),
     };
-    let code = emit(&fit_lines(&text, terminal_width()));
+    let code = out(&text);
     if ev.reread_failures() > 0 {
         return 2;
     }
@@ -493,7 +497,7 @@ pub fn chains(args: &ChainsArgs) -> i32 {
 }
 
 /// A command's answer kept in the evidence index for an opening: the inputs' load
-/// errors as printed, and the output before it is fitted to a terminal.
+/// errors as printed, and the output (text before it is fitted to a terminal).
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Answer {
     errors: Vec<String>,

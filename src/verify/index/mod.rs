@@ -344,13 +344,16 @@ impl Index {
     /// What the entry of the store at `path` says of the file (size, SHA-256, records),
     /// when the file is still byte for byte the one it was made from (its size, then its
     /// BLAKE3) — without reading the entry's body: enough to name an opening of it
-    /// ([`Index::opening_of`]) and [`Index::recall`] what that gave.
+    /// ([`Index::opening_of`]) and [`Index::recall`] what that gave. Marks the entry used.
     pub fn unchanged(&self, path: &str) -> Option<Unchanged> {
-        let (_, header, _) = self.open(path)?;
+        let (slot, header, _) = self.open(path)?;
         if !header.summarises(std::fs::metadata(path).ok()?.len()) {
             return None;
         }
         let same = file_blake3(path).is_some_and(|b| hex(&b) == header.blake3);
+        if same {
+            mark_used(&slot);
+        }
         same.then_some(Unchanged {
             bytes: header.bytes,
             sha256: header.sha256,
