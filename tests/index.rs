@@ -617,26 +617,29 @@ fn findings_come_from_the_index_only_for_the_same_opening_and_configuration() {
 }
 
 /// A copy of the signed reference chain whose last line is broken (a load error, said on
-/// every run) in a fresh scratch directory: the directory, the store and its bytes.
+/// every run) in `evidence/` of a fresh scratch directory: the directory, the store and
+/// its bytes.
 fn store_with_a_load_error(name: &str) -> (PathBuf, PathBuf, Vec<u8>) {
     let dir = scratch(name);
-    let store = dir.join("chain.ndjson");
+    std::fs::create_dir_all(dir.join("evidence")).unwrap();
+    let store = dir.join("evidence/chain.ndjson");
     let mut bytes = std::fs::read(fixtures().join("reference/chain.ndjson")).unwrap();
     bytes.extend_from_slice(b"{\"broken\": \n");
     std::fs::write(&store, &bytes).unwrap();
     (dir, store, bytes)
 }
 
-/// `command` (`findings`, `chains`) run on `store` with the index in `ix`, as JSON and as
-/// text, quiet or not: the same output, load errors and exit code as without the index,
-/// on the run that keeps its answer and on the one after, which reads it without reading
-/// the store's entry (damaged just before, it is left as it is, not written anew).
-fn answers_as_without_the_index(command: &str, store: &Path, ix: &Path) {
+/// `command` (`findings`, `chains`) run on `evidence` (a store, or a directory holding
+/// one) with the index in `ix`, as JSON and as text, quiet or not: the same output, load
+/// errors and exit code as without the index, on the run that keeps its answer and on the
+/// one after, which reads it without reading the store's entry (damaged just before, it
+/// is left as it is, not written anew).
+fn answers_as_without_the_index(command: &str, evidence: &Path, ix: &Path) {
     let keys = fixtures().join("reference/keys.json");
     let run = |extra: &[&str]| {
         let mut args = vec![command, "--keys", keys.to_str().unwrap()];
         args.extend_from_slice(extra);
-        args.push(store.to_str().unwrap());
+        args.push(evidence.to_str().unwrap());
         aeplens(&args)
     };
     for format in [&["--format", "json"][..], &["--format", "text"], &["-q"]] {
@@ -660,8 +663,8 @@ fn answers_as_without_the_index(command: &str, store: &Path, ix: &Path) {
 
 #[test]
 fn chains_of_an_unchanged_opening_are_answered_from_the_index_alone() {
-    let (dir, store, _) = store_with_a_load_error("recall-chains");
-    answers_as_without_the_index("chains", &store, &dir.join("index"));
+    let (dir, _, _) = store_with_a_load_error("recall-chains");
+    answers_as_without_the_index("chains", &dir.join("evidence"), &dir.join("index"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

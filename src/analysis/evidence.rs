@@ -256,8 +256,8 @@ pub struct KeptFindings {
 impl Evidence {
     /// The findings and load errors of `paths` opened before under the index's
     /// configuration, from the index alone — without reading a record or an entry's
-    /// verdicts — when every path is a store still byte for byte the file its entry was
-    /// made from ([`Index::unchanged`]: its size, then its BLAKE3). `None` otherwise: then
+    /// verdicts — when every file they name is a store still byte for byte the file its
+    /// entry was made from ([`Evidence::unchanged_opening`]: its size, then its BLAKE3). `None` otherwise: then
     /// [`Evidence::load`] gives them (and keeps them for next time).
     pub fn recall_findings(paths: &[String], index: &Index) -> Option<KeptFindings> {
         let (opening, records) = Evidence::unchanged_opening(paths, index)?;
@@ -267,16 +267,18 @@ impl Evidence {
     }
 
     /// The name of the opening of `paths` ([`Index::opening_name`]) and its number of
-    /// records, from the index alone, when every path is a store still byte for byte the
-    /// file its entry was made from ([`Index::unchanged`]).
+    /// records, from the index alone, when every file they name (directories walked as
+    /// the loader walks them) is a store still byte for byte the file its entry was made
+    /// from ([`Index::unchanged`]).
     pub fn unchanged_opening(paths: &[String], index: &Index) -> Option<(String, usize)> {
         use rayon::prelude::*;
-        let files: Vec<_> = paths
+        let names = crate::load::input_names(paths).filter(|n| !n.is_empty())?;
+        let files: Vec<_> = names
             .par_iter()
             .map(|p| index.unchanged(p))
             .collect::<Option<_>>()?;
         let opening = Index::opening_of(
-            paths
+            names
                 .iter()
                 .zip(&files)
                 .map(|(path, f)| (path.as_str(), f.bytes, f.sha256.as_str())),

@@ -359,6 +359,19 @@ pub fn evidence_files(paths: &[String]) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The input names of the files `paths` name, in load order, as the loader names them
+/// (directories walked); `None` when they name stdin or a directory that cannot be walked
+/// (inputs that are not files).
+pub fn input_names(paths: &[String]) -> Option<Vec<String>> {
+    origins(paths)
+        .into_iter()
+        .map(|o| match o {
+            Origin::File(path) => Some(path.display().to_string()),
+            Origin::Stdin | Origin::Problem(_) => None,
+        })
+        .collect()
+}
+
 /// True when `out` is one of the evidence files `paths` name (aeplens never writes one).
 pub fn is_evidence_file(paths: &[String], out: &Path) -> bool {
     let Ok(out) = out.canonicalize() else {

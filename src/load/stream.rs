@@ -79,6 +79,7 @@ pub fn stream_paths_opening(
     for origin in origins(paths) {
         let name: Arc<str> = match &origin {
             Origin::Stdin => "-".into(),
+            // The name `input_names` gives.
             Origin::File(path) => path.display().to_string().into(),
             Origin::Problem(input) => input.path.clone(),
         };
