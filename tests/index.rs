@@ -217,6 +217,11 @@ fn an_entry_is_used_only_for_the_configuration_and_bytes_it_was_made_from() {
         report.records[0].authenticity.status,
         Some(AuthStatus::Valid)
     );
+    // Another build of the same version (other sources).
+    let mut other = config.clone();
+    other.build = "another-build".into();
+    let index = Index::new(index_dir.clone(), &other);
+    assert!(index.lookup(&paths[0]).is_none());
     // Another profile.
     let current = Options {
         profile: Profile::Current,

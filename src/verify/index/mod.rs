@@ -3,15 +3,15 @@
 //! evidence again does not verify it again — and, for a store that has not changed by a
 //! byte, does not parse it either.
 //!
-//! There is one entry per file and verifier configuration ([`Config`]: aeplens version,
-//! profile, trusted keys, lease files). A verdict in it is used only when the bytes the
-//! entry was made from still lead the file — SHA-256 compared: the same file, or a store
-//! that only grew — for a record at the same line and position with the same answer to
+//! There is one entry per file and verifier configuration ([`Config`]: aeplens version
+//! and build, profile, trusted keys, lease files). A verdict in it is used only when the
+//! bytes the entry was made from still lead the file — SHA-256 compared: the same file, or
+//! a store that only grew — for a record at the same line and position with the same answer to
 //! "is it alone in its file?": everything a record's own verdicts depend on (they are
 //! made from its JSON, its place and its company; a record on the old last line is the
 //! same object, since bytes after a JSON object on its line either are whitespace or
-//! make the line no record at all). So a changed key, lease file, version or byte never
-//! reaches a cached verdict, a store that only grew is verified for its new records
+//! make the line no record at all). So a changed key, lease file, version, build or byte
+//! never reaches a cached verdict, a store that only grew is verified for its new records
 //! alone, and an edited one is verified again whole. An entry that does not parse, names
 //! another configuration or fails its own checksum is ignored and written anew; a
 //! directory other users can write to is never read (they could plant verdicts there).
@@ -63,6 +63,9 @@ const FORMAT: &str = "aeplens-index/8";
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Config {
     pub aeplens: String,
+    /// A digest of the build's sources and lock file (`build.rs`): another build with
+    /// the same version number is another configuration.
+    pub build: String,
     pub profile: String,
     /// `key_id=sha256:FINGERPRINT`, sorted.
     pub keys: Vec<String>,
@@ -80,6 +83,7 @@ impl Config {
         keys.sort();
         Config {
             aeplens: env!("CARGO_PKG_VERSION").to_string(),
+            build: env!("AEPLENS_BUILD").to_string(),
             profile: format!("{:?}", options.profile).to_lowercase(),
             keys,
             leases: leases.to_vec(),
