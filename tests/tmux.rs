@@ -207,6 +207,39 @@ fn the_explorer_leaves_its_inputs_untouched() {
 }
 
 #[test]
+fn on_a_terminal_text_is_cut_to_fit_and_json_never_is() {
+    let demo = std::fs::canonicalize("assets/demo").unwrap();
+    let index = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("aeplens-tmux-fit-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&index);
+    // Each twice: the first run opens the evidence and keeps its answer in the index, the
+    // second answers from there.
+    for (i, format) in ["text", "json", "text", "json"].iter().enumerate() {
+        let cmd = format!(
+            "{BIN} chains --format {format} --index-dir {} --keys {} {}",
+            index.display(),
+            demo.join("keys.json").display(),
+            demo.join("evidence").display()
+        );
+        let Some(t) = Tmux::start_sized(&format!("fit-{i}"), &cmd, 30, 50) else {
+            return;
+        };
+        let s = t.wait_for("AEPLENS-EXIT=");
+        assert!(s.contains("AEPLENS-EXIT=0"), "{s}");
+        if *format == "text" {
+            assert!(s.contains("deny:run-deploy-0042") && s.contains('…'), "{s}");
+        } else {
+            // Long lines wrap, whole: no member is cut.
+            assert!(
+                s.contains("\"drift\": \"absent\"") && !s.contains('…'),
+                "{s}"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&index);
+}
+
+#[test]
 fn a_newcomer_at_80x24() {
     let dir = std::env::temp_dir().join(format!("aeplens-tmux-80-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
