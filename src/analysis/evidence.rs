@@ -230,6 +230,8 @@ fn complete_indexed(
 struct Completion {
     records: Vec<(Vec<Finding>, SemanticAxis)>,
     findings: Vec<Finding>,
+    /// Not needed here, but required: a completion kept without it (by an earlier build)
+    /// is completed and kept again, so that [`Evidence::recall_findings`] can use it.
     #[serde(rename = "errors")]
     _errors: serde::de::IgnoredAny,
 }

@@ -33,20 +33,15 @@ pub fn run(args: &CheckArgs) -> i32 {
             super::note(&e.render());
         }
     }
-    let ev = match super::open_evidence(
-        &args.paths,
-        &keys,
-        &options,
-        &leases,
-        &args.index,
-        Trees::OnDisk,
-    ) {
-        Ok(ev) => ev,
+    let index = match super::evidence_index(&args.paths, &keys, &options, &leases, &args.index) {
+        Ok(index) => index,
         Err(e) => {
             eprintln!("aeplens: {e}");
             return 2;
         }
     };
+    let (paths, trees) = (&args.paths, Trees::OnDisk);
+    let ev = super::open_indexed(paths, &keys, &options, &leases, index.as_ref(), trees);
     let load_errors = ev.corpus.errors().count();
     let report = &ev.report;
     let format = args.format.unwrap_or(if std::io::stdout().is_terminal() {

@@ -315,31 +315,8 @@ impl IndexArgs {
     }
 }
 
-/// Opens `paths` as every command does: verified as they stream in, with the evidence
-/// index `index` asks for, a progress meter on stderr, and what the index could not write
-/// noted. `trees`: whether records keep their parsed JSON (commands that show every
-/// action do; those that answer from the analysis let it go). `Err` (ready to print) for
-/// an `--index-dir` inside the evidence.
-pub fn open_evidence(
-    paths: &[String],
-    keys: &crate::verify::Keyring,
-    options: &crate::verify::Options,
-    leases: &crate::analysis::lease::SuppliedLeases,
-    index: &IndexArgs,
-    trees: crate::verify::Trees,
-) -> Result<crate::analysis::evidence::Evidence, String> {
-    let index = evidence_index(paths, keys, options, leases, index)?;
-    Ok(open_indexed(
-        paths,
-        keys,
-        options,
-        leases,
-        index.as_ref(),
-        trees,
-    ))
-}
-
-/// The evidence index `args` ask for, under this configuration (`None`: not used).
+/// The evidence index `args` ask for, under this configuration (`None`: not used). `Err`
+/// (ready to print) for an `--index-dir` inside the evidence.
 pub fn evidence_index(
     paths: &[String],
     keys: &crate::verify::Keyring,
@@ -352,7 +329,10 @@ pub fn evidence_index(
     Ok(args.dir(paths)?.map(|dir| Index::new(dir, &config)))
 }
 
-/// [`open_evidence`] with the index made ([`evidence_index`]).
+/// Opens `paths` as every command does: verified as they stream in, with `index`
+/// ([`evidence_index`]), a progress meter on stderr, and what the index could not write
+/// noted. `trees`: whether records keep their parsed JSON (commands that show every
+/// action do; those that answer from the analysis let it go).
 pub fn open_indexed(
     paths: &[String],
     keys: &crate::verify::Keyring,
