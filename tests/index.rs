@@ -639,10 +639,11 @@ fn store_with_a_load_error(name: &str) -> (PathBuf, PathBuf, Vec<u8>) {
 /// errors and exit code as without the index, on the run that keeps its answer and on the
 /// one after, which reads it without reading the store's entry (damaged just before, it
 /// is left as it is, not written anew).
-fn answers_as_without_the_index(command: &str, evidence: &Path, ix: &Path) {
+fn answers_as_without_the_index(command: &[&str], evidence: &Path, ix: &Path) {
     let keys = fixtures().join("reference/keys.json");
     let run = |extra: &[&str]| {
-        let mut args = vec![command, "--keys", keys.to_str().unwrap()];
+        let mut args = command.to_vec();
+        args.extend(["--keys", keys.to_str().unwrap()]);
         args.extend_from_slice(extra);
         args.push(evidence.to_str().unwrap());
         aeplens(&args)
@@ -651,15 +652,19 @@ fn answers_as_without_the_index(command: &str, evidence: &Path, ix: &Path) {
         let plain = run(&[format, &["--no-index"]].concat());
         assert!(plain.2.contains("chain.ndjson:12:12") || plain.2.contains("1 load error"));
         let with_index = [format, &["--index-dir", ix.to_str().unwrap()]].concat();
-        assert_eq!(run(&with_index), plain, "{command} {format:?}: first open");
+        assert_eq!(
+            run(&with_index),
+            plain,
+            "{command:?} {format:?}: first open"
+        );
         let entry = only_entry(ix);
         let mut damaged = std::fs::read(&entry).unwrap();
         *damaged.last_mut().unwrap() ^= 1;
         std::fs::write(&entry, &damaged).unwrap();
-        assert_eq!(run(&with_index), plain, "{command} {format:?}: reopen");
+        assert_eq!(run(&with_index), plain, "{command:?} {format:?}: reopen");
         assert!(
             std::fs::read(&entry).unwrap() == damaged,
-            "{command}: entry read"
+            "{command:?}: entry read"
         );
         *damaged.last_mut().unwrap() ^= 1;
         std::fs::write(&entry, &damaged).unwrap();
@@ -669,7 +674,23 @@ fn answers_as_without_the_index(command: &str, evidence: &Path, ix: &Path) {
 #[test]
 fn chains_of_an_unchanged_opening_are_answered_from_the_index_alone() {
     let (dir, _, _) = store_with_a_load_error("recall-chains");
-    answers_as_without_the_index("chains", &dir.join("evidence"), &dir.join("index"));
+    answers_as_without_the_index(&["chains"], &dir.join("evidence"), &dir.join("index"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn show_of_an_unchanged_opening_is_answered_from_the_index_alone() {
+    let (dir, _, _) = store_with_a_load_error("recall-show");
+    let (evidence, ix) = (dir.join("evidence"), dir.join("index"));
+    answers_as_without_the_index(&["show", "C002"], &evidence, &ix);
+    answers_as_without_the_index(
+        &["show", "C002", "--run", "run-devfix-chain-1123"],
+        &evidence,
+        &ix,
+    );
+    // What is not there is said as without the index (no action; none in that run).
+    answers_as_without_the_index(&["show", "C999"], &evidence, &ix);
+    answers_as_without_the_index(&["show", "C002", "--run", "elsewhere"], &evidence, &ix);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -677,7 +698,7 @@ fn chains_of_an_unchanged_opening_are_answered_from_the_index_alone() {
 fn findings_of_an_unchanged_opening_are_answered_from_the_index_alone() {
     let (dir, store, mut bytes) = store_with_a_load_error("recall-findings");
     let ix = dir.join("index");
-    answers_as_without_the_index("findings", &store, &ix);
+    answers_as_without_the_index(&["findings"], &store, &ix);
     let keys_file = fixtures().join("reference/keys.json");
     let (keys, ev) = (keys_file.to_str().unwrap(), store.to_str().unwrap());
     let findings = |extra: &[&str]| {

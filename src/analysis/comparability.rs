@@ -3,11 +3,11 @@
 //! with the equality tuple used to pair digests, plus pre-vs-post and state-gap pairs.
 
 use crate::model::json::{Json, KeySet, Obj};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 
 /// The three badge states.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum BadgeState {
     Comparable,
@@ -27,7 +27,7 @@ impl BadgeState {
 }
 
 /// The badge of one state digest.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Comparability {
     pub state: BadgeState,
     /// The named weaker assumption (state `weaker`).
@@ -346,7 +346,7 @@ fn route_has_concrete_id(route: &str) -> bool {
 }
 
 /// The outcome of comparing two digests.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Comparison {
     Unchanged,
@@ -367,7 +367,7 @@ impl Comparison {
 }
 
 /// What comparing two digests says.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PairVerdict {
     pub verdict: Comparison,
     /// Under which assumption, or why not compared.

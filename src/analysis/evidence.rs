@@ -6,7 +6,7 @@ use super::findings;
 use super::lease::SuppliedLeases;
 use crate::load::{Corpus, LoadError};
 use crate::model::finding::Finding;
-use crate::verify::index::{Index, IndexUse};
+use crate::verify::index::{Claim, Index, IndexUse};
 use crate::verify::{
     ErrorOut, Keyring, Options, Report, SemanticAxis, Trees, verify_inputs, verify_paths,
 };
@@ -259,10 +259,10 @@ impl Evidence {
     /// The findings and load errors of `paths` opened before under the index's
     /// configuration, from the index alone — without reading a record or an entry's
     /// verdicts — when every file they name is a store still byte for byte the file its
-    /// entry was made from ([`Evidence::unchanged_opening`]: its size, then its BLAKE3). `None` otherwise: then
+    /// entry was made from ([`Evidence::unchanged_opening`]). `None` otherwise: then
     /// [`Evidence::load`] gives them (and keeps them for next time).
     pub fn recall_findings(paths: &[String], index: &Index) -> Option<KeptFindings> {
-        let (opening, records) = Evidence::unchanged_opening(paths, index)?;
+        let (opening, records) = Evidence::unchanged_opening(paths, index, |o| index.has(o))?;
         index
             .recall::<KeptFindings>(&opening)
             .filter(|kept| kept.records.len() == records)
@@ -271,21 +271,27 @@ impl Evidence {
     /// The name of the opening of `paths` ([`Index::opening_name`]) and its number of
     /// records, from the index alone, when every file they name (directories walked as
     /// the loader walks them) is a store still byte for byte the file its entry was made
-    /// from ([`Index::unchanged`]).
-    pub fn unchanged_opening(paths: &[String], index: &Index) -> Option<(String, usize)> {
+    /// from ([`Index::claim`], [`Claim::holds`]: its size, then its BLAKE3). The files are
+    /// hashed only when the opening is `wanted` (something is kept for it).
+    pub fn unchanged_opening(
+        paths: &[String],
+        index: &Index,
+        wanted: impl Fn(&str) -> bool,
+    ) -> Option<(String, usize)> {
         use rayon::prelude::*;
         let names = crate::load::input_names(paths).filter(|n| !n.is_empty())?;
-        let files: Vec<_> = names
-            .par_iter()
-            .map(|p| index.unchanged(p))
+        let claims: Vec<Claim> = names
+            .iter()
+            .map(|p| index.claim(p))
             .collect::<Option<_>>()?;
         let opening = Index::opening_of(
             names
                 .iter()
-                .zip(&files)
-                .map(|(path, f)| (path.as_str(), f.bytes, f.sha256.as_str())),
+                .zip(&claims)
+                .map(|(path, c)| (path.as_str(), c.bytes, c.sha256.as_str())),
         )?;
-        Some((opening, files.iter().map(|f| f.records).sum()))
+        let holds = || names.par_iter().zip(&claims).all(|(p, c)| c.holds(p));
+        (wanted(&opening) && holds()).then(|| (opening, claims.iter().map(|c| c.records).sum()))
     }
 }
 

@@ -11,12 +11,12 @@ use crate::model::json::{Json, KeySet};
 use crate::model::time::parse_iso8601_ms;
 use compact_str::CompactString;
 use rayon::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::Path;
 
 /// Where a lease window came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LeaseSource {
     Recorded,
@@ -36,7 +36,7 @@ impl LeaseSource {
 }
 
 /// The lease verdict for one execution.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LeaseVerdict {
     Inside,
@@ -166,7 +166,7 @@ impl SuppliedLeases {
 }
 
 /// The lease facts of one action under a lease.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LeaseView {
     pub lease_id: CompactString,
     pub source: LeaseSource,
@@ -236,6 +236,17 @@ impl LeaseNotes {
 impl Serialize for LeaseNotes {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_seq(self.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for LeaseNotes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut notes = LeaseNotes::default();
+        for note in Vec::<String>::deserialize(d)? {
+            let bit = NOTES.iter().position(|n| *n == note);
+            notes.add(bit.ok_or_else(|| serde::de::Error::custom("unknown lease note"))?);
+        }
+        Ok(notes)
     }
 }
 

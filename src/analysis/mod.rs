@@ -2,6 +2,7 @@
 //! post-run questions (authority, drift, lease, comparability), findings, chains and
 //! the decision envelope (analysis-rules.md). Plain data, no terminal code.
 
+pub mod action_table;
 pub mod authority;
 pub mod chains;
 pub mod comparability;
@@ -14,12 +15,12 @@ pub mod lease;
 
 use crate::canon::{CHAIN_EXCLUDED, Variant, canonical_bytes_without, sha256_hex};
 use crate::load::Corpus;
-use crate::model::Source;
 use crate::model::drift::Drift;
 use crate::model::facts::ActionFacts;
 use crate::model::fields::{ActionFields, Key};
 use crate::model::finding::Finding;
 use crate::model::json::Json;
+use crate::model::{Action, Record, Source};
 use crate::verify::semantic::{RuleSeverity, Violation};
 use authority::{AuthorityView, Sources};
 use chains::Chain;
@@ -29,7 +30,7 @@ use graph::{Graph, GraphProblem, NodeId, NodeMap};
 use lease::{LeaseView, Leases, SuppliedLeases};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 
 pub(crate) fn serialize_display<S: serde::Serializer>(
@@ -40,7 +41,7 @@ pub(crate) fn serialize_display<S: serde::Serializer>(
 }
 
 /// A state change between two recorded actions with nothing recorded in between.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StateGap {
     /// The earlier action (its post digest).
     pub from: NodeId,
@@ -97,6 +98,79 @@ pub struct ActionReport<'a> {
     pub state_gaps: Vec<&'a StateGap>,
     pub envelope: DecisionEnvelope<'a>,
     pub findings: Vec<&'a Finding>,
+}
+
+/// What an action's views take from the rest of the evidence: its run, its copies, its
+/// parent, its lease, its digest badge, its state gaps and the findings of the evidence
+/// (those naming the action are kept).
+pub struct Surroundings<'a> {
+    pub run_id: &'a str,
+    pub copies: u32,
+    pub parent: Option<(&'a Record, Action<'a>)>,
+    pub lease: Option<&'a LeaseView>,
+    pub badge: Option<&'a Comparability>,
+    pub state_gaps: Vec<&'a StateGap>,
+    pub findings: &'a [Finding],
+}
+
+impl<'a> ActionReport<'a> {
+    /// Every view of `action`, of `record`, in its `around`.
+    pub fn of(record: &'a Record, action: Action<'a>, around: Surroundings<'a>) -> Self {
+        let Surroundings {
+            run_id,
+            copies,
+            parent,
+            lease,
+            badge,
+            state_gaps,
+            findings,
+        } = around;
+        let fields = ActionFields::of(action.0);
+        let mut digests = Vec::with_capacity(2);
+        for (which, key) in [("pre", Key::PreStateDigest), ("post", Key::PostStateDigest)] {
+            if let (Some(digest), Some(comparability)) = (fields.get(key), badge) {
+                digests.push(DigestView {
+                    which,
+                    kind: fields.str(Key::StateDigestKind),
+                    digest,
+                    comparability,
+                });
+            }
+        }
+        let pre_post = match (
+            fields.str(Key::PreStateDigest),
+            fields.str(Key::PostStateDigest),
+            badge,
+        ) {
+            (Some(pre), Some(post), Some(b)) => Some(comparability::compare((pre, b), (post, b))),
+            _ => None,
+        };
+        let action_id = fields.str(Key::ActionId);
+        let sources = Sources::of(record, fields);
+        let drift = sources.drift();
+        let authority = authority::view(&sources, &drift, lease, parent);
+        let envelope = envelope::project(&sources, &drift, lease);
+        ActionReport {
+            source: &record.source,
+            copies,
+            authority,
+            drift,
+            lease,
+            digests,
+            pre_post,
+            state_gaps,
+            envelope,
+            findings: findings
+                .iter()
+                .filter(|f| {
+                    f.run_id.as_deref() == Some(run_id)
+                        && action_id.is_some_and(|id| f.action_ids.iter().any(|x| x == id))
+                })
+                .collect(),
+            run_id,
+            action_id,
+        }
+    }
 }
 
 impl Analysis {
@@ -158,65 +232,25 @@ impl Analysis {
         an.gap_index.sort_unstable();
         an
     }
-
-    /// Every view of one action; `findings` is the full finding list to pick from.
+    /// Every view of one action (a node of the graph), with the `findings` that name it.
     pub fn show<'a>(
         &'a self,
         corpus: &'a Corpus,
         node: NodeId,
         findings: &'a [Finding],
     ) -> Option<ActionReport<'a>> {
-        let (record, a) = self.graph.action(corpus, node)?;
+        let (record, action) = self.graph.action(corpus, node)?;
         let n = &self.graph.nodes[node as usize];
-        let run_id = self.graph.runs[n.run as usize].id.as_str();
-        let lease = self.leases.by_node.get(&node);
-        let parent = n.parent.and_then(|p| self.graph.action(corpus, p));
-        let badge = self.badges.get(&node).map(|(b, _)| b);
-        let fields = ActionFields::of(a.0);
-        let mut digests = Vec::with_capacity(2);
-        for (which, key) in [("pre", Key::PreStateDigest), ("post", Key::PostStateDigest)] {
-            if let (Some(digest), Some(comparability)) = (fields.get(key), badge) {
-                digests.push(DigestView {
-                    which,
-                    kind: fields.str(Key::StateDigestKind),
-                    digest,
-                    comparability,
-                });
-            }
-        }
-        let pre_post = match (
-            fields.str(Key::PreStateDigest),
-            fields.str(Key::PostStateDigest),
-            badge,
-        ) {
-            (Some(pre), Some(post), Some(b)) => Some(comparability::compare((pre, b), (post, b))),
-            _ => None,
-        };
-        let action_id = fields.str(Key::ActionId);
-        let sources = Sources::of(record, fields);
-        let drift = sources.drift();
-        let authority = authority::view(&sources, &drift, lease, parent);
-        let envelope = envelope::project(&sources, &drift, lease);
-        Some(ActionReport {
-            source: &record.source,
+        let around = Surroundings {
+            run_id: self.graph.runs[n.run as usize].id.as_str(),
             copies: n.copies,
-            authority,
-            drift,
-            lease,
-            digests,
-            pre_post,
+            parent: n.parent.and_then(|p| self.graph.action(corpus, p)),
+            lease: self.leases.by_node.get(&node),
+            badge: self.badges.get(&node).map(|(b, _)| b),
             state_gaps: self.gaps_of(node).collect(),
-            envelope,
-            findings: findings
-                .iter()
-                .filter(|f| {
-                    f.run_id.as_deref() == Some(run_id)
-                        && action_id.is_some_and(|id| f.action_ids.iter().any(|x| x == id))
-                })
-                .collect(),
-            run_id,
-            action_id,
-        })
+            findings,
+        };
+        Some(ActionReport::of(record, action, around))
     }
 
     /// The state gaps an action is one end of.

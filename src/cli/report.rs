@@ -3,6 +3,7 @@
 
 use super::contract::{document, list_document, ndjson_line};
 use super::{ChainsArgs, EvidenceArgs, FindingsArgs, Format, ShowArgs};
+use crate::analysis::action_table::{self, KeptAction};
 use crate::analysis::chains::{Chain, ChainKind};
 use crate::analysis::evidence::Evidence;
 use crate::analysis::lease::SuppliedLeases;
@@ -193,12 +194,35 @@ pub fn findings_text(list: &[&Finding]) -> String {
     s
 }
 
-/// `aeplens show`.
+/// `aeplens show`: from the evidence index when every file is unchanged to the byte and
+/// the actions' views were kept there by an earlier `show` ([`action_table::Table`]),
+/// else from the evidence opened (and the views kept for next time).
 pub fn show(args: &ShowArgs) -> i32 {
-    let ev = match open(&args.evidence, Trees::OnDisk) {
+    let setting = match Setting::of(&args.evidence) {
+        Ok(setting) => setting,
+        Err(code) => return code,
+    };
+    if let Some(code) = (setting.index.as_ref()).and_then(|index| show_kept(args, &setting, index))
+    {
+        return code;
+    }
+    let ev = match setting.open(&args.evidence.paths, Trees::OnDisk) {
         Ok(ev) => ev,
         Err(code) => return code,
     };
+    let code = show_opened(args, &ev);
+    if ev.reread_failures() == 0
+        && let (Some(index), Some(opening)) =
+            (&setting.index, Index::opening_name(&ev.corpus.inputs))
+    {
+        // Not kept (a full disk, a document among the inputs): the next show opens again.
+        let _ = action_table::keep(index, &opening, &ev.corpus, &ev.analysis, &ev.findings);
+    }
+    code
+}
+
+/// [`show`] of opened evidence.
+fn show_opened(args: &ShowArgs, ev: &Evidence) -> i32 {
     let g = &ev.analysis.graph;
     let nodes: Vec<NodeId> = match &args.run {
         Some(run) => g
@@ -207,42 +231,69 @@ pub fn show(args: &ShowArgs) -> i32 {
             .collect(),
         None => g.find_all(&ev.corpus, &args.action_id),
     };
-    let node = match nodes.as_slice() {
-        [n] => *n,
-        [] => {
-            eprintln!(
-                "aeplens: no action {:?}{} in the evidence",
-                sanitize(&args.action_id),
-                args.run
-                    .as_deref()
-                    .map(|r| format!(" in run {:?}", sanitize(r)))
-                    .unwrap_or_default()
-            );
-            return 2;
-        }
-        many => {
-            let runs: Vec<String> = many
-                .iter()
-                .map(|n| sanitize(&g.runs[g.nodes[*n as usize].run as usize].id).into_owned())
-                .collect();
-            eprintln!(
-                "aeplens: action {:?} occurs in {} runs ({}); pick one with --run",
-                sanitize(&args.action_id),
-                many.len(),
-                runs.join(", ")
-            );
-            return 2;
-        }
+    let runs: Vec<&str> = nodes
+        .iter()
+        .map(|n| g.runs[g.nodes[*n as usize].run as usize].id.as_str())
+        .collect();
+    let [node] = nodes[..] else {
+        return not_one(args, &runs);
     };
     let Some(report) = ev.analysis.show(&ev.corpus, node, &ev.findings) else {
-        reread_failures(&ev);
+        reread_failures(ev);
         return 2;
     };
-    let code = match resolve(args.format) {
-        Format::Json => emit(&document("show", &report)),
-        Format::Text => emit(&show_text(&report, terminal_width())),
+    let code = show_out(args, &report);
+    if reread_failures(ev) { 2 } else { code }
+}
+
+/// [`show`] from the actions' views kept in the index; `None` when they are not there or
+/// a record they need cannot be read as it was verified (then the evidence is opened).
+fn show_kept(args: &ShowArgs, setting: &Setting, index: &Index) -> Option<i32> {
+    let table = action_table::Table::open(index, &args.evidence.paths)?;
+    let found: Vec<KeptAction> = (table.find(&args.action_id)?.into_iter())
+        .filter(|a| args.run.as_deref().is_none_or(|run| a.run_id() == run))
+        .collect();
+    let [one] = &found[..] else {
+        setting.say_problems(table.errors().iter().cloned());
+        let runs: Vec<&str> = found.iter().map(KeptAction::run_id).collect();
+        return Some(not_one(args, &runs));
     };
-    if reread_failures(&ev) { 2 } else { code }
+    let read = table.read(one)?;
+    let report = one.report(&read)?;
+    setting.say_problems(table.errors().iter().cloned());
+    Some(show_out(args, &report))
+}
+
+/// Says why the actions found, in `runs` (graph order), are not one: none, or one in
+/// each of many runs. The exit code (2).
+fn not_one(args: &ShowArgs, runs: &[&str]) -> i32 {
+    if runs.is_empty() {
+        eprintln!(
+            "aeplens: no action {:?}{} in the evidence",
+            sanitize(&args.action_id),
+            args.run
+                .as_deref()
+                .map(|r| format!(" in run {:?}", sanitize(r)))
+                .unwrap_or_default()
+        );
+    } else {
+        let names: Vec<String> = runs.iter().map(|r| sanitize(r).into_owned()).collect();
+        eprintln!(
+            "aeplens: action {:?} occurs in {} runs ({}); pick one with --run",
+            sanitize(&args.action_id),
+            runs.len(),
+            names.join(", ")
+        );
+    }
+    2
+}
+
+/// Prints one action's views as `args` ask; the exit code.
+fn show_out(args: &ShowArgs, report: &ActionReport<'_>) -> i32 {
+    match resolve(args.format) {
+        Format::Json => emit(&document("show", report)),
+        Format::Text => emit(&show_text(report, terminal_width())),
+    }
 }
 
 /// Says which records could not be read again as they were verified (their file changed
@@ -471,7 +522,10 @@ pub fn chains(args: &ChainsArgs) -> i32 {
         Format::Text => emit(&fit_lines(text, terminal_width())),
     };
     let index = setting.index.as_ref();
-    let unchanged = index.and_then(|i| Some((i, Evidence::unchanged_opening(paths, i)?.0)));
+    let unchanged = index.and_then(|i| {
+        let (opening, _) = Evidence::unchanged_opening(paths, i, |o| i.has(&kept_as(o)))?;
+        Some((i, opening))
+    });
     if let Some(kept) = unchanged.and_then(|(i, opening)| i.recall::<Answer>(&kept_as(&opening))) {
         setting.say_problems(kept.errors.into_iter());
         return out(&kept.text);

@@ -31,8 +31,11 @@
 //!
 //! Per opening — the inputs as opened, each by path, size and SHA-256, in order — the
 //! index also keeps what completing the analysis gave ([`Index::recall`],
-//! [`Index::remember`]), under the same configuration and checks.
+//! [`Index::remember`]) and, in parts read one at a time ([`Index::remember_parts`],
+//! [`Index::recall_part`]), each action's views for `show`, under the same configuration
+//! and checks.
 
+mod parts;
 mod summary;
 mod verdicts;
 
@@ -137,13 +140,28 @@ impl Header {
     }
 }
 
-/// A store file still byte for byte the one its entry was made from
-/// ([`Index::unchanged`]), as the entry says it was.
+/// What the entry of a store says of its file, when the file's size is still the
+/// entry's ([`Index::claim`]); [`Claim::holds`] says whether it is still byte for byte
+/// that file.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Unchanged {
+pub struct Claim {
     pub bytes: u64,
     pub sha256: String,
     pub records: usize,
+    blake3: String,
+    slot: PathBuf,
+}
+
+impl Claim {
+    /// True when the file at `path` is still byte for byte the one the entry was made
+    /// from (its BLAKE3, on every core); marks the entry used.
+    pub fn holds(&self, path: &str) -> bool {
+        let same = file_blake3(path).is_some_and(|b| hex(&b) == self.blake3);
+        if same {
+            mark_used(&self.slot);
+        }
+        same
+    }
 }
 
 /// The header line of what is kept for an opening ([`Index::opening_name`]).
@@ -346,22 +364,20 @@ impl Index {
     }
 
     /// What the entry of the store at `path` says of the file (size, SHA-256, records),
-    /// when the file is still byte for byte the one it was made from (its size, then its
-    /// BLAKE3) — without reading the entry's body: enough to name an opening of it
-    /// ([`Index::opening_of`]) and [`Index::recall`] what that gave. Marks the entry used.
-    pub fn unchanged(&self, path: &str) -> Option<Unchanged> {
+    /// when the file still has the size it was made from — without reading the entry's
+    /// body or the file: enough to name an opening of it ([`Index::opening_of`]) and,
+    /// once [`Claim::holds`], to [`Index::recall`] what that gave.
+    pub fn claim(&self, path: &str) -> Option<Claim> {
         let (slot, header, _) = self.open(path)?;
         if !header.summarises(std::fs::metadata(path).ok()?.len()) {
             return None;
         }
-        let same = file_blake3(path).is_some_and(|b| hex(&b) == header.blake3);
-        if same {
-            mark_used(&slot);
-        }
-        same.then_some(Unchanged {
+        Some(Claim {
             bytes: header.bytes,
             sha256: header.sha256,
             records: header.records,
+            blake3: header.blake3,
+            slot,
         })
     }
 
@@ -498,6 +514,12 @@ impl Index {
     fn opening_slot(&self, opening: &str) -> PathBuf {
         let name = sha256_hex(format!("{}\nopening\n{opening}", self.config).as_bytes());
         self.dir.join(format!("opened-{}.json", &name[..40]))
+    }
+
+    /// True when something is kept for the opening `opening` (whether it is sound is
+    /// known only once it is read).
+    pub fn has(&self, opening: &str) -> bool {
+        self.opening_slot(opening).exists()
     }
 
     /// What [`Index::remember`] kept for the opening `opening` ([`Index::opening_name`])

@@ -1,0 +1,331 @@
+//! Each action's views, kept in the evidence index for an opening so that `show` answers
+//! for stores unchanged to the byte without opening them: what a view takes from the
+//! rest of the evidence ([`Surroundings`]: run, copies, lease, badge, state gaps,
+//! findings) is kept per action, in parts by action id ([`Index::remember_parts`]), and
+//! where each record is, in parts by record number; the action's own record and its
+//! parent's are read from their files, bound to the canonical hash they were verified
+//! with. Reading one action's views reads four parts, whatever the size of the store.
+
+use super::comparability::Comparability;
+use super::evidence::Evidence;
+use super::graph::NodeId;
+use super::lease::LeaseView;
+use super::{ActionReport, Analysis, StateGap, Surroundings};
+use crate::load::{Corpus, LoadError};
+use crate::model::finding::Finding;
+use crate::model::{Record, Source, Span};
+use crate::verify::encoding::decode_hex;
+use crate::verify::index::Index;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// Actions in a part, about: a part is read whole for one action.
+const ACTIONS_PER_PART: usize = 2048;
+
+/// Records in a part.
+const RECORDS_PER_PART: usize = 4096;
+
+/// Parts made at a time (on every core), so the table is never all in memory.
+const PARTS_AT_ONCE: usize = 64;
+
+/// Part 0: what the table is of. Then `action_parts` parts of actions (by action id),
+/// then the parts of record places (by record number).
+#[derive(Serialize, Deserialize)]
+struct Head {
+    /// The inputs' paths, as loaded ([`RecordPlace::input`] indexes them).
+    inputs: Vec<String>,
+    /// How many records the opening has (checked against the index's entries).
+    records: usize,
+    /// The inputs' load errors, rendered ([`LoadError::render`]).
+    errors: Vec<String>,
+    action_parts: usize,
+}
+
+/// Where a record is: its line in its file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct RecordPlace {
+    /// Index into [`Head::inputs`].
+    input: u32,
+    line: usize,
+    /// The record's position in its file.
+    index: usize,
+    offset: u64,
+    len: u32,
+    /// The record's canonical SHA-256, hex: what is read again must still hash to it.
+    canonical: String,
+}
+
+/// Where an action is: its record's number in the opening and its position in `actions`.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+struct Place {
+    record: u32,
+    pos: u32,
+}
+
+/// One action as kept: where it and its parent are, and its [`Surroundings`] (what is
+/// absent or empty is left out: a table has an entry per action).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct KeptAction {
+    run_id: String,
+    action_id: String,
+    at: Place,
+    copies: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    parent: Option<Place>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    lease: Option<LeaseView>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    badge: Option<Comparability>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    state_gaps: Vec<StateGap>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    findings: Vec<Finding>,
+}
+
+/// Each action's views kept for an opening of stores unchanged to the byte
+/// ([`Table::open`]).
+pub struct Table<'i> {
+    index: &'i Index,
+    name: String,
+    head: Head,
+}
+
+/// The part `id`'s actions are in, of `parts` (parts of actions start at 1).
+fn part_of(id: &str, parts: usize) -> usize {
+    let hash = blake3::hash(id.as_bytes());
+    let first = u64::from_le_bytes(hash.as_bytes()[..8].try_into().unwrap_or_default());
+    1 + (first % parts as u64) as usize
+}
+
+/// The name the table is kept under, for the opening `opening`.
+fn table_name(opening: &str) -> String {
+    format!("{opening}\nactions")
+}
+
+/// Keeps each action's surroundings for the opening `opening` of `corpus` (analysed as
+/// `analysis`, with `findings`). Nothing is kept (Err) when a record has no line to be
+/// read again from (a document) or a lease view would not read back as it is.
+pub fn keep(
+    index: &Index,
+    opening: &str,
+    corpus: &Corpus,
+    analysis: &Analysis,
+    findings: &[Finding],
+) -> std::io::Result<()> {
+    let g = &analysis.graph;
+    let id_of = |n: NodeId| g.facts(corpus, n).and_then(|f| f.id());
+    let nodes: Vec<(NodeId, &str)> = (0..g.nodes.len() as NodeId)
+        .filter_map(|n| Some((n, id_of(n)?)))
+        .collect();
+    let action_parts = nodes.len().div_ceil(ACTIONS_PER_PART).max(1);
+    let mut in_part: Vec<Vec<(NodeId, &str)>> = vec![Vec::new(); action_parts];
+    for &(n, id) in &nodes {
+        in_part[part_of(id, action_parts) - 1].push((n, id));
+    }
+    let named = findings_by_node(corpus, analysis, findings);
+    let place = |n: NodeId| Place {
+        record: g.nodes[n as usize].record,
+        pos: g.nodes[n as usize].pos,
+    };
+    let kept = |(n, id): (NodeId, &str)| -> Option<KeptAction> {
+        let node = &g.nodes[n as usize];
+        let lease = analysis.leases.by_node.get(&n).cloned();
+        if lease.as_ref().is_some_and(|l| !reads_back(l)) {
+            return None;
+        }
+        Some(KeptAction {
+            run_id: g.runs[node.run as usize].id.clone(),
+            action_id: id.to_string(),
+            at: place(n),
+            copies: node.copies,
+            parent: node.parent.map(place),
+            lease,
+            badge: analysis.badges.get(&n).map(|(b, _)| b.clone()),
+            state_gaps: analysis.gaps_of(n).cloned().collect(),
+            findings: named
+                .get(&n)
+                .into_iter()
+                .flatten()
+                .map(|i| findings[*i as usize].clone())
+                .collect(),
+        })
+    };
+    let not_kept = || std::io::Error::other("an action's views cannot be kept as they are");
+    let actions = |nodes: &[(NodeId, &str)]| -> std::io::Result<Vec<u8>> {
+        let actions: Option<Vec<KeptAction>> = nodes.iter().map(|n| kept(*n)).collect();
+        Ok(serde_json::to_vec(&actions.ok_or_else(not_kept)?)?)
+    };
+    let record_place = |i: usize| -> Option<RecordPlace> {
+        let record = corpus.record(i);
+        let span = record.span?;
+        Some(RecordPlace {
+            input: corpus.input_of(i) as u32,
+            line: record.source.line,
+            index: record.source.index,
+            offset: span.offset,
+            len: span.len,
+            canonical: analysis.hashes[i].clone(),
+        })
+    };
+    let records = |numbers: &std::ops::Range<usize>| -> std::io::Result<Vec<u8>> {
+        let places: Option<Vec<RecordPlace>> = numbers.clone().map(record_place).collect();
+        Ok(serde_json::to_vec(&places.ok_or_else(not_kept)?)?)
+    };
+    let head = Head {
+        inputs: corpus.inputs.iter().map(|i| i.path.to_string()).collect(),
+        records: corpus.len(),
+        errors: corpus.errors().map(LoadError::render).collect(),
+        action_parts,
+    };
+    let record_parts: Vec<std::ops::Range<usize>> = (0..corpus.len())
+        .step_by(RECORDS_PER_PART)
+        .map(|start| start..(start + RECORDS_PER_PART).min(corpus.len()))
+        .collect();
+    let count = 1 + action_parts + record_parts.len();
+    let head = std::iter::once(serde_json::to_vec(&head).map_err(std::io::Error::from));
+    let actions = in_part.chunks(PARTS_AT_ONCE).flat_map(|chunk| {
+        let made: Vec<_> = chunk.par_iter().map(|p| actions(p)).collect();
+        made
+    });
+    let records = record_parts.chunks(PARTS_AT_ONCE).flat_map(|chunk| {
+        let made: Vec<_> = chunk.par_iter().map(records).collect();
+        made
+    });
+    index.remember_parts(
+        &table_name(opening),
+        count,
+        head.chain(actions).chain(records),
+    )
+}
+
+/// The findings naming each action (indices into `findings`, in order): those of its run
+/// that list its id.
+fn findings_by_node(
+    corpus: &Corpus,
+    analysis: &Analysis,
+    findings: &[Finding],
+) -> rustc_hash::FxHashMap<NodeId, Vec<u32>> {
+    let named: Vec<(NodeId, u32)> = (findings.par_iter().enumerate())
+        .flat_map_iter(|(i, f)| {
+            let run = f.run_id.as_deref();
+            let mut nodes: Vec<NodeId> = (f.action_ids.iter())
+                .filter_map(|id| analysis.graph.find(corpus, run?, id))
+                .collect();
+            nodes.sort_unstable();
+            nodes.dedup();
+            nodes.into_iter().map(move |n| (n, i as u32))
+        })
+        .collect();
+    let mut by_node = rustc_hash::FxHashMap::<NodeId, Vec<u32>>::default();
+    for (n, i) in named {
+        by_node.entry(n).or_default().push(i);
+    }
+    by_node
+}
+
+/// True when `lease` reads back from JSON as it is (a time that is not a finite number
+/// would not): only then is it kept.
+fn reads_back(lease: &LeaseView) -> bool {
+    let back = serde_json::to_vec(lease).ok();
+    back.and_then(|b| serde_json::from_slice::<LeaseView>(&b).ok())
+        .as_ref()
+        == Some(lease)
+}
+
+impl<'i> Table<'i> {
+    /// What was kept for the opening of `paths` under the index's configuration, when
+    /// every file `paths` name is unchanged to the byte ([`Evidence::unchanged_opening`])
+    /// and what was kept is sound; `None` otherwise.
+    pub fn open(index: &'i Index, paths: &[String]) -> Option<Table<'i>> {
+        let kept = |opening: &str| index.has(&table_name(opening));
+        let (opening, records) = Evidence::unchanged_opening(paths, index, kept)?;
+        let name = table_name(&opening);
+        let head: Head = index
+            .recall_part::<Head>(&name, 0)
+            .filter(|h| h.records == records && h.action_parts > 0)?;
+        Some(Table { index, name, head })
+    }
+
+    /// The inputs' load errors, rendered ([`LoadError::render`]).
+    pub fn errors(&self) -> &[String] {
+        &self.head.errors
+    }
+
+    /// Every action whose id is `action_id`, in any run (in graph order); `None` when
+    /// their part is not sound.
+    pub fn find(&self, action_id: &str) -> Option<Vec<KeptAction>> {
+        let part = part_of(action_id, self.head.action_parts);
+        let actions: Vec<KeptAction> = self.index.recall_part(&self.name, part)?;
+        Some(
+            (actions.into_iter())
+                .filter(|a| a.action_id == action_id)
+                .collect(),
+        )
+    }
+}
+
+/// An action's record and its parent's, read again from their files.
+pub struct ReadAgain {
+    record: Record,
+    parent: Option<Record>,
+}
+
+impl Table<'_> {
+    /// The records `action` needs, read again; `None` when one cannot be read as it was
+    /// verified (its file changed since it was hashed) or its place is not sound.
+    pub fn read(&self, action: &KeptAction) -> Option<ReadAgain> {
+        Some(ReadAgain {
+            record: self.read_record(action.at.record as usize)?,
+            parent: match &action.parent {
+                Some(p) => Some(self.read_record(p.record as usize)?),
+                None => None,
+            },
+        })
+    }
+
+    /// Record number `number` of the opening, read again from its file.
+    fn read_record(&self, number: usize) -> Option<Record> {
+        let part = 1 + self.head.action_parts + number / RECORDS_PER_PART;
+        let places: Vec<RecordPlace> = self.index.recall_part(&self.name, part)?;
+        let place = places.get(number % RECORDS_PER_PART)?;
+        let source = Source {
+            path: Arc::from(self.head.inputs.get(place.input as usize)?.as_str()),
+            line: place.line,
+            index: place.index,
+        };
+        let span = Span {
+            offset: place.offset,
+            len: place.len,
+        };
+        let canonical: [u8; 32] = decode_hex(&place.canonical)?.try_into().ok()?;
+        let json = crate::load::reread(&source, span, Some(&canonical)).ok()?;
+        Some(Record::new(source, Some(span), json))
+    }
+}
+
+impl KeptAction {
+    /// The run the action is in.
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    /// Every view of the action, from its records read again ([`Table::read`]).
+    pub fn report<'a>(&'a self, read: &'a ReadAgain) -> Option<ActionReport<'a>> {
+        let action = read.record.action_at(self.at.pos as usize)?;
+        let parent = match (&read.parent, &self.parent) {
+            (Some(record), Some(place)) => Some((record, record.action_at(place.pos as usize)?)),
+            _ => None,
+        };
+        let around = Surroundings {
+            run_id: &self.run_id,
+            copies: self.copies,
+            parent,
+            lease: self.lease.as_ref(),
+            badge: self.badge.as_ref(),
+            state_gaps: self.state_gaps.iter().collect(),
+            findings: &self.findings,
+        };
+        Some(ActionReport::of(&read.record, action, around))
+    }
+}
