@@ -695,6 +695,35 @@ fn show_of_an_unchanged_opening_is_answered_from_the_index_alone() {
 }
 
 #[test]
+fn after_a_first_check_show_and_chains_answer_from_the_index_alone() {
+    let (dir, _, _) = store_with_a_load_error("after-check");
+    let (evidence, ix) = (dir.join("evidence"), dir.join("index"));
+    let keys = fixtures().join("reference/keys.json");
+    let run = |command: &[&str], index: &[&str]| {
+        let mut args = command.to_vec();
+        args.extend(["--format", "json", "--keys", keys.to_str().unwrap()]);
+        args.extend_from_slice(index);
+        args.push(evidence.to_str().unwrap());
+        aeplens(&args)
+    };
+    let with_index = ["--index-dir", ix.to_str().unwrap()];
+    let checked = run(&["check"], &with_index);
+    assert!(checked.2.contains("chain.ndjson:12:12"), "{checked:?}");
+    // The store's entry damaged: a command that opened the store would write it anew.
+    let entry = only_entry(&ix);
+    let mut damaged = std::fs::read(&entry).unwrap();
+    *damaged.last_mut().unwrap() ^= 1;
+    std::fs::write(&entry, &damaged).unwrap();
+    for command in [&["show", "C003"][..], &["chains"]] {
+        let plain = run(command, &["--no-index"]);
+        assert!(plain.1.len() > 100, "{plain:?}");
+        assert_eq!(run(command, &with_index), plain, "{command:?}");
+    }
+    assert!(std::fs::read(&entry).unwrap() == damaged, "entry read");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn findings_of_an_unchanged_opening_are_answered_from_the_index_alone() {
     let (dir, store, mut bytes) = store_with_a_load_error("recall-findings");
     let ix = dir.join("index");

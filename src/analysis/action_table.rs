@@ -27,7 +27,7 @@ const ACTIONS_PER_PART: usize = 2048;
 const RECORDS_PER_PART: usize = 4096;
 
 /// Parts made at a time (on every core), so the table is never all in memory.
-const PARTS_AT_ONCE: usize = 64;
+const PARTS_AT_ONCE: usize = 16;
 
 /// Part 0: what the table is of. Then `action_parts` parts of actions (by action id),
 /// then the parts of record places (by record number).
@@ -101,6 +101,12 @@ fn part_of(id: &str, parts: usize) -> usize {
 /// The name the table is kept under, for the opening `opening`.
 fn table_name(opening: &str) -> String {
     format!("{opening}\nactions")
+}
+
+/// True when a table is kept for the opening `opening` (whether it is sound is known
+/// only once it is read).
+pub fn is_kept(index: &Index, opening: &str) -> bool {
+    index.has(&table_name(opening))
 }
 
 /// Keeps each action's surroundings for the opening `opening` of `corpus` (analysed as
@@ -238,7 +244,7 @@ impl<'i> Table<'i> {
     /// every file `paths` name is unchanged to the byte ([`Evidence::unchanged_opening`])
     /// and what was kept is sound; `None` otherwise.
     pub fn open(index: &'i Index, paths: &[String]) -> Option<Table<'i>> {
-        let kept = |opening: &str| index.has(&table_name(opening));
+        let kept = |opening: &str| is_kept(index, opening);
         let (opening, records) = Evidence::unchanged_opening(paths, index, kept)?;
         let name = table_name(&opening);
         let head: Head = index

@@ -50,17 +50,27 @@ pub fn run(args: &CheckArgs) -> i32 {
         Format::Json
     });
     let before_report = clock.elapsed();
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
-    let written = match format {
-        Format::Json => write_json_report(&mut out, report, &ev.findings, options.profile),
-        Format::Text => out.write_all(
-            text_report(report, &ev.findings, super::report::terminal_width()).as_bytes(),
-        ),
+    let write = || {
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
+        let written = match format {
+            Format::Json => write_json_report(&mut out, report, &ev.findings, options.profile),
+            Format::Text => out.write_all(
+                text_report(report, &ev.findings, super::report::terminal_width()).as_bytes(),
+            ),
+        };
+        written.and_then(|()| out.flush())
     };
-    if written.and_then(|()| out.flush()).is_err() {
+    // What `show` and `chains` answer from later is kept beside the report, on the other
+    // core (for the profile they open evidence with).
+    let keep = || {
+        let forensic = options.profile == Options::default().profile;
+        if let Some(index) = index.as_ref().filter(|_| forensic) {
+            super::report::keep_answers(index, &ev);
+        }
+    };
+    if rayon::join(write, keep).0.is_err() {
         return 2;
     }
-    drop(out);
     if args.timings {
         let mut phases = ev.timings.clone();
         phases.push(("report", clock.elapsed().saturating_sub(before_report)));

@@ -262,9 +262,10 @@ pub struct IndexArgs {
     /// record at the same place in a file that still begins with the bytes they were made
     /// from (the same file, or a store that only grew), under the same trusted keys, lease
     /// files, profile and aeplens build; a store unchanged to the byte is not even parsed
-    /// again, and the same set of files keeps its findings (`findings` and `chains` then
-    /// answer from the index alone, and `show` after its first answer) [default:
-    /// $XDG_CACHE_HOME/aeplens/index]. Never inside the evidence.
+    /// again, and the same set of files keeps its findings, chains and each action's views
+    /// (`findings`, `chains` and `show` then answer from the index alone, after a `check`
+    /// or their own first answer) [default: $XDG_CACHE_HOME/aeplens/index]. Never inside
+    /// the evidence.
     #[arg(long, value_name = "DIR")]
     pub index_dir: Option<String>,
     /// Neither read nor write the evidence index: verify every record.

@@ -211,14 +211,38 @@ pub fn show(args: &ShowArgs) -> i32 {
         Err(code) => return code,
     };
     let code = show_opened(args, &ev);
-    if ev.reread_failures() == 0
-        && let (Some(index), Some(opening)) =
-            (&setting.index, Index::opening_name(&ev.corpus.inputs))
-    {
+    if let (Some(index), Some(opening)) = (&setting.index, kept_opening(&ev)) {
         // Not kept (a full disk, a document among the inputs): the next show opens again.
         let _ = action_table::keep(index, &opening, &ev.corpus, &ev.analysis, &ev.findings);
     }
     code
+}
+
+/// The name of the opening `ev` is ([`Index::opening_name`]), when what it gives may be
+/// kept for it: every record read as it was verified.
+fn kept_opening(ev: &Evidence) -> Option<String> {
+    (ev.reread_failures() == 0)
+        .then(|| Index::opening_name(&ev.corpus.inputs))
+        .flatten()
+}
+
+/// Keeps in `index` what `show` and `chains` answer from for the opening `ev` is (each
+/// action's views; the chains as JSON and as text) when it is not kept yet, so that after
+/// a first open (`check`) they answer without opening the evidence. Nothing is kept when
+/// it cannot be (a full disk, a document among the inputs): they open it then.
+pub fn keep_answers(index: &Index, ev: &Evidence) {
+    let Some(opening) = kept_opening(ev) else {
+        return;
+    };
+    for format in [Format::Json, Format::Text] {
+        let kept_as = chains_kept_as(&opening, format);
+        if !index.has(&kept_as) {
+            let _ = index.remember(&kept_as, &chains_answer(ev, format));
+        }
+    }
+    if !action_table::is_kept(index, &opening) {
+        let _ = action_table::keep(index, &opening, &ev.corpus, &ev.analysis, &ev.findings);
+    }
 }
 
 /// [`show`] of opened evidence.
@@ -515,8 +539,7 @@ pub fn chains(args: &ChainsArgs) -> i32 {
     };
     let format = resolve(args.format);
     let paths = &args.evidence.paths;
-    // Kept per opening and format: the answer before text is fitted to a terminal.
-    let kept_as = |opening: &str| format!("{opening}\nchains as {format:?}");
+    let kept_as = |opening: &str| chains_kept_as(opening, format);
     let out = |text: &str| match format {
         Format::Json => emit(text),
         Format::Text => emit(&fit_lines(text, terminal_width())),
@@ -534,20 +557,32 @@ pub fn chains(args: &ChainsArgs) -> i32 {
         Ok(ev) => ev,
         Err(code) => return code,
     };
+    let answer = chains_answer(&ev, format);
+    let code = out(&answer.text);
+    if ev.reread_failures() > 0 {
+        return 2;
+    }
+    if let Some((index, opening)) = index.zip(kept_opening(&ev)) {
+        // Not kept (a full disk, a read-only cache): the next run makes it again.
+        let _ = index.remember(&kept_as(&opening), &answer);
+    }
+    code
+}
+
+/// The name `chains` keeps its answer in `format` under, for the opening `opening`: the
+/// answer before text is fitted to a terminal.
+fn chains_kept_as(opening: &str, format: Format) -> String {
+    format!("{opening}\nchains as {format:?}")
+}
+
+/// What `chains` answers in `format` for `ev`, with the load errors it says.
+fn chains_answer(ev: &Evidence, format: Format) -> Answer {
     let text = match format {
         Format::Json => list_document("chains", &ev.analysis.chains),
         Format::Text => chains_text(&ev.analysis.chains, &ev.analysis.leases),
     };
-    let code = out(&text);
-    if ev.reread_failures() > 0 {
-        return 2;
-    }
-    if let Some((index, opening)) = index.zip(Index::opening_name(&ev.corpus.inputs)) {
-        let errors = ev.corpus.errors().map(LoadError::render).collect();
-        // Not kept (a full disk, a read-only cache): the next run makes it again.
-        let _ = index.remember(&kept_as(&opening), &Answer { errors, text });
-    }
-    code
+    let errors = ev.corpus.errors().map(LoadError::render).collect();
+    Answer { errors, text }
 }
 
 /// A command's answer kept in the evidence index for an opening: the inputs' load
