@@ -119,6 +119,10 @@ pub fn keep(
     analysis: &Analysis,
     findings: &[Finding],
 ) -> std::io::Result<()> {
+    let not_kept = || std::io::Error::other("an action's views cannot be kept as they are");
+    if !corpus.records().all(|r| r.span.is_some()) {
+        return Err(not_kept());
+    }
     let g = &analysis.graph;
     let id_of = |n: NodeId| g.facts(corpus, n).and_then(|f| f.id());
     let nodes: Vec<(NodeId, &str)> = (0..g.nodes.len() as NodeId)
@@ -157,7 +161,6 @@ pub fn keep(
                 .collect(),
         })
     };
-    let not_kept = || std::io::Error::other("an action's views cannot be kept as they are");
     let actions = |nodes: &[(NodeId, &str)]| -> std::io::Result<Vec<u8>> {
         let actions: Option<Vec<KeptAction>> = nodes.iter().map(|n| kept(*n)).collect();
         Ok(serde_json::to_vec(&actions.ok_or_else(not_kept)?)?)
