@@ -170,14 +170,16 @@ fn what_is_kept_is_used_only_while_sound_and_the_files_unchanged() {
     let is_table = |p: &PathBuf| {
         let text = std::fs::read(p).unwrap();
         let head = text.split(|&b| b == b'\n').next().unwrap().to_vec();
-        String::from_utf8(head).unwrap().contains("\\nactions\"")
+        String::from_utf8(head).unwrap().contains("\"parts\":[")
     };
-    let tables: Vec<PathBuf> = (std::fs::read_dir(&ix).unwrap())
-        .map(|e| e.unwrap().path())
-        .filter(is_table)
-        .collect();
-    let [file] = &tables[..] else {
-        panic!("{tables:?}")
+    let tables = || -> Vec<PathBuf> {
+        (std::fs::read_dir(&ix).unwrap())
+            .map(|e| e.unwrap().path())
+            .filter(is_table)
+            .collect()
+    };
+    let [file] = &tables()[..] else {
+        panic!("{:?}", tables())
     };
     // A damaged table is not trusted: the part holding the records' places fails its
     // checksum, and the action cannot be read.
@@ -201,5 +203,31 @@ fn what_is_kept_is_used_only_while_sound_and_the_files_unchanged() {
     bytes[at + 3] = b'9';
     std::fs::write(&store, &bytes).unwrap();
     assert!(Table::open(&index, &paths).is_none());
+    // A store that grew: its new table takes the place of the old one (whose bytes are
+    // gone), so the index does not grow with every append.
+    let mut grown = std::fs::read(fixtures().join("reference/chain.ndjson")).unwrap();
+    let last = grown[..grown.len() - 1]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .unwrap();
+    grown.extend_from_within(last + 1..);
+    std::fs::write(&store, &grown).unwrap();
+    let leases = SuppliedLeases::default();
+    let trees = Trees::OnDisk;
+    let ev = Evidence::load(
+        &paths,
+        &keys,
+        &Options::default(),
+        &leases,
+        Some(&index),
+        trees,
+        &mut |_| {},
+    );
+    let opening = Index::opening_name(&ev.corpus.inputs).unwrap();
+    assert!(!action_table::is_kept(&index, &ev.corpus, &opening));
+    action_table::keep(&index, &opening, &ev.corpus, &ev.analysis, &ev.findings).unwrap();
+    assert!(action_table::is_kept(&index, &ev.corpus, &opening));
+    assert_eq!(tables().len(), 1, "{:?}", tables());
+    assert!(Table::open(&index, &paths).is_some_and(|t| t.find(id).is_some()));
     let _ = std::fs::remove_dir_all(&dir);
 }

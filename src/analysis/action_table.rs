@@ -5,6 +5,8 @@
 //! where each record is, in parts by record number; the action's own record and its
 //! parent's are read from their files, bound to the canonical hash they were verified
 //! with. Reading one action's views reads four parts, whatever the size of the store.
+//! A table is kept per set of files (`table_key`), for the bytes they had: the table of a
+//! store that grew replaces the one of its shorter self.
 
 use super::comparability::Comparability;
 use super::evidence::Evidence;
@@ -87,7 +89,8 @@ pub struct KeptAction {
 /// ([`Table::open`]).
 pub struct Table<'i> {
     index: &'i Index,
-    name: String,
+    key: String,
+    opening: String,
     head: Head,
 }
 
@@ -98,15 +101,24 @@ fn part_of(id: &str, parts: usize) -> usize {
     1 + (first % parts as u64) as usize
 }
 
-/// The name the table is kept under, for the opening `opening`.
-fn table_name(opening: &str) -> String {
-    format!("{opening}\nactions")
+/// What the table of an opening of the files named `names` (as loaded, in order) is kept
+/// under: one table per set of files, so a store that grew has its table replaced.
+fn table_key<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    let mut key = String::from("actions of");
+    for name in names {
+        key.push('\n');
+        key.push_str(name);
+    }
+    key
 }
 
-/// True when a table is kept for the opening `opening` (whether it is sound is known
-/// only once it is read).
-pub fn is_kept(index: &Index, opening: &str) -> bool {
-    index.has(&table_name(opening))
+/// True when the table kept for the files of the opening `opening` of `corpus` was made
+/// for that opening (whether it is sound is known only once it is read).
+pub fn is_kept(index: &Index, corpus: &Corpus, opening: &str) -> bool {
+    let key = table_key(corpus.inputs.iter().map(|i| &*i.path));
+    index
+        .parts_opening(&key)
+        .is_some_and(|kept| kept == opening)
 }
 
 /// Keeps each action's surroundings for the opening `opening` of `corpus` (analysed as
@@ -201,11 +213,8 @@ pub fn keep(
         let made: Vec<_> = chunk.par_iter().map(records).collect();
         made
     });
-    index.remember_parts(
-        &table_name(opening),
-        count,
-        head.chain(actions).chain(records),
-    )
+    let key = table_key(corpus.inputs.iter().map(|i| &*i.path));
+    index.remember_parts(&key, opening, count, head.chain(actions).chain(records))
 }
 
 /// The findings naming each action (indices into `findings`, in order): those of its run
@@ -247,13 +256,19 @@ impl<'i> Table<'i> {
     /// every file `paths` name is unchanged to the byte ([`Evidence::unchanged_opening`])
     /// and what was kept is sound; `None` otherwise.
     pub fn open(index: &'i Index, paths: &[String]) -> Option<Table<'i>> {
-        let kept = |opening: &str| is_kept(index, opening);
-        let (opening, records) = Evidence::unchanged_opening(paths, index, kept)?;
-        let name = table_name(&opening);
+        let names = crate::load::input_names(paths)?;
+        let key = table_key(names.iter().map(String::as_str));
+        let kept = index.parts_opening(&key)?;
+        let (opening, records) = Evidence::unchanged_opening(paths, index, |o| o == kept)?;
         let head: Head = index
-            .recall_part::<Head>(&name, 0)
+            .recall_part::<Head>(&key, &opening, 0)
             .filter(|h| h.records == records && h.action_parts > 0)?;
-        Some(Table { index, name, head })
+        Some(Table {
+            index,
+            key,
+            opening,
+            head,
+        })
     }
 
     /// The inputs' load errors, rendered ([`LoadError::render`]).
@@ -265,7 +280,7 @@ impl<'i> Table<'i> {
     /// their part is not sound.
     pub fn find(&self, action_id: &str) -> Option<Vec<KeptAction>> {
         let part = part_of(action_id, self.head.action_parts);
-        let actions: Vec<KeptAction> = self.index.recall_part(&self.name, part)?;
+        let actions: Vec<KeptAction> = self.index.recall_part(&self.key, &self.opening, part)?;
         Some(
             (actions.into_iter())
                 .filter(|a| a.action_id == action_id)
@@ -296,7 +311,7 @@ impl Table<'_> {
     /// Record number `number` of the opening, read again from its file.
     fn read_record(&self, number: usize) -> Option<Record> {
         let part = 1 + self.head.action_parts + number / RECORDS_PER_PART;
-        let places: Vec<RecordPlace> = self.index.recall_part(&self.name, part)?;
+        let places: Vec<RecordPlace> = self.index.recall_part(&self.key, &self.opening, part)?;
         let place = places.get(number % RECORDS_PER_PART)?;
         let source = Source {
             path: Arc::from(self.head.inputs.get(place.input as usize)?.as_str()),

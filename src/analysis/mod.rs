@@ -232,6 +232,7 @@ impl Analysis {
         an.gap_index.sort_unstable();
         an
     }
+
     /// Every view of one action (a node of the graph), with the `findings` that name it.
     pub fn show<'a>(
         &'a self,

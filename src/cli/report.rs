@@ -240,7 +240,7 @@ pub fn keep_answers(index: &Index, ev: &Evidence) {
             let _ = index.remember(&kept_as, &chains_answer(ev, format));
         }
     }
-    if !action_table::is_kept(index, &opening) {
+    if !action_table::is_kept(index, &ev.corpus, &opening) {
         let _ = action_table::keep(index, &opening, &ev.corpus, &ev.analysis, &ev.findings);
     }
 }
