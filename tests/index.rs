@@ -5,7 +5,7 @@
 
 mod common;
 
-use aeplens::analysis::evidence::Evidence;
+use aeplens::analysis::evidence::{COMPLETED, Evidence};
 use aeplens::analysis::lease::SuppliedLeases;
 use aeplens::cli::check::json_report;
 use aeplens::load::{Corpus, evidence_files, load_paths, load_paths_asking};
@@ -45,6 +45,12 @@ fn only_entry(dir: &Path) -> PathBuf {
     let files = entries(dir);
     assert_eq!(files.len(), 1, "{files:?}");
     files[0].clone()
+}
+
+/// Where what completing an opening of `paths` gave is kept.
+fn completed_key(paths: &[String]) -> String {
+    let inputs = load_paths(paths);
+    Index::kept_key(COMPLETED, inputs.iter().map(|i| &*i.path))
 }
 
 /// `paths` opened as `check` opens them, with `index`: the JSON report and what the
@@ -561,8 +567,9 @@ fn findings_come_from_the_index_only_for_the_same_opening_and_configuration() {
     );
     evidence(Some(&index), &keys);
     let set = Index::opening_name(&load_paths(&paths)).unwrap();
+    let key = completed_key(&paths);
     // What was kept is what completing gave.
-    let kept: serde_json::Value = index.recall(&set).unwrap();
+    let kept: serde_json::Value = index.recall(&key, &set).unwrap();
     let records = kept["records"].as_array().unwrap();
     assert_eq!(records.len(), plain.report.records.len());
     assert_eq!(
@@ -574,7 +581,7 @@ fn findings_come_from_the_index_only_for_the_same_opening_and_configuration() {
     let mut forged = kept.clone();
     forged["records"][0][1] =
         serde_json::json!({"evaluated": true, "status": "fail", "violations": []});
-    index.remember(&set, &forged).unwrap();
+    index.remember(&key, &set, &forged).unwrap();
     let status = |ev: &Evidence| ev.report.records[0].semantic.status.unwrap().name();
     assert_eq!(status(&evidence(Some(&index), &keys)), "fail");
     // … under another configuration it is not used,
@@ -594,7 +601,7 @@ fn findings_come_from_the_index_only_for_the_same_opening_and_configuration() {
     std::fs::write(&paths[0], &bytes).unwrap();
     assert_eq!(status(&evidence(Some(&index), &keys)), "pass");
     // A damaged completion is not trusted.
-    index.remember(&set, &forged).unwrap();
+    index.remember(&key, &set, &forged).unwrap();
     std::fs::write(&paths[0], &bytes[..bytes.len() - 1]).unwrap();
     let slot = std::fs::read_dir(dir.join("index"))
         .unwrap()
@@ -720,6 +727,25 @@ fn after_a_first_check_show_and_chains_answer_from_the_index_alone() {
         assert_eq!(run(command, &with_index), plain, "{command:?}");
     }
     assert!(std::fs::read(&entry).unwrap() == damaged, "entry read");
+    // What is kept for the opening (its completion, chains as JSON and as text, each
+    // action's views) is kept once per set of files: a store that grew replaces it.
+    let kept = || {
+        let all = std::fs::read_dir(&ix).unwrap().map(|e| e.unwrap().path());
+        let opened = |p: &PathBuf| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("opened-")
+        };
+        all.filter(opened).count()
+    };
+    assert_eq!(kept(), 4);
+    let store = evidence.join("chain.ndjson");
+    let mut grown = std::fs::read(&store).unwrap();
+    grown.extend_from_slice(b"{\"also\": \"broken\"\n");
+    std::fs::write(&store, &grown).unwrap();
+    assert!(run(&["check"], &with_index).2.contains("chain.ndjson:13"));
+    assert_eq!(kept(), 4);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -745,9 +771,10 @@ fn findings_of_an_unchanged_opening_are_answered_from_the_index_alone() {
     let config = Config::new(&common::keyring(&keys_file), &Options::default(), &[]);
     let index = Index::new(ix.clone(), &config);
     let opening = Index::opening_name(&load_paths(&[ev.to_string()])).unwrap();
-    let mut kept: serde_json::Value = index.recall(&opening).unwrap();
+    let key = completed_key(&[ev.to_string()]);
+    let mut kept: serde_json::Value = index.recall(&key, &opening).unwrap();
     kept["findings"][0]["message"] = "planted".into();
-    index.remember(&opening, &kept).unwrap();
+    index.remember(&key, &opening, &kept).unwrap();
     assert!(findings(&with_index).1.contains("planted"));
     let paths = [ev.to_string()];
     let recalled = Evidence::recall_findings(&paths, &index).unwrap();

@@ -5,11 +5,11 @@
 //! where each record is, in parts by record number; the action's own record and its
 //! parent's are read from their files, bound to the canonical hash they were verified
 //! with. Reading one action's views reads four parts, whatever the size of the store.
-//! A table is kept per set of files (`table_key`), for the bytes they had: the table of a
-//! store that grew replaces the one of its shorter self.
+//! A table is kept per set of files ([`Index::kept_key`]), for the bytes they had: the
+//! table of a store that grew replaces the one of its shorter self.
 
 use super::comparability::Comparability;
-use super::evidence::Evidence;
+use super::evidence::{Evidence, Kept};
 use super::graph::NodeId;
 use super::lease::LeaseView;
 use super::{ActionReport, Analysis, StateGap, Surroundings};
@@ -101,24 +101,14 @@ fn part_of(id: &str, parts: usize) -> usize {
     1 + (first % parts as u64) as usize
 }
 
-/// What the table of an opening of the files named `names` (as loaded, in order) is kept
-/// under: one table per set of files, so a store that grew has its table replaced.
-fn table_key<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
-    let mut key = String::from("actions of");
-    for name in names {
-        key.push('\n');
-        key.push_str(name);
-    }
-    key
-}
+/// The kind of what this table is, kept in the index ([`Index::kept_key`]).
+const ACTIONS: &str = "actions";
 
 /// True when the table kept for the files of the opening `opening` of `corpus` was made
 /// for that opening (whether it is sound is known only once it is read).
 pub fn is_kept(index: &Index, corpus: &Corpus, opening: &str) -> bool {
-    let key = table_key(corpus.inputs.iter().map(|i| &*i.path));
-    index
-        .parts_opening(&key)
-        .is_some_and(|kept| kept == opening)
+    let key = Index::kept_key(ACTIONS, corpus.inputs.iter().map(|i| &*i.path));
+    index.kept_for(&key).is_some_and(|kept| kept == opening)
 }
 
 /// Keeps each action's surroundings for the opening `opening` of `corpus` (analysed as
@@ -213,7 +203,7 @@ pub fn keep(
         let made: Vec<_> = chunk.par_iter().map(records).collect();
         made
     });
-    let key = table_key(corpus.inputs.iter().map(|i| &*i.path));
+    let key = Index::kept_key(ACTIONS, corpus.inputs.iter().map(|i| &*i.path));
     index.remember_parts(&key, opening, count, head.chain(actions).chain(records))
 }
 
@@ -256,10 +246,11 @@ impl<'i> Table<'i> {
     /// every file `paths` name is unchanged to the byte ([`Evidence::unchanged_opening`])
     /// and what was kept is sound; `None` otherwise.
     pub fn open(index: &'i Index, paths: &[String]) -> Option<Table<'i>> {
-        let names = crate::load::input_names(paths)?;
-        let key = table_key(names.iter().map(String::as_str));
-        let kept = index.parts_opening(&key)?;
-        let (opening, records) = Evidence::unchanged_opening(paths, index, |o| o == kept)?;
+        let Kept {
+            key,
+            opening,
+            records,
+        } = Evidence::unchanged_opening(paths, index, ACTIONS)?;
         let head: Head = index
             .recall_part::<Head>(&key, &opening, 0)
             .filter(|h| h.records == records && h.action_parts > 0)?;

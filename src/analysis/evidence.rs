@@ -124,11 +124,12 @@ impl Evidence {
         let opening = index.zip(Index::opening_name(&corpus.inputs));
         // What the same opening completed to before is read beside the analysis: it needs
         // none of it, and both are mostly one core's work.
+        let key = Index::kept_key(COMPLETED, corpus.inputs.iter().map(|i| &*i.path));
         let (analysis, recalled) = rayon::join(
             || Analysis::with_hashes(&corpus, hashes, leases),
             || {
                 let (index, name) = opening.as_ref()?;
-                index.recall::<Completion>(name)
+                index.recall::<Completion>(&key, name)
             },
         );
         let analysed = clock.elapsed();
@@ -217,7 +218,8 @@ fn complete_indexed(
             errors: corpus.errors().map(LoadError::render).collect(),
         };
         // Not kept (a full disk, a read-only cache): the next open completes it again.
-        let _ = index.remember(&opening, &kept);
+        let key = Index::kept_key(COMPLETED, corpus.inputs.iter().map(|i| &*i.path));
+        let _ = index.remember(&key, &opening, &kept);
     }
     (report, findings)
 }
@@ -262,24 +264,23 @@ impl Evidence {
     /// entry was made from ([`Evidence::unchanged_opening`]). `None` otherwise: then
     /// [`Evidence::load`] gives them (and keeps them for next time).
     pub fn recall_findings(paths: &[String], index: &Index) -> Option<KeptFindings> {
-        let (opening, records) = Evidence::unchanged_opening(paths, index, |o| index.has(o))?;
+        let kept = Evidence::unchanged_opening(paths, index, COMPLETED)?;
         index
-            .recall::<KeptFindings>(&opening)
-            .filter(|kept| kept.records.len() == records)
+            .recall::<KeptFindings>(&kept.key, &kept.opening)
+            .filter(|found| found.records.len() == kept.records)
     }
 
-    /// The name of the opening of `paths` ([`Index::opening_name`]) and its number of
-    /// records, from the index alone, when every file they name (directories walked as
-    /// the loader walks them) is a store still byte for byte the file its entry was made
-    /// from ([`Index::claim`], [`Claim::holds`]: its size, then its BLAKE3). The files are
-    /// hashed only when the opening is `wanted` (something is kept for it).
-    pub fn unchanged_opening(
-        paths: &[String],
-        index: &Index,
-        wanted: impl Fn(&str) -> bool,
-    ) -> Option<(String, usize)> {
+    /// What is kept of kind `kind` for the opening of `paths`, from the index alone, when
+    /// every file they name (directories walked as the loader walks them) is a store still
+    /// byte for byte the file its entry was made from: the files' entries name the opening
+    /// ([`Index::claim`]: their headers, and the files' sizes), which must be the one what
+    /// is kept was kept for ([`Index::kept_for`]); only then are the files hashed
+    /// ([`Claim::holds`]: their BLAKE3).
+    pub fn unchanged_opening(paths: &[String], index: &Index, kind: &str) -> Option<Kept> {
         use rayon::prelude::*;
         let names = crate::load::input_names(paths).filter(|n| !n.is_empty())?;
+        let key = Index::kept_key(kind, names.iter().map(String::as_str));
+        let kept_for = index.kept_for(&key)?;
         let claims: Vec<Claim> = names
             .iter()
             .map(|p| index.claim(p))
@@ -291,9 +292,26 @@ impl Evidence {
                 .map(|(path, c)| (path.as_str(), c.bytes, c.sha256.as_str())),
         )?;
         let holds = || names.par_iter().zip(&claims).all(|(p, c)| c.holds(p));
-        (wanted(&opening) && holds()).then(|| (opening, claims.iter().map(|c| c.records).sum()))
+        (opening == kept_for && holds()).then(|| Kept {
+            key,
+            opening,
+            records: claims.iter().map(|c| c.records).sum(),
+        })
     }
 }
+
+/// What is kept for an opening of unchanged files ([`Evidence::unchanged_opening`]):
+/// where ([`Index::kept_key`]), for which opening ([`Index::opening_name`]), and how many
+/// records the opening has.
+#[derive(Debug)]
+pub struct Kept {
+    pub key: String,
+    pub opening: String,
+    pub records: usize,
+}
+
+/// The kind of what completing an opening gave, kept in the index ([`Index::kept_key`]).
+pub const COMPLETED: &str = "completed";
 
 impl Completion {
     /// `report` completed (the report this was kept for: as many records).

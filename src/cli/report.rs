@@ -235,9 +235,9 @@ pub fn keep_answers(index: &Index, ev: &Evidence) {
         return;
     };
     for format in [Format::Json, Format::Text] {
-        let kept_as = chains_kept_as(&opening, format);
-        if !index.has(&kept_as) {
-            let _ = index.remember(&kept_as, &chains_answer(ev, format));
+        let key = chains_key(&ev.corpus, format);
+        if index.kept_for(&key).is_none_or(|kept| kept != opening) {
+            let _ = index.remember(&key, &opening, &chains_answer(ev, format));
         }
     }
     if !action_table::is_kept(index, &ev.corpus, &opening) {
@@ -539,17 +539,17 @@ pub fn chains(args: &ChainsArgs) -> i32 {
     };
     let format = resolve(args.format);
     let paths = &args.evidence.paths;
-    let kept_as = |opening: &str| chains_kept_as(opening, format);
     let out = |text: &str| match format {
         Format::Json => emit(text),
         Format::Text => emit(&fit_lines(text, terminal_width())),
     };
     let index = setting.index.as_ref();
-    let unchanged = index.and_then(|i| {
-        let (opening, _) = Evidence::unchanged_opening(paths, i, |o| i.has(&kept_as(o)))?;
-        Some((i, opening))
+    let kind = chains_kind(format);
+    let kept = index.and_then(|i| {
+        let kept = Evidence::unchanged_opening(paths, i, &kind)?;
+        i.recall::<Answer>(&kept.key, &kept.opening)
     });
-    if let Some(kept) = unchanged.and_then(|(i, opening)| i.recall::<Answer>(&kept_as(&opening))) {
+    if let Some(kept) = kept {
         setting.say_problems(kept.errors.into_iter());
         return out(&kept.text);
     }
@@ -564,15 +564,20 @@ pub fn chains(args: &ChainsArgs) -> i32 {
     }
     if let Some((index, opening)) = index.zip(kept_opening(&ev)) {
         // Not kept (a full disk, a read-only cache): the next run makes it again.
-        let _ = index.remember(&kept_as(&opening), &answer);
+        let _ = index.remember(&chains_key(&ev.corpus, format), &opening, &answer);
     }
     code
 }
 
-/// The name `chains` keeps its answer in `format` under, for the opening `opening`: the
+/// The kind of `chains`' answer in `format` kept in the index ([`Index::kept_key`]): the
 /// answer before text is fitted to a terminal.
-fn chains_kept_as(opening: &str, format: Format) -> String {
-    format!("{opening}\nchains as {format:?}")
+fn chains_kind(format: Format) -> String {
+    format!("chains as {format:?}")
+}
+
+/// Where `chains`' answer in `format` for the files of `corpus` is kept.
+fn chains_key(corpus: &crate::load::Corpus, format: Format) -> String {
+    Index::kept_key(&chains_kind(format), corpus.inputs.iter().map(|i| &*i.path))
 }
 
 /// What `chains` answers in `format` for `ev`, with the load errors it says.

@@ -33,7 +33,8 @@
 //! index also keeps what completing the analysis gave ([`Index::recall`],
 //! [`Index::remember`]) and, in parts read one at a time ([`Index::remember_parts`],
 //! [`Index::recall_part`]), each action's views for `show`, under the same configuration
-//! and checks.
+//! and checks. Each is kept under its kind and the files' names ([`Index::kept_key`]),
+//! not their bytes: what is kept for a store that grew replaces what its shorter self had.
 
 mod parts;
 mod summary;
@@ -510,25 +511,55 @@ impl Index {
         Some(hex(&digest.finalize()))
     }
 
-    /// Where what is kept for the opening `opening` lives.
-    fn opening_slot(&self, opening: &str) -> PathBuf {
-        let name = sha256_hex(format!("{}\nopening\n{opening}", self.config).as_bytes());
+    /// What is kept of kind `kind` for an opening of the files named `names` (as loaded,
+    /// in order) is kept under: one place per kind and set of files, whatever their bytes,
+    /// so what is kept for a store that grew replaces what was kept for it before (those
+    /// bytes are gone) and the index does not grow with each append.
+    pub fn kept_key<'a>(kind: &str, names: impl IntoIterator<Item = &'a str>) -> String {
+        let mut key = kind.to_string();
+        for name in names {
+            key.push('\n');
+            key.push_str(name);
+        }
+        key
+    }
+
+    /// Where what is kept under `key` ([`Index::kept_key`]) lives.
+    fn opening_slot(&self, key: &str) -> PathBuf {
+        let name = sha256_hex(format!("{}\nopening\n{key}", self.config).as_bytes());
         self.dir.join(format!("opened-{}.json", &name[..40]))
     }
 
-    /// True when something is kept for the opening `opening` (whether it is sound is
-    /// known only once it is read).
-    pub fn has(&self, opening: &str) -> bool {
-        self.opening_slot(opening).exists()
-    }
-
-    /// What [`Index::remember`] kept for the opening `opening` ([`Index::opening_name`])
-    /// under this configuration, when it is sound.
-    pub fn recall<T: DeserializeOwned>(&self, opening: &str) -> Option<T> {
+    /// The opening ([`Index::opening_name`]) what is kept under `key` was kept for, under
+    /// this configuration — its header line alone is read (whether what follows is sound
+    /// is known only once it is read).
+    pub fn kept_for(&self, key: &str) -> Option<String> {
+        /// What every header of what is kept for an opening begins with.
+        #[derive(Deserialize)]
+        struct Which {
+            format: String,
+            config: String,
+            opening: String,
+        }
         if writable_by_others(&self.dir) {
             return None;
         }
-        let slot = self.opening_slot(opening);
+        let file = std::fs::File::open(self.opening_slot(key)).ok()?;
+        let mut line = Vec::new();
+        std::io::BufReader::new(file)
+            .read_until(b'\n', &mut line)
+            .ok()?;
+        let which: Which = serde_json::from_slice(&line).ok()?;
+        (which.format == FORMAT && which.config == self.config).then_some(which.opening)
+    }
+
+    /// What [`Index::remember`] kept under `key` for the opening `opening`
+    /// ([`Index::opening_name`]) under this configuration, when it is sound.
+    pub fn recall<T: DeserializeOwned>(&self, key: &str, opening: &str) -> Option<T> {
+        if writable_by_others(&self.dir) {
+            return None;
+        }
+        let slot = self.opening_slot(key);
         let bytes = std::fs::read(&slot).ok()?;
         let cut = bytes.iter().position(|&b| b == b'\n')?;
         let header: OpeningHeader = serde_json::from_slice(&bytes[..cut]).ok()?;
@@ -542,8 +573,14 @@ impl Index {
         serde_json::from_slice(body).ok()
     }
 
-    /// Keeps `value` for the opening `opening` under this configuration.
-    pub fn remember<T: Serialize>(&self, opening: &str, value: &T) -> std::io::Result<()> {
+    /// Keeps `value` under `key` ([`Index::kept_key`]) for the opening `opening` under this
+    /// configuration, in place of what was kept there for another opening.
+    pub fn remember<T: Serialize>(
+        &self,
+        key: &str,
+        opening: &str,
+        value: &T,
+    ) -> std::io::Result<()> {
         let header = |body: String| OpeningHeader {
             format: FORMAT.to_string(),
             config: self.config.clone(),
@@ -551,7 +588,7 @@ impl Index {
             body,
         };
         let room = serde_json::to_vec(&header(checksum(&[])))?.len();
-        let slot = self.opening_slot(opening);
+        let slot = self.opening_slot(key);
         self.write(
             &slot,
             room,

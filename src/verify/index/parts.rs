@@ -1,8 +1,7 @@
 //! What is kept for an opening in parts, each read back alone ([`Index::recall_part`]):
 //! for what is too large to read whole for a question about a small piece of it (each
-//! action's views, [`crate::analysis::action_table`]). It is kept under a `key` naming
-//! the files rather than their bytes, so what is kept for a store that grew replaces what
-//! was kept for it before (those bytes are gone): the index does not grow with each append.
+//! action's views, [`crate::analysis::action_table`]), under a key naming the files
+//! ([`Index::kept_key`]) as everything kept for an opening is.
 
 use super::{FORMAT, Index, checksum, mark_used, writable_by_others};
 use serde::de::DeserializeOwned;
@@ -66,12 +65,6 @@ impl Index {
         })?;
         self.forget_unused(&slot);
         Ok(())
-    }
-
-    /// The opening what is kept in parts under `key` was kept for, when it was kept
-    /// under this configuration (whether its parts are sound is known once they are read).
-    pub fn parts_opening(&self, key: &str) -> Option<String> {
-        self.parts_header(key).map(|(header, _)| header.opening)
     }
 
     /// The header of what is kept in parts under `key`, when it fits this configuration,
