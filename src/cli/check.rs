@@ -147,21 +147,15 @@ pub fn json_report(report: &Report, findings: &[Finding], profile: Profile) -> S
 }
 
 /// [`json_report`] written to `out` member by member, as `serde_json::to_writer_pretty`
-/// writes the whole document (byte for byte): the per-record results — most of it — in
-/// input order, serialised a batch at a time on every core, so the document is never
-/// whole in memory.
+/// writes the whole document (byte for byte): the lists — the per-record results, most of
+/// it, and the chains, chain paths and findings — in order, serialised a batch at a time
+/// on every core, so the document is never whole in memory.
 pub fn write_json_report(
     out: &mut impl Write,
     report: &Report,
     findings: &[Finding],
     profile: Profile,
 ) -> std::io::Result<()> {
-    use rayon::prelude::*;
-    /// A pretty value nested `depth` levels deep: every line after the first indented.
-    fn nested(value: &impl serde::Serialize, depth: usize) -> String {
-        let text = serde_json::to_string_pretty(value).unwrap_or_default();
-        text.replace('\n', &format!("\n{}", "  ".repeat(depth)))
-    }
     let profile = match profile {
         Profile::Forensic => "forensic",
         Profile::Current => "aep-dsse-ed25519-decoded-body-v1",
@@ -180,30 +174,43 @@ pub fn write_json_report(
     for (k, v) in head {
         writeln!(out, "  \"{k}\": {v},")?;
     }
-    if report.records.is_empty() {
-        out.write_all(b"  \"records\": [],\n")?;
-    } else {
-        out.write_all(b"  \"records\": [\n")?;
-        for (n, batch) in report.records.chunks(1024).enumerate() {
-            let items: Vec<String> = batch.par_iter().map(|r| nested(r, 2)).collect();
-            for (i, item) in items.iter().enumerate() {
-                let sep = if n == 0 && i == 0 { "" } else { ",\n" };
-                write!(out, "{sep}    {item}")?;
-            }
-        }
-        out.write_all(b"\n  ],\n")?;
+    write_list(out, "records", &report.records)?;
+    out.write_all(b",\n")?;
+    write_list(out, "chains", &report.chains)?;
+    out.write_all(b",\n")?;
+    write_list(out, "chain_paths", &report.links.paths)?;
+    out.write_all(b",\n")?;
+    write_list(out, "findings", findings)?;
+    let summary = nested(&report.summary_with(findings), 1);
+    write!(out, ",\n  \"summary\": {summary}\n}}\n")
+}
+
+/// A pretty value nested `depth` levels deep: every line after the first indented.
+fn nested(value: &impl serde::Serialize, depth: usize) -> String {
+    let text = serde_json::to_string_pretty(value).unwrap_or_default();
+    text.replace('\n', &format!("\n{}", "  ".repeat(depth)))
+}
+
+/// Writes the member `key` of the document, the list `items`, as the pretty printer does
+/// one level deep: its items serialised a batch at a time on every core.
+fn write_list<T: serde::Serialize + Sync>(
+    out: &mut impl Write,
+    key: &str,
+    items: &[T],
+) -> std::io::Result<()> {
+    use rayon::prelude::*;
+    if items.is_empty() {
+        return write!(out, "  \"{key}\": []");
     }
-    let tail = [
-        ("chains", nested(&report.chains, 1)),
-        ("chain_paths", nested(&report.links.paths, 1)),
-        ("findings", nested(&findings, 1)),
-        ("summary", nested(&report.summary_with(findings), 1)),
-    ];
-    let body: Vec<String> = tail
-        .iter()
-        .map(|(k, v)| format!("  \"{k}\": {v}"))
-        .collect();
-    write!(out, "{}\n}}\n", body.join(",\n"))
+    write!(out, "  \"{key}\": [\n")?;
+    for (n, batch) in items.chunks(1024).enumerate() {
+        let texts: Vec<String> = batch.par_iter().map(|item| nested(item, 2)).collect();
+        for (i, text) in texts.iter().enumerate() {
+            let sep = if n == 0 && i == 0 { "" } else { ",\n" };
+            write!(out, "{sep}    {text}")?;
+        }
+    }
+    out.write_all(b"\n  ]")
 }
 
 fn auth_cell(r: &crate::verify::RecordResult) -> String {
