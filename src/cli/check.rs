@@ -202,7 +202,7 @@ fn write_list<T: serde::Serialize + Sync>(
     if items.is_empty() {
         return write!(out, "  \"{key}\": []");
     }
-    write!(out, "  \"{key}\": [\n")?;
+    writeln!(out, "  \"{key}\": [")?;
     for (n, batch) in items.chunks(1024).enumerate() {
         let texts: Vec<String> = batch.par_iter().map(|item| nested(item, 2)).collect();
         for (i, text) in texts.iter().enumerate() {
