@@ -9,7 +9,7 @@
 //! table of a store that grew replaces the one of its shorter self.
 
 use super::comparability::Comparability;
-use super::evidence::{Evidence, Kept};
+use super::evidence::Evidence;
 use super::graph::NodeId;
 use super::lease::LeaseView;
 use super::{ActionReport, Analysis, StateGap, Surroundings};
@@ -17,7 +17,7 @@ use crate::load::{Corpus, LoadError};
 use crate::model::finding::Finding;
 use crate::model::{Record, Source, Span};
 use crate::verify::encoding::decode_hex;
-use crate::verify::index::Index;
+use crate::verify::index::{Index, Parts};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -87,10 +87,8 @@ pub struct KeptAction {
 
 /// Each action's views kept for an opening of stores unchanged to the byte
 /// ([`Table::open`]).
-pub struct Table<'i> {
-    index: &'i Index,
-    key: String,
-    opening: String,
+pub struct Table {
+    parts: Parts,
     head: Head,
 }
 
@@ -107,7 +105,7 @@ const ACTIONS: &str = "actions";
 /// True when the table kept for the files of the opening `opening` of `corpus` was made
 /// for that opening (whether it is sound is known only once it is read).
 pub fn is_kept(index: &Index, corpus: &Corpus, opening: &str) -> bool {
-    let key = Index::kept_key(ACTIONS, corpus.inputs.iter().map(|i| &*i.path));
+    let key = Index::kept_key_of(ACTIONS, &corpus.inputs);
     index.kept_for(&key).is_some_and(|kept| kept == opening)
 }
 
@@ -203,7 +201,7 @@ pub fn keep(
         let made: Vec<_> = chunk.par_iter().map(records).collect();
         made
     });
-    let key = Index::kept_key(ACTIONS, corpus.inputs.iter().map(|i| &*i.path));
+    let key = Index::kept_key_of(ACTIONS, &corpus.inputs);
     index.remember_parts(&key, opening, count, head.chain(actions).chain(records))
 }
 
@@ -241,25 +239,16 @@ fn reads_back(lease: &LeaseView) -> bool {
         == Some(lease)
 }
 
-impl<'i> Table<'i> {
+impl Table {
     /// What was kept for the opening of `paths` under the index's configuration, when
     /// every file `paths` name is unchanged to the byte ([`Evidence::unchanged_opening`])
     /// and what was kept is sound; `None` otherwise.
-    pub fn open(index: &'i Index, paths: &[String]) -> Option<Table<'i>> {
-        let Kept {
-            key,
-            opening,
-            records,
-        } = Evidence::unchanged_opening(paths, index, ACTIONS)?;
-        let head: Head = index
-            .recall_part::<Head>(&key, &opening, 0)
-            .filter(|h| h.records == records && h.action_parts > 0)?;
-        Some(Table {
-            index,
-            key,
-            opening,
-            head,
-        })
+    pub fn open(index: &Index, paths: &[String]) -> Option<Table> {
+        let kept = Evidence::unchanged_opening(paths, index, ACTIONS)?;
+        let parts = index.open_parts(&kept.key, &kept.opening)?;
+        let head: Head =
+            (parts.read::<Head>(0)).filter(|h| h.records == kept.records && h.action_parts > 0)?;
+        Some(Table { parts, head })
     }
 
     /// The inputs' load errors, rendered ([`LoadError::render`]).
@@ -271,7 +260,7 @@ impl<'i> Table<'i> {
     /// their part is not sound.
     pub fn find(&self, action_id: &str) -> Option<Vec<KeptAction>> {
         let part = part_of(action_id, self.head.action_parts);
-        let actions: Vec<KeptAction> = self.index.recall_part(&self.key, &self.opening, part)?;
+        let actions: Vec<KeptAction> = self.parts.read(part)?;
         Some(
             (actions.into_iter())
                 .filter(|a| a.action_id == action_id)
@@ -286,7 +275,7 @@ pub struct ReadAgain {
     parent: Option<Record>,
 }
 
-impl Table<'_> {
+impl Table {
     /// The records `action` needs, read again; `None` when one cannot be read as it was
     /// verified (its file changed since it was hashed) or its place is not sound.
     pub fn read(&self, action: &KeptAction) -> Option<ReadAgain> {
@@ -302,7 +291,7 @@ impl Table<'_> {
     /// Record number `number` of the opening, read again from its file.
     fn read_record(&self, number: usize) -> Option<Record> {
         let part = 1 + self.head.action_parts + number / RECORDS_PER_PART;
-        let places: Vec<RecordPlace> = self.index.recall_part(&self.key, &self.opening, part)?;
+        let places: Vec<RecordPlace> = self.parts.read(part)?;
         let place = places.get(number % RECORDS_PER_PART)?;
         let source = Source {
             path: Arc::from(self.head.inputs.get(place.input as usize)?.as_str()),

@@ -124,7 +124,7 @@ impl Evidence {
         let opening = index.zip(Index::opening_name(&corpus.inputs));
         // What the same opening completed to before is read beside the analysis: it needs
         // none of it, and both are mostly one core's work.
-        let key = Index::kept_key(COMPLETED, corpus.inputs.iter().map(|i| &*i.path));
+        let key = Index::kept_key_of(COMPLETED, &corpus.inputs);
         let (analysis, recalled) = rayon::join(
             || Analysis::with_hashes(&corpus, hashes, leases),
             || {
@@ -218,7 +218,7 @@ fn complete_indexed(
             errors: corpus.errors().map(LoadError::render).collect(),
         };
         // Not kept (a full disk, a read-only cache): the next open completes it again.
-        let key = Index::kept_key(COMPLETED, corpus.inputs.iter().map(|i| &*i.path));
+        let key = Index::kept_key_of(COMPLETED, &corpus.inputs);
         let _ = index.remember(&key, &opening, &kept);
     }
     (report, findings)

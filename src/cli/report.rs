@@ -577,7 +577,7 @@ fn chains_kind(format: Format) -> String {
 
 /// Where `chains`' answer in `format` for the files of `corpus` is kept.
 fn chains_key(corpus: &crate::load::Corpus, format: Format) -> String {
-    Index::kept_key(&chains_kind(format), corpus.inputs.iter().map(|i| &*i.path))
+    Index::kept_key_of(&chains_kind(format), &corpus.inputs)
 }
 
 /// What `chains` answers in `format` for `ev`, with the load errors it says.

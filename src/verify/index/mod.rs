@@ -32,11 +32,12 @@
 //! Per opening — the inputs as opened, each by path, size and SHA-256, in order — the
 //! index also keeps what completing the analysis gave ([`Index::recall`],
 //! [`Index::remember`]) and, in parts read one at a time ([`Index::remember_parts`],
-//! [`Index::recall_part`]), each action's views for `show`, under the same configuration
+//! [`Index::open_parts`]), each action's views for `show`, under the same configuration
 //! and checks. Each is kept under its kind and the files' names ([`Index::kept_key`]),
 //! not their bytes: what is kept for a store that grew replaces what its shorter self had.
 
 mod parts;
+pub use parts::Parts;
 mod summary;
 mod verdicts;
 
@@ -522,6 +523,11 @@ impl Index {
             key.push_str(name);
         }
         key
+    }
+
+    /// [`Index::kept_key`] of the files `inputs` were loaded from.
+    pub fn kept_key_of(kind: &str, inputs: &[Input]) -> String {
+        Index::kept_key(kind, inputs.iter().map(|i| &*i.path))
     }
 
     /// Where what is kept under `key` ([`Index::kept_key`]) lives.

@@ -1,4 +1,4 @@
-//! What is kept for an opening in parts, each read back alone ([`Index::recall_part`]):
+//! What is kept for an opening in parts, each read back alone ([`Parts::read`]):
 //! for what is too large to read whole for a question about a small piece of it (each
 //! action's views, [`crate::analysis::action_table`]), under a key naming the files
 //! ([`Index::kept_key`]) as everything kept for an opening is.
@@ -7,14 +7,6 @@ use super::{FORMAT, Index, checksum, mark_used, writable_by_others};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Read, Seek, SeekFrom};
-
-/// A file of parts, its header read.
-struct PartsFile {
-    file: std::io::BufReader<std::fs::File>,
-    /// Where its first part starts.
-    start: u64,
-    slot: std::path::PathBuf,
-}
 
 /// The header line of what is kept in parts for an opening.
 #[derive(Serialize, Deserialize)]
@@ -30,7 +22,7 @@ struct PartsHeader {
 impl Index {
     /// Keeps `count` parts (JSON, as `parts` gives them, one after another) for the
     /// opening `opening` under this configuration, under `key` (in place of what was kept
-    /// there for another opening); [`Index::recall_part`] reads one.
+    /// there for another opening); [`Index::open_parts`] reads them.
     pub fn remember_parts(
         &self,
         key: &str,
@@ -67,9 +59,10 @@ impl Index {
         Ok(())
     }
 
-    /// The header of what is kept in parts under `key`, when it fits this configuration,
-    /// and the file, read up to its first part.
-    fn parts_header(&self, key: &str) -> Option<(PartsHeader, PartsFile)> {
+    /// What [`Index::remember_parts`] kept under `key` for the opening `opening` under
+    /// this configuration, its header read once: [`Parts::read`] reads one part alone.
+    /// Marks it used.
+    pub fn open_parts(&self, key: &str, opening: &str) -> Option<Parts> {
         if writable_by_others(&self.dir) {
             return None;
         }
@@ -78,40 +71,44 @@ impl Index {
         let mut line = Vec::new();
         file.read_until(b'\n', &mut line).ok()?;
         let header: PartsHeader = serde_json::from_slice(&line).ok()?;
-        let fits = header.format == FORMAT && header.config == self.config;
-        let start = line.len() as u64;
-        fits.then_some((header, PartsFile { file, start, slot }))
-    }
-
-    /// Part `part` of what [`Index::remember_parts`] kept under `key` for the opening
-    /// `opening` under this configuration, when that part is sound (its length and
-    /// checksum); the other parts are not read.
-    pub fn recall_part<T: DeserializeOwned>(
-        &self,
-        key: &str,
-        opening: &str,
-        part: usize,
-    ) -> Option<T> {
-        let (header, found) = self.parts_header(key)?;
-        let PartsFile {
-            mut file,
-            start,
-            slot,
-        } = found;
-        let (len, sum) = (header.parts.get(part)).filter(|_| header.opening == opening)?;
-        let before: u64 = header.parts[..part].iter().map(|(len, _)| len).sum();
-        // A damaged header never makes a read larger than the file.
-        let size = file.get_ref().metadata().ok()?.len();
-        if start.saturating_add(before).saturating_add(*len) > size {
+        let fits =
+            header.format == FORMAT && header.config == self.config && header.opening == opening;
+        if !fits {
             return None;
         }
-        file.seek(SeekFrom::Start(start + before)).ok()?;
+        mark_used(&slot);
+        let mut start = line.len() as u64;
+        let mut parts = Vec::with_capacity(header.parts.len());
+        for (len, sum) in header.parts {
+            parts.push((start, len, sum));
+            start = start.saturating_add(len);
+        }
+        Some(Parts { slot, parts })
+    }
+}
+
+/// What is kept in parts for an opening ([`Index::open_parts`]).
+pub struct Parts {
+    slot: std::path::PathBuf,
+    /// Each part's offset in the file, length and [`checksum`].
+    parts: Vec<(u64, u64, String)>,
+}
+
+impl Parts {
+    /// Part `part`, when it is sound (its length and checksum); no other part is read.
+    pub fn read<T: DeserializeOwned>(&self, part: usize) -> Option<T> {
+        let (offset, len, sum) = self.parts.get(part)?;
+        let mut file = std::fs::File::open(&self.slot).ok()?;
+        // A damaged header never makes a read larger than the file.
+        if offset.saturating_add(*len) > file.metadata().ok()?.len() {
+            return None;
+        }
+        file.seek(SeekFrom::Start(*offset)).ok()?;
         let mut body = vec![0; usize::try_from(*len).ok()?];
         file.read_exact(&mut body).ok()?;
         if checksum(&[&body]) != *sum {
             return None;
         }
-        mark_used(&slot);
         serde_json::from_slice(&body).ok()
     }
 }
