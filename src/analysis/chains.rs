@@ -113,7 +113,7 @@ impl Serialize for Chain {
 pub fn build(graph: &Graph, facts: &[&ActionFacts]) -> Vec<Chain> {
     // `observed` is "denied" exactly when the decision is a deny (read while the action
     // was in cache; comparing the decision text here would reload every action).
-    let denied = |n: NodeId| facts[n as usize].observed == Some("denied");
+    let denied = |n: NodeId| facts[n as usize].observed() == Some("denied");
     // Each start and each causal group is independent: built in parallel, kept in order.
     let starts: Vec<NodeId> = (0..graph.nodes.len() as NodeId)
         .into_par_iter()
@@ -128,7 +128,7 @@ pub fn build(graph: &Graph, facts: &[&ActionFacts]) -> Vec<Chain> {
         let ended = group
             .nodes
             .last()
-            .and_then(|n| facts[*n as usize].observed)
+            .and_then(|n| facts[*n as usize].observed())
             .map(str::to_string);
         let run_id = group
             .nodes
@@ -232,7 +232,7 @@ fn collect_paths(graph: &Graph, path: Vec<NodeId>, out: &mut Vec<Vec<NodeId>>) {
 
 /// An outcome was recorded: an allow alone does not say the action ran.
 fn executed(facts: &[&ActionFacts], node: NodeId) -> bool {
-    matches!(facts[node as usize].observed, Some("success" | "failure"))
+    matches!(facts[node as usize].observed(), Some("success" | "failure"))
 }
 
 fn steps(facts: &[&ActionFacts], nodes: &[NodeId]) -> Vec<Step> {

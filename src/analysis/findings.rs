@@ -251,7 +251,7 @@ pub fn checks(f: &ActionFacts) -> u8 {
         && (f
             .result_outcome()
             .is_some_and(|o| matches!(o, "success" | "succeeded" | "ok" | "completed"))
-            || f.exit_code == Some(0.0)
+            || f.exit_code() == Some(0.0)
             || f.has_result_digest)
     {
         bits |= check::EXEC_AFTER_DENY;

@@ -260,7 +260,7 @@ impl Graph {
                     pos,
                     run,
                     copies: 1,
-                    time: f.time,
+                    time: f.time(),
                     parent: None,
                 });
                 self.runs[run as usize].nodes.push(n);

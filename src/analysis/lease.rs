@@ -382,7 +382,7 @@ fn view(
         .map(|v| v.and_then(Json::as_f64));
     let mut notes = LeaseNotes::default();
     let label = action.approval_decision().map(CompactString::from);
-    let executed_at_ms = started.or(action.time);
+    let executed_at_ms = started.or(action.time());
     let mut v = LeaseView {
         lease_id: CompactString::from(lease_id),
         source: LeaseSource::Inferred,

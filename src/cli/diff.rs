@@ -281,7 +281,7 @@ pub fn run(args: &DiffArgs) -> i32 {
             aligned_by,
             fields,
             decision: pair(x.facts.outcome(), y.facts.outcome()),
-            outcome: pair(x.facts.observed, y.facts.observed),
+            outcome: pair(x.facts.observed(), y.facts.observed()),
         });
     }
     let only = |side: &[Seen], used: &dyn Fn(usize) -> bool| -> Vec<Only> {

@@ -179,10 +179,10 @@ fn node_flags(analysis: &Analysis, node: NodeId, f: &ActionFacts) -> u16 {
             bits |= flag::LEASE_OUT;
         }
     }
-    if matches!(f.observed, Some("success" | "failure")) {
+    if matches!(f.observed(), Some("success" | "failure")) {
         bits |= flag::EXECUTED;
     }
-    if f.observed == Some("failure") {
+    if f.observed() == Some("failure") {
         bits |= flag::FAILED;
     }
     if f.parent().is_some() && g.nodes[node as usize].parent.is_none() {

@@ -304,7 +304,7 @@ fn actions(ev: EvidenceRef) -> Table {
             t.s("side_effect_class", f.side_effect_class());
             t.b("state_changing", f.state_changing);
             t.f("time_ms", node.time);
-            t.s("observed", f.observed);
+            t.s("observed", f.observed());
             t.s("drift", Some(f.drift.name()));
             t.s("lease_id", lease.map(|l| l.lease_id.as_str()));
             t.s("lease_source", lease.map(|l| l.source.name()));

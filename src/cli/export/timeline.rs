@@ -42,7 +42,7 @@ fn events<'e>(ev: &'e Evidence, runs: &[String]) -> Vec<Event<'e>> {
             let Some(facts) = g.facts(&ev.corpus, n) else {
                 continue;
             };
-            match facts.time {
+            match facts.time() {
                 Some(time) if time.is_finite() => out.push(Event {
                     node: n,
                     run: &run.id,
@@ -90,7 +90,7 @@ fn lines(values: impl Iterator<Item = Value>) -> String {
 pub fn timesketch(ev: &Evidence, runs: &[String]) -> String {
     lines(events(ev, runs).iter().map(|e| {
         let f = &e.facts;
-        let words: Vec<&str> = [f.id(), f.tool(), f.outcome(), f.observed]
+        let words: Vec<&str> = [f.id(), f.tool(), f.outcome(), f.observed()]
             .into_iter()
             .flatten()
             .collect();
@@ -104,7 +104,7 @@ pub fn timesketch(ev: &Evidence, runs: &[String]) -> String {
             "action_id": f.id(),
             "tool_name": f.tool(),
             "decision": f.outcome(),
-            "observed": f.observed,
+            "observed": f.observed(),
             "side_effect_class": f.side_effect_class(),
             "source": e.source,
             "findings": findings_of(ev, e),
@@ -139,7 +139,7 @@ pub fn chrome_trace(ev: &Evidence, runs: &[String]) -> String {
             "args": {
                 "action_id": f.id(),
                 "decision": f.outcome(),
-                "observed": f.observed,
+                "observed": f.observed(),
                 "source": e.source,
                 "findings": findings_of(ev, e),
             },
@@ -237,7 +237,7 @@ pub fn otlp_json(ev: &Evidence, runs: &[String]) -> String {
             attr("gen_ai.tool.name", f.tool()),
             attr("gen_ai.tool.call.id", f.id()),
             attr("aep.run_id", Some(e.run)),
-            attr("aep.observed", f.observed),
+            attr("aep.observed", f.observed()),
             attr("aep.side_effect_class", f.side_effect_class()),
             attr("aep.source", Some(&e.source)),
         ]

@@ -60,7 +60,7 @@ impl ActionGraph {
                     _ if decision == Some("deny") => Class::Denied,
                     _ => Class::Plain,
                 };
-                let detail: Vec<&str> = [facts.tool(), decision, facts.observed]
+                let detail: Vec<&str> = [facts.tool(), decision, facts.observed()]
                     .into_iter()
                     .flatten()
                     .collect();
