@@ -706,15 +706,24 @@ pub fn fingerprint_all<'f>(
 /// Drops repeats (the same finding from copies of one action in chained snapshots)
 /// and sorts by severity, then time.
 pub fn dedupe_and_sort(mut timed: Vec<Timed>) -> Vec<Finding> {
-    let mut seen = HashSet::new();
-    timed.retain(|(f, _)| {
-        seen.insert((
-            f.id,
-            f.run_id.clone(),
-            f.action_ids.clone(),
-            f.message.clone(),
-        ))
-    });
+    // Which to keep, from borrowed keys: a large store has a hundred thousand findings,
+    // and copying their texts into the set cost more memory than anything else here.
+    let keep: Vec<bool> = {
+        let mut seen = HashSet::with_capacity(timed.len());
+        timed
+            .iter()
+            .map(|(f, _)| {
+                seen.insert((
+                    f.id,
+                    f.run_id.as_deref(),
+                    f.action_ids.as_slice(),
+                    f.message.as_str(),
+                ))
+            })
+            .collect()
+    };
+    let mut keep = keep.into_iter();
+    timed.retain(|_| keep.next().unwrap_or(true));
     timed.sort_by(|(a, ta), (b, tb)| {
         a.severity
             .cmp(&b.severity)

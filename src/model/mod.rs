@@ -13,6 +13,7 @@ pub mod json;
 pub mod name;
 pub mod prefetch;
 pub mod text;
+mod texts;
 pub mod time;
 
 use json::{Json, KeySet, Obj, index_of};

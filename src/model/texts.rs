@@ -1,0 +1,325 @@
+//! The text members of an action's facts ([`ActionFacts`](super::facts::ActionFacts)),
+//! packed in one allocation per action: a million actions' facts stay a few dozen bytes of
+//! text each.
+
+use super::codec::{Reader, Writer};
+
+/// The text members of [`ActionFacts`], in the order they are packed.
+pub(super) const TEXTS: usize = 13;
+
+/// Where [`ActionFacts::arguments_digest`] is among the texts.
+pub(super) const DIGEST: usize = 12;
+
+/// In [`Texts::present`]: the arguments digest is packed (its 32 bytes, not its text).
+const PACKED: u16 = 1 << 15;
+
+/// Text members packed in one allocation: the texts one after another, where each ends,
+/// and which are present (a million actions' facts stay a few dozen bytes each). The
+/// arguments digest, when it is the usual `sha256:` and 64 lower-case hex digits, is kept
+/// as its 32 bytes ([`pack`]): it is a third of an action's text, and only search reads
+/// it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Texts {
+    buf: Box<str>,
+    ends: Ends,
+    /// Bit `i`: text `i` is present; [`PACKED`].
+    present: u16,
+}
+
+/// Where each text ends in [`Texts::buf`]: two bytes each when they fit, as they do but
+/// for actions with texts of tens of kilobytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Ends {
+    Short([u16; TEXTS]),
+    Long(Box<[u32; TEXTS]>),
+}
+
+impl Ends {
+    fn new(ends: [u32; TEXTS]) -> Ends {
+        match ends.map(u16::try_from) {
+            short if short.iter().all(Result::is_ok) => Ends::Short(short.map(|e| e.unwrap_or(0))),
+            _ => Ends::Long(Box::new(ends)),
+        }
+    }
+
+    fn get(&self, i: usize) -> usize {
+        match self {
+            Ends::Short(e) => usize::from(e[i]),
+            Ends::Long(e) => e[i] as usize,
+        }
+    }
+
+    fn all(&self) -> [u32; TEXTS] {
+        std::array::from_fn(|i| self.get(i) as u32)
+    }
+}
+
+/// The 32 bytes of `sha256:` and 64 lower-case hex digits (the text they pack back to).
+fn packed_digest(text: &str) -> Option<[u8; 32]> {
+    let hex = text.strip_prefix("sha256:")?.as_bytes();
+    let digit = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    };
+    if hex.len() != 64 {
+        return None;
+    }
+    let mut out = [0; 32];
+    for (o, pair) in out.iter_mut().zip(hex.chunks_exact(2)) {
+        *o = digit(pair[0])? << 4 | digit(pair[1])?;
+    }
+    Some(out)
+}
+
+/// A packed digest's length: 32 bytes as 37 ASCII characters of seven bits each, so the
+/// texts stay one `str`.
+const PACKED_LEN: usize = 37;
+
+/// Appends `bytes` to `out` seven bits to a character ([`PACKED_LEN`] of them).
+fn pack(bytes: &[u8; 32], out: &mut String) {
+    let (mut acc, mut bits) = (0u32, 0);
+    for &b in bytes {
+        acc = acc << 8 | u32::from(b);
+        bits += 8;
+        while bits >= 7 {
+            bits -= 7;
+            out.push(char::from((acc >> bits) as u8 & 0x7f));
+        }
+    }
+    out.push(char::from((acc << (7 - bits)) as u8 & 0x7f));
+}
+
+/// The 32 bytes [`pack`] made `text` from.
+fn unpack(text: &str) -> Option<[u8; 32]> {
+    if text.len() != PACKED_LEN || !text.is_ascii() {
+        return None;
+    }
+    let (mut out, mut n) = ([0u8; 32], 0);
+    let (mut acc, mut bits) = (0u32, 0);
+    for c in text.bytes() {
+        acc = acc << 7 | u32::from(c);
+        bits += 7;
+        if bits >= 8 && n < 32 {
+            bits -= 8;
+            out[n] = (acc >> bits) as u8;
+            n += 1;
+        }
+    }
+    // The bits after the last byte are the zeros `pack` put there.
+    (n == 32 && acc & ((1 << bits) - 1) == 0).then_some(out)
+}
+
+/// An arguments digest as its facts keep it: its text, or its packed bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgumentsDigest<'a> {
+    Text(&'a str),
+    /// `sha256:` and these bytes in lower-case hex.
+    Sha256([u8; 32]),
+}
+
+impl ArgumentsDigest<'_> {
+    /// Appends the digest's text to `out`.
+    pub fn push_to(&self, out: &mut String) {
+        match self {
+            ArgumentsDigest::Text(t) => out.push_str(t),
+            ArgumentsDigest::Sha256(bytes) => {
+                out.push_str("sha256:");
+                let digit = |v: u8| char::from_digit(u32::from(v), 16).unwrap_or('?');
+                for b in bytes {
+                    out.push(digit(b >> 4));
+                    out.push(digit(b & 15));
+                }
+            }
+        }
+    }
+}
+
+impl Texts {
+    pub(super) fn new(texts: [Option<&str>; TEXTS]) -> Texts {
+        let mut buf = String::with_capacity(texts.iter().flatten().map(|t| t.len()).sum());
+        let mut ends = [0; TEXTS];
+        let mut present = 0;
+        for (i, t) in texts.iter().enumerate() {
+            if let Some(t) = t {
+                match packed_digest(t).filter(|_| i == DIGEST) {
+                    Some(bytes) => {
+                        pack(&bytes, &mut buf);
+                        present |= PACKED;
+                    }
+                    None => buf.push_str(t),
+                }
+                present |= 1 << i;
+            }
+            // Texts past 4 GiB in one action are not a thing a store holds.
+            ends[i] = u32::try_from(buf.len()).unwrap_or(u32::MAX);
+        }
+        Texts {
+            buf: buf.into_boxed_str(),
+            ends: Ends::new(ends),
+            present,
+        }
+    }
+
+    /// Writes the texts for the evidence index ([`Texts::decode`] reads them back).
+    pub(super) fn encode(&self, w: &mut Writer) {
+        w.uint(u64::from(self.present));
+        w.bytes(self.buf.as_bytes());
+        self.ends.all().iter().for_each(|&e| w.uint(u64::from(e)));
+    }
+
+    /// The texts [`Texts::encode`] wrote; `None` when the bytes are not that.
+    pub(super) fn decode(r: &mut Reader<'_>) -> Option<Texts> {
+        let present = r.int()?;
+        let buf: Box<str> = r.str()?.into();
+        let mut ends = [0u32; TEXTS];
+        for end in &mut ends {
+            *end = r.int()?;
+        }
+        Texts::from_parts(buf, ends, present)
+    }
+
+    /// Texts read back from their parts, when they are sound: each text inside the buffer
+    /// after the one before it, a packed digest one [`pack`] makes.
+    fn from_parts(buf: Box<str>, ends: [u32; TEXTS], present: u16) -> Option<Texts> {
+        let texts = Texts {
+            buf,
+            ends: Ends::new(ends),
+            present,
+        };
+        let mut start = 0;
+        for (i, &end) in ends.iter().enumerate() {
+            let part = texts.buf.get(start..end as usize)?;
+            let packed_digest = i == DIGEST && texts.packed();
+            if packed_digest && (present & (1 << i) == 0 || unpack(part).is_none()) {
+                return None;
+            }
+            start = end as usize;
+        }
+        Some(texts)
+    }
+
+    fn packed(&self) -> bool {
+        self.present & PACKED != 0
+    }
+
+    /// Text `i` as kept, when it is present.
+    fn kept(&self, i: usize) -> Option<&str> {
+        if self.present & (1 << i) == 0 {
+            return None;
+        }
+        let start = if i == 0 { 0 } else { self.ends.get(i - 1) };
+        self.buf.get(start..self.ends.get(i))
+    }
+
+    /// Text `i`, when it is present (a packed digest is no text: [`Texts::digest`]).
+    pub(super) fn get(&self, i: usize) -> Option<&str> {
+        if i == DIGEST && self.packed() {
+            return None;
+        }
+        self.kept(i)
+    }
+
+    pub(super) fn digest(&self) -> Option<ArgumentsDigest<'_>> {
+        let kept = self.kept(DIGEST)?;
+        if self.packed() {
+            unpack(kept).map(ArgumentsDigest::Sha256)
+        } else {
+            Some(ArgumentsDigest::Text(kept))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The packed texts give back each member as stored: absent, empty, non-ASCII, long
+    /// (past what two bytes address) ones alike, whatever their neighbours; an arguments
+    /// digest of `sha256:` and 64 lower-case hex digits is packed and gives back its text.
+    #[test]
+    fn packed_texts_read_back_as_stored() {
+        let long = "x".repeat(300);
+        let huge = "é".repeat(40_000);
+        let digest = format!("sha256:{}", "0123456789abcdef".repeat(4));
+        let upper = digest.to_uppercase().replace("SHA256", "sha256");
+        let short = &digest[..70];
+        let mut cases: Vec<[Option<&str>; TEXTS]> = vec![[None; TEXTS], [Some(""); TEXTS]];
+        for (big, d) in [
+            (&long, "sha256:ab"),
+            (&huge, &digest),
+            (&long, &upper),
+            (&long, short),
+        ] {
+            cases.push([
+                Some("act-1"),
+                None,
+                Some(""),
+                Some("causal-é"),
+                None,
+                Some(big),
+                Some("read"),
+                Some("deny"),
+                None,
+                Some("revoked"),
+                Some("ok"),
+                None,
+                Some(d),
+            ]);
+        }
+        for texts in cases {
+            let packed = Texts::new(texts);
+            for (i, t) in texts.iter().enumerate().take(DIGEST) {
+                assert_eq!(packed.get(i), *t, "{i} of {texts:?}");
+            }
+            let digest = packed.digest().map(|d| {
+                let mut text = String::new();
+                d.push_to(&mut text);
+                text
+            });
+            assert_eq!(digest.as_deref(), texts[DIGEST]);
+            let is_packed = matches!(packed.digest(), Some(ArgumentsDigest::Sha256(_)));
+            assert_eq!(
+                is_packed,
+                texts[DIGEST].is_some_and(|d| d.len() == 71 && d == d.to_lowercase())
+            );
+            let long_ends = matches!(packed.ends, Ends::Long(_));
+            assert_eq!(long_ends, texts[5].is_some_and(|t| t.len() > 60_000));
+            let back = Texts::from_parts(packed.buf.clone(), packed.ends.all(), packed.present);
+            assert_eq!(back.as_ref(), Some(&packed));
+        }
+        // A packed digest that is not one `pack` makes, or a text that ends inside a
+        // character, is refused.
+        let packed = Texts::new(cases_digest(&digest));
+        let mut ends = packed.ends.all();
+        ends[DIGEST] -= 1;
+        assert_eq!(
+            Texts::from_parts(packed.buf.clone(), ends, packed.present),
+            None
+        );
+        let mut buf = packed.buf.to_string();
+        buf.replace_range(buf.len() - 1.., "é");
+        let all = packed.ends.all();
+        assert_eq!(Texts::from_parts(buf.into(), all, packed.present), None);
+        let texts = Texts::new([Some("é"); TEXTS]);
+        let mut ends = texts.ends.all();
+        ends[0] = 1;
+        assert_eq!(
+            Texts::from_parts(texts.buf.clone(), ends, texts.present),
+            None
+        );
+        let bytes: [u8; 32] = std::array::from_fn(|i| (i * 37 + 255) as u8);
+        let mut text = String::new();
+        pack(&bytes, &mut text);
+        assert_eq!((text.len(), unpack(&text)), (PACKED_LEN, Some(bytes)));
+        let last = text.pop().unwrap();
+        text.push(char::from(last as u8 | 1));
+        assert_eq!(unpack(&text), None, "padding bits set");
+    }
+
+    fn cases_digest(digest: &str) -> [Option<&str>; TEXTS] {
+        let mut texts = [Some("a"); TEXTS];
+        texts[DIGEST] = Some(digest);
+        texts
+    }
+}
