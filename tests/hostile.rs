@@ -93,6 +93,35 @@ fn three_hundred_thousand_actions_in_one_record() {
     assert!(ev.analysis.graph.nodes[last as usize].parent.is_some());
 }
 
+/// A store whose actions name more distinct tools and classes than the vocabulary holds:
+/// every action's facts still give back its own texts (past the vocabulary's room they
+/// are kept in the action's own buffer), and the vocabulary stops growing.
+#[test]
+fn more_distinct_tool_names_than_the_vocabulary_holds() {
+    use aeplens::model::vocabulary::{CAPACITY, number};
+    let n = CAPACITY + 500;
+    let actions: Vec<String> = (0..n)
+        .map(|i| {
+            format!(
+                r#"{{"action_id":"a{i}","tool_name":"tool-{i}","side_effect_class":"class-{i}"}}"#
+            )
+        })
+        .collect();
+    let text = record_with(&format!(r#","actions":[{}]"#, actions.join(",")));
+    let ev = open(text.as_bytes());
+    let facts = ev.corpus.record(0).facts();
+    assert_eq!(facts.actions.len(), n);
+    for (i, (_, a)) in facts.actions.iter().enumerate() {
+        assert_eq!(a.tool(), Some(format!("tool-{i}").as_str()));
+        assert_eq!(a.side_effect_class(), Some(format!("class-{i}").as_str()));
+    }
+    assert_eq!(number("a word the full vocabulary has no room for"), None);
+    assert!(
+        number("tool-0").is_some(),
+        "a word it holds keeps its number"
+    );
+}
+
 #[test]
 fn bad_lines_bytes_and_shapes_each_get_an_error() {
     let mut text = Vec::new();

@@ -15,6 +15,7 @@ pub mod prefetch;
 pub mod text;
 mod texts;
 pub mod time;
+pub mod vocabulary;
 
 use json::{Json, KeySet, Obj, index_of};
 use std::sync::Arc;

@@ -3,6 +3,7 @@
 //! text each.
 
 use super::codec::{Reader, Writer};
+use super::vocabulary;
 
 /// The text members of [`ActionFacts`], in the order they are packed.
 pub(super) const TEXTS: usize = 13;
@@ -13,17 +14,25 @@ pub(super) const DIGEST: usize = 12;
 /// In [`Texts::present`]: the arguments digest is packed (its 32 bytes, not its text).
 const PACKED: u16 = 1 << 15;
 
+/// The texts kept as words of the [`vocabulary`] when they are in it: the tool name,
+/// side-effect class, decision outcome, grant, approval decision and result outcome
+/// (the order of [`ActionFacts`]'s accessors).
+const WORD_TEXTS: u16 = 1 << 1 | 1 << 6 | 1 << 7 | 1 << 8 | 1 << 9 | 1 << 10;
+
 /// Text members packed in one allocation: the texts one after another, where each ends,
 /// and which are present (a million actions' facts stay a few dozen bytes each). The
 /// arguments digest, when it is the usual `sha256:` and 64 lower-case hex digits, is kept
 /// as its 32 bytes ([`pack`]): it is a third of an action's text, and only search reads
-/// it.
+/// it. A text that takes few distinct values is kept as its number in the [`vocabulary`]
+/// (two characters of seven bits), when it has one.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Texts {
     buf: Box<str>,
     ends: Ends,
     /// Bit `i`: text `i` is present; [`PACKED`].
     present: u16,
+    /// Bit `i`: text `i` is kept as a word ([`WORD_TEXTS`]).
+    words: u16,
 }
 
 /// Where each text ends in [`Texts::buf`]: two bytes each when they fit, as they do but
@@ -49,6 +58,7 @@ impl Ends {
         }
     }
 
+    #[cfg(test)]
     fn all(&self) -> [u32; TEXTS] {
         std::array::from_fn(|i| self.get(i) as u32)
     }
@@ -137,17 +147,32 @@ impl ArgumentsDigest<'_> {
 
 impl Texts {
     pub(super) fn new(texts: [Option<&str>; TEXTS]) -> Texts {
+        Texts::assemble(texts, false)
+    }
+
+    /// Packs `texts`, the arguments digest already packed when `packed`; each of
+    /// [`WORD_TEXTS`] as its word's number when the vocabulary has (or takes) it.
+    fn assemble(texts: [Option<&str>; TEXTS], packed: bool) -> Texts {
         let mut buf = String::with_capacity(texts.iter().flatten().map(|t| t.len()).sum());
         let mut ends = [0; TEXTS];
-        let mut present = 0;
+        let (mut present, mut words) = (0, 0);
         for (i, t) in texts.iter().enumerate() {
             if let Some(t) = t {
-                match packed_digest(t).filter(|_| i == DIGEST) {
-                    Some(bytes) => {
-                        pack(&bytes, &mut buf);
-                        present |= PACKED;
-                    }
-                    None => buf.push_str(t),
+                let word = (WORD_TEXTS & 1 << i != 0)
+                    .then(|| vocabulary::number(t))
+                    .flatten();
+                if let Some(n) = word {
+                    buf.push(char::from((n >> 7) as u8));
+                    buf.push(char::from((n & 0x7f) as u8));
+                    words |= 1 << i;
+                } else if i == DIGEST && packed {
+                    buf.push_str(t);
+                    present |= PACKED;
+                } else if let Some(bytes) = packed_digest(t).filter(|_| i == DIGEST) {
+                    pack(&bytes, &mut buf);
+                    present |= PACKED;
+                } else {
+                    buf.push_str(t);
                 }
                 present |= 1 << i;
             }
@@ -158,14 +183,22 @@ impl Texts {
             buf: buf.into_boxed_str(),
             ends: Ends::new(ends),
             present,
+            words,
         }
     }
 
-    /// Writes the texts for the evidence index ([`Texts::decode`] reads them back).
+    /// Writes the texts for the evidence index ([`Texts::decode`] reads them back): a
+    /// word as its text (the numbers are this process's own).
     pub(super) fn encode(&self, w: &mut Writer) {
+        let mut buf = String::with_capacity(self.buf.len());
+        let mut ends = [0; TEXTS];
+        for (i, end) in ends.iter_mut().enumerate() {
+            buf.push_str(self.kept(i).unwrap_or(""));
+            *end = u32::try_from(buf.len()).unwrap_or(u32::MAX);
+        }
         w.uint(u64::from(self.present));
-        w.bytes(self.buf.as_bytes());
-        self.ends.all().iter().for_each(|&e| w.uint(u64::from(e)));
+        w.bytes(buf.as_bytes());
+        ends.iter().for_each(|&e| w.uint(u64::from(e)));
     }
 
     /// The texts [`Texts::encode`] wrote; `None` when the bytes are not that.
@@ -176,7 +209,9 @@ impl Texts {
         for end in &mut ends {
             *end = r.int()?;
         }
-        Texts::from_parts(buf, ends, present)
+        let texts = Texts::from_parts(buf, ends, present)?;
+        let parts = std::array::from_fn(|i| texts.kept(i));
+        Some(Texts::assemble(parts, texts.packed()))
     }
 
     /// Texts read back from their parts, when they are sound: each text inside the buffer
@@ -186,6 +221,7 @@ impl Texts {
             buf,
             ends: Ends::new(ends),
             present,
+            words: 0,
         };
         let mut start = 0;
         for (i, &end) in ends.iter().enumerate() {
@@ -203,13 +239,20 @@ impl Texts {
         self.present & PACKED != 0
     }
 
-    /// Text `i` as kept, when it is present.
+    /// Text `i` as kept (a word as its text, a packed digest packed), when it is present.
     fn kept(&self, i: usize) -> Option<&str> {
         if self.present & (1 << i) == 0 {
             return None;
         }
         let start = if i == 0 { 0 } else { self.ends.get(i - 1) };
-        self.buf.get(start..self.ends.get(i))
+        let part = self.buf.get(start..self.ends.get(i))?;
+        if self.words & (1 << i) == 0 {
+            return Some(part);
+        }
+        match part.as_bytes() {
+            &[high, low] => vocabulary::word(u16::from(high) << 7 | u16::from(low)),
+            _ => None,
+        }
     }
 
     /// Text `i`, when it is present (a packed digest is no text: [`Texts::digest`]).
@@ -285,8 +328,18 @@ mod tests {
             );
             let long_ends = matches!(packed.ends, Ends::Long(_));
             assert_eq!(long_ends, texts[5].is_some_and(|t| t.len() > 60_000));
-            let back = Texts::from_parts(packed.buf.clone(), packed.ends.all(), packed.present);
-            assert_eq!(back.as_ref(), Some(&packed));
+            // The word texts are kept as words (this test process never fills the
+            // vocabulary), and read back through the index's encoding as they were.
+            let words = (0..TEXTS).filter(|i| {
+                WORD_TEXTS & 1 << i != 0
+                    && texts[*i].is_some_and(|t| t.len() <= vocabulary::LONGEST)
+            });
+            assert_eq!(packed.words, words.fold(0, |w, i| w | 1 << i));
+            let mut w = Writer::default();
+            packed.encode(&mut w);
+            let mut r = Reader::new(&w.bytes);
+            assert_eq!(Texts::decode(&mut r).as_ref(), Some(&packed));
+            assert!(r.is_empty());
         }
         // A packed digest that is not one `pack` makes, or a text that ends inside a
         // character, is refused.

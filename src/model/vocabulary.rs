@@ -1,0 +1,79 @@
+//! The words of action texts that take few distinct values — tool names, side-effect
+//! classes, decision outcomes, grants, result outcomes: each word is kept once for the
+//! life of the process and an action's facts ([`ActionFacts`](super::facts::ActionFacts))
+//! keep its number, two bytes instead of the text. The words come from records, so the vocabulary is
+//! bounded: at most [`CAPACITY`] words of at most [`LONGEST`] bytes; any other text stays
+//! in the action's own buffer, as every text did before.
+
+use std::cell::RefCell;
+use std::sync::{LazyLock, Mutex, OnceLock, PoisonError};
+
+/// The most words the vocabulary holds.
+pub const CAPACITY: usize = 4096;
+
+/// The longest text kept as a word, in bytes.
+pub const LONGEST: usize = 48;
+
+/// The words, by number: read without a lock.
+static WORDS: [OnceLock<&'static str>; CAPACITY] = [const { OnceLock::new() }; CAPACITY];
+
+/// The numbers, by word: taken under a lock when a thread meets a word the first time.
+static NUMBERS: LazyLock<Mutex<hashbrown::HashMap<&'static str, u16>>> =
+    LazyLock::new(Mutex::default);
+
+thread_local! {
+    /// The words this thread has looked up, with their numbers.
+    static KNOWN: RefCell<hashbrown::HashMap<&'static str, u16>> = RefCell::default();
+}
+
+/// The number of `text` in the vocabulary, added when it is new and there is room;
+/// `None` for a text too long, or new to a full vocabulary.
+pub fn number(text: &str) -> Option<u16> {
+    if text.len() > LONGEST {
+        return None;
+    }
+    if let Some(n) = KNOWN.with(|known| known.borrow().get(text).copied()) {
+        return Some(n);
+    }
+    let (word, n) = {
+        let mut numbers = NUMBERS.lock().unwrap_or_else(PoisonError::into_inner);
+        match numbers.get_key_value(text) {
+            Some((&word, &n)) => (word, n),
+            None => {
+                let n = numbers.len();
+                let slot = WORDS.get(n)?;
+                let word: &'static str = Box::leak(Box::from(text));
+                slot.set(word).ok()?;
+                numbers.insert(word, n as u16);
+                (word, n as u16)
+            }
+        }
+    };
+    KNOWN.with(|known| known.borrow_mut().insert(word, n));
+    Some(n)
+}
+
+/// The word numbered `n` ([`number`] gave `n`).
+pub fn word(n: u16) -> Option<&'static str> {
+    WORDS.get(usize::from(n))?.get().copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A word has one number wherever it is asked for and gives back its text; a text
+    /// past the longest word is never a word.
+    #[test]
+    fn words_have_one_number_on_every_thread() {
+        let here = number("vocabulary-test-tool").unwrap();
+        let there = std::thread::spawn(|| number("vocabulary-test-tool"))
+            .join()
+            .unwrap();
+        assert_eq!(Some(here), there);
+        assert_eq!(word(here), Some("vocabulary-test-tool"));
+        assert_ne!(number("vocabulary-test-other"), Some(here));
+        assert_eq!(number(&"x".repeat(LONGEST + 1)), None);
+        assert!(number(&"x".repeat(LONGEST)).is_some());
+    }
+}
