@@ -198,7 +198,9 @@ impl Texts {
         }
         w.uint(u64::from(self.present));
         w.bytes(buf.as_bytes());
-        ends.iter().for_each(|&e| w.uint(u64::from(e)));
+        for end in ends {
+            w.uint(u64::from(end));
+        }
     }
 
     /// The texts [`Texts::encode`] wrote; `None` when the bytes are not that.

@@ -37,16 +37,15 @@ pub fn number(text: &str) -> Option<u16> {
     }
     let (word, n) = {
         let mut numbers = NUMBERS.lock().unwrap_or_else(PoisonError::into_inner);
-        match numbers.get_key_value(text) {
-            Some((&word, &n)) => (word, n),
-            None => {
-                let n = numbers.len();
-                let slot = WORDS.get(n)?;
-                let word: &'static str = Box::leak(Box::from(text));
-                slot.set(word).ok()?;
-                numbers.insert(word, n as u16);
-                (word, n as u16)
-            }
+        if let Some((&word, &n)) = numbers.get_key_value(text) {
+            (word, n)
+        } else {
+            let n = numbers.len();
+            let slot = WORDS.get(n)?;
+            let word: &'static str = Box::leak(Box::from(text));
+            slot.set(word).ok()?;
+            numbers.insert(word, n as u16);
+            (word, n as u16)
         }
     };
     KNOWN.with(|known| known.borrow_mut().insert(word, n));
