@@ -206,35 +206,29 @@ impl Texts {
     /// The texts [`Texts::encode`] wrote; `None` when the bytes are not that.
     pub(super) fn decode(r: &mut Reader<'_>) -> Option<Texts> {
         let present = r.int()?;
-        let buf: Box<str> = r.str()?.into();
+        let buf = r.str()?;
         let mut ends = [0u32; TEXTS];
         for end in &mut ends {
             *end = r.int()?;
         }
-        let texts = Texts::from_parts(buf, ends, present)?;
-        let parts = std::array::from_fn(|i| texts.kept(i));
-        Some(Texts::assemble(parts, texts.packed()))
+        Texts::from_parts(buf, ends, present)
     }
 
-    /// Texts read back from their parts, when they are sound: each text inside the buffer
-    /// after the one before it, a packed digest one [`pack`] makes.
-    fn from_parts(buf: Box<str>, ends: [u32; TEXTS], present: u16) -> Option<Texts> {
-        let texts = Texts {
-            buf,
-            ends: Ends::new(ends),
-            present,
-            words: 0,
-        };
+    /// Texts from the parts the index keeps, when they are sound: each text inside the
+    /// buffer after the one before it, a packed digest one [`pack`] makes.
+    fn from_parts(buf: &str, ends: [u32; TEXTS], present: u16) -> Option<Texts> {
+        let mut parts = [None; TEXTS];
         let mut start = 0;
-        for (i, &end) in ends.iter().enumerate() {
-            let part = texts.buf.get(start..end as usize)?;
-            let packed_digest = i == DIGEST && texts.packed();
-            if packed_digest && (present & (1 << i) == 0 || unpack(part).is_none()) {
-                return None;
-            }
+        for (i, (part, &end)) in parts.iter_mut().zip(&ends).enumerate() {
+            let text = buf.get(start..end as usize)?;
             start = end as usize;
+            *part = (present & 1 << i != 0).then_some(text);
         }
-        Some(texts)
+        let packed = present & PACKED != 0;
+        if packed && parts[DIGEST].and_then(unpack).is_none() {
+            return None;
+        }
+        Some(Texts::assemble(parts, packed))
     }
 
     fn packed(&self) -> bool {
@@ -348,21 +342,15 @@ mod tests {
         let packed = Texts::new(cases_digest(&digest));
         let mut ends = packed.ends.all();
         ends[DIGEST] -= 1;
-        assert_eq!(
-            Texts::from_parts(packed.buf.clone(), ends, packed.present),
-            None
-        );
+        assert_eq!(Texts::from_parts(&packed.buf, ends, packed.present), None);
         let mut buf = packed.buf.to_string();
         buf.replace_range(buf.len() - 1.., "é");
         let all = packed.ends.all();
-        assert_eq!(Texts::from_parts(buf.into(), all, packed.present), None);
+        assert_eq!(Texts::from_parts(&buf, all, packed.present), None);
         let texts = Texts::new([Some("é"); TEXTS]);
         let mut ends = texts.ends.all();
         ends[0] = 1;
-        assert_eq!(
-            Texts::from_parts(texts.buf.clone(), ends, texts.present),
-            None
-        );
+        assert_eq!(Texts::from_parts(&texts.buf, ends, texts.present), None);
         let bytes: [u8; 32] = std::array::from_fn(|i| (i * 37 + 255) as u8);
         let mut text = String::new();
         pack(&bytes, &mut text);
