@@ -35,6 +35,27 @@ pub(super) struct Texts {
     words: u16,
 }
 
+/// How [`Texts::assemble`] keeps one text.
+enum Kept<'a> {
+    /// Its number in the vocabulary.
+    Word(u16),
+    /// A digest's 32 bytes, to [`pack`].
+    Packed([u8; 32]),
+    /// As it is (a digest given already packed, too).
+    Text(&'a str),
+}
+
+impl Kept<'_> {
+    /// Its length in the buffer.
+    fn len(&self) -> usize {
+        match self {
+            Kept::Word(_) => 2,
+            Kept::Packed(_) => PACKED_LEN,
+            Kept::Text(text) => text.len(),
+        }
+    }
+}
+
 /// Where each text ends in [`Texts::buf`]: two bytes each when they fit, as they do but
 /// for actions with texts of tens of kilobytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,10 +65,12 @@ enum Ends {
 }
 
 impl Ends {
+    /// The ends of texts one after another (so the last end is the largest).
     fn new(ends: [u32; TEXTS]) -> Ends {
-        match ends.map(u16::try_from) {
-            short if short.iter().all(Result::is_ok) => Ends::Short(short.map(|e| e.unwrap_or(0))),
-            _ => Ends::Long(Box::new(ends)),
+        if u16::try_from(ends[TEXTS - 1]).is_ok() {
+            Ends::Short(ends.map(|e| e as u16))
+        } else {
+            Ends::Long(Box::new(ends))
         }
     }
 
@@ -153,27 +176,40 @@ impl Texts {
     /// Packs `texts`, the arguments digest already packed when `packed`; each of
     /// [`WORD_TEXTS`] as its word's number when the vocabulary has (or takes) it.
     fn assemble(texts: [Option<&str>; TEXTS], packed: bool) -> Texts {
-        let mut buf = String::with_capacity(texts.iter().flatten().map(|t| t.len()).sum());
+        let kept: [Option<Kept<'_>>; TEXTS] = std::array::from_fn(|i| {
+            let text = texts[i]?;
+            let word = (WORD_TEXTS & 1 << i != 0).then(|| vocabulary::number(text));
+            if let Some(n) = word.flatten() {
+                return Some(Kept::Word(n));
+            }
+            let digest = (i == DIGEST && !packed).then(|| packed_digest(text));
+            Some(digest.flatten().map_or(Kept::Text(text), Kept::Packed))
+        });
+        // The buffer made at its length: no copy when it is boxed.
+        let len = kept.iter().flatten().map(Kept::len).sum();
+        let mut buf = String::with_capacity(len);
         let mut ends = [0; TEXTS];
         let (mut present, mut words) = (0, 0);
-        for (i, t) in texts.iter().enumerate() {
-            if let Some(t) = t {
-                let word = (WORD_TEXTS & 1 << i != 0)
-                    .then(|| vocabulary::number(t))
-                    .flatten();
-                if let Some(n) = word {
+        for (i, k) in kept.iter().enumerate() {
+            match k {
+                None => {}
+                Some(Kept::Word(n)) => {
                     buf.push(char::from((n >> 7) as u8));
                     buf.push(char::from((n & 0x7f) as u8));
                     words |= 1 << i;
-                } else if i == DIGEST && packed {
-                    buf.push_str(t);
-                    present |= PACKED;
-                } else if let Some(bytes) = packed_digest(t).filter(|_| i == DIGEST) {
-                    pack(&bytes, &mut buf);
-                    present |= PACKED;
-                } else {
-                    buf.push_str(t);
                 }
+                Some(Kept::Packed(bytes)) => {
+                    pack(bytes, &mut buf);
+                    present |= PACKED;
+                }
+                Some(Kept::Text(text)) => {
+                    buf.push_str(text);
+                    if i == DIGEST && packed {
+                        present |= PACKED;
+                    }
+                }
+            }
+            if k.is_some() {
                 present |= 1 << i;
             }
             // Texts past 4 GiB in one action are not a thing a store holds.
