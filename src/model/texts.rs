@@ -36,7 +36,7 @@ pub(super) struct Texts {
 }
 
 /// How [`Texts::assemble`] keeps one text.
-enum Kept<'a> {
+enum Keep<'a> {
     /// Its number in the vocabulary.
     Word(u16),
     /// A digest's 32 bytes, to [`pack`].
@@ -45,13 +45,13 @@ enum Kept<'a> {
     Text(&'a str),
 }
 
-impl Kept<'_> {
+impl Keep<'_> {
     /// Its length in the buffer.
     fn len(&self) -> usize {
         match self {
-            Kept::Word(_) => 2,
-            Kept::Packed(_) => PACKED_LEN,
-            Kept::Text(text) => text.len(),
+            Keep::Word(_) => 2,
+            Keep::Packed(_) => PACKED_LEN,
+            Keep::Text(text) => text.len(),
         }
     }
 }
@@ -176,33 +176,33 @@ impl Texts {
     /// Packs `texts`, the arguments digest already packed when `packed`; each of
     /// [`WORD_TEXTS`] as its word's number when the vocabulary has (or takes) it.
     fn assemble(texts: [Option<&str>; TEXTS], packed: bool) -> Texts {
-        let kept: [Option<Kept<'_>>; TEXTS] = std::array::from_fn(|i| {
+        let kept: [Option<Keep<'_>>; TEXTS] = std::array::from_fn(|i| {
             let text = texts[i]?;
             let word = (WORD_TEXTS & 1 << i != 0).then(|| vocabulary::number(text));
             if let Some(n) = word.flatten() {
-                return Some(Kept::Word(n));
+                return Some(Keep::Word(n));
             }
             let digest = (i == DIGEST && !packed).then(|| packed_digest(text));
-            Some(digest.flatten().map_or(Kept::Text(text), Kept::Packed))
+            Some(digest.flatten().map_or(Keep::Text(text), Keep::Packed))
         });
         // The buffer made at its length: no copy when it is boxed.
-        let len = kept.iter().flatten().map(Kept::len).sum();
+        let len = kept.iter().flatten().map(Keep::len).sum();
         let mut buf = String::with_capacity(len);
         let mut ends = [0; TEXTS];
         let (mut present, mut words) = (0, 0);
         for (i, k) in kept.iter().enumerate() {
             match k {
                 None => {}
-                Some(Kept::Word(n)) => {
+                Some(Keep::Word(n)) => {
                     buf.push(char::from((n >> 7) as u8));
                     buf.push(char::from((n & 0x7f) as u8));
                     words |= 1 << i;
                 }
-                Some(Kept::Packed(bytes)) => {
+                Some(Keep::Packed(bytes)) => {
                     pack(bytes, &mut buf);
                     present |= PACKED;
                 }
-                Some(Kept::Text(text)) => {
+                Some(Keep::Text(text)) => {
                     buf.push_str(text);
                     if i == DIGEST && packed {
                         present |= PACKED;
