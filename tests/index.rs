@@ -49,8 +49,7 @@ fn only_entry(dir: &Path) -> PathBuf {
 
 /// Where what completing an opening of `paths` gave is kept.
 fn completed_key(paths: &[String]) -> String {
-    let inputs = load_paths(paths);
-    Index::kept_key(COMPLETED, inputs.iter().map(|i| &*i.path))
+    Index::kept_key_of(COMPLETED, &load_paths(paths))
 }
 
 /// `paths` opened as `check` opens them, with `index`: the JSON report and what the

@@ -105,8 +105,7 @@ const ACTIONS: &str = "actions";
 /// True when the table kept for the files of the opening `opening` of `corpus` was made
 /// for that opening (whether it is sound is known only once it is read).
 pub fn is_kept(index: &Index, corpus: &Corpus, opening: &str) -> bool {
-    let key = Index::kept_key_of(ACTIONS, &corpus.inputs);
-    index.kept_for(&key).is_some_and(|kept| kept == opening)
+    index.keeps(&Index::kept_key_of(ACTIONS, &corpus.inputs), opening)
 }
 
 /// Keeps each action's surroundings for the opening `opening` of `corpus` (analysed as

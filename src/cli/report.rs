@@ -236,7 +236,7 @@ pub fn keep_answers(index: &Index, ev: &Evidence) {
     };
     for format in [Format::Json, Format::Text] {
         let key = chains_key(&ev.corpus, format);
-        if index.kept_for(&key).is_none_or(|kept| kept != opening) {
+        if !index.keeps(&key, &opening) {
             let _ = index.remember(&key, &opening, &chains_answer(ev, format));
         }
     }

@@ -559,6 +559,12 @@ impl Index {
         (which.format == FORMAT && which.config == self.config).then_some(which.opening)
     }
 
+    /// True when what is kept under `key` was kept for the opening `opening`
+    /// ([`Index::kept_for`]).
+    pub fn keeps(&self, key: &str, opening: &str) -> bool {
+        self.kept_for(key).is_some_and(|kept| kept == opening)
+    }
+
     /// What [`Index::remember`] kept under `key` for the opening `opening`
     /// ([`Index::opening_name`]) under this configuration, when it is sound.
     pub fn recall<T: DeserializeOwned>(&self, key: &str, opening: &str) -> Option<T> {
