@@ -112,7 +112,7 @@ fn write_value(value: &Json, variant: Variant, excluded: &[&str], out: &mut Vec<
             out.push(b']');
         }
         Json::Object(o) => {
-            let mut members: Vec<(&JStr, &Json)> = o
+            let mut members: Vec<(KeyOrder<'_>, &JStr, &Json)> = o
                 .effective_members()
                 .into_iter()
                 .filter(|(k, _)| {
@@ -120,10 +120,11 @@ fn write_value(value: &Json, variant: Variant, excluded: &[&str], out: &mut Vec<
                     let excluded = excluded.iter().any(|x| x.as_bytes() == k.bytes());
                     !dropped_proto && !excluded
                 })
+                .map(|(k, v)| (KeyOrder::new(k.bytes(), variant), k, v))
                 .collect();
-            members.sort_by(|a, b| compare_keys(a.0.bytes(), b.0.bytes(), variant));
+            members.sort_by(|a, b| a.0.cmp(&b.0));
             out.push(b'{');
-            for (i, (k, v)) in members.into_iter().enumerate() {
+            for (i, (_, k, v)) in members.into_iter().enumerate() {
                 if i > 0 {
                     out.push(b',');
                 }
@@ -207,18 +208,40 @@ pub fn stored_order_bytes(record: &Json, slot: SignatureSlot) -> Vec<u8> {
 
 /// Orders two keys as the given variant does.
 pub fn compare_keys(a: &[u8], b: &[u8], variant: Variant) -> Ordering {
-    if variant != Variant::C3 {
-        match (index_value(a), index_value(b)) {
-            (Some(x), Some(y)) => return x.cmp(&y),
-            (Some(_), None) => return Ordering::Less,
-            (None, Some(_)) => return Ordering::Greater,
-            (None, None) => {}
+    KeyOrder::new(a, variant).cmp(&KeyOrder::new(b, variant))
+}
+
+/// What a key's place in a variant's order depends on, read once per key rather than at
+/// every comparison of a sort: its value when it is index-like and the variant puts those
+/// first, and whether byte order is its code-unit order.
+#[derive(Clone, Copy)]
+struct KeyOrder<'a> {
+    index: Option<u64>,
+    /// Byte order orders it: the variant sorts bytes, or the key is ASCII (an ASCII key
+    /// differs from any other at an ASCII or a lead byte, where the two orders agree).
+    bytewise: bool,
+    bytes: &'a [u8],
+}
+
+impl<'a> KeyOrder<'a> {
+    fn new(bytes: &'a [u8], variant: Variant) -> KeyOrder<'a> {
+        KeyOrder {
+            index: (variant != Variant::C3)
+                .then(|| index_value(bytes))
+                .flatten(),
+            bytewise: variant != Variant::C1 || bytes.is_ascii(),
+            bytes,
         }
     }
-    if variant == Variant::C1 {
-        compare_utf16(a, b)
-    } else {
-        a.cmp(b)
+
+    fn cmp(&self, other: &KeyOrder<'_>) -> Ordering {
+        match (self.index, other.index) {
+            (Some(x), Some(y)) => x.cmp(&y),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) if self.bytewise || other.bytewise => self.bytes.cmp(other.bytes),
+            (None, None) => compare_utf16(self.bytes, other.bytes),
+        }
     }
 }
 
@@ -244,11 +267,6 @@ fn index_value(key: &[u8]) -> Option<u64> {
 /// UTF-16 code-unit order over WTF-8 bytes. Byte order equals code-point order, and the
 /// two orders differ only where an astral character meets one in U+E000..=U+FFFF.
 fn compare_utf16(a: &[u8], b: &[u8]) -> Ordering {
-    if a.is_ascii() || b.is_ascii() {
-        // An ASCII side can only differ from the other at an ASCII or a lead byte,
-        // where byte order and code-unit order agree.
-        return a.cmp(b);
-    }
     let mut ia = Wtf8Units::new(a);
     let mut ib = Wtf8Units::new(b);
     loop {
