@@ -983,7 +983,7 @@ fn zoom_stays_centred_on_the_selected_action_and_the_title_says_what_is_shown() 
     let d = s.data.as_ref().unwrap();
     let axis = aeplens::tui::view::run_axis(&s, d);
     let t = d.analysis.graph.nodes[s.timeline.node().unwrap() as usize]
-        .time
+        .time()
         .unwrap();
     let x = axis
         .x(t, 100, s.timeline.zoom(), s.timeline.pan())

@@ -4,7 +4,7 @@
 //! dangling parents are reported; no traversal here can loop.
 
 use crate::load::Corpus;
-use crate::model::facts::ActionFacts;
+use crate::model::facts::{ActionFacts, Number};
 use crate::model::json::Obj;
 use crate::model::{Action, Link, Record};
 use hashbrown::{DefaultHashBuilder, HashTable};
@@ -30,10 +30,20 @@ pub struct ActionNode {
     pub run: u32,
     /// How many records hold a copy (the shipped emitter repeats earlier actions).
     pub copies: u32,
-    /// `timestamp_ms`, when it is a number.
-    pub time: Option<f64>,
+    /// `timestamp_ms` (read with [`ActionNode::time`]).
+    time: Number,
     /// The resolved parent.
     pub parent: Option<NodeId>,
+}
+
+// A node is held per action of the corpus: keep it at 32 bytes.
+const _: () = assert!(std::mem::size_of::<ActionNode>() == 32);
+
+impl ActionNode {
+    /// `timestamp_ms`, when it is a number.
+    pub fn time(&self) -> Option<f64> {
+        self.time.get()
+    }
 }
 
 /// Edge kinds in the graph.
@@ -215,7 +225,7 @@ impl Graph {
                 g.graph.add_edge(a, b, Edge::RecordChain);
             }
         }
-        let times: Vec<Option<f64>> = g.nodes.iter().map(|n| n.time).collect();
+        let times: Vec<Option<f64>> = g.nodes.iter().map(ActionNode::time).collect();
         for run in &mut g.runs {
             run.nodes
                 .sort_by(|a, b| time_order(times[*a as usize], times[*b as usize]));
@@ -260,7 +270,7 @@ impl Graph {
                     pos,
                     run,
                     copies: 1,
-                    time: f.time(),
+                    time: Number::new(f.time()),
                     parent: None,
                 });
                 self.runs[run as usize].nodes.push(n);
@@ -442,7 +452,11 @@ impl Graph {
             .map(|e| e.source().index() as NodeId)
             .collect();
         kids.sort_by(|a, b| {
-            time_order(self.nodes[*a as usize].time, self.nodes[*b as usize].time).then(a.cmp(b))
+            time_order(
+                self.nodes[*a as usize].time(),
+                self.nodes[*b as usize].time(),
+            )
+            .then(a.cmp(b))
         });
         kids
     }
@@ -628,7 +642,7 @@ pub fn groups_in_time_order<'a, T>(
         .enumerate()
         .map(|(g, name)| {
             let mut group = members[start[g]..start[g + 1]].to_vec();
-            group.sort_by(|a, b| time_order(nodes[*a as usize].time, nodes[*b as usize].time));
+            group.sort_by(|a, b| time_order(nodes[*a as usize].time(), nodes[*b as usize].time()));
             (*name, group)
         })
         .collect()

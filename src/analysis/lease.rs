@@ -302,7 +302,7 @@ impl Leases {
         for (id, nodes) in groups {
             let times: Vec<f64> = nodes
                 .iter()
-                .filter_map(|n| graph.nodes[*n as usize].time)
+                .filter_map(|n| graph.nodes[*n as usize].time())
                 .collect();
             let mut summary = LeaseSummary {
                 lease_id: id.to_string(),

@@ -168,14 +168,14 @@ pub struct ActionFacts {
 /// An optional JSON number in eight bytes instead of sixteen (a million actions' facts
 /// hold two): NaN, which no JSON number reads as, stands for none.
 #[derive(Clone, Copy, Debug)]
-struct Number(f64);
+pub(crate) struct Number(f64);
 
 impl Number {
-    fn new(value: Option<f64>) -> Number {
+    pub(crate) fn new(value: Option<f64>) -> Number {
         Number(value.filter(|v| !v.is_nan()).unwrap_or(f64::NAN))
     }
 
-    fn get(self) -> Option<f64> {
+    pub(crate) fn get(self) -> Option<f64> {
         (!self.0.is_nan()).then_some(self.0)
     }
 }

@@ -303,7 +303,7 @@ fn actions(ev: EvidenceRef) -> Table {
             t.s("approval_grant", f.grant());
             t.s("side_effect_class", f.side_effect_class());
             t.b("state_changing", f.state_changing);
-            t.f("time_ms", node.time);
+            t.f("time_ms", node.time());
             t.s("observed", f.observed());
             t.s("drift", Some(f.drift.name()));
             t.s("lease_id", lease.map(|l| l.lease_id.as_str()));

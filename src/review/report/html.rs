@@ -185,7 +185,7 @@ fn waterfall(
     let all = &g.runs[run].nodes;
     let timed: Vec<(NodeId, f64)> = all
         .iter()
-        .filter_map(|n| g.nodes[*n as usize].time.map(|t| (*n, t)))
+        .filter_map(|n| g.nodes[*n as usize].time().map(|t| (*n, t)))
         .collect();
     let shown = &timed[..timed.len().min(WATERFALL_ROWS)];
     let leases = &ev.analysis.leases;

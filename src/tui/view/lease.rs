@@ -108,7 +108,7 @@ pub(super) fn lease_lines<'a>(
         let mut times: Vec<f64> = summary
             .nodes
             .iter()
-            .filter_map(|n| d.analysis.graph.nodes[*n as usize].time)
+            .filter_map(|n| d.analysis.graph.nodes[*n as usize].time())
             .collect();
         let views: Vec<&LeaseView> = summary
             .nodes

@@ -167,7 +167,7 @@ pub fn run_axis(s: &State, d: &Data) -> Axis {
     let mut times: Vec<f64> = run
         .nodes
         .iter()
-        .filter_map(|n| g.nodes[*n as usize].time)
+        .filter_map(|n| g.nodes[*n as usize].time())
         .collect();
     for n in &run.nodes {
         if let Some(l) = d.analysis.leases.by_node.get(n) {
@@ -214,7 +214,7 @@ pub(super) fn timeline(s: &State, area: Rect, buf: &mut Buffer) {
         .map(|r| {
             r.nodes
                 .iter()
-                .filter_map(|n| g.nodes[*n as usize].time)
+                .filter_map(|n| g.nodes[*n as usize].time())
                 .collect()
         })
         .unwrap_or_default();
@@ -387,7 +387,7 @@ pub(super) fn timeline_row(
     if let Some(l) = d.analysis.leases.by_node.get(&row.node) {
         draw_window(s, axis, l, axis_x, axis_w, tree.y, buf);
     }
-    if let Some(time) = g.nodes[row.node as usize].time
+    if let Some(time) = g.nodes[row.node as usize].time()
         && let Some(x) = axis.x(time, axis_w, s.timeline.zoom(), s.timeline.pan())
     {
         // One meaning per glyph (the help's legend lists them).
