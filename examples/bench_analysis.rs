@@ -35,7 +35,9 @@ fn main() {
         let parse = t.elapsed();
         drop(text);
         // Distinct stand-in hashes: no record links, like a store of independent emitters.
-        let hashes: Vec<String> = (0..corpus.len()).map(|i| format!("{i:064x}")).collect();
+        let hashes: Vec<aeplens::canon::Sha256Digest> = (0..corpus.len())
+            .map(|i| aeplens::canon::Sha256Digest::of(&i.to_le_bytes()))
+            .collect();
         if std::env::var_os("PHASES").is_some() {
             let t = Instant::now();
             let (g, f) = aeplens::analysis::graph::Graph::build_with_facts(&corpus, &hashes);

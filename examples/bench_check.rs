@@ -45,11 +45,7 @@ fn main() {
     let total = start.elapsed();
     let n = report.records.len();
     let records: Vec<&aeplens::model::Record> = inputs.iter().flat_map(|i| &i.records).collect();
-    let hashes: Vec<&str> = report
-        .records
-        .iter()
-        .map(|r| r.canonical_sha256.as_str())
-        .collect();
+    let hashes = report.canonical_hashes();
     let t = Instant::now();
     let graph = aeplens::verify::links::build(&records, &hashes);
     let links = t.elapsed();

@@ -217,7 +217,11 @@ fn every_store_gets_the_spec_verdict() {
         let differs = AUTH_DIFFERS.iter().find(|(f, _, _)| f == file);
         for (i, (got, rec)) in report.records.iter().zip(records).enumerate() {
             let at = format!("{file} #{i}");
-            assert_eq!(got.canonical_sha256, rec["canonical_sha256"], "{at}: H");
+            assert_eq!(
+                got.canonical_sha256.to_string(),
+                rec["canonical_sha256"],
+                "{at}: H"
+            );
             let status = got.authenticity.status;
             match differs {
                 Some((_, spec, why)) => {

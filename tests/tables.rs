@@ -365,11 +365,11 @@ fn every_recipe_runs_in_duckdb_and_agrees_with_aeplens() {
     assert_eq!(rows["inputs"], inputs.len());
     assert_eq!(rows["actions"], ev.analysis.graph.nodes.len());
     assert_eq!(rows["leases"], ev.analysis.leases.summaries.len());
-    let mut hashes: Vec<&str> = ev
+    let mut hashes: Vec<String> = ev
         .report
         .records
         .iter()
-        .map(|r| r.canonical_sha256.as_str())
+        .map(|r| r.canonical_sha256.to_string())
         .collect();
     hashes.sort_unstable();
     assert_eq!(actual["canonical"], json!(hashes));
@@ -405,9 +405,7 @@ fn rotated_between_runs(dir: &Path) -> [String; 2] {
     let first = record("run-a", Value::Null, denied_yet_ran);
     let one = dir.join("2026-09-14.ndjson");
     std::fs::write(&one, format!("{first}\n")).unwrap();
-    let h = evidence(&[one.to_str().unwrap()]).report.records[0]
-        .canonical_sha256
-        .clone();
+    let h = evidence(&[one.to_str().unwrap()]).report.records[0].canonical_sha256;
     let write = json!({"action_id": "b1", "tool_name": "write_file", "state_changing": true,
         "timestamp_ms": 1_780_000_100_000u64, "side_effect_class": "mutate-local"});
     let second = record("run-b", json!(h), write);

@@ -173,7 +173,7 @@ pub fn keep(
             index: record.source.index,
             offset: span.offset,
             len: span.len,
-            canonical: analysis.hashes[i].clone(),
+            canonical: analysis.hashes[i].to_string(),
         })
     };
     let records = |numbers: &std::ops::Range<usize>| -> std::io::Result<Vec<u8>> {

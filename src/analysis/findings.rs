@@ -5,6 +5,7 @@ use super::Analysis;
 use super::comparability::CoverageFinding;
 use super::graph::{GraphProblem, NodeId};
 use super::lease::LeaseView;
+use crate::canon::Sha256Digest;
 use crate::load::Corpus;
 use crate::model::drift::{Drift, DriftResult};
 use crate::model::facts::ActionFacts;
@@ -686,19 +687,21 @@ fn unsigned_among_signed(corpus: &Corpus, report: &Report) -> Vec<Timed> {
 /// record index) of the records its locations name.
 pub fn fingerprint_all<'f>(
     corpus: &Corpus,
-    hashes: &[String],
+    hashes: &[Sha256Digest],
     findings: impl IntoIterator<Item = &'f mut Finding>,
 ) {
-    let mut at: std::collections::HashMap<(&str, usize), &str> = std::collections::HashMap::new();
+    let mut at: std::collections::HashMap<(&str, usize), Sha256Digest> =
+        std::collections::HashMap::new();
     for (i, record) in corpus.records().enumerate() {
         if let Some(h) = hashes.get(i) {
             at.entry((&record.source.path, record.source.line))
-                .or_insert(h.as_str());
+                .or_insert(*h);
         }
     }
     for f in findings {
         f.fingerprint = crate::model::finding::fingerprint(f, |l| {
-            at.get(&(l.path.as_str(), l.line)).map(|h| (*h).to_string())
+            at.get(&(l.path.as_str(), l.line))
+                .map(Sha256Digest::to_string)
         });
     }
 }

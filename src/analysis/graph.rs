@@ -3,6 +3,7 @@
 //! and record-chain links rebuilt from canonical hashes. Cycles, self-parents and
 //! dangling parents are reported; no traversal here can loop.
 
+use crate::canon::Sha256Digest;
 use crate::load::Corpus;
 use crate::model::facts::{ActionFacts, Number};
 use crate::model::json::Obj;
@@ -137,7 +138,7 @@ impl Graph {
     /// the facts of each node's action, by node index.
     pub fn build_with_facts<'c>(
         corpus: &'c Corpus,
-        hashes: &[String],
+        hashes: &[Sha256Digest],
     ) -> (Graph, Vec<&'c ActionFacts>) {
         let (graph, facts, _) = Graph::build_with(corpus, hashes, |_| None::<()>);
         (graph, facts)
@@ -149,7 +150,7 @@ impl Graph {
     /// the other cores instead of after it.
     pub fn build_with<'c, T: Send>(
         corpus: &'c Corpus,
-        hashes: &[String],
+        hashes: &[Sha256Digest],
         per_action: impl Fn(&ActionFacts) -> Option<T> + Sync,
     ) -> (Graph, Vec<&'c ActionFacts>, NodeMap<T>) {
         let records: Vec<&Record> = corpus.records().collect();
@@ -198,7 +199,7 @@ impl Graph {
     /// actions are copies of an earlier one (when some are), and the facts of the nodes.
     fn from_facts<'c>(
         records: &[&'c Record],
-        hashes: &[String],
+        hashes: &[Sha256Digest],
         located: &[(u32, u32)],
         all_facts: &[&'c ActionFacts],
     ) -> (Graph, Option<Vec<bool>>, Vec<&'c ActionFacts>) {
@@ -660,17 +661,19 @@ pub fn time_order(a: Option<f64>, b: Option<f64>) -> std::cmp::Ordering {
 
 /// For each record, the record whose canonical hash its `prev_record_hash` names
 /// (the first such record when several share a hash).
-fn record_links(records: &[&Record], hashes: &[String]) -> Vec<Option<u32>> {
-    let mut by_hash: HashMap<&str, u32> =
+fn record_links(records: &[&Record], hashes: &[Sha256Digest]) -> Vec<Option<u32>> {
+    let mut by_hash: HashMap<Sha256Digest, u32> =
         HashMap::with_capacity_and_hasher(records.len(), rustc_hash::FxBuildHasher);
     for (i, h) in hashes.iter().enumerate() {
-        by_hash.entry(h.as_str()).or_insert(i as u32);
+        by_hash.entry(*h).or_insert(i as u32);
     }
     records
         .iter()
         .enumerate()
         .map(|(i, r)| match r.link() {
-            Link::Hash(h) => by_hash.get(h).copied().filter(|p| *p as usize != i),
+            Link::Hash(h) => Sha256Digest::from_hex(h)
+                .and_then(|h| by_hash.get(&h).copied())
+                .filter(|p| *p as usize != i),
             _ => None,
         })
         .collect()

@@ -13,7 +13,7 @@ pub mod findings;
 pub mod graph;
 pub mod lease;
 
-use crate::canon::{CHAIN_EXCLUDED, Variant, canonical_bytes_without, sha256_hex};
+use crate::canon::{CHAIN_EXCLUDED, Sha256Digest, Variant, canonical_bytes_without};
 use crate::load::Corpus;
 use crate::model::drift::Drift;
 use crate::model::facts::ActionFacts;
@@ -57,7 +57,7 @@ pub struct StateGap {
 #[derive(Debug, Default)]
 pub struct Analysis {
     /// Canonical SHA-256 per record (flat index).
-    pub hashes: Vec<String>,
+    pub hashes: Vec<Sha256Digest>,
     pub graph: Graph,
     pub leases: Leases,
     pub chains: Vec<Chain>,
@@ -180,7 +180,7 @@ impl Analysis {
         let hashes = records
             .par_iter()
             .map(|r| {
-                sha256_hex(&canonical_bytes_without(
+                Sha256Digest::of(&canonical_bytes_without(
                     r.json(),
                     CHAIN_EXCLUDED,
                     Variant::C1,
@@ -193,7 +193,7 @@ impl Analysis {
     /// Analyses a corpus whose canonical hashes are known (e.g. from a verify report).
     pub fn with_hashes(
         corpus: &Corpus,
-        hashes: Vec<String>,
+        hashes: Vec<Sha256Digest>,
         supplied: &SuppliedLeases,
     ) -> Analysis {
         // The badge of each action is computed beside the graph's serial part; leases,

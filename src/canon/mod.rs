@@ -78,6 +78,75 @@ pub fn canonical_sha256(record: &Json) -> String {
     ))
 }
 
+/// A SHA-256 digest kept as its 32 bytes (a store's records hold one each) and written
+/// — shown, serialised, compared with a `prev_record_hash` — as 64 lower-case hex digits.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Sha256Digest(pub [u8; 32]);
+
+impl Sha256Digest {
+    /// The SHA-256 of `bytes`.
+    pub fn of(bytes: &[u8]) -> Sha256Digest {
+        Sha256Digest(Sha256::digest(bytes).into())
+    }
+
+    /// The digest `text` spells, when it is exactly 64 lower-case hex digits: the one
+    /// spelling [`hex`] writes, so a text equals a digest's hex exactly when this gives it.
+    pub fn from_hex(text: &str) -> Option<Sha256Digest> {
+        let digit = |c: u8| match c {
+            b'0'..=b'9' => Some(c - b'0'),
+            b'a'..=b'f' => Some(c - b'a' + 10),
+            _ => None,
+        };
+        let text = text.as_bytes();
+        if text.len() != 64 {
+            return None;
+        }
+        let mut out = [0u8; 32];
+        for (byte, pair) in out.iter_mut().zip(text.chunks_exact(2)) {
+            *byte = digit(pair[0])? << 4 | digit(pair[1])?;
+        }
+        Some(Sha256Digest(out))
+    }
+}
+
+impl std::fmt::Display for Sha256Digest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&hex(&self.0))
+    }
+}
+
+impl std::fmt::Debug for Sha256Digest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{self}")
+    }
+}
+
+impl PartialEq<str> for Sha256Digest {
+    fn eq(&self, text: &str) -> bool {
+        Sha256Digest::from_hex(text) == Some(*self)
+    }
+}
+
+impl PartialEq<&str> for Sha256Digest {
+    fn eq(&self, text: &&str) -> bool {
+        self == *text
+    }
+}
+
+impl serde::Serialize for Sha256Digest {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Sha256Digest {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        Sha256Digest::from_hex(&text)
+            .ok_or_else(|| serde::de::Error::custom("not 64 lower-case hex digits"))
+    }
+}
+
 /// True when the value holds a key on which the three variants can disagree
 /// (index-like, `__proto__`, or containing an astral character): verification.md §a.2.
 pub fn has_divergence_trigger(value: &Json) -> bool {
@@ -440,5 +509,32 @@ mod tests {
         let s =
             String::from_utf8(canonical_bytes_without(&v, CHAIN_EXCLUDED, Variant::C1)).unwrap();
         assert_eq!(s, r#"{"a":2,"x":{"signature":3}}"#);
+    }
+
+    #[test]
+    fn a_digest_equals_exactly_the_hex_it_writes() {
+        let d = Sha256Digest::of(b"abc");
+        let hex = d.to_string();
+        assert_eq!(
+            hex,
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(Sha256Digest::from_hex(&hex), Some(d));
+        assert!(d == hex.as_str());
+        // Any other spelling of the same bytes names no record, as a string compare would.
+        for other in [
+            hex.to_uppercase(),
+            format!("sha256:{hex}"),
+            hex[1..].to_string(),
+            format!("{hex}0"),
+            format!("{}g", &hex[..63]),
+        ] {
+            assert_eq!(Sha256Digest::from_hex(&other), None, "{other}");
+            assert!(d != other.as_str());
+        }
+        let json = serde_json::to_string(&d).unwrap();
+        assert_eq!(json, format!("\"{hex}\""));
+        assert_eq!(serde_json::from_str::<Sha256Digest>(&json).unwrap(), d);
+        assert!(serde_json::from_str::<Sha256Digest>("\"\"").is_err());
     }
 }

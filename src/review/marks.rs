@@ -165,6 +165,9 @@ impl Place {
 impl Target {
     /// Finds the target in opened evidence.
     pub fn place(&self, corpus: &Corpus, analysis: &Analysis, findings: &[Finding]) -> Place {
+        // A mark's record hash as the analysis keeps hashes (none for a mark not written by
+        // aeplens: it names no record).
+        let marked = |hex: &str| crate::canon::Sha256Digest::from_hex(hex);
         match self {
             Target::Action {
                 run_id,
@@ -175,8 +178,9 @@ impl Target {
                 Some(node) => {
                     // Any record holding a copy of the action that still hashes the same
                     // is the one it was marked in.
+                    let marked = marked(record_sha256);
                     let same = copies_of(corpus, analysis, node)
-                        .any(|r| analysis.hashes.get(r).is_some_and(|h| h == record_sha256));
+                        .any(|r| marked.is_some() && analysis.hashes.get(r) == marked.as_ref());
                     if same {
                         Place::Action(node)
                     } else {
@@ -184,10 +188,8 @@ impl Target {
                     }
                 }
             },
-            Target::Record { record_sha256, .. } => analysis
-                .hashes
-                .iter()
-                .position(|h| h == record_sha256)
+            Target::Record { record_sha256, .. } => marked(record_sha256)
+                .and_then(|marked| analysis.hashes.iter().position(|h| *h == marked))
                 .map_or(Place::Gone, Place::Record),
             Target::Finding { fingerprint, .. } => findings
                 .iter()
@@ -204,7 +206,7 @@ impl Target {
         Some(Target::Action {
             run_id: g.runs[n.run as usize].id.clone(),
             action_id: action.id()?.to_string(),
-            record_sha256: analysis.hashes.get(n.record as usize)?.clone(),
+            record_sha256: analysis.hashes.get(n.record as usize)?.to_string(),
         })
     }
 
@@ -212,7 +214,7 @@ impl Target {
     pub fn record(corpus: &Corpus, analysis: &Analysis, record: usize) -> Option<Target> {
         let source = &corpus.record(record).source;
         Some(Target::Record {
-            record_sha256: analysis.hashes.get(record)?.clone(),
+            record_sha256: analysis.hashes.get(record)?.to_string(),
             seen_at: format!("{}:{}", source.path, source.line),
         })
     }

@@ -4,6 +4,7 @@
 //! ([`super::links`]) follows links across every input and decides the chain verdict.
 //! The segments (runs between explicit `null` links) show where emitters' chains start.
 
+use crate::canon::Sha256Digest;
 use crate::model::{Link, Record};
 use serde::{Deserialize, Serialize};
 
@@ -146,7 +147,7 @@ pub fn sequence_status(links: &[(Link<'_>, bool)]) -> (ChainStatus, Option<usize
 pub fn check_file(
     path: &str,
     records: &[&Record],
-    hashes: &[&str],
+    hashes: &[Sha256Digest],
     is_store: bool,
 ) -> (FileChain, Vec<LinkState>) {
     let links: Vec<(Link<'_>, bool)> = records
@@ -154,7 +155,7 @@ pub fn check_file(
         .enumerate()
         .map(|(i, r)| {
             let link = r.link();
-            let matches = i > 0 && matches!(link, Link::Hash(h) if h == hashes[i - 1]);
+            let matches = i > 0 && matches!(link, Link::Hash(h) if hashes[i - 1] == h);
             (link, matches)
         })
         .collect();

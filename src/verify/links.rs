@@ -9,6 +9,7 @@
 //! fork share their prefix.
 
 use super::chain::ChainStatus;
+use crate::canon::Sha256Digest;
 use crate::model::finding::{Finding, Location, Severity};
 use crate::model::{Link, Record};
 use rustc_hash::FxHashMap;
@@ -105,9 +106,9 @@ enum Head {
 
 /// Builds the link graph; `records[i]` has chain hash `hashes[i]` (flat order: input
 /// order, then file order).
-pub fn build(records: &[&Record], hashes: &[&str]) -> LinkGraph {
+pub fn build(records: &[&Record], hashes: &[Sha256Digest]) -> LinkGraph {
     let n = records.len();
-    let mut first_of: FxHashMap<&str, usize> = FxHashMap::default();
+    let mut first_of: FxHashMap<Sha256Digest, usize> = FxHashMap::default();
     first_of.reserve(n);
     let vertex: Vec<usize> = (0..n)
         .map(|i| *first_of.entry(hashes[i]).or_insert(i))
@@ -125,7 +126,7 @@ pub fn build(records: &[&Record], hashes: &[&str]) -> LinkGraph {
         match records[v].link() {
             Link::Null | Link::Absent => heads.push((v, Head::Genesis)),
             Link::Malformed => heads.push((v, Head::Malformed)),
-            Link::Hash(h) => match first_of.get(h) {
+            Link::Hash(h) => match Sha256Digest::from_hex(h).and_then(|h| first_of.get(&h)) {
                 Some(&p) if p != v => successors[p].push(v),
                 _ => heads.push((v, Head::Dangling)),
             },
@@ -383,21 +384,22 @@ mod tests {
     use crate::load::parse_input;
     use std::fmt::Write as _;
 
-    /// Records `{"n": i, "prev_record_hash": "h<parent>"}` with chain hash `h<i>`.
-    fn store(parents: &[Option<usize>]) -> (crate::load::Input, Vec<String>) {
+    /// Records `{"n": i, "prev_record_hash": "<hash of parent>"}`, record `i` with
+    /// chain hash `hash(i)`.
+    fn store(parents: &[Option<usize>]) -> (crate::load::Input, Vec<Sha256Digest>) {
+        let hash = |i: usize| Sha256Digest::of(&i.to_le_bytes());
         let mut text = String::new();
         for (i, p) in parents.iter().enumerate() {
-            let link = p.map_or("null".to_string(), |p| format!("\"h{p}\""));
+            let link = p.map_or("null".to_string(), |p| format!("\"{}\"", hash(p)));
             let _ = writeln!(text, "{{\"n\":{i},\"prev_record_hash\":{link}}}");
         }
-        let hashes = (0..parents.len()).map(|i| format!("h{i}")).collect();
+        let hashes = (0..parents.len()).map(hash).collect();
         (parse_input("s.ndjson".into(), text.as_bytes()), hashes)
     }
 
     fn graph(parents: &[Option<usize>]) -> LinkGraph {
         let (input, hashes) = store(parents);
         let records: Vec<&Record> = input.records.iter().collect();
-        let hashes: Vec<&str> = hashes.iter().map(String::as_str).collect();
         build(&records, &hashes)
     }
 
@@ -443,7 +445,7 @@ mod tests {
         text.push_str("{\"n\":1,\"prev_record_hash\":42}\n");
         let input = parse_input("m.ndjson".into(), text.as_bytes());
         let records: Vec<&Record> = input.records.iter().collect();
-        let g = build(&records, &["h0", "h1"]);
+        let g = build(&records, &[Sha256Digest::of(b"0"), Sha256Digest::of(b"1")]);
         let broken: Vec<_> = g
             .paths
             .iter()

@@ -19,7 +19,7 @@ pub mod timestamp;
 pub use keys::Keyring;
 pub use signature::{AuthStatus, BindingStatus, Profile, TimestampState};
 
-use crate::canon::{CHAIN_EXCLUDED, Variant, canonical_bytes_without, sha256_hex};
+use crate::canon::{CHAIN_EXCLUDED, Sha256Digest, Variant, canonical_bytes_without};
 use crate::load::stream::Opening;
 use crate::load::{Format, Input, LoadError, stream};
 use crate::model::Record;
@@ -115,8 +115,8 @@ pub struct RecordResult {
     pub source: SourceOut,
     pub run_id: Option<String>,
     pub schema_version: Option<String>,
-    /// Hex SHA-256 of C1(record − signature − dsse_envelope): the next record's link.
-    pub canonical_sha256: String,
+    /// SHA-256 of C1(record − signature − dsse_envelope): the next record's link.
+    pub canonical_sha256: Sha256Digest,
     pub structural: StructuralAxis,
     pub semantic: SemanticAxis,
     pub authenticity: Authenticity,
@@ -325,11 +325,7 @@ fn let_go(records: &mut [Record], results: &[RecordResult]) {
 
 /// [`let_go`] for one record.
 fn let_go_one(record: &mut Record, result: &RecordResult) {
-    let hash =
-        encoding::decode_hex(&result.canonical_sha256).and_then(|h| <[u8; 32]>::try_from(h).ok());
-    if let Some(hash) = hash {
-        record.let_go(hash, crate::load::reread);
-    }
+    record.let_go(result.canonical_sha256.0, crate::load::reread);
 }
 
 /// [`verify_paths`], reading `chunk` bytes at a time.
@@ -478,10 +474,7 @@ pub fn verify_paths_in_chunks(
 /// chain axis and link graph, confusable ids across records, timestamp authorities.
 fn assemble(inputs: &[Input], mut records: Vec<RecordResult>) -> Report {
     let refs: Vec<&Record> = inputs.iter().flat_map(|i| &i.records).collect();
-    let hashes: Vec<&str> = records
-        .iter()
-        .map(|r| r.canonical_sha256.as_str())
-        .collect();
+    let hashes = Report::hashes_of(&records);
     let links = links::build(&refs, &hashes);
     let mut chains = Vec::with_capacity(inputs.len());
     let mut axes = Vec::with_capacity(records.len());
@@ -554,7 +547,7 @@ pub fn verify_record(
     options: &Options,
 ) -> RecordResult {
     let chain_bytes = canonical_bytes_without(record.json(), CHAIN_EXCLUDED, Variant::C1);
-    let canonical_sha256 = sha256_hex(&chain_bytes);
+    let canonical_sha256 = Sha256Digest::of(&chain_bytes);
     let structural_violations = structural::check(record);
     let semantic_violations = semantic::check(record);
     let mut findings = hygiene::check(record);
@@ -615,11 +608,12 @@ pub fn verify_record(
 
 impl Report {
     /// Each record's chain hash `H`, in record order (what the analysis keys records by).
-    pub fn canonical_hashes(&self) -> Vec<String> {
-        self.records
-            .iter()
-            .map(|r| r.canonical_sha256.clone())
-            .collect()
+    pub fn canonical_hashes(&self) -> Vec<Sha256Digest> {
+        Report::hashes_of(&self.records)
+    }
+
+    fn hashes_of(records: &[RecordResult]) -> Vec<Sha256Digest> {
+        records.iter().map(|r| r.canonical_sha256).collect()
     }
 
     /// The summary, with findings counted over `findings` (the verifier's per record and

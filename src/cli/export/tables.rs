@@ -10,6 +10,7 @@
 
 use crate::analysis::evidence::EvidenceRef;
 use crate::analysis::graph::NodeId;
+use crate::canon::Sha256Digest;
 use crate::review::file::{EvidenceSet, KeyRef};
 use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
@@ -211,7 +212,7 @@ fn records(ev: EvidenceRef) -> Table {
         t.i("record_index", Some(r.source.index as i64));
         t.s("run_id", r.run_id.as_deref());
         t.s("schema_version", r.schema_version.as_deref());
-        t.s("canonical_sha256", Some(&r.canonical_sha256));
+        t.s("canonical_sha256", Some(&r.canonical_sha256.to_string()));
         t.s("prev_record_hash", prev);
         t.s(
             "structural",
@@ -294,7 +295,8 @@ fn actions(ev: EvidenceRef) -> Table {
                 ev.analysis
                     .hashes
                     .get(node.record as usize)
-                    .map(String::as_str),
+                    .map(ToString::to_string)
+                    .as_deref(),
             );
             t.i("copies", Some(i64::from(node.copies)));
             t.s("parent_action_id", f.parent());
@@ -417,17 +419,14 @@ fn edges(ev: EvidenceRef) -> Table {
         }
     }
     // A chain link: the record a `prev_record_hash` names, when it is loaded.
-    let loaded: std::collections::HashSet<&str> = ev
-        .report
-        .records
-        .iter()
-        .map(|r| r.canonical_sha256.as_str())
-        .collect();
+    let loaded: std::collections::HashSet<Sha256Digest> =
+        ev.report.canonical_hashes().into_iter().collect();
     for (i, r) in ev.report.records.iter().enumerate() {
         if let crate::model::Link::Hash(h) = ev.corpus.record(i).link()
-            && loaded.contains(h)
+            && Sha256Digest::from_hex(h).is_some_and(|h| loaded.contains(&h))
         {
-            let records = (Some(h), Some(r.canonical_sha256.as_str()));
+            let own = r.canonical_sha256.to_string();
+            let records = (Some(h), Some(own.as_str()));
             EdgeRow {
                 kind: "chain-link",
                 records,

@@ -20,7 +20,7 @@ pub(super) fn record_lines<'a>(s: &State, d: &Data, node: NodeId) -> Vec<Line<'a
             &d.analysis
                 .hashes
                 .get(n.record as usize)
-                .cloned()
+                .map(ToString::to_string)
                 .unwrap_or_default(),
         ),
     ];
@@ -227,8 +227,8 @@ pub(super) fn file_view<'a>(s: &State, d: &Data, report: &Report, flat: usize) -
             let expected = i
                 .checked_sub(1)
                 .and_then(|p| report.records.get(start + p))
-                .map_or("(no record before it in this file)", |p| {
-                    p.canonical_sha256.as_str()
+                .map_or("(no record before it in this file)".into(), |p| {
+                    p.canonical_sha256.to_string()
                 });
             let actual = match r.link() {
                 crate::model::Link::Hash(h) => h.to_string(),
@@ -236,7 +236,7 @@ pub(super) fn file_view<'a>(s: &State, d: &Data, report: &Report, flat: usize) -
                 _ => String::new(),
             };
             lines.push(Line::styled(
-                format!("      expected {}", sanitize(expected)),
+                format!("      expected {}", sanitize(&expected)),
                 t.dim,
             ));
             lines.push(Line::styled(

@@ -7,7 +7,6 @@ use crate::load::{Excerpt, Format, Input, LoadError, reread};
 use crate::model::codec::{Reader, Writer};
 use crate::model::facts::RecordFacts;
 use crate::model::{Record, Source, Span};
-use crate::verify::encoding::decode_hex;
 use rayon::prelude::*;
 use std::io::Read;
 use std::sync::Arc;
@@ -225,7 +224,7 @@ fn summary_record(
         len: r.int()?,
     };
     let facts = RecordFacts::decode(&mut r)?;
-    let canonical = decode_hex(&result.canonical_sha256)?.try_into().ok()?;
+    let canonical = result.canonical_sha256.0;
     if !r.is_empty() || result.source.line != line || result.source.index != index {
         return None;
     }

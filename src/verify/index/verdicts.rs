@@ -6,6 +6,7 @@
 //! in order. Read back a block of whole lines at a time, on every core.
 
 use super::RecordResult;
+use crate::canon::Sha256Digest;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -20,7 +21,7 @@ struct Stored<R> {
 }
 
 /// What varies from record to record, apart from its template.
-type Own = (u32, usize, usize, String, Option<String>);
+type Own = (u32, usize, usize, Sha256Digest, Option<String>);
 
 /// Writes verdict lines, each distinct template once.
 #[derive(Default)]
@@ -39,7 +40,7 @@ impl Writer {
                 let mut rest = result.clone();
                 rest.source.line = 0;
                 rest.source.index = 0;
-                rest.canonical_sha256 = String::new();
+                rest.canonical_sha256 = Sha256Digest::default();
                 rest.run_id = None;
                 let json = serde_json::to_vec(&Stored {
                     result: &rest,
@@ -57,11 +58,11 @@ impl Writer {
             if number == next {
                 out.push([&b"T"[..], &json].concat());
             }
-            let own: (u32, usize, usize, &str, Option<&str>) = (
+            let own: (u32, usize, usize, Sha256Digest, Option<&str>) = (
                 number,
                 result.source.line,
                 result.source.index,
-                &result.canonical_sha256,
+                result.canonical_sha256,
                 result.run_id.as_deref(),
             );
             out.push(serde_json::to_vec(&own)?);
@@ -148,7 +149,7 @@ mod tests {
                 let mut r = results[0].clone();
                 r.source.line += 1000 + i;
                 r.source.index = i;
-                r.canonical_sha256 = format!("{i:064x}");
+                r.canonical_sha256 = Sha256Digest::of(&i.to_le_bytes());
                 r.run_id = (i % 2 == 0).then(|| format!("run-{i}"));
                 r
             })
