@@ -433,13 +433,30 @@ fn parents_resolve_across_runs_only_when_unique() {
     let text = format!(
         "{}\n{}\n",
         rec("run-a", &act("root", "")),
-        rec("run-b", &act("kid", r#","parent_action_id":"root""#))
+        rec(
+            "run-b",
+            &[
+                act("kid", r#","parent_action_id":"root""#),
+                act("grandkid", r#","parent_action_id":"kid""#),
+            ]
+            .join(",")
+        )
     );
     let ev = opened("t.ndjson", &text);
-    let kid = ev.analysis.graph.find(&ev.corpus, "run-b", "kid").unwrap();
-    let root = ev.analysis.graph.find(&ev.corpus, "run-a", "root").unwrap();
-    assert_eq!(ev.analysis.graph.nodes[kid as usize].parent, Some(root));
-    assert!(ev.analysis.graph.parent_is_cross_run(kid));
+    let g = &ev.analysis.graph;
+    let kid = g.find(&ev.corpus, "run-b", "kid").unwrap();
+    let root = g.find(&ev.corpus, "run-a", "root").unwrap();
+    let grandkid = g.find(&ev.corpus, "run-b", "grandkid").unwrap();
+    assert_eq!(g.nodes[kid as usize].parent, Some(root));
+    assert!(g.parent_is_cross_run(kid));
+    // Within its run, and no parent at all: not across runs.
+    assert_eq!(g.nodes[grandkid as usize].parent, Some(kid));
+    assert!(!g.parent_is_cross_run(grandkid));
+    assert!(!g.parent_is_cross_run(root));
+    // Children are read back from the parent's side, whichever way they were found.
+    assert_eq!(g.children(root), vec![kid]);
+    assert_eq!(g.children(kid), vec![grandkid]);
+    assert_eq!(g.children(grandkid), Vec::<u32>::new());
 }
 
 /// Look-ups by id read the ids from the facts: every `(run, action id)` finds its own

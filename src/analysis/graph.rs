@@ -9,15 +9,15 @@ use crate::model::facts::{ActionFacts, Number};
 use crate::model::json::Obj;
 use crate::model::{Action, Link, Record};
 use hashbrown::{DefaultHashBuilder, HashTable};
-use petgraph::Direction;
-use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::Directed;
+use petgraph::csr::Csr;
 use petgraph::visit::EdgeRef;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
 use serde::Serialize;
 use std::hash::BuildHasher;
 
-/// Index of an action node (also its petgraph node index).
+/// Index of an action node (also its node index in [`Graph`]'s parent edges).
 pub type NodeId = u32;
 
 /// One action, wherever it was first stored.
@@ -47,25 +47,14 @@ impl ActionNode {
     }
 }
 
-/// Edge kinds in the graph.
+/// How a node's parent was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Edge {
-    /// Child → parent, resolved in the child's run.
+    /// In the child's run.
     Parent,
-    /// Child → parent, resolved across runs (the id is unique among all runs).
+    /// In another run (the id is unique among all runs).
     ParentCrossRun,
-    /// Consecutive actions of one causal chain, earlier → later.
-    Causal,
-    /// Record → the record its `prev_record_hash` names.
-    RecordChain,
-}
-
-/// A vertex: an action node or a record.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Vertex {
-    Action(NodeId),
-    Record(u32),
 }
 
 /// The actions of one `run_id`, in time order.
@@ -117,8 +106,10 @@ pub struct Graph {
     /// For each record (flat index), the record its `prev_record_hash` names.
     pub prev_record: Vec<Option<u32>>,
     pub problems: Vec<GraphProblem>,
-    /// Nodes then records; edges of every [`Edge`] kind.
-    pub graph: DiGraph<Vertex, Edge, u32>,
+    /// Parent → child, by how the parent was found: each node's children, read without
+    /// a scan (a node's parent is [`ActionNode::parent`]; causal groups and record links
+    /// are the lists above).
+    children: Csr<(), Edge, Directed, u32>,
     /// Nodes by run and action id, runs by id.
     index: IdIndex,
 }
@@ -206,26 +197,13 @@ impl Graph {
         let mut g = Graph {
             prev_record: record_links(records, hashes),
             nodes: Vec::with_capacity(located.len()),
-            graph: DiGraph::with_capacity(located.len() + records.len(), located.len()),
             ..Graph::default()
         };
         let component = components(&g.prev_record);
         let (is_copy, facts) = g.assign_nodes(records, located, all_facts, &component);
-        for n in 0..g.nodes.len() {
-            g.graph.add_node(Vertex::Action(n as NodeId));
-        }
-        for r in 0..records.len() {
-            g.graph.add_node(Vertex::Record(r as u32));
-        }
         g.resolve_parents(&facts);
         g.find_cycles();
         g.group_causal(&facts);
-        for (r, prev) in g.prev_record.iter().enumerate() {
-            if let Some(p) = prev {
-                let (a, b) = (g.record_vertex(r as u32), g.record_vertex(*p));
-                g.graph.add_edge(a, b, Edge::RecordChain);
-            }
-        }
         let times: Vec<Option<f64>> = g.nodes.iter().map(ActionNode::time).collect();
         for run in &mut g.runs {
             run.nodes
@@ -322,13 +300,10 @@ impl Graph {
         }
     }
 
-    fn record_vertex(&self, record: u32) -> NodeIndex<u32> {
-        NodeIndex::new(self.nodes.len() + record as usize)
-    }
-
     fn resolve_parents(&mut self, facts: &[&ActionFacts]) {
         // Action id → node when the id occurs in exactly one run (built when first needed).
         let mut unique: Option<HashMap<&str, Option<NodeId>>> = None;
+        let mut edges: Vec<(NodeId, NodeId, Edge)> = Vec::new();
         for (n, f) in facts.iter().enumerate() {
             let node = &self.nodes[n];
             let Some(parent_id) = f.parent() else {
@@ -367,8 +342,17 @@ impl Graph {
                 }
             };
             self.nodes[n].parent = Some(parent);
-            self.graph
-                .add_edge(NodeIndex::new(n), NodeIndex::new(parent as usize), kind);
+            edges.push((parent, n as NodeId, kind));
+        }
+        edges.sort_unstable_by_key(|&(parent, child, _)| (parent, child));
+        let children = Csr::from_sorted_edges(&edges);
+        debug_assert!(
+            children.is_ok(),
+            "one edge per child: sorted, they are unique"
+        );
+        self.children = children.unwrap_or_default();
+        while self.children.node_count() < self.nodes.len() {
+            self.children.add_node(());
         }
     }
 
@@ -413,15 +397,6 @@ impl Graph {
                 nodes,
             })
             .collect();
-        for group in &self.causal {
-            for w in group.nodes.windows(2) {
-                self.graph.add_edge(
-                    NodeIndex::new(w[0] as usize),
-                    NodeIndex::new(w[1] as usize),
-                    Edge::Causal,
-                );
-            }
-        }
     }
 
     /// The node of `(run_id, action_id)` in the graph over `corpus`.
@@ -446,12 +421,10 @@ impl Graph {
 
     /// The children of a node (nodes whose parent it is), in time order.
     pub fn children(&self, node: NodeId) -> Vec<NodeId> {
-        let mut kids: Vec<NodeId> = self
-            .graph
-            .edges_directed(NodeIndex::new(node as usize), Direction::Incoming)
-            .filter(|e| matches!(e.weight(), Edge::Parent | Edge::ParentCrossRun))
-            .map(|e| e.source().index() as NodeId)
-            .collect();
+        if node as usize >= self.children.node_count() {
+            return Vec::new();
+        }
+        let mut kids = self.children.neighbors_slice(node).to_vec();
         kids.sort_by(|a, b| {
             time_order(
                 self.nodes[*a as usize].time(),
@@ -464,9 +437,12 @@ impl Graph {
 
     /// True when the parent edge of `node` crosses runs.
     pub fn parent_is_cross_run(&self, node: NodeId) -> bool {
-        self.graph
-            .edges_directed(NodeIndex::new(node as usize), Direction::Outgoing)
-            .any(|e| *e.weight() == Edge::ParentCrossRun)
+        let parent = self.nodes.get(node as usize).and_then(|n| n.parent);
+        parent.is_some_and(|p| {
+            self.children
+                .edges(p)
+                .any(|e| e.target() == node && *e.weight() == Edge::ParentCrossRun)
+        })
     }
 
     /// The facts of a node's action (read without its record's JSON).
