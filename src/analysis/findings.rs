@@ -700,8 +700,7 @@ pub fn fingerprint_all<'f>(
     }
     for f in findings {
         f.fingerprint = crate::model::finding::fingerprint(f, |l| {
-            at.get(&(l.path.as_str(), l.line))
-                .map(Sha256Digest::to_string)
+            at.get(&(&*l.path, l.line)).map(Sha256Digest::to_string)
         });
     }
 }

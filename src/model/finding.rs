@@ -69,7 +69,8 @@ pub struct Finding {
 /// JSON pointer (RFC 6901) of the field inside that record (`""`: the whole record).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Location {
-    pub path: String,
+    /// Its file, shared with the record's source.
+    pub path: std::sync::Arc<str>,
     pub line: usize,
     pub pointer: String,
 }
@@ -83,7 +84,7 @@ impl Location {
     /// The field reached by `segments` (keys and array positions) in the record at `source`.
     pub fn at(source: &Source, segments: &[&str]) -> Location {
         Location {
-            path: source.path.to_string(),
+            path: source.path.clone(),
             line: source.line,
             pointer: pointer(segments),
         }

@@ -18,7 +18,8 @@ use serde::Serialize;
 /// Where a record is: its file and its 0-based position in it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct RecordAt {
-    pub path: String,
+    /// Its file, shared with the record's source (a path lists every record it holds).
+    pub path: std::sync::Arc<str>,
     pub index: usize,
     /// 1-based line, for messages (not output: the pinned JSON is `{path, index}`).
     #[serde(skip)]
@@ -37,7 +38,7 @@ impl RecordAt {
 
     fn of(record: &Record) -> RecordAt {
         RecordAt {
-            path: record.source.path.to_string(),
+            path: record.source.path.clone(),
             index: record.source.index,
             line: record.source.line,
         }

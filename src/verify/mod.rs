@@ -104,7 +104,8 @@ pub struct CaptureAxis {
 /// Where a record came from, as output.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct SourceOut {
-    pub path: String,
+    /// Its file, shared with the record's source.
+    pub path: std::sync::Arc<str>,
     pub line: usize,
     pub index: usize,
 }
@@ -577,7 +578,7 @@ pub fn verify_record(
     findings.sort_by_key(|f| f.severity);
     RecordResult {
         source: SourceOut {
-            path: record.source.path.to_string(),
+            path: record.source.path.clone(),
             line: record.source.line,
             index: record.source.index,
         },

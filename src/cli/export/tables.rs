@@ -353,7 +353,7 @@ fn findings(ev: EvidenceRef) -> Table {
             t.s("run_id", f.run_id.as_deref());
             t.s("action_id", id);
             t.s("message", Some(&f.message));
-            t.s("path", at.map(|l| l.path.as_str()));
+            t.s("path", at.map(|l| &*l.path));
             t.i("line", at.map(|l| l.line as i64));
             t.s("pointer", at.map(|l| l.pointer.as_str()));
         }
