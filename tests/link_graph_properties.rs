@@ -172,7 +172,7 @@ proptest! {
             .iter()
             .filter(|(_, f)| f.id == "F-CHAIN-GAP")
             .map(|(_, f)| {
-                let after = &f.evidence["after"];
+                let after = &f.evidence.value()["after"];
                 at[&(after["path"].as_str().unwrap().to_string(), after["index"].as_u64().unwrap() as usize)]
             })
             .collect();

@@ -301,7 +301,7 @@ fn every_store_gets_the_spec_verdict() {
         );
         for (fork, want_fork) in forks.iter().zip(graph["forks"].as_array().unwrap()) {
             assert_eq!(fork.severity, Severity::High);
-            let branches = records_named(&fork.evidence, "branches");
+            let branches = records_named(&fork.evidence.value(), "branches");
             let want: BTreeSet<String> = want_fork["successors"]
                 .as_array()
                 .unwrap()
@@ -315,7 +315,7 @@ fn every_store_gets_the_spec_verdict() {
         assert_eq!(dups.len(), want_dups.len(), "{file}: duplicates");
         for (dup, want_dup) in dups.iter().zip(want_dups) {
             let lines = want_dup["lines"].as_array().unwrap();
-            let copy = format!("{}#{}", file, dup.evidence["copy"]["index"]);
+            let copy = format!("{}#{}", file, dup.evidence.value()["copy"]["index"]);
             assert_eq!(copy, lines[1].as_str().unwrap(), "{file}: duplicate copy");
             // Byte-identical lines are a retried append (info); the envelope file's
             // copies differ in their signature parts (high).
@@ -327,7 +327,7 @@ fn every_store_gets_the_spec_verdict() {
         let dangling = graph["dangling"].as_array().unwrap();
         assert_eq!(gaps.len(), dangling.len(), "{file}: gaps");
         for (gap, want_after) in gaps.iter().zip(dangling) {
-            let after = format!("{}#{}", file, gap.evidence["after"]["index"]);
+            let after = format!("{}#{}", file, gap.evidence.value()["after"]["index"]);
             assert_eq!(after, want_after.as_str().unwrap(), "{file}: gap");
         }
 
@@ -432,19 +432,19 @@ fn a_rotated_chain_is_one_path_across_its_files() {
     let gaps = findings_of(&ev, "F-CHAIN-GAP");
     assert_eq!(gaps.len(), 1);
     assert!(
-        gaps[0].evidence["before"]["path"]
+        gaps[0].evidence.value()["before"]["path"]
             .as_str()
             .unwrap()
             .ends_with("2026-09-14.ndjson")
     );
-    assert_eq!(gaps[0].evidence["before"]["index"], 2);
+    assert_eq!(gaps[0].evidence.value()["before"]["index"], 2);
     assert!(
-        gaps[0].evidence["after"]["path"]
+        gaps[0].evidence.value()["after"]["path"]
             .as_str()
             .unwrap()
             .ends_with("2026-09-16.ndjson")
     );
-    assert_eq!(gaps[0].evidence["after"]["index"], 0);
+    assert_eq!(gaps[0].evidence.value()["after"]["index"], 0);
     // Day 2 alone: orphaned, but no gap (nothing earlier of its emitter is loaded).
     let ev = open(&["rotated/2026-09-15.ndjson"], &keys);
     assert!(findings_of(&ev, "F-CHAIN-GAP").is_empty());
@@ -463,7 +463,12 @@ fn spellings_timestamps_and_ids_are_named() {
             r.findings
                 .iter()
                 .filter(|f| f.id == "F-SIG-ENCODING")
-                .map(move |f| (i, f.evidence["spelling"].as_str().unwrap().to_string()))
+                .map(move |f| {
+                    (
+                        i,
+                        f.evidence.value()["spelling"].as_str().unwrap().to_string(),
+                    )
+                })
         })
         .collect();
     let whitespace = "verifies once whitespace is removed".to_string();

@@ -39,7 +39,7 @@ fn finding(
                 .filter_map(|a| a.id().map(str::to_string))
                 .collect(),
             message,
-            evidence,
+            evidence: evidence.into(),
             locations: action_locations(id, record, actions),
             fingerprint: String::new(),
         },
@@ -627,7 +627,7 @@ fn push_violations(
                 run_id: record.run_id().map(str::to_string),
                 action_ids: v.action_id.iter().cloned().collect(),
                 message: v.message.clone(),
-                evidence: json!({ "record": record.source.to_string(), "rule": v.rule }),
+                evidence: json!({ "record": record.source.to_string(), "rule": v.rule }).into(),
                 locations: vec![action.map_or_else(
                     || Location::record(&record.source),
                     |a| action_location(record, &a, None),
@@ -673,7 +673,7 @@ fn unsigned_among_signed(corpus: &Corpus, report: &Report) -> Vec<Timed> {
                     if others == 1 { "" } else { "s" },
                     if others == 1 { "is" } else { "are" },
                 ),
-                evidence: json!({ "record": record.source.to_string(), "signed_records_in_run": others }),
+                evidence: json!({ "record": record.source.to_string(), "signed_records_in_run": others }).into(),
                 locations: vec![Location::record(&record.source)],
                 fingerprint: String::new(),
             },

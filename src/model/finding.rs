@@ -57,12 +57,50 @@ pub struct Finding {
     pub action_ids: Vec<String>,
     pub message: String,
     /// The fields that prove it.
-    pub evidence: serde_json::Value,
+    pub evidence: EvidenceText,
     /// Where it is: the records (and fields) it concerns, the first the main one.
     pub locations: Vec<Location>,
     /// The same finding on the same evidence has the same value on every run and machine;
     /// a finding about a different record never does (see [`fingerprint`]).
     pub fingerprint: String,
+}
+
+/// A finding's evidence, a JSON value, kept as its compact text — a large store has a
+/// hundred thousand findings, and a `serde_json::Value` map of three fields takes some
+/// 700 bytes — and read back ([`EvidenceText::value`]) when it is shown or written.
+#[derive(Clone, PartialEq, Eq)]
+pub struct EvidenceText(Box<str>);
+
+impl EvidenceText {
+    /// The value.
+    pub fn value(&self) -> serde_json::Value {
+        // The text is only ever made from a value, so it always reads back.
+        serde_json::from_str(&self.0).unwrap_or_default()
+    }
+}
+
+impl From<serde_json::Value> for EvidenceText {
+    fn from(value: serde_json::Value) -> EvidenceText {
+        EvidenceText(value.to_string().into_boxed_str())
+    }
+}
+
+impl std::fmt::Debug for EvidenceText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Serialize for EvidenceText {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.value().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for EvidenceText {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        serde_json::Value::deserialize(d).map(EvidenceText::from)
+    }
 }
 
 /// Where a finding is in the evidence: the file, the line its record starts on, and the

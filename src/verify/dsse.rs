@@ -91,7 +91,7 @@ pub(super) fn dsse(
                 run_id: record.run_id().map(str::to_string),
                 action_ids: Vec::new(),
                 message: format!("signature.key_id {d:?} differs from the envelope keyid {e:?}; the declared key decides"),
-                evidence: serde_json::json!({ "signature.key_id": d, "envelope.keyid": e }),
+                evidence: serde_json::json!({ "signature.key_id": d, "envelope.keyid": e }).into(),
                 locations: vec![
                     Location::at(&record.source, &["signature", "key_id"]),
                     Location::at(&record.source, &["dsse_envelope", "signatures", "0", "keyid"]),

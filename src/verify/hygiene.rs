@@ -100,13 +100,13 @@ pub fn check(record: &Record) -> Vec<Finding> {
     w.value(record.json(), &String::new);
     let run_id = record.run_id().map(str::to_string);
     // The whole record: the paths in the message are aeplens's notation, not pointers.
-    let finding = |id, severity, message: String, evidence| Finding {
+    let finding = |id, severity, message: String, evidence: serde_json::Value| Finding {
         id,
         severity,
         run_id: run_id.clone(),
         action_ids: Vec::new(),
         message,
-        evidence,
+        evidence: evidence.into(),
         locations: vec![Location::record(&record.source)],
         fingerprint: String::new(),
     };
@@ -239,7 +239,8 @@ pub fn confusable_ids(records: &[&Record]) -> Vec<(usize, Finding)> {
                 "nfc": is_nfc(x.text),
                 "record": records[x.record].source.to_string(),
             })).collect::<Vec<_>>(),
-        }),
+        })
+        .into(),
         locations: std::iter::once(u)
             .chain(others)
             .map(|x| Location::record(&records[x.record].source))

@@ -192,7 +192,8 @@ fn duplicates(records: &[&Record], vertex: &[usize], graph: &mut LinkGraph) {
                     "first": RecordAt::of(records[v]),
                     "copy": RecordAt::of(records[i]),
                     "identical": identical,
-                }),
+                })
+                .into(),
                 locations: vec![
                     Location::record(&records[i].source),
                     Location::record(&records[v].source),
@@ -222,7 +223,8 @@ fn fork(records: &[&Record], predecessor: usize, branches: &[usize]) -> Finding 
         evidence: serde_json::json!({
             "predecessor": RecordAt::of(records[predecessor]),
             "branches": branches.iter().map(|&b| RecordAt::of(records[b])).collect::<Vec<_>>(),
-        }),
+        })
+        .into(),
         locations: branches
             .iter()
             .map(|&b| Location::at(&records[b].source, &["prev_record_hash"]))
@@ -246,7 +248,8 @@ fn gap(records: &[&Record], before: usize, after: usize) -> Finding {
             "before": RecordAt::of(records[before]),
             "after": RecordAt::of(records[after]),
             "missing": match records[after].link() { Link::Hash(h) => h, _ => "" },
-        }),
+        })
+        .into(),
         locations: vec![
             Location::at(&records[after].source, &["prev_record_hash"]),
             Location::record(&records[before].source),

@@ -321,7 +321,8 @@ pub(super) fn sig_encoding(record: &Record, spelling: &str) -> Finding {
         message: format!(
             "signature rejected for its spelling, not forged: {spelling} (still invalid, as the encoding rules require)"
         ),
-        evidence: serde_json::json!({ "spelling": spelling, "record": record.source.to_string() }),
+        evidence: serde_json::json!({ "spelling": spelling, "record": record.source.to_string() })
+            .into(),
         locations: vec![signature_location(record)],
         fingerprint: String::new(),
     }
@@ -436,7 +437,7 @@ fn lenient_only(record: &Record, key: &VerifyingKey) -> Finding {
         message: "signature verifies only under lenient Ed25519 rules (small-order key or \
                   point, or a non-canonical encoding); strict RFC 8032 rejects it and so does aeplens"
             .into(),
-        evidence: serde_json::json!({ "key_is_weak": key.is_weak() }),
+        evidence: serde_json::json!({ "key_is_weak": key.is_weak() }).into(),
         locations: vec![signature_location(record)],
         fingerprint: String::new(),
     }
@@ -458,7 +459,8 @@ pub(super) fn other_signer(
             run_id: record.run_id().map(str::to_string),
             action_ids: Vec::new(),
             message: format!("signed by key {other:?} but labelled {declared:?}"),
-            evidence: serde_json::json!({ "declared_key_id": declared, "verifying_key_id": other }),
+            evidence: serde_json::json!({ "declared_key_id": declared, "verifying_key_id": other })
+                .into(),
             locations: vec![Location::at(&record.source, &["signature", "key_id"])],
             fingerprint: String::new(),
         });
