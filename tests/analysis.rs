@@ -628,3 +628,52 @@ fn a_deny_chain_is_abandoned_only_when_nothing_re_approved_it() {
     assert_eq!(ended("d2"), "abandoned");
     assert_eq!(ended("d3"), "executed");
 }
+
+/// The same finding from copies of one action is kept once — the first of them — and
+/// what is kept is sorted by severity, then time (unknown times last).
+#[test]
+fn repeated_findings_are_kept_once_then_sorted() {
+    use aeplens::model::finding::{Finding, Severity};
+    let f = |id: &'static str, severity, action: &str, message: &str| Finding {
+        id,
+        severity,
+        run_id: Some("run".into()),
+        action_ids: vec![action.into()],
+        message: message.into(),
+        evidence: serde_json::json!({ "at": message }).into(),
+        locations: Vec::new(),
+        fingerprint: String::new(),
+    };
+    let timed = vec![
+        (f("F-B", Severity::Medium, "a1", "first copy"), Some(3.0)),
+        (f("F-A", Severity::High, "a2", "x"), None),
+        (f("F-B", Severity::Medium, "a1", "first copy"), Some(1.0)),
+        (f("F-A", Severity::High, "a3", "x"), Some(2.0)),
+        (
+            f("F-B", Severity::Medium, "a1", "another message"),
+            Some(2.0),
+        ),
+        (f("F-A", Severity::High, "a2", "x"), Some(0.0)),
+    ];
+    let kept: Vec<(String, String, String)> = aeplens::analysis::findings::dedupe_and_sort(timed)
+        .into_iter()
+        .map(|f| {
+            (
+                f.id.to_string(),
+                f.action_ids[0].clone(),
+                f.evidence.value()["at"].to_string(),
+            )
+        })
+        .collect();
+    let row =
+        |id: &str, action: &str, at: &str| (id.to_string(), action.to_string(), format!("{at:?}"));
+    assert_eq!(
+        kept,
+        vec![
+            row("F-A", "a3", "x"),
+            row("F-A", "a2", "x"),
+            row("F-B", "a1", "another message"),
+            row("F-B", "a1", "first copy"),
+        ]
+    );
+}

@@ -690,17 +690,25 @@ pub fn fingerprint_all<'f>(
     hashes: &[Sha256Digest],
     findings: impl IntoIterator<Item = &'f mut Finding>,
 ) {
-    let mut at: std::collections::HashMap<(&str, usize), Sha256Digest> =
-        std::collections::HashMap::new();
-    for (i, record) in corpus.records().enumerate() {
-        if let Some(h) = hashes.get(i) {
-            at.entry((&record.source.path, record.source.line))
-                .or_insert(*h);
+    let findings: Vec<&mut Finding> = findings.into_iter().collect();
+    // The hash of the first record at each place a finding names: a table of those places
+    // only (a store has many more records than its findings name).
+    type Place = (std::sync::Arc<str>, usize);
+    let mut at: std::collections::HashMap<Place, Option<Sha256Digest>> = findings
+        .iter()
+        .flat_map(|f| &f.locations)
+        .map(|l| ((l.path.clone(), l.line), None))
+        .collect();
+    for (record, h) in corpus.records().zip(hashes) {
+        let place = (record.source.path.clone(), record.source.line);
+        if let Some(slot @ None) = at.get_mut(&place) {
+            *slot = Some(*h);
         }
     }
     for f in findings {
         f.fingerprint = crate::model::finding::fingerprint(f, |l| {
-            at.get(&(&*l.path, l.line)).map(Sha256Digest::to_string)
+            let hash = at.get(&(l.path.clone(), l.line)).copied().flatten();
+            hash.map(|h| h.to_string())
         });
     }
 }
@@ -708,22 +716,22 @@ pub fn fingerprint_all<'f>(
 /// Drops repeats (the same finding from copies of one action in chained snapshots)
 /// and sorts by severity, then time.
 pub fn dedupe_and_sort(mut timed: Vec<Timed>) -> Vec<Finding> {
-    // Which to keep, from borrowed keys: a large store has a hundred thousand findings,
-    // and copying their texts into the set cost more memory than anything else here.
-    let keep: Vec<bool> = {
-        let mut seen = HashSet::with_capacity(timed.len());
-        timed
-            .iter()
-            .map(|(f, _)| {
-                seen.insert((
-                    f.id,
-                    f.run_id.as_deref(),
-                    f.action_ids.as_slice(),
-                    f.message.as_str(),
-                ))
-            })
-            .collect()
+    // Which to keep: the first of each key, found by sorting the findings' numbers by key
+    // (a large store has a hundred thousand findings; a set of their keys cost more
+    // memory than anything else here).
+    let key = |i: u32| {
+        let f = &timed[i as usize].0;
+        let (run, actions) = (f.run_id.as_deref(), f.action_ids.as_slice());
+        (f.id, run, actions, f.message.as_str())
     };
+    let mut order: Vec<u32> = (0..timed.len() as u32).collect();
+    order.sort_by(|&a, &b| key(a).cmp(&key(b)).then(a.cmp(&b)));
+    let mut keep = vec![true; timed.len()];
+    for pair in order.windows(2) {
+        if key(pair[0]) == key(pair[1]) {
+            keep[pair[1] as usize] = false;
+        }
+    }
     let mut keep = keep.into_iter();
     timed.retain(|_| keep.next().unwrap_or(true));
     timed.sort_by(|(a, ta), (b, tb)| {
