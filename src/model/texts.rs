@@ -19,16 +19,16 @@ const PACKED: u16 = 1 << 15;
 /// (the order of [`ActionFacts`]'s accessors).
 const WORD_TEXTS: u16 = 1 << 1 | 1 << 6 | 1 << 7 | 1 << 8 | 1 << 9 | 1 << 10;
 
-/// Text members packed in one allocation: the texts one after another, where each ends,
-/// and which are present (a million actions' facts stay a few dozen bytes each). The
+/// Text members packed in one allocation: the length of each present text, then the
+/// texts one after another (a million actions' facts stay a few dozen bytes each). The
 /// arguments digest, when it is the usual `sha256:` and 64 lower-case hex digits, is kept
 /// as its 32 bytes ([`pack`]): it is a third of an action's text, and only search reads
 /// it. A text that takes few distinct values is kept as its number in the [`vocabulary`]
 /// (two characters of seven bits), when it has one.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Texts {
+    /// The lengths ([`push_len`]: one character each below 64 bytes), then the texts.
     buf: Box<str>,
-    ends: Ends,
     /// Bit `i`: text `i` is present; [`PACKED`].
     present: u16,
     /// Bit `i`: text `i` is kept as a word ([`WORD_TEXTS`]).
@@ -56,35 +56,32 @@ impl Keep<'_> {
     }
 }
 
-/// Where each text ends in [`Texts::buf`]: two bytes each when they fit, as they do but
-/// for actions with texts of tens of kilobytes.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Ends {
-    Short([u16; TEXTS]),
-    Long(Box<[u32; TEXTS]>),
+/// Appends length `n` as ASCII characters of six bits each, low bits first, bit 6 set
+/// on every character but the last: the header of [`Texts::buf`], which stays a `str`.
+fn push_len(mut n: usize, out: &mut String) {
+    loop {
+        let low = (n & 0x3f) as u8;
+        n >>= 6;
+        if n == 0 {
+            out.push(char::from(low));
+            return;
+        }
+        out.push(char::from(low | 0x40));
+    }
 }
 
-impl Ends {
-    /// The ends of texts one after another (so the last end is the largest).
-    fn new(ends: [u32; TEXTS]) -> Ends {
-        if u16::try_from(ends[TEXTS - 1]).is_ok() {
-            Ends::Short(ends.map(|e| e as u16))
-        } else {
-            Ends::Long(Box::new(ends))
+/// The length [`push_len`] wrote at `bytes[*at..]`, moving `at` past it.
+fn read_len(bytes: &[u8], at: &mut usize) -> Option<usize> {
+    let mut n = 0;
+    for shift in (0..usize::BITS).step_by(6) {
+        let c = *bytes.get(*at)?;
+        *at += 1;
+        n |= usize::from(c & 0x3f) << shift;
+        if c & 0x40 == 0 {
+            return Some(n);
         }
     }
-
-    fn get(&self, i: usize) -> usize {
-        match self {
-            Ends::Short(e) => usize::from(e[i]),
-            Ends::Long(e) => e[i] as usize,
-        }
-    }
-
-    #[cfg(test)]
-    fn all(&self) -> [u32; TEXTS] {
-        std::array::from_fn(|i| self.get(i) as u32)
-    }
+    None
 }
 
 /// The 32 bytes of `sha256:` and 64 lower-case hex digits (the text they pack back to).
@@ -186,9 +183,9 @@ impl Texts {
             Some(digest.flatten().map_or(Keep::Text(text), Keep::Packed))
         });
         // The buffer made at its length: no copy when it is boxed.
-        let len = kept.iter().flatten().map(Keep::len).sum();
-        let mut buf = String::with_capacity(len);
-        let mut ends = [0; TEXTS];
+        let lens = kept.iter().flatten().map(Keep::len);
+        let mut buf = String::with_capacity(lens.clone().map(|n| n + 1 + n / 64).sum());
+        lens.for_each(|n| push_len(n, &mut buf));
         let (mut present, mut words) = (0, 0);
         for (i, k) in kept.iter().enumerate() {
             match k {
@@ -212,26 +209,31 @@ impl Texts {
             if k.is_some() {
                 present |= 1 << i;
             }
-            // Texts past 4 GiB in one action are not a thing a store holds.
-            ends[i] = u32::try_from(buf.len()).unwrap_or(u32::MAX);
         }
         Texts {
             buf: buf.into_boxed_str(),
-            ends: Ends::new(ends),
             present,
             words,
         }
     }
 
-    /// Writes the texts for the evidence index ([`Texts::decode`] reads them back): a
-    /// word as its text (the numbers are this process's own).
-    pub(super) fn encode(&self, w: &mut Writer) {
+    /// The texts one after another (a word as its text) and where each ends: what the
+    /// evidence index keeps.
+    fn expanded(&self) -> (String, [u32; TEXTS]) {
         let mut buf = String::with_capacity(self.buf.len());
         let mut ends = [0; TEXTS];
         for (i, end) in ends.iter_mut().enumerate() {
             buf.push_str(self.kept(i).unwrap_or(""));
+            // Texts past 4 GiB in one action are not a thing a store holds.
             *end = u32::try_from(buf.len()).unwrap_or(u32::MAX);
         }
+        (buf, ends)
+    }
+
+    /// Writes the texts for the evidence index ([`Texts::decode`] reads them back): a
+    /// word as its text (the numbers are this process's own).
+    pub(super) fn encode(&self, w: &mut Writer) {
+        let (buf, ends) = self.expanded();
         w.uint(u64::from(self.present));
         w.bytes(buf.as_bytes());
         for end in ends {
@@ -276,8 +278,17 @@ impl Texts {
         if self.present & (1 << i) == 0 {
             return None;
         }
-        let start = if i == 0 { 0 } else { self.ends.get(i - 1) };
-        let part = self.buf.get(start..self.ends.get(i))?;
+        // The header: each present text's length; text `i` starts after those before it.
+        let (mut at, mut start, mut len) = (0, 0, 0);
+        for j in (0..TEXTS).filter(|j| self.present & (1 << j) != 0) {
+            let n = read_len(self.buf.as_bytes(), &mut at)?;
+            if j < i {
+                start += n;
+            } else if j == i {
+                len = n;
+            }
+        }
+        let part = self.buf.get(at + start..at + start + len)?;
         if self.words & (1 << i) == 0 {
             return Some(part);
         }
@@ -358,8 +369,6 @@ mod tests {
                 is_packed,
                 texts[DIGEST].is_some_and(|d| d.len() == 71 && d == d.to_lowercase())
             );
-            let long_ends = matches!(packed.ends, Ends::Long(_));
-            assert_eq!(long_ends, texts[5].is_some_and(|t| t.len() > 60_000));
             // The word texts are kept as words (this test process never fills the
             // vocabulary), and read back through the index's encoding as they were.
             let words = (0..TEXTS).filter(|i| {
@@ -376,17 +385,29 @@ mod tests {
         // A packed digest that is not one `pack` makes, or a text that ends inside a
         // character, is refused.
         let packed = Texts::new(cases_digest(&digest));
-        let mut ends = packed.ends.all();
+        let (buf, all) = packed.expanded();
+        let mut ends = all;
         ends[DIGEST] -= 1;
-        assert_eq!(Texts::from_parts(&packed.buf, ends, packed.present), None);
-        let mut buf = packed.buf.to_string();
-        buf.replace_range(buf.len() - 1.., "é");
-        let all = packed.ends.all();
-        assert_eq!(Texts::from_parts(&buf, all, packed.present), None);
+        assert_eq!(Texts::from_parts(&buf, ends, packed.present), None);
+        let mut changed = buf.clone();
+        changed.replace_range(buf.len() - 1.., "é");
+        assert_eq!(Texts::from_parts(&changed, all, packed.present), None);
         let texts = Texts::new([Some("é"); TEXTS]);
-        let mut ends = texts.ends.all();
+        let (buf, mut ends) = texts.expanded();
         ends[0] = 1;
-        assert_eq!(Texts::from_parts(&texts.buf, ends, texts.present), None);
+        assert_eq!(Texts::from_parts(&buf, ends, texts.present), None);
+        // Lengths of one, two and three header characters read back.
+        for n in [0, 63, 64, 4095, 4096, 80_000] {
+            let mut header = String::new();
+            push_len(n, &mut header);
+            assert_eq!(
+                header.len(),
+                1 + usize::from(n >= 64) + usize::from(n >= 4096)
+            );
+            let mut at = 0;
+            assert_eq!(read_len(header.as_bytes(), &mut at), Some(n));
+            assert_eq!(at, header.len());
+        }
         let bytes: [u8; 32] = std::array::from_fn(|i| (i * 37 + 255) as u8);
         let mut text = String::new();
         pack(&bytes, &mut text);
