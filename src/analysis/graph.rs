@@ -153,8 +153,8 @@ impl Graph {
         let mut located: Vec<(u32, u32)> = Vec::new();
         let mut facts: Vec<&'c ActionFacts> = Vec::new();
         for (ri, r) in records.iter().enumerate() {
-            for (pos, f) in &r.facts().actions {
-                located.push((ri as u32, *pos));
+            for (pos, f) in r.facts().actions.iter() {
+                located.push((ri as u32, pos));
                 facts.push(f);
             }
         }
@@ -448,9 +448,7 @@ impl Graph {
     /// The facts of a node's action (read without its record's JSON).
     pub fn facts<'c>(&self, corpus: &'c Corpus, node: NodeId) -> Option<&'c ActionFacts> {
         let n = self.nodes.get(node as usize)?;
-        let actions = &corpus.record(n.record as usize).facts().actions;
-        let i = actions.binary_search_by_key(&n.pos, |(pos, _)| *pos).ok()?;
-        Some(&actions[i].1)
+        corpus.record(n.record as usize).facts().actions.at(n.pos)
     }
 
     /// The stored action of a node.

@@ -25,7 +25,53 @@ pub struct RecordFacts {
     /// True when the record-level `capability_decisions` list holds an object.
     pub has_decisions: bool,
     /// The elements of `actions` that are objects: their position and facts.
-    pub actions: Vec<(u32, ActionFacts)>,
+    pub actions: ActionList,
+}
+
+/// The facts of the elements of a record's `actions` that are objects, in order, and
+/// their positions in the array when those are not 0, 1, 2, … (some element is not an
+/// object): a store's actions keep no position each.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ActionList {
+    facts: Box<[ActionFacts]>,
+    positions: Option<Box<[u32]>>,
+}
+
+impl ActionList {
+    fn new(facts: Vec<ActionFacts>, positions: Vec<u32>) -> ActionList {
+        let dense = positions.iter().enumerate().all(|(i, p)| *p as usize == i);
+        ActionList {
+            facts: facts.into_boxed_slice(),
+            positions: (!dense).then(|| positions.into_boxed_slice()),
+        }
+    }
+
+    /// How many actions have facts.
+    pub fn len(&self) -> usize {
+        self.facts.len()
+    }
+
+    /// True when no element of `actions` is an object.
+    pub fn is_empty(&self) -> bool {
+        self.facts.is_empty()
+    }
+
+    /// Each action's position in `actions` and its facts, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, &ActionFacts)> {
+        let position = |i: usize| self.positions.as_ref().map_or(i as u32, |p| p[i]);
+        self.facts
+            .iter()
+            .enumerate()
+            .map(move |(i, f)| (position(i), f))
+    }
+
+    /// The facts of the action at position `pos` of `actions`.
+    pub fn at(&self, pos: u32) -> Option<&ActionFacts> {
+        match &self.positions {
+            None => self.facts.get(pos as usize),
+            Some(p) => p.binary_search(&pos).ok().map(|i| &self.facts[i]),
+        }
+    }
 }
 
 /// `prev_record_hash`, owned ([`Link`]).
@@ -77,13 +123,16 @@ impl RecordFacts {
 
 /// The facts of the object elements of `actions`, at their positions, in a list of
 /// exactly their number (a list grown by doubling holds a fifth more, for every record).
-fn action_facts(record: &Record, actions: &[Json]) -> Vec<(u32, ActionFacts)> {
-    let mut facts = Vec::with_capacity(actions.iter().filter(|a| a.as_object().is_some()).count());
-    facts.extend(actions.iter().enumerate().filter_map(|(pos, a)| {
-        let a = a.as_object()?;
-        Some((pos as u32, ActionFacts::of(record, &Action(a))))
-    }));
-    facts
+fn action_facts(record: &Record, actions: &[Json]) -> ActionList {
+    let n = actions.iter().filter(|a| a.as_object().is_some()).count();
+    let (mut facts, mut positions) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for (pos, a) in actions.iter().enumerate() {
+        if let Some(a) = a.as_object() {
+            facts.push(ActionFacts::of(record, &Action(a)));
+            positions.push(pos as u32);
+        }
+    }
+    ActionList::new(facts, positions)
 }
 
 impl RecordFacts {
@@ -104,8 +153,8 @@ impl RecordFacts {
         w.opt_str(self.key_id.as_deref());
         w.uint(u64::from(self.has_decisions));
         w.uint(self.actions.len() as u64);
-        for (pos, a) in &self.actions {
-            w.uint(u64::from(*pos));
+        for (pos, a) in self.actions.iter() {
+            w.uint(u64::from(pos));
             a.encode(w);
         }
     }
@@ -125,10 +174,19 @@ impl RecordFacts {
         let key_id = text(r.opt_str()?);
         let has_decisions = r.bool()?;
         let n: usize = r.int()?;
-        let mut actions = Vec::with_capacity(n.min(1 << 16));
+        let capacity = n.min(1 << 16);
+        let (mut facts, mut positions) =
+            (Vec::with_capacity(capacity), Vec::with_capacity(capacity));
         for _ in 0..n {
-            actions.push((r.int()?, ActionFacts::decode(r)?));
+            let pos = r.int()?;
+            // Positions in array order, as `encode` wrote them.
+            if positions.last().is_some_and(|last| *last >= pos) {
+                return None;
+            }
+            positions.push(pos);
+            facts.push(ActionFacts::decode(r)?);
         }
+        let actions = ActionList::new(facts, positions);
         Some(RecordFacts {
             run_id,
             created_at_ms,
@@ -489,8 +547,11 @@ mod tests {
         assert_eq!(facts.link, LinkFacts::Null);
         assert_eq!(facts.key_id.as_deref(), Some("k"));
         assert_eq!(facts.actions.len(), 1);
-        let (pos, a) = &facts.actions[0];
-        assert_eq!(*pos, 1);
+        let (pos, a) = facts.actions.iter().next().unwrap();
+        assert_eq!(pos, 1);
+        // The only object is the second element: found at its position, nothing at 0.
+        assert_eq!(facts.actions.at(1), Some(a));
+        assert_eq!(facts.actions.at(0), None);
         assert_eq!(
             [a.id(), a.tool(), a.parent(), a.side_effect_class()],
             [Some("a"), Some("t"), Some("p"), Some("read")]
