@@ -25,7 +25,9 @@ fn main() {
             r.structural.status,
             r.semantic.status,
             r.authenticity.status,
-            r.authenticity.construction.unwrap_or("no construction"),
+            r.authenticity
+                .construction
+                .map_or("no construction", |c| c.name()),
             r.chain
                 .status
                 .map(aeplens::verify::chain::ChainStatus::name),

@@ -11,8 +11,9 @@ use crate::model::json::{JStr, Json};
 use sha2::{Digest, Sha256};
 use std::cmp::Ordering;
 
-/// Which canonicalisation: the three differ only in key order and `__proto__`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Which canonicalisation: the three differ only in key order and `__proto__`. Written
+/// by its [`Variant::name`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Variant {
     /// Old JS (every reference signature): UTF-16 code-unit order, index-like keys first,
     /// `__proto__` dropped.

@@ -153,7 +153,7 @@ pub(super) fn dsse(
                 });
             }
         }
-        (Ok(_), Some(c)) => auth.construction = Some(c.name()),
+        (Ok(_), Some(c)) => auth.construction = Some(c),
     }
 
     match &statement {
@@ -297,7 +297,7 @@ fn statement_checks(
                 .into_iter()
                 .find(|v| Some(sha256_hex(&canonical_bytes(pred, *v)).as_str()) == digest);
             match matched {
-                Some(v) => auth.canon = Some(v.name()),
+                Some(v) => auth.canon = Some(v),
                 None => binding
                     .push("D9 subject digest is not the SHA-256 of the canonical predicate".into()),
             }
@@ -477,7 +477,7 @@ mod tests {
     fn genuine_s4_is_valid_and_exactly_bound() {
         let (auth, findings) = verify(&genuine());
         assert_eq!(auth.status, Some(AuthStatus::Valid), "{:?}", auth.failures);
-        assert_eq!(auth.construction, Some("aep-dsse-ed25519-decoded-body-v1"));
+        assert_eq!(auth.construction, Some(Construction::DsseDecodedBody));
         assert_eq!(auth.binding, Some(BindingStatus::Exact));
         assert!(auth.failures.is_empty() && findings.is_empty());
     }

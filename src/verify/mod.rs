@@ -25,6 +25,7 @@ use crate::load::{Format, Input, LoadError, stream};
 use crate::model::Record;
 use crate::model::finding::{Finding, Severity};
 use chain::{ChainStatus, FileChain, LinkState};
+use compact_str::CompactString;
 use index::{Entry, Index, IndexUse};
 use links::LinkGraph;
 use rayon::prelude::*;
@@ -114,8 +115,9 @@ pub struct SourceOut {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct RecordResult {
     pub source: SourceOut,
-    pub run_id: Option<String>,
-    pub schema_version: Option<String>,
+    /// Short texts kept inline (no allocation up to 24 bytes): a store has one per record.
+    pub run_id: Option<CompactString>,
+    pub schema_version: Option<CompactString>,
     /// SHA-256 of C1(record − signature − dsse_envelope): the next record's link.
     pub canonical_sha256: Sha256Digest,
     pub structural: StructuralAxis,
@@ -582,8 +584,8 @@ pub fn verify_record(
             line: record.source.line,
             index: record.source.index,
         },
-        run_id: record.run_id().map(str::to_string),
-        schema_version: record.schema_version().map(str::to_string),
+        run_id: record.run_id().map(CompactString::from),
+        schema_version: record.schema_version().map(CompactString::from),
         canonical_sha256,
         structural: StructuralAxis {
             evaluated: true,

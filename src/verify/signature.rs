@@ -19,17 +19,48 @@ use ed25519_dalek::{Signature, VerifyingKey};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-/// The four signing constructions (verification.md §b).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The four signing constructions (verification.md §b), written by [`Construction::name`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Construction {
     /// S1: Ed25519 over C1(record − signature − dsse_envelope − timestamp_proof).
+    #[serde(rename = "js-legacy-inline")]
     JsLegacyInline,
     /// S2: Ed25519 over SHA-256 of the Rust gateway's struct-order JSON.
+    #[serde(rename = "rust-gateway-legacy-sha256")]
     RustGatewayLegacy,
     /// S3: DSSE with PAE over the base64 payload *string* (pre-fix).
+    #[serde(rename = "dsse-prefix-b64")]
     DssePrefixB64,
     /// S4: DSSE with PAE over the decoded payload bytes (current profile).
+    #[serde(rename = "aep-dsse-ed25519-decoded-body-v1")]
     DsseDecodedBody,
+}
+
+impl std::fmt::Display for Construction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Which Ed25519 rules a verdict was made under: always RFC 8032 strict (written `strict`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Ed25519Rules {
+    #[default]
+    #[serde(rename = "strict")]
+    Strict,
+}
+
+impl Ed25519Rules {
+    /// The name written in output.
+    pub fn name(self) -> &'static str {
+        "strict"
+    }
+}
+
+impl std::fmt::Display for Ed25519Rules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 impl Construction {
@@ -108,14 +139,11 @@ pub struct Authenticity {
     pub evaluated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<AuthStatus>,
-    #[serde(deserialize_with = "crate::model::name::interned_option")]
-    pub construction: Option<crate::model::name::Name>,
+    pub construction: Option<Construction>,
     pub key_id: Option<String>,
     pub binding: Option<BindingStatus>,
-    #[serde(deserialize_with = "crate::model::name::interned_option")]
-    pub canon: Option<crate::model::name::Name>,
-    #[serde(deserialize_with = "crate::model::name::interned")]
-    pub ed25519: crate::model::name::Name,
+    pub canon: Option<Variant>,
+    pub ed25519: Ed25519Rules,
     pub reason: Option<String>,
     /// Every failed check, not only the first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -140,7 +168,7 @@ impl Default for Authenticity {
             key_id: None,
             binding: None,
             canon: None,
-            ed25519: "strict",
+            ed25519: Ed25519Rules::Strict,
             reason: None,
             failures: Vec::new(),
             notes: Vec::new(),
@@ -255,8 +283,8 @@ pub fn authenticate(
     };
     let hex = is_hex_signature(sig_text);
     if let Some(m) = legacy_match(record, chain_bytes, !hex, |m| verify_strict(&key, m, &sig)) {
-        auth.construction = Some(m.construction.name());
-        auth.canon = m.canon.map(Variant::name);
+        auth.construction = Some(m.construction);
+        auth.canon = m.canon;
         auth.binding = Some(BindingStatus::NotApplicable);
         if let Some(v) = m.canon.filter(|v| *v != Variant::C1) {
             auth.notes

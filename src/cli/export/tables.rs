@@ -12,6 +12,7 @@ use crate::analysis::evidence::EvidenceRef;
 use crate::analysis::graph::NodeId;
 use crate::canon::Sha256Digest;
 use crate::review::file::{EvidenceSet, KeyRef};
+use crate::verify::signature::Construction;
 use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use parquet::arrow::ArrowWriter;
@@ -235,7 +236,7 @@ fn records(ev: EvidenceRef) -> Table {
                 "not-checked"
             }),
         );
-        t.s("construction", a.construction);
+        t.s("construction", a.construction.map(Construction::name));
         t.s("key_id", a.key_id.as_deref());
         t.b("key_unknown", Some(a.key_unknown));
         t.s(

@@ -85,7 +85,7 @@ pub(super) fn record_lines<'a>(s: &State, d: &Data, node: NodeId) -> Vec<Line<'a
     lines.push(axis("capture", None));
     let a = &r.authenticity;
     if let Some(c) = a.construction {
-        lines.push(kv(s, "construction", c));
+        lines.push(kv(s, "construction", c.name()));
     }
     if let Some(k) = &a.key_id {
         lines.push(kv(s, "key", k));

@@ -21,7 +21,13 @@ struct Stored<R> {
 }
 
 /// What varies from record to record, apart from its template.
-type Own = (u32, usize, usize, Sha256Digest, Option<String>);
+type Own = (
+    u32,
+    usize,
+    usize,
+    Sha256Digest,
+    Option<compact_str::CompactString>,
+);
 
 /// Writes verdict lines, each distinct template once.
 #[derive(Default)]
@@ -150,7 +156,7 @@ mod tests {
                 r.source.line += 1000 + i;
                 r.source.index = i;
                 r.canonical_sha256 = Sha256Digest::of(&i.to_le_bytes());
-                r.run_id = (i % 2 == 0).then(|| format!("run-{i}"));
+                r.run_id = (i % 2 == 0).then(|| format!("run-{i}").into());
                 r
             })
             .collect();
