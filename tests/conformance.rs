@@ -3,6 +3,7 @@
 
 mod common;
 
+use aeplens::verify::signature::Construction;
 use aeplens::verify::{AuthStatus, BindingStatus, RecordResult};
 use common::*;
 
@@ -25,7 +26,8 @@ fn authenticity_word(r: &RecordResult) -> &'static str {
         None => "not-checked",
         Some("unsigned") => "unsigned",
         Some("valid")
-            if a.construction.map(|c| c.name()) == Some("aep-dsse-ed25519-decoded-body-v1") =>
+            if a.construction.map(Construction::name)
+                == Some("aep-dsse-ed25519-decoded-body-v1") =>
         {
             "dsse-valid"
         }
@@ -101,7 +103,10 @@ fn historical_records_are_identified_by_construction() {
         Some("valid")
     );
     assert_eq!(
-        js.records[0].authenticity.construction.map(|c| c.name()),
+        js.records[0]
+            .authenticity
+            .construction
+            .map(Construction::name),
         Some("js-legacy-inline")
     );
     let rust = verify_path(&corpus().join("historical/rust-sha256-ed25519.json"), &keys);
@@ -124,7 +129,7 @@ fn historical_records_are_identified_by_construction() {
     );
     let a = &prefix.records[0].authenticity;
     assert_eq!(
-        (a.status, a.construction.map(|c| c.name()), a.binding),
+        (a.status, a.construction.map(Construction::name), a.binding),
         (
             Some(AuthStatus::Valid),
             Some("dsse-prefix-b64"),
@@ -136,7 +141,7 @@ fn historical_records_are_identified_by_construction() {
         bscode.records[0]
             .authenticity
             .construction
-            .map(|c| c.name()),
+            .map(Construction::name),
         Some("js-legacy-inline")
     );
     assert_eq!(

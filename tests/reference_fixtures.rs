@@ -6,6 +6,7 @@ mod common;
 use aeplens::canon::{CHAIN_EXCLUDED, Variant, canonical_bytes_without};
 use aeplens::load::load_paths;
 use aeplens::verify::chain::ChainStatus;
+use aeplens::verify::signature::Construction;
 use aeplens::verify::{BindingStatus, TimestampState};
 use common::*;
 
@@ -129,7 +130,7 @@ fn reference_gaps_get_the_stricter_verdict_with_reasons() {
     let v04 = verify_path(&reference().join("v04_dsse.ndjson"), &keys);
     for r in &v04.records {
         assert_eq!(
-            r.authenticity.construction.map(|c| c.name()),
+            r.authenticity.construction.map(Construction::name),
             Some("dsse-prefix-b64")
         );
         assert_eq!(
@@ -161,7 +162,7 @@ fn current_profile_reports_historical_constructions_as_unsupported() {
             Some("unsupported-legacy")
         );
         assert_eq!(
-            r.authenticity.construction.map(|c| c.name()),
+            r.authenticity.construction.map(Construction::name),
             Some("js-legacy-inline")
         );
     }

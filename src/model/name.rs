@@ -1,5 +1,5 @@
-//! Names that are `&'static str` in verdicts (rule ids, finding ids, construction and
-//! canonicalisation names) read back from the evidence index: each distinct name is
+//! Names that are `&'static str` in verdicts (rule ids, finding ids) read back from the
+//! evidence index: each distinct name is
 //! allocated once for the life of the process and shared after that. The index only
 //! holds names aeplens itself wrote, so the set stays as small as the vocabulary.
 
@@ -30,12 +30,6 @@ pub fn intern(name: &str) -> &'static str {
 pub fn interned<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
     let name = std::borrow::Cow::<'de, str>::deserialize(d)?;
     Ok(intern(&name))
-}
-
-/// Serde `deserialize_with` for an `Option<&'static str>` field.
-pub fn interned_option<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'static str>, D::Error> {
-    let name = Option::<std::borrow::Cow<'de, str>>::deserialize(d)?;
-    Ok(name.map(|n| intern(&n)))
 }
 
 #[cfg(test)]
