@@ -1,7 +1,7 @@
 //! Names that are `&'static str` in verdicts (rule ids, finding ids) read back from the
-//! evidence index: each distinct name is
-//! allocated once for the life of the process and shared after that. The index only
-//! holds names aeplens itself wrote, so the set stays as small as the vocabulary.
+//! evidence index: each distinct name is allocated once for the life of the process and
+//! shared after that. The index only holds names aeplens itself wrote, so the set stays
+//! as small as the vocabulary.
 
 use serde::{Deserialize, Deserializer};
 use std::collections::BTreeSet;
