@@ -14,6 +14,11 @@ pub(super) const DIGEST: usize = 12;
 /// In [`Texts::present`]: the arguments digest is packed (its 32 bytes, not its text).
 const PACKED: u16 = 1 << 15;
 
+/// In [`Texts::words`]: every length in the header is one character (every text is
+/// shorter than 64 bytes, as nearly all are), so text `i`'s length is the header's
+/// character at its rank among the present texts.
+const SHORT: u16 = 1 << 15;
+
 /// The texts kept as words of the [`vocabulary`] when they are in it: the tool name,
 /// side-effect class, decision outcome, grant, approval decision and result outcome
 /// (the order of [`ActionFacts`]'s accessors).
@@ -185,8 +190,9 @@ impl Texts {
         // The buffer made at its length: no copy when it is boxed.
         let lens = kept.iter().flatten().map(Keep::len);
         let mut buf = String::with_capacity(lens.clone().map(|n| n + 1 + n / 64).sum());
+        let short = lens.clone().all(|n| n < 64);
         lens.for_each(|n| push_len(n, &mut buf));
-        let (mut present, mut words) = (0, 0);
+        let (mut present, mut words) = (0, if short { SHORT } else { 0 });
         for (i, k) in kept.iter().enumerate() {
             match k {
                 None => {}
@@ -279,13 +285,23 @@ impl Texts {
             return None;
         }
         // The header: each present text's length; text `i` starts after those before it.
+        let bytes = self.buf.as_bytes();
+        let texts = self.present & ((1 << TEXTS) - 1);
         let (mut at, mut start, mut len) = (0, 0, 0);
-        for j in (0..TEXTS).filter(|j| self.present & (1 << j) != 0) {
-            let n = read_len(self.buf.as_bytes(), &mut at)?;
-            if j < i {
-                start += n;
-            } else if j == i {
-                len = n;
+        if self.words & SHORT != 0 {
+            let header = bytes.get(..texts.count_ones() as usize)?;
+            let (before, from) = header.split_at((texts & ((1 << i) - 1)).count_ones() as usize);
+            start = before.iter().map(|&n| usize::from(n)).sum();
+            len = usize::from(*from.first()?);
+            at = header.len();
+        } else {
+            for j in (0..TEXTS).filter(|j| texts & (1 << j) != 0) {
+                let n = read_len(bytes, &mut at)?;
+                if j < i {
+                    start += n;
+                } else if j == i {
+                    len = n;
+                }
             }
         }
         let part = self.buf.get(at + start..at + start + len)?;
@@ -326,6 +342,7 @@ mod tests {
     #[test]
     fn packed_texts_read_back_as_stored() {
         let long = "x".repeat(300);
+        let small = "y".repeat(10);
         let huge = "é".repeat(40_000);
         let digest = format!("sha256:{}", "0123456789abcdef".repeat(4));
         let upper = digest.to_uppercase().replace("SHA256", "sha256");
@@ -336,6 +353,7 @@ mod tests {
             (&huge, &digest),
             (&long, &upper),
             (&long, short),
+            (&small, &digest),
         ] {
             cases.push([
                 Some("act-1"),
@@ -375,7 +393,20 @@ mod tests {
                 WORD_TEXTS & 1 << i != 0
                     && texts[*i].is_some_and(|t| t.len() <= vocabulary::LONGEST)
             });
-            assert_eq!(packed.words, words.fold(0, |w, i| w | 1 << i));
+            assert_eq!(packed.words & !SHORT, words.fold(0, |w, i| w | 1 << i));
+            // One header character a length when every text as stored (a word two
+            // characters, a packed digest 37) is shorter than 64 bytes.
+            let stored = |i: usize, t: &str| {
+                if packed.words & (1 << i) != 0 {
+                    2
+                } else if i == DIGEST && is_packed {
+                    PACKED_LEN
+                } else {
+                    t.len()
+                }
+            };
+            let short = (0..TEXTS).all(|i| texts[i].is_none_or(|t| stored(i, t) < 64));
+            assert_eq!(packed.words & SHORT != 0, short, "{texts:?}");
             let mut w = Writer::default();
             packed.encode(&mut w);
             let mut r = Reader::new(&w.bytes);
