@@ -75,6 +75,11 @@ fn push_len(mut n: usize, out: &mut String) {
     }
 }
 
+/// How many characters [`push_len`] writes for `n`.
+fn len_chars(n: usize) -> usize {
+    1 + (usize::BITS - n.leading_zeros()).saturating_sub(1) as usize / 6
+}
+
 /// The length [`push_len`] wrote at `bytes[*at..]`, moving `at` past it.
 fn read_len(bytes: &[u8], at: &mut usize) -> Option<usize> {
     let mut n = 0;
@@ -189,7 +194,7 @@ impl Texts {
         });
         // The buffer made at its length: no copy when it is boxed.
         let lens = kept.iter().flatten().map(Keep::len);
-        let mut buf = String::with_capacity(lens.clone().map(|n| n + 1 + n / 64).sum());
+        let mut buf = String::with_capacity(lens.clone().map(|n| n + len_chars(n)).sum());
         let short = lens.clone().all(|n| n < 64);
         lens.for_each(|n| push_len(n, &mut buf));
         let (mut present, mut words) = (0, if short { SHORT } else { 0 });
@@ -435,6 +440,7 @@ mod tests {
                 header.len(),
                 1 + usize::from(n >= 64) + usize::from(n >= 4096)
             );
+            assert_eq!(len_chars(n), header.len());
             let mut at = 0;
             assert_eq!(read_len(header.as_bytes(), &mut at), Some(n));
             assert_eq!(at, header.len());

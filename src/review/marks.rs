@@ -165,8 +165,8 @@ impl Place {
 impl Target {
     /// Finds the target in opened evidence.
     pub fn place(&self, corpus: &Corpus, analysis: &Analysis, findings: &[Finding]) -> Place {
-        // A mark's record hash as the analysis keeps hashes (none for a mark not written by
-        // aeplens: it names no record).
+        // A mark's record hash, as the analysis keeps hashes (none for a spelling aeplens
+        // never writes: it names no record).
         let marked = |hex: &str| crate::canon::Sha256Digest::from_hex(hex);
         match self {
             Target::Action {
@@ -178,9 +178,9 @@ impl Target {
                 Some(node) => {
                     // Any record holding a copy of the action that still hashes the same
                     // is the one it was marked in.
-                    let marked = marked(record_sha256);
+                    let hash = marked(record_sha256);
                     let same = copies_of(corpus, analysis, node)
-                        .any(|r| marked.is_some() && analysis.hashes.get(r) == marked.as_ref());
+                        .any(|r| hash.is_some() && analysis.hashes.get(r) == hash.as_ref());
                     if same {
                         Place::Action(node)
                     } else {
@@ -189,7 +189,7 @@ impl Target {
                 }
             },
             Target::Record { record_sha256, .. } => marked(record_sha256)
-                .and_then(|marked| analysis.hashes.iter().position(|h| *h == marked))
+                .and_then(|hash| analysis.hashes.iter().position(|h| *h == hash))
                 .map_or(Place::Gone, Place::Record),
             Target::Finding { fingerprint, .. } => findings
                 .iter()
