@@ -13,7 +13,7 @@ pub mod findings;
 pub mod graph;
 pub mod lease;
 
-use crate::canon::{CHAIN_EXCLUDED, Sha256Digest, Variant, canonical_bytes_without};
+use crate::canon::{Sha256Digest, canonical_sha256};
 use crate::load::Corpus;
 use crate::model::drift::Drift;
 use crate::model::facts::ActionFacts;
@@ -179,13 +179,7 @@ impl Analysis {
         let records: Vec<_> = corpus.records().collect();
         let hashes = records
             .par_iter()
-            .map(|r| {
-                Sha256Digest::of(&canonical_bytes_without(
-                    r.json(),
-                    CHAIN_EXCLUDED,
-                    Variant::C1,
-                ))
-            })
+            .map(|r| canonical_sha256(r.json()))
             .collect();
         Analysis::with_hashes(corpus, hashes, supplied)
     }

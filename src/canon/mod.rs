@@ -70,9 +70,9 @@ pub fn hex(bytes: &[u8]) -> String {
     s
 }
 
-/// The chain hash `H(r)`: hex SHA-256 of C1(record − `signature` − `dsse_envelope`).
-pub fn canonical_sha256(record: &Json) -> String {
-    sha256_hex(&canonical_bytes_without(
+/// The chain hash `H(r)`: SHA-256 of C1(record − `signature` − `dsse_envelope`).
+pub fn canonical_sha256(record: &Json) -> Sha256Digest {
+    Sha256Digest::of(&canonical_bytes_without(
         record,
         CHAIN_EXCLUDED,
         Variant::C1,

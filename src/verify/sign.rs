@@ -38,7 +38,7 @@ fn signature_object(key_id: &str, sig: &[u8]) -> Json {
 pub fn link_to(record: &mut Json, previous: Option<&Json>) {
     if let Json::Object(o) = record {
         let link = previous.map_or(Json::Null, |p| {
-            Json::String(canonical_sha256(p).as_str().into())
+            Json::String(canonical_sha256(p).to_string().as_str().into())
         });
         set(o, "prev_record_hash", link);
     }
