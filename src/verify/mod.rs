@@ -418,11 +418,12 @@ pub fn verify_paths_in_chunks(
     });
     for file in &known {
         used.reused += file.results.len();
-        read += file.results.len();
     }
     files.extend(known);
     files.sort_by_key(|f| f.input);
-    let mut records = Vec::with_capacity(read);
+    // The first file's verdicts become the report's (a store's can be hundreds of
+    // megabytes: copying them would hold them twice).
+    let mut records: Vec<RecordResult> = Vec::new();
     for mut file in files {
         if file
             .entry
@@ -467,7 +468,11 @@ pub fn verify_paths_in_chunks(
         if file.changed {
             keep(index, input, &file.results, &mut used);
         }
-        records.extend(file.results);
+        if records.is_empty() {
+            records = file.results;
+        } else {
+            records.extend(file.results);
+        }
     }
     let report = assemble(&inputs, records);
     (inputs, report, used)
