@@ -57,12 +57,6 @@ impl Ed25519Rules {
     }
 }
 
-impl std::fmt::Display for Ed25519Rules {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
 impl Construction {
     /// The name reported in output.
     pub fn name(self) -> &'static str {

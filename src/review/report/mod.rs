@@ -285,7 +285,7 @@ fn verification(report: &crate::verify::Report, keys: &crate::verify::Keyring) -
     }
     Verification {
         profile: "forensic",
-        ed25519: "strict",
+        ed25519: crate::verify::signature::Ed25519Rules::Strict.name(),
         keys: KeyRef::all(keys),
         unknown_keys: unknown.into_iter().collect(),
         not_checked: reasons
