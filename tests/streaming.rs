@@ -6,7 +6,7 @@
 
 mod common;
 
-use aeplens::analysis::evidence::Evidence;
+use aeplens::analysis::evidence::{Evidence, complete_in_groups};
 use aeplens::analysis::lease::SuppliedLeases;
 use aeplens::cli::check::json_report;
 use aeplens::load::{Corpus, evidence_files, load_paths};
@@ -179,5 +179,191 @@ fn a_record_edited_after_it_was_verified_is_an_error_not_a_finding() {
         json.contains("changed after it was verified"),
         "the report says so"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The report and findings of `paths` with the analysis over everything at once, and
+/// over batches of about `budget` records (`complete_in_groups`).
+fn whole_and_in_groups(
+    paths: &[String],
+    budget: usize,
+    keys: &Keyring,
+    leases: &SuppliedLeases,
+) -> [String; 2] {
+    let options = Options::default();
+    let verified = || {
+        verify_paths_in_chunks(
+            paths,
+            4096,
+            keys,
+            &options,
+            None,
+            Trees::OnDisk,
+            &mut |_, _| {},
+        )
+    };
+    let (inputs, report, _) = verified();
+    let whole = Evidence::verified(Corpus::new(inputs), report, leases, Vec::new());
+    let whole = json_report(&whole.report, &whole.findings, Profile::Forensic);
+    let (inputs, report, _) = verified();
+    let corpus = Corpus::new(inputs);
+    let (report, findings) = complete_in_groups(&corpus, report, leases, budget);
+    let reread: Vec<_> = corpus.records().filter_map(|r| r.reread_error()).collect();
+    assert!(reread.is_empty(), "{paths:?}: {reread:?}");
+    [whole, json_report(&report, &findings, Profile::Forensic)]
+}
+
+#[test]
+fn the_analysis_in_groups_finds_what_the_whole_analysis_finds_on_every_fixture() {
+    let keys = fixture_keys();
+    let mut leases = SuppliedLeases::default();
+    for file in [
+        "reference-stores/reapproval_after_denial.leases.ndjson",
+        "rfc-final/leases.ndjson",
+        "../../assets/demo/leases.ndjson",
+    ] {
+        let _ = leases.add_file(&fixtures().join(file));
+    }
+    let root = fixtures().display().to_string();
+    let files = evidence_files(std::slice::from_ref(&root));
+    for file in &files {
+        let paths = [file.display().to_string()];
+        let [whole, grouped] = whole_and_in_groups(&paths, 1, &keys, &leases);
+        assert!(
+            whole == grouped,
+            "{} in groups of one differs: {}",
+            paths[0],
+            first_difference(&whole, &grouped)
+        );
+    }
+    // Every fixture at once (links, leases and parents across files), in the smallest
+    // batches and in a few larger ones.
+    let paths = [root, "assets/demo/evidence".to_string()];
+    for budget in [1, 13, 200] {
+        let [whole, grouped] = whole_and_in_groups(&paths, budget, &keys, &leases);
+        assert!(
+            whole == grouped,
+            "every fixture in batches of {budget} differs"
+        );
+    }
+}
+
+/// The first line where two texts differ, both ways.
+fn first_difference(a: &str, b: &str) -> String {
+    let at = a.lines().zip(b.lines()).position(|(x, y)| x != y);
+    match at {
+        Some(n) => format!(
+            "line {}: {:?} / {:?}",
+            n + 1,
+            a.lines().nth(n),
+            b.lines().nth(n)
+        ),
+        None => format!("{} lines / {} lines", a.lines().count(), b.lines().count()),
+    }
+}
+
+/// What the analysis reads across runs — a lease's uses, a parent in another run, copies
+/// compared within a record chain that passes through another run — is found the same
+/// when every run is a batch of its own.
+#[test]
+fn the_analysis_in_groups_keeps_what_ties_runs_together() {
+    use aeplens::model::json::Json;
+    use aeplens::verify::sign::{link_to, to_line};
+    use serde_json::json;
+    let action = |id: &str, extra: serde_json::Value| {
+        let mut a = json!({
+            "action_id": id, "tool_name": "t", "state_changing": true,
+            "timestamp_ms": 1_780_000_000_000u64, "side_effect_class": "mutate-external",
+            "capability_decision": {"capability": "c", "subject": "s", "resource": "r",
+                "decision": "allow", "approval_mode": "policy-allow-with-receipt"},
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            a[k] = v.clone();
+        }
+        a
+    };
+    let lease = |started: u64| {
+        json!({"scope_lease_id": "L", "bounded_lease_evidence": {"lease_id": "L",
+            "lease_granted_at_ms": 1000, "lease_expires_at_ms": 5000, "max_invocations": 1,
+            "execution_started_at_ms": started}})
+    };
+    let denied_drifted = json!({
+        "capability_decision": {"capability": "c", "subject": "s", "resource": "r",
+            "decision": "deny", "approval_mode": "re-approval-on-drift"},
+        "approval_context_hash": "h1",
+        "argument_drift": {"detected": true, "approved_args_digest": "a",
+            "observed_args_digest": "b", "resolution": "denied"}});
+    let record = |run: &str, actions: Vec<serde_json::Value>| {
+        Json::from_serde(&json!({"schema_version": "aep/v0.3", "run_id": run,
+            "created_at_ms": 1_780_000_000_000u64, "actions": actions}))
+    };
+    let linked = |mut records: Vec<Json>| {
+        for i in 0..records.len() {
+            let (before, rest) = records.split_at_mut(i);
+            link_to(&mut rest[0], before.last());
+        }
+        records
+    };
+    let dir = common::run_dir("groups");
+    std::fs::create_dir_all(&dir).unwrap();
+    // Each store has runs `a` and `b` tied by one thing only; with every group a batch of
+    // its own, the finding it gives is still there.
+    let stores = [
+        // A lease's two uses, one in each run: the second is over its budget of one.
+        (
+            "lease",
+            vec![
+                record("a", vec![action("use-1", lease(1500))]),
+                record("b", vec![action("use-2", lease(1600))]),
+            ],
+            ("F-LEASE-OUTSIDE", "over-budget"),
+        ),
+        // A denied drifted parent in run a, its child in run b re-running the payload.
+        (
+            "parent",
+            vec![
+                record("a", vec![action("p", denied_drifted)]),
+                record(
+                    "b",
+                    vec![action(
+                        "c",
+                        json!({"parent_action_id": "p", "approval_context_hash": "h1",
+                            "arguments_digest": "b"}),
+                    )],
+                ),
+            ],
+            (
+                "F-REAPPROVAL-SAME-PAYLOAD",
+                "re-runs the drifted payload of denied p",
+            ),
+        ),
+        // Run a's copy of `x` rewritten in a record chained to the first through run b's.
+        (
+            "chain",
+            linked(vec![
+                record("a", vec![action("x", json!({"tool_name": "t"}))]),
+                record("b", vec![action("y", json!({}))]),
+                record("a", vec![action("x", json!({"tool_name": "u"}))]),
+            ]),
+            ("F-ACTION-REWRITTEN", "differs from its copy"),
+        ),
+    ];
+    for (name, records, (id, what)) in stores {
+        let store = dir.join(format!("{name}.ndjson"));
+        let lines: Vec<String> = records.iter().map(to_line).collect();
+        std::fs::write(&store, lines.join("\n") + "\n").unwrap();
+        let paths = [store.display().to_string()];
+        let leases = SuppliedLeases::default();
+        let [whole, grouped] = whole_and_in_groups(&paths, 1, &Keyring::default(), &leases);
+        assert!(
+            whole.contains(id) && whole.contains(what),
+            "{name}: {id} ({what}) not found: {whole}"
+        );
+        assert!(
+            whole == grouped,
+            "{name}: {}",
+            first_difference(&whole, &grouped)
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

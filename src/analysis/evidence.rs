@@ -2,13 +2,15 @@
 //! analysis and every finding — what the CLI commands and the explorer work from.
 
 use super::Analysis;
-use super::findings;
 use super::lease::SuppliedLeases;
+use super::{findings, groups};
+use crate::canon::Sha256Digest;
 use crate::load::{Corpus, LoadError};
 use crate::model::finding::Finding;
 use crate::verify::index::{Claim, Index, IndexUse};
 use crate::verify::{
-    ErrorOut, Keyring, Options, Report, SemanticAxis, Trees, verify_inputs, verify_paths,
+    ErrorOut, Keyring, Options, RecordResult, Report, SemanticAxis, Trees, verify_inputs,
+    verify_paths,
 };
 use serde::{Deserialize, Serialize};
 
@@ -151,42 +153,111 @@ impl Evidence {
     /// How many records could not be read again as they were verified (their file
     /// changed after loading): what needed them is missing, so no answer is complete.
     pub fn reread_failures(&self) -> usize {
-        self.corpus
-            .records()
-            .filter(|r| r.reread_error().is_some())
-            .count()
+        reread_failures(&self.corpus)
     }
 
     /// Records whose tree was let go and could not be read again as verified (the file
     /// changed since) become load errors of their input, in the corpus and the report:
     /// what needed them is missing, and that is said.
     pub fn note_rereads(&mut self) {
-        let failed: Vec<(usize, LoadError)> = (0..self.corpus.len())
-            .filter_map(|i| {
-                let record = self.corpus.record(i);
-                let message = record.reread_error()?;
-                let error = LoadError {
-                    column: None,
-                    excerpt: None,
-                    path: record.source.path.clone(),
-                    line: Some(record.source.line),
-                    message: format!(
-                        "{message}: the findings and views that need this record are left out"
-                    ),
-                };
-                Some((self.corpus.input_of(i), error))
-            })
-            .collect();
-        for (input, error) in failed {
-            let known = &mut self.corpus.inputs[input].errors;
-            if known.contains(&error) {
-                continue;
-            }
-            if let Some(out) = self.report.inputs.get_mut(input) {
-                out.errors.push(ErrorOut::from(&error));
-            }
-            known.push(error);
+        note_rereads(&mut self.corpus, &mut self.report);
+    }
+}
+
+/// How many records of `corpus` could not be read again as they were verified.
+fn reread_failures(corpus: &Corpus) -> usize {
+    corpus
+        .records()
+        .filter(|r| r.reread_error().is_some())
+        .count()
+}
+
+/// [`Evidence::note_rereads`] on a corpus and its report.
+fn note_rereads(corpus: &mut Corpus, report: &mut Report) {
+    let failed: Vec<(usize, LoadError)> = (0..corpus.len())
+        .filter_map(|i| {
+            let record = corpus.record(i);
+            let message = record.reread_error()?;
+            let error = LoadError {
+                column: None,
+                excerpt: None,
+                path: record.source.path.clone(),
+                line: Some(record.source.line),
+                message: format!(
+                    "{message}: the findings and views that need this record are left out"
+                ),
+            };
+            Some((corpus.input_of(i), error))
+        })
+        .collect();
+    for (input, error) in failed {
+        let known = &mut corpus.inputs[input].errors;
+        if known.contains(&error) {
+            continue;
         }
+        if let Some(out) = report.inputs.get_mut(input) {
+            out.errors.push(ErrorOut::from(&error));
+        }
+        known.push(error);
+    }
+}
+
+/// Evidence verified and completed without the analysis kept: what `check` reports from
+/// when no index keeps answers for later ([`Checked::load`]).
+#[derive(Debug)]
+pub struct Checked {
+    pub corpus: Corpus,
+    pub report: Report,
+    /// Every finding, sorted by severity then time.
+    pub findings: Vec<Finding>,
+    /// How long each phase took, for `--timings`.
+    pub timings: Vec<(&'static str, std::time::Duration)>,
+}
+
+impl Checked {
+    /// [`Evidence::load`] without an index, the analysis made over batches of about
+    /// `budget` records ([`complete_in_groups`]) and let go of: the same report and
+    /// findings, with only a batch's analysis in memory at once. Records' trees are let
+    /// go once verified.
+    pub fn load(
+        paths: &[String],
+        keys: &Keyring,
+        options: &Options,
+        leases: &SuppliedLeases,
+        budget: usize,
+        progress: &mut dyn FnMut(Loading),
+    ) -> Checked {
+        let clock = std::time::Instant::now();
+        let (inputs, report, _) = verify_paths(
+            paths,
+            keys,
+            options,
+            None,
+            Trees::OnDisk,
+            &mut |bytes, records| {
+                progress(Loading::Read { bytes, records });
+            },
+        );
+        progress(Loading::Analysing {
+            records: report.records.len(),
+        });
+        let mut timings = vec![("read, parse and verify", clock.elapsed())];
+        let clock = std::time::Instant::now();
+        let mut corpus = Corpus::new(inputs);
+        let (mut report, findings) = complete_in_groups(&corpus, report, leases, budget);
+        note_rereads(&mut corpus, &mut report);
+        timings.push(("analysis and findings", clock.elapsed()));
+        Checked {
+            corpus,
+            report,
+            findings,
+            timings,
+        }
+    }
+
+    /// [`Evidence::reread_failures`].
+    pub fn reread_failures(&self) -> usize {
+        reread_failures(&self.corpus)
     }
 }
 
@@ -331,20 +402,67 @@ pub fn complete(
     analysis: &Analysis,
     mut report: Report,
 ) -> (Report, Vec<Finding>) {
+    let timed = {
+        add_rewritten(corpus, analysis, &mut report, |i| i);
+        let verdicts: Vec<&RecordResult> = report.records.iter().collect();
+        findings::all(corpus, &verdicts, analysis)
+    };
+    finish(corpus, &analysis.hashes, report, timed)
+}
+
+/// [`complete`] without the whole analysis at once: it runs over batches of about
+/// `budget` records, each batch whole [`groups::independent`] groups (a larger group is a
+/// batch of its own), and is let go before the next — what is found is the same.
+pub fn complete_in_groups(
+    corpus: &Corpus,
+    mut report: Report,
+    leases: &SuppliedLeases,
+    budget: usize,
+) -> (Report, Vec<Finding>) {
+    let hashes = report.canonical_hashes();
+    let mut timed = Vec::new();
+    for batch in groups::batches(groups::independent(corpus, &hashes), budget) {
+        let part = corpus.subset(&batch);
+        let part_hashes = batch.iter().map(|&i| hashes[i as usize]).collect();
+        let analysis = Analysis::with_hashes(&part, part_hashes, leases);
+        add_rewritten(&part, &analysis, &mut report, |i| batch[i] as usize);
+        let verdicts: Vec<&RecordResult> =
+            batch.iter().map(|&i| &report.records[i as usize]).collect();
+        timed.extend(findings::all(&part, &verdicts, &analysis));
+        for (&i, copy) in batch.iter().zip(part.records()) {
+            corpus.record(i as usize).note_reread_error_of(copy);
+        }
+    }
+    finish(corpus, &hashes, report, timed)
+}
+
+/// V17 violations on the semantic axis of the record holding a rewritten copy; `at` maps
+/// a record of `corpus` to its place in `report`.
+fn add_rewritten(
+    corpus: &Corpus,
+    analysis: &Analysis,
+    report: &mut Report,
+    at: impl Fn(usize) -> usize,
+) {
     for (record, violation) in analysis.rewritten(corpus) {
-        let axis = &mut report.records[record].semantic;
+        let axis = &mut report.records[at(record)].semantic;
         axis.violations.push(violation);
         axis.status = Some(crate::verify::CheckStatus::Fail);
     }
-    let mut findings = findings::all(corpus, &report, analysis);
+}
+
+/// The findings in order, every one (and each record's own) fingerprinted.
+fn finish(
+    corpus: &Corpus,
+    hashes: &[Sha256Digest],
+    mut report: Report,
+    timed: Vec<findings::Timed>,
+) -> (Report, Vec<Finding>) {
+    let mut findings = findings::dedupe_and_sort(timed);
     let per_record = report
         .records
         .iter_mut()
         .flat_map(|r| r.findings.iter_mut());
-    findings::fingerprint_all(
-        corpus,
-        &analysis.hashes,
-        findings.iter_mut().chain(per_record),
-    );
+    findings::fingerprint_all(corpus, hashes, findings.iter_mut().chain(per_record));
     (report, findings)
 }

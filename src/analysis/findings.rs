@@ -12,7 +12,7 @@ use crate::model::facts::ActionFacts;
 use crate::model::fields::{ActionFields, Key};
 use crate::model::finding::{Finding, Location, Severity};
 use crate::model::{Action, Decision, Record, Source};
-use crate::verify::Report;
+use crate::verify::RecordResult;
 use crate::verify::semantic::{RuleSeverity, Violation};
 use rayon::prelude::*;
 use serde_json::json;
@@ -578,11 +578,11 @@ fn shadowed_in(
     }
 }
 
-/// Every finding — the verifier's, the invariants' and the analysis's — sorted by
-/// severity, then time.
-pub fn all(corpus: &Corpus, report: &Report, an: &Analysis) -> Vec<Finding> {
+/// Every finding — the verifier's, the invariants' and the analysis's — with its time,
+/// unsorted ([`dedupe_and_sort`] orders them). `verdicts[i]` is record `i`'s.
+pub fn all(corpus: &Corpus, verdicts: &[&RecordResult], an: &Analysis) -> Vec<Timed> {
     let mut timed: Vec<Timed> = analyse(corpus, an);
-    for (i, result) in report.records.iter().enumerate() {
+    for (i, result) in verdicts.iter().enumerate() {
         let record = corpus.record(i);
         let time = record.created_at_ms();
         timed.extend(result.findings.iter().map(|f| (f.clone(), time)));
@@ -600,8 +600,8 @@ pub fn all(corpus: &Corpus, report: &Report, an: &Analysis) -> Vec<Finding> {
             push_violations(record, &violations, time, &mut timed);
         }
     }
-    timed.extend(unsigned_among_signed(corpus, report));
-    dedupe_and_sort(timed)
+    timed.extend(unsigned_among_signed(corpus, verdicts));
+    timed
 }
 
 /// The findings of a record's semantic violations (`time`: the record's), each at the
@@ -642,9 +642,9 @@ fn push_violations(
 /// F-UNSIGNED-IN-SIGNED-RUN: a record with no signature in a run whose other records are
 /// signed (whether or not their signatures verify). Nothing proves who wrote it, and an
 /// appended or injected record looks exactly like this.
-fn unsigned_among_signed(corpus: &Corpus, report: &Report) -> Vec<Timed> {
+fn unsigned_among_signed(corpus: &Corpus, verdicts: &[&RecordResult]) -> Vec<Timed> {
     let mut signed: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    for (i, result) in report.records.iter().enumerate() {
+    for (i, result) in verdicts.iter().enumerate() {
         if result.signed
             && let Some(run) = corpus.record(i).run_id()
         {
@@ -652,7 +652,7 @@ fn unsigned_among_signed(corpus: &Corpus, report: &Report) -> Vec<Timed> {
         }
     }
     let mut out = Vec::new();
-    for (i, result) in report.records.iter().enumerate() {
+    for (i, result) in verdicts.iter().enumerate() {
         let record = corpus.record(i);
         let Some(run) = record.run_id() else { continue };
         let Some(&others) = signed.get(run) else {
@@ -713,17 +713,20 @@ pub fn fingerprint_all<'f>(
     }
 }
 
+/// What two findings that are the same finding share (copies of one action in chained
+/// snapshots give it more than once).
+fn same_finding(f: &Finding) -> (&str, Option<&str>, &[String], &str) {
+    let (run, actions) = (f.run_id.as_deref(), f.action_ids.as_slice());
+    (f.id, run, actions, f.message.as_str())
+}
+
 /// Drops repeats (the same finding from copies of one action in chained snapshots)
-/// and sorts by severity, then time.
+/// and sorts by severity, then time, then what tells them apart (id, run, actions, message).
 pub fn dedupe_and_sort(mut timed: Vec<Timed>) -> Vec<Finding> {
     // Which to keep: the first of each key, found by sorting the findings' numbers by key
     // (a large store has a hundred thousand findings; a set of their keys cost more
     // memory than anything else here).
-    let key = |i: u32| {
-        let f = &timed[i as usize].0;
-        let (run, actions) = (f.run_id.as_deref(), f.action_ids.as_slice());
-        (f.id, run, actions, f.message.as_str())
-    };
+    let key = |i: u32| same_finding(&timed[i as usize].0);
     let mut order: Vec<u32> = (0..timed.len() as u32).collect();
     order.sort_by(|&a, &b| key(a).cmp(&key(b)).then(a.cmp(&b)));
     let mut keep = vec![true; timed.len()];
@@ -734,10 +737,13 @@ pub fn dedupe_and_sort(mut timed: Vec<Timed>) -> Vec<Finding> {
     }
     let mut keep = keep.into_iter();
     timed.retain(|_| keep.next().unwrap_or(true));
+    // Ties are broken by the key, which the kept findings differ in: the order is the
+    // same however the evidence was split up to find them (`evidence::complete_in_groups`).
     timed.sort_by(|(a, ta), (b, tb)| {
         a.severity
             .cmp(&b.severity)
             .then(super::graph::time_order(*ta, *tb))
+            .then_with(|| same_finding(a).cmp(&same_finding(b)))
     });
     timed.into_iter().map(|(f, _)| f).collect()
 }

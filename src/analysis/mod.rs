@@ -11,6 +11,7 @@ pub mod envelope;
 pub mod evidence;
 pub mod findings;
 pub mod graph;
+pub mod groups;
 pub mod lease;
 
 use crate::canon::{Sha256Digest, canonical_sha256};

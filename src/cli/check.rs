@@ -1,8 +1,9 @@
 //! `aeplens check`: verify evidence and print a table or the JSON report.
 
 use super::{CheckArgs, Format, ProfileArg};
-use crate::analysis::evidence::Evidence;
+use crate::analysis::evidence::{Checked, Evidence};
 use crate::analysis::lease::SuppliedLeases;
+use crate::load::Corpus;
 use crate::model::finding::Finding;
 use crate::model::text::{counted, file_name, sanitize};
 use crate::review::report::counts;
@@ -40,10 +41,26 @@ pub fn run(args: &CheckArgs) -> i32 {
             return 2;
         }
     };
-    let (paths, trees) = (&args.paths, Trees::OnDisk);
-    let ev = super::open_indexed(paths, &keys, &options, &leases, index.as_ref(), trees);
-    let load_errors = ev.corpus.errors().count();
-    let report = &ev.report;
+    let paths = &args.paths;
+    let opened = match index.as_ref() {
+        Some(index) => Opened::Whole(Box::new(super::open_indexed(
+            paths,
+            &keys,
+            &options,
+            &leases,
+            Some(index),
+            Trees::OnDisk,
+        ))),
+        None => Opened::Batches(Box::new(super::open_in_batches(
+            paths,
+            &keys,
+            &options,
+            &leases,
+            ANALYSIS_BATCH,
+        ))),
+    };
+    let (corpus, report, findings) = opened.parts();
+    let load_errors = corpus.errors().count();
     let format = args.format.unwrap_or(if std::io::stdout().is_terminal() {
         Format::Text
     } else {
@@ -53,9 +70,9 @@ pub fn run(args: &CheckArgs) -> i32 {
     let write = || {
         let mut out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
         let written = match format {
-            Format::Json => write_json_report(&mut out, report, &ev.findings, options.profile),
+            Format::Json => write_json_report(&mut out, report, findings, options.profile),
             Format::Text => out.write_all(
-                text_report(report, &ev.findings, super::report::terminal_width()).as_bytes(),
+                text_report(report, findings, super::report::terminal_width()).as_bytes(),
             ),
         };
         written.and_then(|()| out.flush())
@@ -64,15 +81,15 @@ pub fn run(args: &CheckArgs) -> i32 {
     // core (for the profile they open evidence with).
     let keep = || {
         let forensic = options.profile == Options::default().profile;
-        if let Some(index) = index.as_ref().filter(|_| forensic) {
-            super::report::keep_answers(index, &ev);
+        if let (Some(index), Opened::Whole(ev)) = (index.as_ref().filter(|_| forensic), &opened) {
+            super::report::keep_answers(index, ev);
         }
     };
     if rayon::join(write, keep).0.is_err() {
         return 2;
     }
     if args.timings {
-        let mut phases = ev.timings.clone();
+        let mut phases = opened.timings().to_vec();
         phases.push(("report", clock.elapsed().saturating_sub(before_report)));
         for (phase, d) in &phases {
             eprintln!("timings: {phase:<36} {:>9.3} s", d.as_secs_f64());
@@ -82,28 +99,67 @@ pub fn run(args: &CheckArgs) -> i32 {
             "total",
             clock.elapsed().as_secs_f64()
         );
-        match &ev.index.dir {
-            Some(dir) => eprintln!(
+        let used = match &opened {
+            Opened::Whole(ev) => Some(&ev.index),
+            Opened::Batches(_) => None,
+        };
+        match used.and_then(|u| Some((u, u.dir.as_ref()?))) {
+            Some((used, dir)) => eprintln!(
                 "timings: evidence index {}: {} records' verdicts reused, {} verified, {} file(s) written",
                 sanitize(&dir.display().to_string()),
-                ev.index.reused,
-                ev.index.verified,
-                ev.index.written
+                used.reused,
+                used.verified,
+                used.written
             ),
-            None => eprintln!("timings: evidence index not used"),
+            _ => eprintln!("timings: evidence index not used"),
         }
     }
-    let code = finish(args, &ev, format, load_errors);
+    let code = finish(args, &opened, format, load_errors);
     // The process ends with this command: the operating system takes the evidence's
     // memory back at once, where dropping millions of small allocations one by one
     // costs a noticeable part of a large check on one core.
-    std::mem::forget(ev);
+    std::mem::forget(opened);
     code
 }
 
+/// How many records' analysis `check` holds at once without an index (the analysis of a
+/// record costs about a kilobyte; whole groups of records are analysed together).
+pub const ANALYSIS_BATCH: usize = 50_000;
+
+/// Evidence as `check` opened it: whole, when an index keeps answers from the analysis
+/// for later commands; otherwise completed in batches, the analysis let go.
+enum Opened {
+    Whole(Box<Evidence>),
+    Batches(Box<Checked>),
+}
+
+impl Opened {
+    /// The corpus, the report and the findings.
+    fn parts(&self) -> (&Corpus, &Report, &[Finding]) {
+        match self {
+            Opened::Whole(ev) => (&ev.corpus, &ev.report, &ev.findings),
+            Opened::Batches(c) => (&c.corpus, &c.report, &c.findings),
+        }
+    }
+
+    fn timings(&self) -> &[(&'static str, std::time::Duration)] {
+        match self {
+            Opened::Whole(ev) => &ev.timings,
+            Opened::Batches(c) => &c.timings,
+        }
+    }
+
+    fn reread_failures(&self) -> usize {
+        match self {
+            Opened::Whole(ev) => ev.reread_failures(),
+            Opened::Batches(c) => c.reread_failures(),
+        }
+    }
+}
+
 /// What `check` says after its report, and its exit code.
-fn finish(args: &CheckArgs, ev: &Evidence, format: Format, load_errors: usize) -> i32 {
-    let report = &ev.report;
+fn finish(args: &CheckArgs, opened: &Opened, format: Format, load_errors: usize) -> i32 {
+    let (_, report, _) = opened.parts();
     if format == Format::Json {
         // Load errors are inside the JSON; also say so on stderr for humans in CI logs.
         for input in &report.inputs {
@@ -115,7 +171,7 @@ fn finish(args: &CheckArgs, ev: &Evidence, format: Format, load_errors: usize) -
     if args.strict && load_errors > 0 {
         return 2;
     }
-    if ev.reread_failures() > 0 {
+    if opened.reread_failures() > 0 {
         // The file changed while it was checked: the findings are not all there.
         eprintln!("aeplens: evidence changed while it was checked: the report is incomplete");
         return 2;

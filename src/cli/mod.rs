@@ -359,6 +359,30 @@ pub fn open_indexed(
     ev
 }
 
+/// Opens `paths` for `check` without an index ([`Checked::load`]): the analysis over
+/// batches of about `budget` records, with a progress meter on stderr.
+///
+/// [`Checked::load`]: crate::analysis::evidence::Checked::load
+pub fn open_in_batches(
+    paths: &[String],
+    keys: &crate::verify::Keyring,
+    options: &crate::verify::Options,
+    leases: &crate::analysis::lease::SuppliedLeases,
+    budget: usize,
+) -> crate::analysis::evidence::Checked {
+    let mut meter = progress::Meter::new(paths);
+    let checked = crate::analysis::evidence::Checked::load(
+        paths,
+        keys,
+        options,
+        leases,
+        budget,
+        &mut |loading| meter.tick(loading),
+    );
+    meter.done();
+    checked
+}
+
 /// Arguments of `findings`.
 #[derive(Args, Debug)]
 pub struct FindingsArgs {

@@ -256,6 +256,32 @@ impl Corpus {
         self.inputs.iter().flat_map(|i| i.records.iter())
     }
 
+    /// The records at these flat indexes (ascending), each in its input: a part of the
+    /// corpus the analysis can take on its own (`analysis::groups`).
+    pub fn subset(&self, records: &[u32]) -> Corpus {
+        let mut inputs: Vec<Input> = self
+            .inputs
+            .iter()
+            .map(|i| Input {
+                path: i.path.clone(),
+                sha256: None,
+                bytes: None,
+                format: i.format,
+                records: Vec::new(),
+                errors: Vec::new(),
+                asked: None,
+                blake3: None,
+            })
+            .collect();
+        for &r in records {
+            let r = r as usize;
+            inputs[self.input_of(r)]
+                .records
+                .push(self.record(r).clone());
+        }
+        Corpus::new(inputs)
+    }
+
     /// Every load error.
     pub fn errors(&self) -> impl Iterator<Item = &LoadError> {
         self.inputs.iter().flat_map(|i| i.errors.iter())

@@ -192,6 +192,14 @@ impl Record {
         }
     }
 
+    /// Takes on the failure of `copy` (a clone of this record) to be read again, so the
+    /// failure is not lost with the copy.
+    pub fn note_reread_error_of(&self, copy: &Record) {
+        if let (Tree::OnDisk(d), Some(e)) = (&self.tree, copy.reread_error()) {
+            let _ = d.tree.set(Err(e.to_string()));
+        }
+    }
+
     /// Why the record could not be read again, once it was asked for and could not be.
     pub fn reread_error(&self) -> Option<&str> {
         match &self.tree {

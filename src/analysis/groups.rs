@@ -1,0 +1,187 @@
+//! Evidence split into parts the analysis can take one at a time: every pass that reads
+//! across records — a run's actions and copies, record links (V17 compares copies within
+//! one record chain), leases, causal chains, parents found in another run — stays inside
+//! one group, so analysing the groups apart finds what analysing everything at once does
+//! (`evidence::complete_in_groups`).
+
+use crate::canon::Sha256Digest;
+use crate::load::Corpus;
+use crate::model::Link;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+
+/// Union–find over record numbers.
+pub struct Components {
+    parent: Vec<u32>,
+}
+
+impl Components {
+    /// `n` records, each on its own.
+    pub fn new(n: usize) -> Components {
+        Components {
+            parent: (0..n as u32).collect(),
+        }
+    }
+
+    /// The representative of `x`'s component.
+    pub fn root(&mut self, mut x: u32) -> u32 {
+        while self.parent[x as usize] != x {
+            self.parent[x as usize] = self.parent[self.parent[x as usize] as usize];
+            x = self.parent[x as usize];
+        }
+        x
+    }
+
+    /// Puts `a` and `b` in one component.
+    pub fn join(&mut self, a: u32, b: u32) {
+        let (a, b) = (self.root(a), self.root(b));
+        if a != b {
+            self.parent[a as usize] = b;
+        }
+    }
+}
+
+/// What ties records together.
+#[derive(Hash, PartialEq, Eq)]
+enum Tie<'a> {
+    Run(&'a str),
+    /// A canonical hash, held or named by `prev_record_hash`.
+    Hash(Sha256Digest),
+    Lease(&'a str),
+    Causal(&'a str),
+    /// An action id some action in another run names as its parent.
+    Id(&'a str),
+}
+
+/// Records joined by what they share: the first record of each tie, and the components.
+struct Ties<'a> {
+    components: Components,
+    first: HashMap<Tie<'a>, u32>,
+}
+
+impl<'a> Ties<'a> {
+    /// Joins record `i` with every record tied by `tie` before it.
+    fn tie(&mut self, tie: Tie<'a>, i: u32) {
+        let at = *self.first.entry(tie).or_insert(i);
+        self.components.join(i, at);
+    }
+}
+
+/// The groups of records (flat indexes, ascending; groups in the order of their first
+/// record) that no cross-record pass reads across. `hashes[i]` is record `i`'s canonical
+/// hash. Ties are over-approximated (two records sharing a hash are grouped even when no
+/// link reads it), which costs memory, never a difference in what is found.
+pub fn independent(corpus: &Corpus, hashes: &[Sha256Digest]) -> Vec<Vec<u32>> {
+    let mut ties = Ties {
+        components: Components::new(corpus.len()),
+        first: HashMap::default(),
+    };
+    // Parents not found in their own run: (record, run, parent id).
+    let mut asked: Vec<(u32, &str, &str)> = Vec::new();
+    for (i, (record, hash)) in corpus.records().zip(hashes).enumerate() {
+        let i = i as u32;
+        let facts = record.facts();
+        let run = facts.run_id.as_deref().unwrap_or("");
+        ties.tie(Tie::Run(run), i);
+        ties.tie(Tie::Hash(*hash), i);
+        if let Link::Hash(h) = facts.link.as_link()
+            && let Some(h) = Sha256Digest::from_hex(h)
+        {
+            ties.tie(Tie::Hash(h), i);
+        }
+        for (_, a) in facts.actions.iter() {
+            if let Some(lease) = a.scope_lease_id() {
+                ties.tie(Tie::Lease(lease), i);
+            }
+            if let Some(causal) = a.causal_chain_id() {
+                ties.tie(Tie::Causal(causal), i);
+            }
+            if let Some(parent) = a.parent().filter(|p| Some(*p) != a.id()) {
+                asked.push((i, run, parent));
+            }
+        }
+    }
+    if !asked.is_empty() {
+        // Which runs hold an action with each id asked for as a parent.
+        let wanted: HashSet<&str> = asked.iter().map(|(_, _, p)| *p).collect();
+        let mut held: HashSet<(&str, &str)> = HashSet::default();
+        let mut holders: Vec<(u32, &str)> = Vec::new();
+        for (i, record) in corpus.records().enumerate() {
+            let facts = record.facts();
+            let run = facts.run_id.as_deref().unwrap_or("");
+            for (_, a) in facts.actions.iter() {
+                if let Some(id) = a.id().filter(|id| wanted.contains(id)) {
+                    held.insert((run, id));
+                    holders.push((i as u32, id));
+                }
+            }
+        }
+        // A parent missing from its run is looked for in every run: all of them join.
+        let mut dangling: HashSet<&str> = HashSet::default();
+        for (i, run, parent) in asked {
+            if !held.contains(&(run, parent)) {
+                dangling.insert(parent);
+                ties.tie(Tie::Id(parent), i);
+            }
+        }
+        for (i, id) in holders {
+            if dangling.contains(id) {
+                ties.tie(Tie::Id(id), i);
+            }
+        }
+    }
+    let mut number: HashMap<u32, usize> = HashMap::default();
+    let mut groups: Vec<Vec<u32>> = Vec::new();
+    for i in 0..corpus.len() as u32 {
+        let root = ties.components.root(i);
+        let g = *number.entry(root).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[g].push(i);
+    }
+    groups
+}
+
+/// Consecutive groups put together into batches of about `budget` records (a larger group
+/// is a batch of its own), each batch's records ascending.
+pub fn batches(groups: Vec<Vec<u32>>, budget: usize) -> Vec<Vec<u32>> {
+    let mut out: Vec<Vec<u32>> = Vec::new();
+    let mut batch: Vec<u32> = Vec::new();
+    for group in groups {
+        if !batch.is_empty() && batch.len() + group.len() > budget {
+            batch.sort_unstable();
+            out.push(std::mem::take(&mut batch));
+        }
+        batch.extend(group);
+    }
+    if !batch.is_empty() {
+        batch.sort_unstable();
+        out.push(batch);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_keep_groups_whole_and_records_ascending() {
+        let groups = vec![vec![0, 3], vec![1], vec![2, 4, 5], vec![6]];
+        assert_eq!(
+            batches(groups.clone(), 3),
+            vec![vec![0, 1, 3], vec![2, 4, 5], vec![6]]
+        );
+        assert_eq!(batches(groups.clone(), 1).len(), 4);
+        assert_eq!(batches(groups, 100), vec![vec![0, 1, 2, 3, 4, 5, 6]]);
+    }
+
+    #[test]
+    fn components_join_transitively() {
+        let mut c = Components::new(5);
+        c.join(0, 3);
+        c.join(3, 4);
+        assert_eq!(c.root(0), c.root(4));
+        assert_ne!(c.root(0), c.root(1));
+    }
+}
