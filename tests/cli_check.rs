@@ -456,3 +456,29 @@ fn json_report_is_byte_for_byte_the_pretty_document() {
         assert!(actual == expected, "{paths:?} differs");
     }
 }
+
+/// Without an index, `check` and `findings` make the analysis in batches of whole groups
+/// of runs and let each go; with one, they keep it whole (for what later commands read).
+/// Both say the same, byte for byte, on a directory of stores and on the demo.
+#[test]
+fn without_an_index_the_batched_analysis_says_what_the_whole_one_says() {
+    let keys = reference("keys.json");
+    let stores = common::fixtures()
+        .join("reference-stores")
+        .display()
+        .to_string();
+    for (paths, keys) in [
+        (stores.as_str(), keys.as_str()),
+        ("assets/demo/evidence", "assets/demo/keys.json"),
+    ] {
+        for command in ["check", "findings"] {
+            let args = [command, "--format", "json", "--keys", keys, paths];
+            let (code, whole, err) = aeplens(&args);
+            assert!(whole.contains("\"id\": \"F-"), "{command} {paths}: {err}");
+            let mut batched = args.to_vec();
+            batched.insert(1, "--no-index");
+            let (batched_code, batched, _) = aeplens(&batched);
+            assert_eq!((code, whole), (batched_code, batched), "{command} {paths}");
+        }
+    }
+}

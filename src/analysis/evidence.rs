@@ -20,7 +20,7 @@ pub struct Evidence {
     pub corpus: Corpus,
     pub report: Report,
     pub analysis: Analysis,
-    /// Every finding, sorted by severity then time.
+    /// Every finding, sorted by severity, then time, then id, run, actions and message.
     pub findings: Vec<Finding>,
     /// How long each phase took (`verify`, `analysis`, `findings`), for `--timings`.
     pub timings: Vec<(&'static str, std::time::Duration)>,
@@ -208,7 +208,7 @@ fn note_rereads(corpus: &mut Corpus, report: &mut Report) {
 pub struct Checked {
     pub corpus: Corpus,
     pub report: Report,
-    /// Every finding, sorted by severity then time.
+    /// Every finding, sorted by severity, then time, then id, run, actions and message.
     pub findings: Vec<Finding>,
     /// How long each phase took, for `--timings`.
     pub timings: Vec<(&'static str, std::time::Duration)>,

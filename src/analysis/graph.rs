@@ -653,27 +653,15 @@ fn record_links(records: &[&Record], hashes: &[Sha256Digest]) -> Vec<Option<u32>
         .collect()
 }
 
-/// Connected components of the record-chain links (union–find).
+/// Connected components of the record-chain links.
 fn components(prev: &[Option<u32>]) -> Vec<u32> {
-    let mut parent: Vec<u32> = (0..prev.len() as u32).collect();
-    fn root(parent: &mut [u32], mut x: u32) -> u32 {
-        while parent[x as usize] != x {
-            parent[x as usize] = parent[parent[x as usize] as usize];
-            x = parent[x as usize];
-        }
-        x
-    }
+    let mut c = super::groups::Components::new(prev.len());
     for (i, p) in prev.iter().enumerate() {
         if let Some(p) = p {
-            let (a, b) = (root(&mut parent, i as u32), root(&mut parent, *p));
-            if a != b {
-                parent[a as usize] = b;
-            }
+            c.join(i as u32, *p);
         }
     }
-    (0..prev.len() as u32)
-        .map(|i| root(&mut parent, i))
-        .collect()
+    (0..prev.len() as u32).map(|i| c.root(i)).collect()
 }
 
 /// Keys whose values differ between two copies of an action.

@@ -129,7 +129,8 @@ pub(super) fn emit(text: &str) -> i32 {
 
 /// `aeplens findings`: from the evidence index alone when the same files were opened
 /// before under the same configuration and are unchanged to the byte
-/// ([`Evidence::recall_findings`]), else from the evidence opened.
+/// ([`Evidence::recall_findings`]), else from the evidence opened (without an index, the
+/// analysis made in batches as `check` makes it).
 pub fn findings(args: &FindingsArgs) -> i32 {
     let setting = match Setting::of(&args.evidence) {
         Ok(setting) => setting,
@@ -139,6 +140,22 @@ pub fn findings(args: &FindingsArgs) -> i32 {
     if let Some(kept) = (setting.index.as_ref()).and_then(|i| Evidence::recall_findings(paths, i)) {
         setting.say_problems(kept.errors.into_iter());
         return findings_out(args, &kept.findings);
+    }
+    if setting.index.is_none() {
+        // Nothing to keep for later: the analysis is made in batches and let go.
+        let (keys, leases) = (&setting.keys, &setting.leases);
+        let batch = super::check::ANALYSIS_BATCH;
+        let checked = super::open_in_batches(paths, keys, &setting.options, leases, batch);
+        setting.say_problems(checked.corpus.errors().map(LoadError::render));
+        if checked.corpus.is_empty() && checked.corpus.errors().next().is_some() {
+            return 2;
+        }
+        let code = findings_out(args, &checked.findings);
+        return if checked.reread_failures() > 0 {
+            2
+        } else {
+            code
+        };
     }
     let ev = match setting.open(paths, Trees::OnDisk) {
         Ok(ev) => ev,
