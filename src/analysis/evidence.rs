@@ -87,6 +87,11 @@ impl Evidence {
         progress: &mut dyn FnMut(Loading),
     ) -> Evidence {
         let clock = std::time::Instant::now();
+        // The whole analysis reads every record's facts: none keeps only its ids.
+        let trees = match trees {
+            Trees::OnlyIds { .. } => Trees::OnDisk,
+            trees => trees,
+        };
         let (inputs, report, used) =
             verify_paths(paths, keys, options, index, trees, &mut |bytes, records| {
                 progress(Loading::Read { bytes, records });
@@ -218,7 +223,8 @@ impl Checked {
     /// [`Evidence::load`] without an index, the analysis made over batches of about
     /// `budget` records ([`complete_in_groups`]) and let go of: the same report and
     /// findings, with only a batch's analysis in memory at once. Records' trees are let
-    /// go once verified.
+    /// go once verified, and past the first `budget` records their facts too, but for
+    /// their ids ([`Trees::OnlyIds`]).
     pub fn load(
         paths: &[String],
         keys: &Keyring,
@@ -228,12 +234,14 @@ impl Checked {
         progress: &mut dyn FnMut(Loading),
     ) -> Checked {
         let clock = std::time::Instant::now();
+        // Past the first batch, a record keeps only its ids until its batch reads its
+        // facts again: a store's facts are never all in memory.
         let (inputs, report, _) = verify_paths(
             paths,
             keys,
             options,
             None,
-            Trees::OnDisk,
+            Trees::OnlyIds { after: budget },
             &mut |bytes, records| {
                 progress(Loading::Read { bytes, records });
             },

@@ -88,14 +88,14 @@ pub fn independent(corpus: &Corpus, hashes: &[Sha256Digest]) -> Vec<Vec<u32>> {
         {
             ties.tie(Tie::Hash(h), i);
         }
-        for (_, a) in facts.actions.iter() {
-            if let Some(lease) = a.scope_lease_id() {
+        for a in facts.actions.ids() {
+            if let Some(lease) = a.scope_lease_id {
                 ties.tie(Tie::Lease(lease), i);
             }
-            if let Some(causal) = a.causal_chain_id() {
+            if let Some(causal) = a.causal_chain_id {
                 ties.tie(Tie::Causal(causal), i);
             }
-            if let Some(parent) = a.parent().filter(|p| Some(*p) != a.id()) {
+            if let Some(parent) = a.parent.filter(|p| Some(*p) != a.id) {
                 asked.push((i, run, parent));
             }
         }
@@ -108,8 +108,8 @@ pub fn independent(corpus: &Corpus, hashes: &[Sha256Digest]) -> Vec<Vec<u32>> {
         for (i, record) in corpus.records().enumerate() {
             let facts = record.facts();
             let run = facts.run_id.as_deref().unwrap_or("");
-            for (_, a) in facts.actions.iter() {
-                if let Some(id) = a.id().filter(|id| wanted.contains(id)) {
+            for a in facts.actions.ids() {
+                if let Some(id) = a.id.filter(|id| wanted.contains(id)) {
                     held.insert((run, id));
                     holders.push((i as u32, id));
                 }

@@ -256,9 +256,11 @@ impl Corpus {
         self.inputs.iter().flat_map(|i| i.records.iter())
     }
 
-    /// The records at these flat indexes (ascending), each in its input: a part of the
-    /// corpus the analysis can take on its own (`analysis::groups`).
+    /// The records at these flat indexes (ascending), each in its input, with all their
+    /// facts ([`Record::with_facts_again`]): a part of the corpus the analysis can take on
+    /// its own (`analysis::groups`).
     pub fn subset(&self, records: &[u32]) -> Corpus {
+        use rayon::prelude::*;
         let mut inputs: Vec<Input> = self
             .inputs
             .iter()
@@ -273,11 +275,12 @@ impl Corpus {
                 blake3: None,
             })
             .collect();
-        for &r in records {
-            let r = r as usize;
-            inputs[self.input_of(r)]
-                .records
-                .push(self.record(r).clone());
+        let copies: Vec<Record> = records
+            .par_iter()
+            .map(|&r| self.record(r as usize).with_facts_again())
+            .collect();
+        for (&r, copy) in records.iter().zip(copies) {
+            inputs[self.input_of(r as usize)].records.push(copy);
         }
         Corpus::new(inputs)
     }

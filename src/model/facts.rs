@@ -24,8 +24,12 @@ pub struct RecordFacts {
     pub key_id: Option<CompactString>,
     /// True when the record-level `capability_decisions` list holds an object.
     pub has_decisions: bool,
-    /// The elements of `actions` that are objects: their position and facts.
+    /// The elements of `actions` that are objects: their position and facts (or their
+    /// ids alone: [`RecordFacts::only_ids`]).
     pub actions: ActionList,
+    /// True when each action keeps only its ids ([`RecordFacts::only_ids`]): no analysis
+    /// reads these facts.
+    pub only_ids: bool,
 }
 
 /// The facts of the elements of a record's `actions` that are objects, in order, and
@@ -35,6 +39,85 @@ pub struct RecordFacts {
 pub struct ActionList {
     facts: Box<[ActionFacts]>,
     positions: Option<Box<[u32]>>,
+    /// Instead of `facts`, each action's ids alone ([`RecordFacts::only_ids`]), packed
+    /// in one allocation ([`ActionIds::pack`]).
+    only_ids: Option<Box<[u8]>>,
+}
+
+/// The ids of one action that tie its record to others: what `analysis::groups` joins
+/// records by and what F-CONFUSABLE-ID compares.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ActionIds<'a> {
+    pub id: Option<&'a str>,
+    pub parent: Option<&'a str>,
+    pub causal_chain_id: Option<&'a str>,
+    pub scope_lease_id: Option<&'a str>,
+}
+
+impl<'a> ActionIds<'a> {
+    fn of(f: &'a ActionFacts) -> ActionIds<'a> {
+        ActionIds {
+            id: f.id(),
+            parent: f.parent(),
+            causal_chain_id: f.causal_chain_id(),
+            scope_lease_id: f.scope_lease_id(),
+        }
+    }
+
+    /// Appends the ids: a byte saying which are present, then each present one's
+    /// length (LEB128) and bytes.
+    fn pack(&self, out: &mut Vec<u8>) {
+        let texts = [
+            self.id,
+            self.parent,
+            self.causal_chain_id,
+            self.scope_lease_id,
+        ];
+        let present =
+            (texts.iter().enumerate()).fold(0u8, |m, (i, t)| m | u8::from(t.is_some()) << i);
+        out.push(present);
+        for text in texts.into_iter().flatten() {
+            let mut n = text.len();
+            while n >= 0x80 {
+                out.push((n & 0x7f) as u8 | 0x80);
+                n >>= 7;
+            }
+            out.push(n as u8);
+            out.extend_from_slice(text.as_bytes());
+        }
+    }
+
+    /// The ids [`ActionIds::pack`] wrote at the start of `bytes`, and the rest.
+    fn unpack(bytes: &'a [u8]) -> Option<(ActionIds<'a>, &'a [u8])> {
+        let (&present, mut rest) = bytes.split_first()?;
+        let mut texts = [None; 4];
+        for (i, text) in texts.iter_mut().enumerate() {
+            if present & 1 << i == 0 {
+                continue;
+            }
+            let (mut n, mut shift) = (0usize, 0);
+            loop {
+                let (&b, after) = rest.split_first()?;
+                rest = after;
+                n |= usize::from(b & 0x7f) << shift;
+                shift += 7;
+                if b & 0x80 == 0 {
+                    break;
+                }
+            }
+            let (bytes, after) = (rest.get(..n)?, rest.get(n..)?);
+            *text = Some(std::str::from_utf8(bytes).ok()?);
+            rest = after;
+        }
+        let [id, parent, causal_chain_id, scope_lease_id] = texts;
+        let ids = ActionIds {
+            id,
+            parent,
+            causal_chain_id,
+            scope_lease_id,
+        };
+        Some((ids, rest))
+    }
 }
 
 impl ActionList {
@@ -43,7 +126,32 @@ impl ActionList {
         ActionList {
             facts: facts.into_boxed_slice(),
             positions: (!dense).then(|| positions.into_boxed_slice()),
+            only_ids: None,
         }
+    }
+
+    /// Each action's ids, in order (whether the list holds all the facts or the ids
+    /// alone).
+    pub fn ids(&self) -> Vec<ActionIds<'_>> {
+        let Some(packed) = &self.only_ids else {
+            return self.facts.iter().map(ActionIds::of).collect();
+        };
+        let mut out = Vec::new();
+        let mut rest: &[u8] = packed;
+        while let Some((ids, after)) = ActionIds::unpack(rest) {
+            out.push(ids);
+            rest = after;
+        }
+        out
+    }
+
+    /// Every action's ids packed in one allocation ([`ActionIds::pack`]).
+    fn packed_ids(&self) -> Box<[u8]> {
+        let mut out = Vec::new();
+        for f in &self.facts {
+            ActionIds::of(f).pack(&mut out);
+        }
+        out.into_boxed_slice()
     }
 
     /// How many actions have facts.
@@ -56,7 +164,8 @@ impl ActionList {
         self.facts.is_empty()
     }
 
-    /// Each action's position in `actions` and its facts, in order.
+    /// Each action's position in `actions` and its facts, in order (none when the list
+    /// holds only ids).
     pub fn iter(&self) -> impl Iterator<Item = (u32, &ActionFacts)> {
         let position = |i: usize| self.positions.as_ref().map_or(i as u32, |p| p[i]);
         self.facts
@@ -117,6 +226,28 @@ impl RecordFacts {
                 .iter()
                 .any(|d| d.as_object().is_some()),
             actions: action_facts(record, array("actions")),
+            only_ids: false,
+        }
+    }
+
+    /// The record's own facts and each action's ids alone (`action_id`,
+    /// `parent_action_id`, `causal_chain_id`, `scope_lease_id`): what ties the record to
+    /// others (`analysis::groups`) and what F-CONFUSABLE-ID compares, a few dozen bytes an
+    /// action instead of a few hundred. What a record keeps between its verification and
+    /// its batch's analysis, which reads its facts again (`Record::with_facts_again`).
+    pub fn only_ids(&self) -> RecordFacts {
+        RecordFacts {
+            run_id: self.run_id.clone(),
+            created_at_ms: self.created_at_ms,
+            link: self.link.clone(),
+            key_id: self.key_id.clone(),
+            has_decisions: self.has_decisions,
+            actions: ActionList {
+                facts: Box::default(),
+                positions: None,
+                only_ids: Some(self.actions.packed_ids()),
+            },
+            only_ids: true,
         }
     }
 }
@@ -194,6 +325,7 @@ impl RecordFacts {
             key_id,
             has_decisions,
             actions,
+            only_ids: false,
         })
     }
 }
@@ -530,6 +662,11 @@ mod tests {
                 assert!(r.is_empty());
                 let cut = &w.bytes[..w.bytes.len() - 1];
                 assert_eq!(RecordFacts::decode(&mut Reader::new(cut)), None);
+                // Only the ids kept: the same ids, the same record-level facts.
+                let only = facts.only_ids();
+                assert_eq!(only.actions.ids(), facts.actions.ids());
+                assert_eq!((&only.run_id, &only.link), (&facts.run_id, &facts.link));
+                assert!(only.only_ids && only.actions.iter().next().is_none());
                 records += 1;
             }
         }
@@ -569,5 +706,33 @@ mod tests {
             (a.time(), a.has_decision, a.observed()),
             (Some(5.0), true, Some("denied"))
         );
+    }
+
+    /// Ids of any length and alphabet, some absent, read back as packed.
+    #[test]
+    fn packed_ids_read_back() {
+        let long = "ι".repeat(200);
+        let all = [
+            ActionIds::default(),
+            ActionIds {
+                id: Some(&long),
+                parent: Some(""),
+                causal_chain_id: None,
+                scope_lease_id: Some("L\u{0}"),
+            },
+            ActionIds {
+                id: Some("a"),
+                ..ActionIds::default()
+            },
+        ];
+        let mut packed = Vec::new();
+        for ids in &all {
+            ids.pack(&mut packed);
+        }
+        let list = ActionList {
+            only_ids: Some(packed.into_boxed_slice()),
+            ..ActionList::default()
+        };
+        assert_eq!(list.ids(), all);
     }
 }

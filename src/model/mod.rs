@@ -192,6 +192,34 @@ impl Record {
         }
     }
 
+    /// Keeps only the record's own facts and its actions' ids
+    /// ([`facts::RecordFacts::only_ids`]) once its tree is let go: what is read of it
+    /// before its batch's analysis, which works on [`Record::with_facts_again`].
+    pub fn keep_only_ids(&mut self) {
+        if let Some(facts) = self.facts.get().filter(|f| !f.only_ids) {
+            let only_ids = Arc::new(facts.only_ids());
+            self.facts = std::sync::OnceLock::from(only_ids);
+        }
+    }
+
+    /// True when the record keeps only its actions' ids ([`Record::keep_only_ids`]).
+    pub fn keeps_only_ids(&self) -> bool {
+        self.facts.get().is_some_and(|f| f.only_ids)
+    }
+
+    /// The record with all its facts: a copy of it, its facts read again from its line
+    /// (bound to its canonical hash, the tree not kept) when it keeps only ids. A line
+    /// that cannot be read again gives the facts of an empty record, and the failure is
+    /// kept ([`Record::reread_error`]).
+    pub fn with_facts_again(&self) -> Record {
+        let mut copy = self.clone();
+        if self.keeps_only_ids() {
+            let facts = self.with_record(facts::RecordFacts::of);
+            copy.facts = std::sync::OnceLock::from(Arc::new(facts));
+        }
+        copy
+    }
+
     /// Takes on the failure of `copy` (a clone of this record) to be read again, so the
     /// failure is not lost with the copy.
     pub fn note_reread_error_of(&self, copy: &Record) {

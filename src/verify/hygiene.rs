@@ -186,11 +186,10 @@ fn each_id<'a>(records: &[&'a Record], mut each: impl FnMut(IdUse<'a>)) {
         };
         let facts = r.facts();
         id("run_id", facts.run_id.as_deref(), None);
-        for (_, a) in facts.actions.iter() {
-            let action_id = a.id();
-            id("action_id", action_id, action_id);
-            id("causal_chain_id", a.causal_chain_id(), action_id);
-            id("scope_lease_id", a.scope_lease_id(), action_id);
+        for a in facts.actions.ids() {
+            id("action_id", a.id, a.id);
+            id("causal_chain_id", a.causal_chain_id, a.id);
+            id("scope_lease_id", a.scope_lease_id, a.id);
         }
         id("key_id", facts.key_id.as_deref(), None);
     }

@@ -313,17 +313,36 @@ pub enum Trees {
     /// again from the file, bound to its canonical hash, when something asks for it
     /// (`check` and the analysis commands: memory grows with the records, not their bytes).
     OnDisk,
+    /// As [`Trees::OnDisk`], and every record after the first `after` keeps only its own
+    /// facts and its actions' ids once verified ([`Record::keep_only_ids`]): tens of bytes
+    /// an action instead of hundreds, for an analysis that reads a batch's facts again
+    /// (`check --no-index`).
+    OnlyIds { after: usize },
+}
+
+impl Trees {
+    /// True when verified records of a store let go of their trees.
+    fn let_go(self) -> bool {
+        self != Trees::Held
+    }
 }
 
 /// Lets go of the trees of `records`, verified with `results` (their canonical hashes),
 /// on every core (freeing a tree is a walk over all its nodes). A verdict the index gave
 /// is provisional: if the file turns out to have changed, the record is read again and
 /// verified ([`Record::hold_again`]).
-fn let_go(records: &mut [Record], results: &[RecordResult]) {
+/// From the `only_ids_from`-th of them on, records keep only their ids.
+fn let_go(records: &mut [Record], results: &[RecordResult], only_ids_from: usize) {
     records
         .par_iter_mut()
         .zip(results)
-        .for_each(|(record, result)| let_go_one(record, result));
+        .enumerate()
+        .for_each(|(i, (record, result))| {
+            let_go_one(record, result);
+            if i >= only_ids_from {
+                record.keep_only_ids();
+            }
+        });
 }
 
 /// [`let_go`] for one record.
@@ -362,7 +381,7 @@ pub fn verify_paths_in_chunks(
     let mut known: Vec<File> = Vec::new();
     let mut open = |input: usize, path: &str| {
         let whole = index
-            .filter(|_| trees == Trees::OnDisk)
+            .filter(|_| trees.let_go())
             .and_then(|ix| ix.known(path));
         if let Some((loaded, results)) = whole {
             known.push(File {
@@ -408,8 +427,12 @@ pub fn verify_paths_in_chunks(
             let records: Vec<(&Record, usize)> =
                 batch.records.iter().map(|r| (r, batch.in_file)).collect();
             let results = fill(taken, &records, keys, options, &mut used, &|| {});
-            if trees == Trees::OnDisk && batch.path != "-" {
-                let_go(batch.records, &results);
+            if trees.let_go() && batch.path != "-" {
+                let only_ids_from = match trees {
+                    Trees::OnlyIds { after } => after.saturating_sub(read),
+                    _ => usize::MAX,
+                };
+                let_go(batch.records, &results, only_ids_from);
             }
             file.results.extend(results);
         }
@@ -435,7 +458,7 @@ pub fn verify_paths_in_chunks(
             // it now, then let go bound to its new verdict's hash).
             let input = &mut inputs[file.input];
             let n = input.records.len();
-            let lets_go = trees == Trees::OnDisk && &*input.path != "-";
+            let lets_go = trees.let_go() && &*input.path != "-";
             let mut is_taken = vec![false; n];
             for &i in &file.taken {
                 is_taken[i] = true;
