@@ -46,11 +46,9 @@ fn both(
     ([whole, held], on_disk)
 }
 
-#[test]
-fn streamed_and_whole_verdicts_are_identical_on_every_fixture() {
-    let keys = fixture_keys();
-    // Lease files as `--leases` gives them (their own load errors do not matter here:
-    // both sides get the same leases).
+/// The fixtures' lease files as `--leases` gives them (their own load errors do not
+/// matter here: both sides compared get the same leases).
+fn fixture_leases() -> SuppliedLeases {
     let mut leases = SuppliedLeases::default();
     for file in [
         "reference-stores/reapproval_after_denial.leases.ndjson",
@@ -59,6 +57,12 @@ fn streamed_and_whole_verdicts_are_identical_on_every_fixture() {
     ] {
         let _ = leases.add_file(&fixtures().join(file));
     }
+    leases
+}
+
+#[test]
+fn streamed_and_whole_verdicts_are_identical_on_every_fixture() {
+    let (keys, leases) = (fixture_keys(), fixture_leases());
     let root = fixtures().display().to_string();
     let files = evidence_files(std::slice::from_ref(&root));
     assert!(files.len() > 100, "fixtures missing: {}", files.len());
@@ -213,15 +217,7 @@ fn whole_and_in_groups(
 
 #[test]
 fn the_analysis_in_groups_finds_what_the_whole_analysis_finds_on_every_fixture() {
-    let keys = fixture_keys();
-    let mut leases = SuppliedLeases::default();
-    for file in [
-        "reference-stores/reapproval_after_denial.leases.ndjson",
-        "rfc-final/leases.ndjson",
-        "../../assets/demo/leases.ndjson",
-    ] {
-        let _ = leases.add_file(&fixtures().join(file));
-    }
+    let (keys, leases) = (fixture_keys(), fixture_leases());
     let root = fixtures().display().to_string();
     let files = evidence_files(std::slice::from_ref(&root));
     for file in &files {

@@ -359,8 +359,8 @@ pub fn open_indexed(
     ev
 }
 
-/// Opens `paths` for `check` without an index ([`Checked::load`]): the analysis over
-/// batches of about `budget` records, with a progress meter on stderr.
+/// Opens `paths` for `check` and `findings` without an index ([`Checked::load`]): the
+/// analysis over batches of about `budget` records, with a progress meter on stderr.
 ///
 /// [`Checked::load`]: crate::analysis::evidence::Checked::load
 pub fn open_in_batches(

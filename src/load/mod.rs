@@ -256,9 +256,8 @@ impl Corpus {
         self.inputs.iter().flat_map(|i| i.records.iter())
     }
 
-    /// The records at these flat indexes (ascending), each in its input, with all their
-    /// facts ([`Record::with_facts_again`]): a part of the corpus the analysis can take on
-    /// its own (`analysis::groups`).
+    /// The records at these flat indexes (ascending) in their inputs, with all their facts
+    /// ([`Record::with_facts_again`]): a part the analysis takes alone (`analysis::groups`).
     pub fn subset(&self, records: &[u32]) -> Corpus {
         use rayon::prelude::*;
         let mut inputs: Vec<Input> = self
