@@ -410,11 +410,9 @@ pub fn complete(
     analysis: &Analysis,
     mut report: Report,
 ) -> (Report, Vec<Finding>) {
-    let timed = {
-        add_rewritten(corpus, analysis, &mut report, |i| i);
-        let verdicts: Vec<&RecordResult> = report.records.iter().collect();
-        findings::all(corpus, &verdicts, analysis)
-    };
+    add_rewritten(corpus, analysis, &mut report, |i| i);
+    let verdicts: Vec<&RecordResult> = report.records.iter().collect();
+    let timed = findings::all(corpus, &verdicts, analysis);
     finish(corpus, &analysis.hashes, report, timed)
 }
 

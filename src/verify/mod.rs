@@ -322,7 +322,7 @@ pub enum Trees {
 
 impl Trees {
     /// True when verified records of a store let go of their trees.
-    fn let_go(self) -> bool {
+    fn lets_go(self) -> bool {
         self != Trees::Held
     }
 }
@@ -381,7 +381,7 @@ pub fn verify_paths_in_chunks(
     let mut known: Vec<File> = Vec::new();
     let mut open = |input: usize, path: &str| {
         let whole = index
-            .filter(|_| trees.let_go())
+            .filter(|_| trees.lets_go())
             .and_then(|ix| ix.known(path));
         if let Some((loaded, results)) = whole {
             known.push(File {
@@ -427,7 +427,7 @@ pub fn verify_paths_in_chunks(
             let records: Vec<(&Record, usize)> =
                 batch.records.iter().map(|r| (r, batch.in_file)).collect();
             let results = fill(taken, &records, keys, options, &mut used, &|| {});
-            if trees.let_go() && batch.path != "-" {
+            if trees.lets_go() && batch.path != "-" {
                 let only_ids_from = match trees {
                     Trees::OnlyIds { after } => after.saturating_sub(read),
                     _ => usize::MAX,
@@ -458,7 +458,7 @@ pub fn verify_paths_in_chunks(
             // it now, then let go bound to its new verdict's hash).
             let input = &mut inputs[file.input];
             let n = input.records.len();
-            let lets_go = trees.let_go() && &*input.path != "-";
+            let lets_go = trees.lets_go() && &*input.path != "-";
             let mut is_taken = vec![false; n];
             for &i in &file.taken {
                 is_taken[i] = true;
