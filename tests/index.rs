@@ -150,7 +150,7 @@ fn plant(paths: &[String], keys: &Keyring, config: &Config, dir: &Path) {
     let inputs = load_paths(paths);
     let mut report = aeplens::verify::verify_inputs(&inputs, keys, &Options::default(), None);
     for r in &mut report.records {
-        r.authenticity.status = Some(AuthStatus::Invalid);
+        std::sync::Arc::make_mut(&mut r.authenticity).status = Some(AuthStatus::Invalid);
         // The index holds each record's own verdicts, before the cross-record part.
         r.findings.clear();
     }

@@ -291,7 +291,7 @@ fn complete_indexed(
             records: report
                 .records
                 .iter()
-                .map(|r| (r.findings.as_slice(), &r.semantic))
+                .map(|r| (r.findings.as_slice(), &*r.semantic))
                 .collect(),
             findings: &findings,
             errors: corpus.errors().map(LoadError::render).collect(),
@@ -397,7 +397,10 @@ impl Completion {
     fn apply(self, mut report: Report) -> (Report, Vec<Finding>) {
         for (record, (findings, semantic)) in report.records.iter_mut().zip(self.records) {
             record.findings = findings;
-            record.semantic = semantic;
+            // Unchanged, it stays shared with the records it is the same for.
+            if *record.semantic != semantic {
+                record.semantic = std::sync::Arc::new(semantic);
+            }
         }
         (report, self.findings)
     }
@@ -451,7 +454,7 @@ fn add_rewritten(
     at: impl Fn(usize) -> usize,
 ) {
     for (record, violation) in analysis.rewritten(corpus) {
-        let axis = &mut report.records[at(record)].semantic;
+        let axis = std::sync::Arc::make_mut(&mut report.records[at(record)].semantic);
         axis.violations.push(violation);
         axis.status = Some(crate::verify::CheckStatus::Fail);
     }

@@ -8,6 +8,7 @@ use crate::canon::Sha256Digest;
 use crate::load::Corpus;
 use crate::model::Link;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::hash::{BuildHasher, Hash};
 
 /// Union–find over record numbers.
 pub struct Components {
@@ -41,7 +42,7 @@ impl Components {
 }
 
 /// What ties records together.
-#[derive(Hash, PartialEq, Eq)]
+#[derive(Clone, Copy, Hash)]
 enum Tie<'a> {
     Run(&'a str),
     /// A canonical hash, held or named by `prev_record_hash`.
@@ -52,16 +53,20 @@ enum Tie<'a> {
     Id(&'a str),
 }
 
-/// Records joined by what they share: the first record of each tie, and the components.
-struct Ties<'a> {
+/// Records joined by what they share: the first record of each tie, by the tie's 64-bit
+/// hash (a store has a tie or two per record: the ties themselves would take ~50 bytes
+/// each). Two ties with one hash join their records: more records analysed together,
+/// never a difference in what is found.
+struct Ties {
     components: Components,
-    first: HashMap<Tie<'a>, u32>,
+    first: HashMap<u64, u32>,
 }
 
-impl<'a> Ties<'a> {
+impl Ties {
     /// Joins record `i` with every record tied by `tie` before it.
-    fn tie(&mut self, tie: Tie<'a>, i: u32) {
-        let at = *self.first.entry(tie).or_insert(i);
+    fn tie(&mut self, tie: Tie<'_>, i: u32) {
+        let key = rustc_hash::FxBuildHasher.hash_one(tie);
+        let at = *self.first.entry(key).or_insert(i);
         self.components.join(i, at);
     }
 }

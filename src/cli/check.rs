@@ -123,8 +123,10 @@ pub fn run(args: &CheckArgs) -> i32 {
 }
 
 /// How many records' analysis `check` holds at once without an index (the analysis of a
-/// record costs about a kilobyte; whole groups of records are analysed together).
-pub const ANALYSIS_BATCH: usize = 50_000;
+/// record costs about a kilobyte; whole groups of records are analysed together). On the
+/// 2 GB store, 25,000 peaks ~100 MB below 50,000 in the same time; 10,000 saves ~40 MB
+/// more but reads a 20,000-record store's lines twice (BENCHMARKS.md, session 20).
+pub const ANALYSIS_BATCH: usize = 25_000;
 
 /// Evidence as `check` opened it: whole, when an index keeps answers from the analysis
 /// for later commands; otherwise completed in batches, the analysis let go.

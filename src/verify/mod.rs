@@ -11,6 +11,7 @@ pub mod index;
 pub mod keys;
 pub mod links;
 pub mod semantic;
+pub mod sharing;
 pub mod sign;
 pub mod signature;
 pub mod structural;
@@ -31,7 +32,9 @@ use links::LinkGraph;
 use rayon::prelude::*;
 use semantic::{RuleSeverity, Violation};
 use serde::{Deserialize, Serialize};
+use sharing::Sharing;
 use signature::Authenticity;
+use std::sync::Arc;
 use structural::StructuralViolation;
 
 /// How to verify.
@@ -41,7 +44,7 @@ pub struct Options {
 }
 
 /// Outcome of the structural and semantic axes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CheckStatus {
     Pass,
@@ -68,7 +71,7 @@ impl CheckStatus {
 }
 
 /// The structural axis.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq, Hash)]
 pub struct StructuralAxis {
     pub evaluated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -77,7 +80,7 @@ pub struct StructuralAxis {
 }
 
 /// The semantic axis.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq, Hash)]
 pub struct SemanticAxis {
     pub evaluated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -120,9 +123,11 @@ pub struct RecordResult {
     pub schema_version: Option<CompactString>,
     /// SHA-256 of C1(record − signature − dsse_envelope): the next record's link.
     pub canonical_sha256: Sha256Digest,
-    pub structural: StructuralAxis,
-    pub semantic: SemanticAxis,
-    pub authenticity: Authenticity,
+    /// The axes a record is judged on alone, each shared by the records it is the same
+    /// for (a store's records mostly share them: [`sharing::Sharing`]).
+    pub structural: Arc<StructuralAxis>,
+    pub semantic: Arc<SemanticAxis>,
+    pub authenticity: Arc<Authenticity>,
     pub chain: ChainAxis,
     pub capture: CaptureAxis,
     pub findings: Vec<Finding>,
@@ -228,11 +233,12 @@ pub fn verify_inputs_indexed(
         );
         changed.push(entry.is_none() || results[start..].iter().any(Option::is_none));
     }
-    let results = fill(results, &all, keys, options, &mut used, &|| {
+    let mut results = fill(results, &all, keys, options, &mut used, &|| {
         if let Some(p) = progress {
             p.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
     });
+    Sharing::default().share(&mut results);
     let mut start = 0;
     for (input, changed) in inputs.iter().zip(changed) {
         let end = start + input.records.len();
@@ -376,6 +382,7 @@ pub fn verify_paths_in_chunks(
         ..IndexUse::default()
     };
     let mut read = 0;
+    let mut sharing = Sharing::default();
     // A store the index has byte for byte is not read (when trees are let go anyway);
     // for any other file, its entry says how many leading bytes to digest as it is read.
     let mut known: Vec<File> = Vec::new();
@@ -426,7 +433,8 @@ pub fn verify_paths_in_chunks(
             );
             let records: Vec<(&Record, usize)> =
                 batch.records.iter().map(|r| (r, batch.in_file)).collect();
-            let results = fill(taken, &records, keys, options, &mut used, &|| {});
+            let mut results = fill(taken, &records, keys, options, &mut used, &|| {});
+            sharing.share(&mut results);
             if trees.lets_go() && batch.path != "-" {
                 let only_ids_from = match trees {
                     Trees::OnlyIds { after } => after.saturating_sub(read),
@@ -544,7 +552,7 @@ fn assemble(inputs: &[Input], mut records: Vec<RecordResult>) -> Report {
         .iter()
         .zip(records.iter_mut())
         .filter(|(_, r)| r.authenticity.timestamp.is_some())
-        .map(|(rec, r)| (rec.obj(), &mut r.authenticity))
+        .map(|(rec, r)| (rec.obj(), Arc::make_mut(&mut r.authenticity)))
         .collect();
     timestamp::local_authorities(&mut stamped);
     for r in &mut records {
@@ -615,17 +623,17 @@ pub fn verify_record(
         run_id: record.run_id().map(CompactString::from),
         schema_version: record.schema_version().map(CompactString::from),
         canonical_sha256,
-        structural: StructuralAxis {
+        structural: Arc::new(StructuralAxis {
             evaluated: true,
             status: Some(CheckStatus::from_ok(structural_ok)),
             violations: structural_violations,
-        },
-        semantic: SemanticAxis {
+        }),
+        semantic: Arc::new(SemanticAxis {
             evaluated: true,
             status: Some(CheckStatus::from_ok(semantic_ok)),
             violations: semantic_violations,
-        },
-        authenticity,
+        }),
+        authenticity: Arc::new(authenticity),
         chain: ChainAxis {
             evaluated: false,
             status: None,

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 
 /// How much a violated invariant weighs: errors fail the axis, warnings do not.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RuleSeverity {
     Error,
@@ -17,7 +17,7 @@ pub enum RuleSeverity {
 }
 
 /// One violated invariant.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Violation {
     /// Rule id, `V1` … `V18`.
     #[serde(deserialize_with = "crate::model::name::interned")]

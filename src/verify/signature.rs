@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// The four signing constructions (verification.md §b), written by [`Construction::name`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Hash)]
 pub enum Construction {
     /// S1: Ed25519 over C1(record − signature − dsse_envelope − timestamp_proof).
     #[serde(rename = "js-legacy-inline")]
@@ -43,7 +43,7 @@ impl std::fmt::Display for Construction {
 }
 
 /// Which Ed25519 rules a verdict was made under: always RFC 8032 strict (written `strict`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, Hash)]
 pub enum Ed25519Rules {
     #[default]
     #[serde(rename = "strict")]
@@ -85,7 +85,7 @@ pub enum Profile {
 }
 
 /// Authenticity outcomes (verifier-result contract, §f).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Hash)]
 #[serde(rename_all = "kebab-case")]
 pub enum AuthStatus {
     /// No signature material (or a placeholder).
@@ -114,7 +114,7 @@ impl AuthStatus {
 }
 
 /// The DSSE binding result (JS-later `verify.ts` vocabulary, §c).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Hash)]
 #[serde(rename_all = "kebab-case")]
 pub enum BindingStatus {
     /// The outer record is the predicate.
@@ -128,7 +128,7 @@ pub enum BindingStatus {
 }
 
 /// The authenticity axis of one record.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq, Hash)]
 pub struct Authenticity {
     pub evaluated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]

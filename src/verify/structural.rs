@@ -7,7 +7,7 @@ use crate::model::json::{Json, KeySet, Obj, Picked};
 use serde::{Deserialize, Serialize};
 
 /// One structural problem.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct StructuralViolation {
     /// JSON path, e.g. `actions[2].side_effect_class`.
     pub path: String,

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// What a `timestamp_proof` is worth (§d).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum TimestampState {
     /// Recomputes under the LocalTimestamper recipe (proves nothing about time).
     #[serde(rename = "local-consistent")]

@@ -95,7 +95,7 @@ impl Reader {
                 let s: Stored<RecordResult> = serde_json::from_slice(json).ok()?;
                 let mut result = s.result;
                 result.signed = s.signed;
-                result.authenticity.key_unknown = s.key_unknown;
+                std::sync::Arc::make_mut(&mut result.authenticity).key_unknown = s.key_unknown;
                 Some(result)
             })
             .collect::<Option<_>>()?;
