@@ -202,14 +202,19 @@ fn whole_and_in_groups(
     let whole = json_report(&whole.report, &whole.findings, Profile::Forensic);
     // Every record keeps only its ids until its batch reads its facts again.
     let (inputs, report, _) = verified(Trees::OnlyIds { after: 0 });
-    let corpus = Corpus::new(inputs);
+    let mut corpus = Corpus::new(inputs);
     assert!(
         corpus
             .records()
             .all(|r| r.keeps_only_ids() || r.span.is_none()),
         "{paths:?}: a record of a store keeps its facts"
     );
-    let (report, findings) = complete_in_groups(&corpus, report, leases, budget);
+    let (report, findings) = complete_in_groups(&mut corpus, report, leases, budget);
+    // Once grouped, no record keeps its ids: each batch read its facts again.
+    assert!(
+        corpus.records().all(|r| !r.keeps_only_ids()),
+        "{paths:?}: a record keeps its ids after the analysis"
+    );
     let reread: Vec<_> = corpus.records().filter_map(|r| r.reread_error()).collect();
     assert!(reread.is_empty(), "{paths:?}: {reread:?}");
     [whole, json_report(&report, &findings, Profile::Forensic)]

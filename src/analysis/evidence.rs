@@ -252,7 +252,7 @@ impl Checked {
         let mut timings = vec![("read, parse and verify", clock.elapsed())];
         let clock = std::time::Instant::now();
         let mut corpus = Corpus::new(inputs);
-        let (mut report, findings) = complete_in_groups(&corpus, report, leases, budget);
+        let (mut report, findings) = complete_in_groups(&mut corpus, report, leases, budget);
         note_rereads(&mut corpus, &mut report);
         timings.push(("analysis and findings", clock.elapsed()));
         Checked {
@@ -423,14 +423,20 @@ pub fn complete(
 /// `budget` records, each batch whole [`groups::independent`] groups (a larger group is a
 /// batch of its own), and is let go before the next — what is found is the same.
 pub fn complete_in_groups(
-    corpus: &Corpus,
+    corpus: &mut Corpus,
     mut report: Report,
     leases: &SuppliedLeases,
     budget: usize,
 ) -> (Report, Vec<Finding>) {
     let hashes = report.canonical_hashes();
     let mut timed = Vec::new();
-    for batch in groups::batches(groups::independent(corpus, &hashes), budget) {
+    let batches = groups::batches(groups::independent(corpus, &hashes), budget);
+    // Each batch reads its records' facts again: the ids kept to group them are let go.
+    for record in corpus.inputs.iter_mut().flat_map(|i| &mut i.records) {
+        record.let_go_of_ids();
+    }
+    let corpus = &*corpus;
+    for batch in batches {
         let part = corpus.subset(&batch);
         let part_hashes = batch.iter().map(|&i| hashes[i as usize]).collect();
         let analysis = Analysis::with_hashes(&part, part_hashes, leases);

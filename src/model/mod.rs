@@ -207,13 +207,22 @@ impl Record {
         self.facts.get().is_some_and(|f| f.only_ids)
     }
 
+    /// Lets go of the ids a record keeping only ids keeps, once nothing reads them (the
+    /// groups of `check --no-index` are made): its facts are read again from its line
+    /// when asked for ([`Record::facts`], [`Record::with_facts_again`]).
+    pub fn let_go_of_ids(&mut self) {
+        if self.keeps_only_ids() {
+            self.facts = std::sync::OnceLock::new();
+        }
+    }
+
     /// The record with all its facts: a copy of it, its facts read again from its line
-    /// (bound to its canonical hash, the tree not kept) when it keeps only ids. A line
-    /// that cannot be read again gives the facts of an empty record, and the failure is
-    /// kept ([`Record::reread_error`]).
+    /// (bound to its canonical hash, the tree not kept) when it keeps only ids or none. A
+    /// line that cannot be read again gives the facts of an empty record, and the failure
+    /// is kept ([`Record::reread_error`]).
     pub fn with_facts_again(&self) -> Record {
         let mut copy = self.clone();
-        if self.keeps_only_ids() {
+        if self.facts.get().is_none_or(|f| f.only_ids) {
             let facts = self.with_record(facts::RecordFacts::of);
             copy.facts = std::sync::OnceLock::from(Arc::new(facts));
         }
@@ -281,10 +290,11 @@ impl Record {
         }
     }
 
-    /// What the cross-record passes read of the record, read once.
+    /// What the cross-record passes read of the record, read once (from its line again,
+    /// the tree not kept, once the record has let go of both: [`Record::let_go_of_ids`]).
     pub fn facts(&self) -> &facts::RecordFacts {
         self.facts
-            .get_or_init(|| Arc::new(facts::RecordFacts::of(self)))
+            .get_or_init(|| Arc::new(self.with_record(facts::RecordFacts::of)))
     }
 
     /// The record's top-level object (loading guarantees an object).
