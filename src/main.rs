@@ -11,13 +11,17 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// names no constant for it).
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
+/// How long mimalloc keeps freed memory before handing it back to the OS (10 ms by
+/// default): a check frees and allocates in bursts, and every page handed back comes back
+/// zeroed by the kernel (a third of the CPU time of `check` on a 20,000-record store in
+/// session 7, when it held ~490 MB; kept forever since). 100 ms keeps a burst's pages for
+/// the next one at no measured cost and lets go of what a finished phase freed: 40–50 MB
+/// less at the peak on the 20k and 2 GB stores (BENCHMARKS.md, session 20).
+const PURGE_DELAY_MS: std::ffi::c_long = 100;
+
 fn main() {
-    // Keep freed memory instead of handing it back to the OS after 10 ms: a check frees
-    // and allocates hundreds of megabytes in bursts, and every page handed back comes back
-    // zeroed by the kernel — a third of the CPU time of `check` on a 20,000-record store
-    // (BENCHMARKS.md). Memory is returned when the process ends.
     // SAFETY: called once, before any other thread exists; mimalloc reads options lazily.
-    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) };
+    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS) };
     let cli = aeplens::cli::Cli::parse();
     std::process::exit(aeplens::cli::run(cli));
 }

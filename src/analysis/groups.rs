@@ -8,7 +8,7 @@ use crate::canon::Sha256Digest;
 use crate::load::Corpus;
 use crate::model::Link;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
-use std::hash::{BuildHasher, Hash};
+use std::hash::BuildHasher;
 
 /// Union–find over record numbers.
 pub struct Components {
