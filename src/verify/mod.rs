@@ -769,3 +769,12 @@ pub struct SeverityCounts {
     pub low: usize,
     pub info: usize,
 }
+
+/// Every vendored fixture verified without keys: what tests of stored or shared verdicts
+/// start from.
+#[cfg(test)]
+pub(crate) fn fixture_report() -> Report {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures").to_string();
+    let inputs = crate::load::load_paths(&[root]);
+    verify_inputs(&inputs, &Keyring::default(), &Options::default(), None)
+}

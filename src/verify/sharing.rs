@@ -43,14 +43,11 @@ fn share<T: Hash + Eq>(held: &mut HashSet<Arc<T>>, value: &mut Arc<T>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::verify::{Keyring, Options, verify_inputs};
 
     /// Every fixture's verdicts, shared: equal to what they were, and equal axes are one.
     #[test]
     fn shared_verdicts_are_the_same_verdicts_held_once() {
-        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures").to_string();
-        let inputs = crate::load::load_paths(&[root]);
-        let report = verify_inputs(&inputs, &Keyring::default(), &Options::default(), None);
+        let report = crate::verify::fixture_report();
         let mut results = report.records.clone();
         // Unshared first: each record its own axes.
         for r in &mut results {

@@ -121,16 +121,13 @@ impl Reader {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::verify::{Keyring, Options, verify_inputs};
 
     /// Every fixture's verdicts read back as written, in blocks cut at any line; records
     /// that differ only in place, hash and run share one template; a record naming a
     /// template not yet read, or a line no writer makes, is refused.
     #[test]
     fn verdicts_read_back_as_written_each_template_once() {
-        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures").to_string();
-        let inputs = crate::load::load_paths(&[root]);
-        let report = verify_inputs(&inputs, &Keyring::default(), &Options::default(), None);
+        let report = crate::verify::fixture_report();
         let results = &report.records;
         assert!(results.len() > 300);
         let mut writer = Writer::default();
