@@ -241,10 +241,10 @@ fn expected(ev: &Evidence, skip_chain_findings: bool) -> Value {
     for i in 0..rs.len() {
         if let Link::Hash(h) = ev.corpus.record(i).link() {
             let parents: Vec<usize> = (0..rs.len())
-                .filter(|j| rs[*j].canonical_sha256 == h)
+                .filter(|j| Some(rs[*j].canonical_sha256) == h.digest())
                 .collect();
             if parents.is_empty() {
-                gaps.push(json!([at(i).0, at(i).1, h]));
+                gaps.push(json!([at(i).0, at(i).1, h.to_string()]));
             }
             for j in parents {
                 links.push(json!([at(i).0, at(i).1, at(j).0, at(j).1]));

@@ -645,7 +645,8 @@ fn record_links(records: &[&Record], hashes: &[Sha256Digest]) -> Vec<Option<u32>
         .iter()
         .enumerate()
         .map(|(i, r)| match r.link() {
-            Link::Hash(h) => Sha256Digest::from_hex(h)
+            Link::Hash(h) => h
+                .digest()
                 .and_then(|h| by_hash.get(&h).copied())
                 .filter(|p| *p as usize != i),
             _ => None,

@@ -89,7 +89,7 @@ pub fn independent(corpus: &Corpus, hashes: &[Sha256Digest]) -> Vec<Vec<u32>> {
         ties.tie(Tie::Run(run), i);
         ties.tie(Tie::Hash(*hash), i);
         if let Link::Hash(h) = facts.link.as_link()
-            && let Some(h) = Sha256Digest::from_hex(h)
+            && let Some(h) = h.digest()
         {
             ties.tie(Tie::Hash(h), i);
         }

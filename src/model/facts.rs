@@ -9,7 +9,7 @@ use super::fields::{ActionFields, Key};
 use super::json::{Json, Obj};
 pub use super::texts::ArgumentsDigest;
 use super::texts::Texts;
-use super::{Action, DecisionMembers, Link, Record};
+use super::{Action, DecisionMembers, Link, LinkHash, Record};
 use compact_str::CompactString;
 
 /// What the cross-record passes (the link graph, chains, confusable ids, the action
@@ -188,7 +188,7 @@ impl ActionList {
 pub enum LinkFacts {
     Absent,
     Null,
-    Hash(CompactString),
+    Hash(LinkHash),
     Malformed,
 }
 
@@ -218,7 +218,7 @@ impl RecordFacts {
                 Some(Json::Null) => LinkFacts::Null,
                 Some(Json::String(s)) => s
                     .as_str()
-                    .map_or(LinkFacts::Malformed, |h| LinkFacts::Hash(h.into())),
+                    .map_or(LinkFacts::Malformed, |h| LinkFacts::Hash(LinkHash::new(h))),
                 Some(_) => LinkFacts::Malformed,
             },
             key_id: text(obj.get("signature").and_then(|s| s.get("key_id"))),
@@ -278,7 +278,7 @@ impl RecordFacts {
             LinkFacts::Malformed => w.uint(2),
             LinkFacts::Hash(h) => {
                 w.uint(3);
-                w.bytes(h.as_bytes());
+                w.bytes(h.to_string().as_bytes());
             }
         }
         w.opt_str(self.key_id.as_deref());
@@ -299,7 +299,7 @@ impl RecordFacts {
             0 => LinkFacts::Absent,
             1 => LinkFacts::Null,
             2 => LinkFacts::Malformed,
-            3 => LinkFacts::Hash(r.str()?.into()),
+            3 => LinkFacts::Hash(LinkHash::new(r.str()?)),
             _ => return None,
         };
         let key_id = text(r.opt_str()?);

@@ -85,9 +85,43 @@ pub enum Link<'a> {
     /// `null`: the first record of an emitter's chain.
     Null,
     /// A hash string.
-    Hash(&'a str),
+    Hash(&'a LinkHash),
     /// Some other JSON type: counts as present and mismatching.
     Malformed,
+}
+
+/// A `prev_record_hash` string: the usual spelling (64 lower-case hex digits) kept as
+/// the 32 bytes it stands for — a store's records hold one each — any other as its text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LinkHash {
+    Digest(crate::canon::Sha256Digest),
+    Text(compact_str::CompactString),
+}
+
+impl LinkHash {
+    /// The link as it was written.
+    pub fn new(text: &str) -> LinkHash {
+        crate::canon::Sha256Digest::from_hex(text)
+            .map_or_else(|| LinkHash::Text(text.into()), LinkHash::Digest)
+    }
+
+    /// The chain hash it names, when it is spelled as one.
+    pub fn digest(&self) -> Option<crate::canon::Sha256Digest> {
+        match self {
+            LinkHash::Digest(d) => Some(*d),
+            LinkHash::Text(t) => crate::canon::Sha256Digest::from_hex(t),
+        }
+    }
+}
+
+impl std::fmt::Display for LinkHash {
+    /// The text as the record has it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LinkHash::Digest(d) => d.fmt(f),
+            LinkHash::Text(t) => f.write_str(t),
+        }
+    }
 }
 
 impl Link<'_> {

@@ -319,8 +319,8 @@ impl Data {
         self.path_of = vec![u32::MAX; report.records.len()];
         for (i, p) in report.links.paths.iter().enumerate() {
             for &m in &p.members {
-                if self.path_of[m] == u32::MAX {
-                    self.path_of[m] = i as u32;
+                if self.path_of[m as usize] == u32::MAX {
+                    self.path_of[m as usize] = i as u32;
                 }
             }
         }

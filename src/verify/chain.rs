@@ -155,7 +155,8 @@ pub fn check_file(
         .enumerate()
         .map(|(i, r)| {
             let link = r.link();
-            let matches = i > 0 && matches!(link, Link::Hash(h) if hashes[i - 1] == h);
+            let matches =
+                i > 0 && matches!(link, Link::Hash(h) if h.digest() == Some(hashes[i - 1]));
             (link, matches)
         })
         .collect();
@@ -209,24 +210,28 @@ mod tests {
     #[test]
     fn e1_statuses() {
         use Link::*;
+        let t = crate::model::LinkHash::new;
         assert_eq!(st(&[]), ChainStatus::NotPresent);
         assert_eq!(st(&[(Null, false)]), ChainStatus::NotPresent);
-        assert_eq!(st(&[(Hash("x"), false)]), ChainStatus::Orphaned);
-        assert_eq!(st(&[(Null, false), (Hash("a"), true)]), ChainStatus::Intact);
+        assert_eq!(st(&[(Hash(&t("x")), false)]), ChainStatus::Orphaned);
+        assert_eq!(
+            st(&[(Null, false), (Hash(&t("a")), true)]),
+            ChainStatus::Intact
+        );
         assert_eq!(
             st(&[(Absent, false), (Absent, false)]),
             ChainStatus::NotPresent
         );
         assert_eq!(
-            st(&[(Null, false), (Hash("a"), true), (Absent, false)]),
+            st(&[(Null, false), (Hash(&t("a")), true), (Absent, false)]),
             ChainStatus::Partial
         );
         assert_eq!(
-            st(&[(Hash("z"), false), (Hash("a"), true)]),
+            st(&[(Hash(&t("z")), false), (Hash(&t("a")), true)]),
             ChainStatus::Orphaned
         );
         assert_eq!(
-            sequence_status(&[(Null, false), (Hash("a"), true), (Hash("b"), false)]),
+            sequence_status(&[(Null, false), (Hash(&t("a")), true), (Hash(&t("b")), false)]),
             (ChainStatus::Broken, Some(2))
         );
         assert_eq!(

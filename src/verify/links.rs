@@ -63,7 +63,7 @@ pub struct ChainPath {
     pub continues: Option<RecordAt>,
     /// Flat indices of the records listed (not output).
     #[serde(skip)]
-    pub members: Vec<usize>,
+    pub members: Vec<u32>,
 }
 
 /// What the link graph says about a set of records.
@@ -109,34 +109,37 @@ enum Head {
 /// order, then file order).
 pub fn build(records: &[&Record], hashes: &[Sha256Digest]) -> LinkGraph {
     let n = records.len();
-    let mut first_of: FxHashMap<Sha256Digest, usize> = FxHashMap::default();
-    first_of.reserve(n);
-    let vertex: Vec<usize> = (0..n)
-        .map(|i| *first_of.entry(hashes[i]).or_insert(i))
-        .collect();
+    let by_hash = ByHash::new(hashes);
+    let vertex = by_hash.vertices();
     let mut graph = LinkGraph {
         record_status: vec![ChainStatus::NotPresent; n],
         ..LinkGraph::default()
     };
     duplicates(records, &vertex, &mut graph);
 
-    // Successors and heads, over vertices only.
-    let mut successors: Vec<Vec<usize>> = vec![Vec::new(); n];
+    // Each vertex's predecessor, and the heads, over vertices only.
+    let mut predecessor: Vec<u32> = vec![NONE; n];
     let mut heads: Vec<(usize, Head)> = Vec::new();
-    for v in (0..n).filter(|&i| vertex[i] == i) {
+    for v in (0..n).filter(|&i| vertex[i] as usize == i) {
         match records[v].link() {
             Link::Null | Link::Absent => heads.push((v, Head::Genesis)),
             Link::Malformed => heads.push((v, Head::Malformed)),
-            Link::Hash(h) => match Sha256Digest::from_hex(h).and_then(|h| first_of.get(&h)) {
-                Some(&p) if p != v => successors[p].push(v),
+            Link::Hash(h) => match h.digest().and_then(|h| by_hash.first_of(&h)) {
+                Some(p) if p != v => predecessor[v] = p as u32,
                 _ => heads.push((v, Head::Dangling)),
             },
         }
     }
-    for (p, next) in successors.iter().enumerate() {
+    let successors = Successors::from_predecessors(&predecessor);
+    drop(predecessor);
+    for p in 0..n {
+        let next = successors.of(p);
         if next.len() > 1 {
             graph.forked = true;
-            graph.findings.push((next[1], fork(records, p, next)));
+            let branches: Vec<usize> = next.iter().map(|&b| b as usize).collect();
+            graph
+                .findings
+                .push((branches[1], fork(records, p, &branches)));
         }
     }
     let head_of = paths(records, &heads, &successors, &mut graph);
@@ -154,16 +157,90 @@ pub fn build(records: &[&Record], hashes: &[Sha256Digest]) -> LinkGraph {
         }
     }
     for (i, &v) in vertex.iter().enumerate() {
-        graph.record_status[i] = graph.record_status[v];
+        graph.record_status[i] = graph.record_status[v as usize];
     }
     graph
+}
+
+/// No record (in the `u32` record numbers the graph keeps: a few bytes a record, where a
+/// store has hundreds of thousands).
+const NONE: u32 = u32::MAX;
+
+/// Record numbers in the order of their chain hashes (then of the records): finds the
+/// first record holding a hash without a hash table (~40 bytes a record).
+struct ByHash<'a> {
+    hashes: &'a [Sha256Digest],
+    order: Vec<u32>,
+}
+
+impl<'a> ByHash<'a> {
+    fn new(hashes: &'a [Sha256Digest]) -> ByHash<'a> {
+        let mut order: Vec<u32> = (0..hashes.len() as u32).collect();
+        order.sort_unstable_by_key(|&i| (hashes[i as usize], i));
+        ByHash { hashes, order }
+    }
+
+    /// The first record holding `hash`.
+    fn first_of(&self, hash: &Sha256Digest) -> Option<usize> {
+        let at = self
+            .order
+            .partition_point(|&i| self.hashes[i as usize] < *hash);
+        let first = *self.order.get(at)? as usize;
+        (self.hashes[first] == *hash).then_some(first)
+    }
+
+    /// Per record, the first record holding its hash (the vertex standing for it).
+    fn vertices(&self) -> Vec<u32> {
+        let mut vertex = vec![NONE; self.hashes.len()];
+        let mut first = NONE;
+        for (k, &i) in self.order.iter().enumerate() {
+            let hash = &self.hashes[i as usize];
+            if k == 0 || self.hashes[self.order[k - 1] as usize] != *hash {
+                first = i;
+            }
+            vertex[i as usize] = first;
+        }
+        vertex
+    }
+}
+
+/// Each vertex's successors in record order, all in one list (`start[v]..start[v + 1]`).
+struct Successors {
+    start: Vec<u32>,
+    next: Vec<u32>,
+}
+
+impl Successors {
+    /// From each vertex's predecessor ([`NONE`] for a head or a duplicate).
+    fn from_predecessors(predecessor: &[u32]) -> Successors {
+        let mut start = vec![0u32; predecessor.len() + 1];
+        for &p in predecessor.iter().filter(|&&p| p != NONE) {
+            start[p as usize + 1] += 1;
+        }
+        for v in 0..predecessor.len() {
+            start[v + 1] += start[v];
+        }
+        let mut filled = start.clone();
+        let mut next = vec![0u32; start[predecessor.len()] as usize];
+        for (v, &p) in predecessor.iter().enumerate().filter(|(_, p)| **p != NONE) {
+            next[filled[p as usize] as usize] = v as u32;
+            filled[p as usize] += 1;
+        }
+        Successors { start, next }
+    }
+
+    /// The successors of vertex `v`.
+    fn of(&self, v: usize) -> &[u32] {
+        &self.next[self.start[v] as usize..self.start[v + 1] as usize]
+    }
 }
 
 /// F-DUPLICATE-RECORD for every later copy of an `H`: info when the copy is the same
 /// JSON member for member (a retried append), high when other bytes differ (signature
 /// parts are outside `H`).
-fn duplicates(records: &[&Record], vertex: &[usize], graph: &mut LinkGraph) {
+fn duplicates(records: &[&Record], vertex: &[u32], graph: &mut LinkGraph) {
     for (i, &v) in vertex.iter().enumerate() {
+        let v = v as usize;
         if v == i {
             continue;
         }
@@ -247,7 +324,7 @@ fn gap(records: &[&Record], before: usize, after: usize) -> Finding {
         evidence: serde_json::json!({
             "before": RecordAt::of(records[before]),
             "after": RecordAt::of(records[after]),
-            "missing": match records[after].link() { Link::Hash(h) => h, _ => "" },
+            "missing": match records[after].link() { Link::Hash(h) => h.to_string(), _ => String::new() },
         })
         .into(),
         locations: vec![
@@ -261,11 +338,11 @@ fn gap(records: &[&Record], before: usize, after: usize) -> Finding {
 /// Vertices per run id, in time order (then load order).
 fn vertices_by_run<'a>(
     records: &[&'a Record],
-    vertex: &[usize],
+    vertex: &[u32],
 ) -> FxHashMap<&'a str, Vec<(f64, usize)>> {
     let mut by_run: FxHashMap<&str, Vec<(f64, usize)>> = FxHashMap::default();
     for (i, r) in records.iter().enumerate() {
-        if vertex[i] == i
+        if vertex[i] as usize == i
             && let Some(run) = r.run_id()
         {
             let t = r.created_at_ms().unwrap_or(f64::NEG_INFINITY);
@@ -288,7 +365,7 @@ fn last_before(
     records: &[&Record],
     v: usize,
     by_run: &FxHashMap<&str, Vec<(f64, usize)>>,
-    head_of: &[usize],
+    head_of: &[u32],
 ) -> Option<usize> {
     let list = by_run.get(records[v].run_id()?)?;
     let time = records[v].created_at_ms().unwrap_or(f64::INFINITY);
@@ -297,7 +374,7 @@ fn last_before(
     list[..end]
         .iter()
         .rev()
-        .filter(|(_, p)| *p != v && head_of[*p] != v)
+        .filter(|(_, p)| *p != v && head_of[*p] as usize != v)
         .take(GAP_CANDIDATES)
         .find(|(_, p)| {
             let mut count = 0;
@@ -315,10 +392,10 @@ fn last_before(
 fn paths(
     records: &[&Record],
     heads: &[(usize, Head)],
-    successors: &[Vec<usize>],
+    successors: &Successors,
     graph: &mut LinkGraph,
-) -> Vec<usize> {
-    let mut head_of = vec![usize::MAX; records.len()];
+) -> Vec<u32> {
+    let mut head_of = vec![NONE; records.len()];
     // Which vertices are on the path being walked (a cycle guard in O(1)).
     let mut on_path = vec![false; records.len()];
     let mut budget = 4 * records.len() + 10_000;
@@ -338,9 +415,9 @@ fn paths(
             }
             on_path[v] = true;
             current.push(v);
-            let next = &successors[v];
+            let next = successors.of(v);
             if !next.is_empty() {
-                stack.extend(next.iter().rev().map(|&s| (s, depth + 1)));
+                stack.extend(next.iter().rev().map(|&s| (s as usize, depth + 1)));
                 continue;
             }
             let from = if current.len() <= budget {
@@ -355,11 +432,11 @@ fn paths(
                 (Head::Genesis, 1) => ChainStatus::NotPresent,
                 (Head::Genesis, _) => ChainStatus::Intact,
             };
-            let members = current[from..].to_vec();
+            let members = &current[from..];
             budget = budget.saturating_sub(members.len());
             let mut files: Vec<String> = Vec::new();
-            for &m in &members {
-                head_of[m] = head;
+            for &m in members {
+                head_of[m] = head as u32;
                 graph.record_status[m] = graph.record_status[m].max(status);
                 let path = &*records[m].source.path;
                 if files.last().map(String::as_str) != Some(path) {
@@ -372,7 +449,7 @@ fn paths(
                 files,
                 broken_at: (kind == Head::Malformed).then(|| RecordAt::of(records[head])),
                 continues: (from > 0).then(|| RecordAt::of(records[current[from - 1]])),
-                members,
+                members: members.iter().map(|&m| m as u32).collect(),
             });
         }
         for gone in current {
@@ -438,7 +515,7 @@ mod tests {
         let on_paths: std::collections::HashSet<usize> = g
             .paths
             .iter()
-            .flat_map(|p| p.members.iter().copied())
+            .flat_map(|p| p.members.iter().map(|&m| m as usize))
             .collect();
         assert_eq!(on_paths.len(), parents.len());
     }

@@ -205,7 +205,7 @@ fn records(ev: EvidenceRef) -> Table {
     for (i, r) in ev.report.records.iter().enumerate() {
         let record = ev.corpus.record(i);
         let prev = match record.link() {
-            crate::model::Link::Hash(h) => Some(h),
+            crate::model::Link::Hash(h) => Some(h.to_string()),
             _ => None,
         };
         t.s("path", Some(&r.source.path));
@@ -214,7 +214,7 @@ fn records(ev: EvidenceRef) -> Table {
         t.s("run_id", r.run_id.as_deref());
         t.s("schema_version", r.schema_version.as_deref());
         t.s("canonical_sha256", Some(&r.canonical_sha256.to_string()));
-        t.s("prev_record_hash", prev);
+        t.s("prev_record_hash", prev.as_deref());
         t.s(
             "structural",
             Some(name(
@@ -424,10 +424,11 @@ fn edges(ev: EvidenceRef) -> Table {
         ev.report.canonical_hashes().into_iter().collect();
     for (i, r) in ev.report.records.iter().enumerate() {
         if let crate::model::Link::Hash(h) = ev.corpus.record(i).link()
-            && Sha256Digest::from_hex(h).is_some_and(|h| loaded.contains(&h))
+            && h.digest().is_some_and(|h| loaded.contains(&h))
         {
             let own = r.canonical_sha256.to_string();
-            let records = (Some(h), Some(own.as_str()));
+            let link = h.to_string();
+            let records = (Some(link.as_str()), Some(own.as_str()));
             EdgeRow {
                 kind: "chain-link",
                 records,
