@@ -435,7 +435,6 @@ pub fn complete_in_groups(
     for record in corpus.inputs.iter_mut().flat_map(|i| &mut i.records) {
         record.let_go_of_ids();
     }
-    let corpus = &*corpus;
     for batch in batches {
         let part = corpus.subset(&batch);
         let part_hashes = batch.iter().map(|&i| hashes[i as usize]).collect();
@@ -445,7 +444,10 @@ pub fn complete_in_groups(
             batch.iter().map(|&i| &report.records[i as usize]).collect();
         timed.extend(findings::all(&part, &verdicts, &analysis));
         for (&i, copy) in batch.iter().zip(part.records()) {
-            corpus.record(i as usize).note_reread_error_of(copy);
+            // Analysed: the facts kept since verification (the first batch's worth) go.
+            let record = corpus.record_mut(i as usize);
+            record.note_reread_error_of(copy);
+            record.let_go_of_facts();
         }
     }
     finish(corpus, &hashes, report, timed)

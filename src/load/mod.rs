@@ -188,19 +188,28 @@ pub struct Input {
 
 impl Input {
     pub(crate) fn unreadable(path: Arc<str>, message: String) -> Input {
+        let error = LoadError {
+            column: None,
+            excerpt: None,
+            path: path.clone(),
+            line: None,
+            message,
+        };
         Input {
-            errors: vec![LoadError {
-                column: None,
-                excerpt: None,
-                path: path.clone(),
-                line: None,
-                message,
-            }],
+            errors: vec![error],
+            ..Input::empty(path, Format::Unreadable)
+        }
+    }
+
+    /// An input of that path and format, with nothing read yet.
+    pub(crate) fn empty(path: Arc<str>, format: Format) -> Input {
+        Input {
             path,
             sha256: None,
             bytes: None,
-            format: Format::Unreadable,
+            format,
             records: Vec::new(),
+            errors: Vec::new(),
             asked: None,
             blake3: None,
         }
@@ -244,6 +253,12 @@ impl Corpus {
         &self.inputs[input].records[index - self.starts[input]]
     }
 
+    /// The record at a flat index, to change.
+    pub fn record_mut(&mut self, index: usize) -> &mut Record {
+        let input = self.input_of(index);
+        &mut self.inputs[input].records[index - self.starts[input]]
+    }
+
     /// The position in `inputs` of the input holding a record.
     pub fn input_of(&self, index: usize) -> usize {
         self.starts
@@ -263,16 +278,7 @@ impl Corpus {
         let mut inputs: Vec<Input> = self
             .inputs
             .iter()
-            .map(|i| Input {
-                path: i.path.clone(),
-                sha256: None,
-                bytes: None,
-                format: i.format,
-                records: Vec::new(),
-                errors: Vec::new(),
-                asked: None,
-                blake3: None,
-            })
+            .map(|i| Input::empty(i.path.clone(), i.format))
             .collect();
         let copies: Vec<Record> = records
             .par_iter()
@@ -585,18 +591,11 @@ pub(crate) fn parse_input_asked(
 
 /// The records of a file's bytes (its digest is [`parse_input`]'s).
 fn parse_body(path: Arc<str>, bytes: &[u8]) -> Input {
-    let sha256 = None;
     let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let first = body.iter().position(|b| !b" \t\r\n".contains(b));
     let mut input = Input {
-        path: path.clone(),
-        sha256,
         bytes: Some(bytes.len() as u64),
-        format: Format::Ndjson,
-        records: Vec::new(),
-        errors: Vec::new(),
-        asked: None,
-        blake3: None,
+        ..Input::empty(path.clone(), Format::Ndjson)
     };
     let Some(first) = first else {
         input.format = Format::Empty;

@@ -187,16 +187,7 @@ fn stream_reader(
         buf.drain(..3);
     }
     let mut lines = Lines::at(if bom { 3 } else { 0 });
-    let mut input = Input {
-        path: path.clone(),
-        sha256: None,
-        bytes: None,
-        format: Format::Ndjson,
-        records: Vec::new(),
-        errors: Vec::new(),
-        asked: None,
-        blake3: None,
-    };
+    let mut input = Input::empty(path.clone(), Format::Ndjson);
     let mut handed = 0;
     let mut read_error = None;
     // Bytes at the end of `buf` read since the last pass: not hashed yet, and the only

@@ -236,6 +236,11 @@ impl Record {
         }
     }
 
+    /// True when the record keeps facts (all of them, or only its ids).
+    pub fn keeps_facts(&self) -> bool {
+        self.facts.get().is_some()
+    }
+
     /// True when the record keeps only its actions' ids ([`Record::keep_only_ids`]).
     pub fn keeps_only_ids(&self) -> bool {
         self.facts.get().is_some_and(|f| f.only_ids)
@@ -246,6 +251,14 @@ impl Record {
     /// when asked for ([`Record::facts`], [`Record::with_facts_again`]).
     pub fn let_go_of_ids(&mut self) {
         if self.keeps_only_ids() {
+            self.facts = std::sync::OnceLock::new();
+        }
+    }
+
+    /// Lets go of the facts of a record whose tree was let go, once nothing reads them
+    /// (its batch of `check --no-index` is analysed): read again from its line if asked.
+    pub fn let_go_of_facts(&mut self) {
+        if matches!(self.tree, Tree::OnDisk(_)) {
             self.facts = std::sync::OnceLock::new();
         }
     }
