@@ -215,7 +215,9 @@ fn whole_and_in_groups(
     // Once analysed, no record of a store keeps its facts or ids: each batch read them
     // again, and let go of them.
     assert!(
-        corpus.records().all(|r| !r.keeps_facts() || r.span.is_none()),
+        corpus
+            .records()
+            .all(|r| !r.keeps_facts() || r.span.is_none()),
         "{paths:?}: a record of a store keeps its facts after the analysis"
     );
     let reread: Vec<_> = corpus.records().filter_map(|r| r.reread_error()).collect();

@@ -234,8 +234,8 @@ impl Checked {
         progress: &mut dyn FnMut(Loading),
     ) -> Checked {
         let clock = std::time::Instant::now();
-        // Past the first batch, a record keeps only its ids until its batch reads its
-        // facts again: a store's facts are never all in memory.
+        // A record keeps only its ids until its batch reads its facts again (unless the
+        // records are one batch's worth): a store's facts are never all in memory.
         let (inputs, report, _) = verify_paths(
             paths,
             keys,

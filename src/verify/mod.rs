@@ -322,7 +322,8 @@ pub enum Trees {
     /// As [`Trees::OnDisk`], and every record after the first `after` keeps only its own
     /// facts and its actions' ids once verified ([`Record::keep_only_ids`]): tens of bytes
     /// an action instead of hundreds, for an analysis that reads a batch's facts again
-    /// (`check --no-index`).
+    /// (`check --no-index`). When more than `after` records were read, the first `after`
+    /// keep only theirs too once all are verified.
     OnlyIds { after: usize },
 }
 
@@ -447,6 +448,16 @@ pub fn verify_paths_in_chunks(
         read += batch.records.len();
         progress(batch.read, read);
     });
+    // Past the first `after` records, those that kept all their facts keep only their ids
+    // too: their batch reads them again, as every other's.
+    if let Trees::OnlyIds { after } = trees
+        && read > after
+    {
+        let stores = inputs.iter_mut().filter(|i| &*i.path != "-");
+        for record in stores.flat_map(|i| &mut i.records).take(after) {
+            record.keep_only_ids();
+        }
+    }
     for file in &known {
         used.reused += file.results.len();
     }
