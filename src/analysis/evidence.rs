@@ -428,16 +428,18 @@ pub fn complete_in_groups(
     leases: &SuppliedLeases,
     budget: usize,
 ) -> (Report, Vec<Finding>) {
-    let hashes = report.canonical_hashes();
     let mut timed = Vec::new();
-    let batches = groups::batches(groups::independent(corpus, &hashes), budget);
+    let hashes = report.records.iter().map(|r| r.canonical_sha256);
+    let batches = groups::batches(groups::independent(corpus, hashes), budget);
     // Each batch reads its records' facts again: the ids kept to group them are let go.
     for record in corpus.inputs.iter_mut().flat_map(|i| &mut i.records) {
         record.let_go_of_ids();
     }
     for batch in batches {
         let part = corpus.subset(&batch);
-        let part_hashes = batch.iter().map(|&i| hashes[i as usize]).collect();
+        let part_hashes = (batch.iter())
+            .map(|&i| report.records[i as usize].canonical_sha256)
+            .collect();
         let analysis = Analysis::with_hashes(&part, part_hashes, leases);
         add_rewritten(&part, &analysis, &mut report, |i| batch[i] as usize);
         let verdicts: Vec<&RecordResult> =
@@ -450,6 +452,7 @@ pub fn complete_in_groups(
             record.let_go_of_facts();
         }
     }
+    let hashes = report.canonical_hashes();
     finish(corpus, &hashes, report, timed)
 }
 

@@ -72,10 +72,10 @@ impl Ties {
 }
 
 /// The groups of records (flat indexes, ascending; groups in the order of their first
-/// record) that no cross-record pass reads across. `hashes[i]` is record `i`'s canonical
-/// hash. Ties are over-approximated (two records sharing a hash are grouped even when no
-/// link reads it), which costs memory, never a difference in what is found.
-pub fn independent(corpus: &Corpus, hashes: &[Sha256Digest]) -> Vec<Vec<u32>> {
+/// record) that no cross-record pass reads across. `hashes` are the records' canonical
+/// hashes, in order. Ties are over-approximated (two records sharing a hash are grouped
+/// even when no link reads it), which costs memory, never a difference in what is found.
+pub fn independent(corpus: &Corpus, hashes: impl Iterator<Item = Sha256Digest>) -> Vec<Vec<u32>> {
     let mut ties = Ties {
         components: Components::new(corpus.len()),
         first: HashMap::default(),
@@ -87,7 +87,7 @@ pub fn independent(corpus: &Corpus, hashes: &[Sha256Digest]) -> Vec<Vec<u32>> {
         let facts = record.facts();
         let run = facts.run_id.as_deref().unwrap_or("");
         ties.tie(Tie::Run(run), i);
-        ties.tie(Tie::Hash(*hash), i);
+        ties.tie(Tie::Hash(hash), i);
         if let Link::Hash(h) = facts.link.as_link()
             && let Some(h) = h.digest()
         {
