@@ -84,7 +84,7 @@ pub enum Link<'a> {
     Absent,
     /// `null`: the first record of an emitter's chain.
     Null,
-    /// A hash string.
+    /// A string (a hash spelled as usual is held as its bytes: [`LinkHash`]).
     Hash(&'a LinkHash),
     /// Some other JSON type: counts as present and mismatching.
     Malformed,
