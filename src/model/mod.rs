@@ -550,6 +550,22 @@ impl<'a> Decision<'a> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_link_reads_back_as_written_and_names_a_hash_only_in_the_usual_spelling() {
+        let lower = "0a".repeat(32);
+        let upper = lower.to_uppercase();
+        for text in [lower.as_str(), upper.as_str(), "sha256:0a", ""] {
+            assert_eq!(LinkHash::new(text).to_string(), text);
+        }
+        assert!(matches!(LinkHash::new(&lower), LinkHash::Digest(_)));
+        assert_eq!(
+            LinkHash::new(&lower).digest(),
+            crate::canon::Sha256Digest::from_hex(&lower)
+        );
+        assert!(matches!(LinkHash::new(&upper), LinkHash::Text(_)));
+        assert_eq!(LinkHash::new(&upper).digest(), None);
+    }
+
     fn reread_as(_: &Source, _: Span, _: Option<&[u8; 32]>) -> Result<Json, String> {
         crate::load::parser::parse(r#"{"run_id":"again"}"#).map_err(|e| e.message)
     }
