@@ -84,16 +84,15 @@ pub fn independent(corpus: &Corpus, hashes: impl Iterator<Item = Sha256Digest>) 
     let mut asked: Vec<(u32, &str, &str)> = Vec::new();
     for (i, (record, hash)) in corpus.records().zip(hashes).enumerate() {
         let i = i as u32;
-        let facts = record.facts();
-        let run = facts.run_id.as_deref().unwrap_or("");
+        let run = record.run_id().unwrap_or("");
         ties.tie(Tie::Run(run), i);
         ties.tie(Tie::Hash(hash), i);
-        if let Link::Hash(h) = facts.link.as_link()
+        if let Link::Hash(h) = record.link()
             && let Some(h) = h.digest()
         {
             ties.tie(Tie::Hash(h), i);
         }
-        for a in facts.actions.ids() {
+        for a in record.action_ids() {
             if let Some(lease) = a.scope_lease_id {
                 ties.tie(Tie::Lease(lease), i);
             }
@@ -111,9 +110,8 @@ pub fn independent(corpus: &Corpus, hashes: impl Iterator<Item = Sha256Digest>) 
         let mut held: HashSet<(&str, &str)> = HashSet::default();
         let mut holders: Vec<(u32, &str)> = Vec::new();
         for (i, record) in corpus.records().enumerate() {
-            let facts = record.facts();
-            let run = facts.run_id.as_deref().unwrap_or("");
-            for a in facts.actions.ids() {
+            let run = record.run_id().unwrap_or("");
+            for a in record.action_ids() {
                 if let Some(id) = a.id.filter(|id| wanted.contains(id)) {
                     held.insert((run, id));
                     holders.push((i as u32, id));

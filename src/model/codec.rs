@@ -149,7 +149,8 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+    /// `n` bytes as they are.
+    pub fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         if n > self.rest.len() {
             return None;
         }

@@ -9,7 +9,7 @@ use super::fields::{ActionFields, Key};
 use super::json::{Json, Obj};
 pub use super::texts::ArgumentsDigest;
 use super::texts::Texts;
-use super::{Action, DecisionMembers, Link, LinkHash, Record};
+use super::{Action, DecisionMembers, Link, LinkHash, LinkHashRef, Record};
 use compact_str::CompactString;
 
 /// What the cross-record passes (the link graph, chains, confusable ids, the action
@@ -24,12 +24,8 @@ pub struct RecordFacts {
     pub key_id: Option<CompactString>,
     /// True when the record-level `capability_decisions` list holds an object.
     pub has_decisions: bool,
-    /// The elements of `actions` that are objects: their position and facts (or their
-    /// ids alone: [`RecordFacts::only_ids`]).
+    /// The elements of `actions` that are objects: their position and facts.
     pub actions: ActionList,
-    /// True when each action keeps only its ids ([`RecordFacts::only_ids`]): no analysis
-    /// reads these facts.
-    pub only_ids: bool,
 }
 
 /// The facts of the elements of a record's `actions` that are objects, in order, and
@@ -39,9 +35,6 @@ pub struct RecordFacts {
 pub struct ActionList {
     facts: Box<[ActionFacts]>,
     positions: Option<Box<[u32]>>,
-    /// Instead of `facts`, each action's ids alone ([`RecordFacts::only_ids`]), packed
-    /// in one allocation ([`ActionIds::pack`]).
-    only_ids: Option<Box<[u8]>>,
 }
 
 /// The ids of one action that tie its record to others: what `analysis::groups` joins
@@ -126,32 +119,12 @@ impl ActionList {
         ActionList {
             facts: facts.into_boxed_slice(),
             positions: (!dense).then(|| positions.into_boxed_slice()),
-            only_ids: None,
         }
     }
 
-    /// Each action's ids, in order (whether the list holds all the facts or the ids
-    /// alone).
+    /// Each action's ids, in order.
     pub fn ids(&self) -> Vec<ActionIds<'_>> {
-        let Some(packed) = &self.only_ids else {
-            return self.facts.iter().map(ActionIds::of).collect();
-        };
-        let mut out = Vec::new();
-        let mut rest: &[u8] = packed;
-        while let Some((ids, after)) = ActionIds::unpack(rest) {
-            out.push(ids);
-            rest = after;
-        }
-        out
-    }
-
-    /// Every action's ids packed in one allocation ([`ActionIds::pack`]).
-    fn packed_ids(&self) -> Box<[u8]> {
-        let mut out = Vec::new();
-        for f in &self.facts {
-            ActionIds::of(f).pack(&mut out);
-        }
-        out.into_boxed_slice()
+        self.facts.iter().map(ActionIds::of).collect()
     }
 
     /// How many actions have facts.
@@ -198,7 +171,7 @@ impl LinkFacts {
         match self {
             LinkFacts::Absent => Link::Absent,
             LinkFacts::Null => Link::Null,
-            LinkFacts::Hash(h) => Link::Hash(h),
+            LinkFacts::Hash(h) => Link::Hash(h.borrowed()),
             LinkFacts::Malformed => Link::Malformed,
         }
     }
@@ -226,29 +199,111 @@ impl RecordFacts {
                 .iter()
                 .any(|d| d.as_object().is_some()),
             actions: action_facts(record, array("actions")),
-            only_ids: false,
         }
     }
+}
 
-    /// The record's own facts and each action's ids alone (`action_id`,
-    /// `parent_action_id`, `causal_chain_id`, `scope_lease_id`): what ties the record to
-    /// others (`analysis::groups`) and what F-CONFUSABLE-ID compares, a few dozen bytes an
-    /// action instead of a few hundred. What a record keeps between its verification and
-    /// its batch's analysis, which reads its facts again (`Record::with_facts_again`).
-    pub fn only_ids(&self) -> RecordFacts {
-        RecordFacts {
-            run_id: self.run_id.clone(),
-            created_at_ms: self.created_at_ms,
-            link: self.link.clone(),
-            key_id: self.key_id.clone(),
-            has_decisions: self.has_decisions,
-            actions: ActionList {
-                facts: Box::default(),
-                positions: None,
-                only_ids: Some(self.actions.packed_ids()),
-            },
-            only_ids: true,
+/// What a record keeps of its facts between its verification and its batch's analysis
+/// (`Record::keep_only_ids`), which reads them all again (`Record::with_facts_again`):
+/// its run, time, link and key id and each action's ids (`action_id`,
+/// `parent_action_id`, `causal_chain_id`, `scope_lease_id`) — what ties it to other
+/// records (the link graph, `analysis::groups`) and what F-CONFUSABLE-ID compares —
+/// packed in one allocation: a few dozen bytes an action instead of a few hundred.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordIds(Box<[u8]>);
+
+/// The record-level part of [`RecordIds`], read.
+struct IdsHead<'a> {
+    run_id: Option<&'a str>,
+    created_at_ms: Option<f64>,
+    link: Link<'a>,
+    key_id: Option<&'a str>,
+    /// The actions' ids ([`ActionIds::pack`]).
+    actions: &'a [u8],
+}
+
+impl RecordIds {
+    /// The ids of a record's facts.
+    pub fn of(facts: &RecordFacts) -> RecordIds {
+        let mut w = Writer::default();
+        w.opt_str(facts.run_id.as_deref());
+        w.opt_f64(facts.created_at_ms);
+        match facts.link.as_link() {
+            Link::Absent => w.uint(0),
+            Link::Null => w.uint(1),
+            Link::Malformed => w.uint(2),
+            Link::Hash(LinkHashRef::Digest(d)) => {
+                w.uint(3);
+                w.bytes.extend_from_slice(&d.0);
+            }
+            Link::Hash(LinkHashRef::Text(t)) => {
+                w.uint(4);
+                w.bytes(t.as_bytes());
+            }
         }
+        w.opt_str(facts.key_id.as_deref());
+        for f in &facts.actions.facts {
+            ActionIds::of(f).pack(&mut w.bytes);
+        }
+        // A copy of exactly its length (an allocator may keep a shrunk vector's block).
+        RecordIds(w.bytes[..].into())
+    }
+
+    /// The record-level ids; `None` never happens for bytes [`RecordIds::of`] wrote.
+    fn head(&self) -> Option<IdsHead<'_>> {
+        let mut r = Reader::new(&self.0);
+        let run_id = r.opt_str()?;
+        let created_at_ms = r.opt_f64()?;
+        let link = match r.uint()? {
+            0 => Link::Absent,
+            1 => Link::Null,
+            2 => Link::Malformed,
+            3 => {
+                let digest = r.take(32)?.try_into().ok()?;
+                Link::Hash(LinkHashRef::Digest(crate::canon::Sha256Digest(digest)))
+            }
+            4 => Link::Hash(LinkHashRef::Text(r.str()?)),
+            _ => return None,
+        };
+        let key_id = r.opt_str()?;
+        Some(IdsHead {
+            run_id,
+            created_at_ms,
+            link,
+            key_id,
+            actions: r.rest(),
+        })
+    }
+
+    /// `run_id` when it is a string.
+    pub fn run_id(&self) -> Option<&str> {
+        self.head()?.run_id
+    }
+
+    /// `created_at_ms` when it is a number.
+    pub fn created_at_ms(&self) -> Option<f64> {
+        self.head()?.created_at_ms
+    }
+
+    /// The `prev_record_hash` link.
+    pub fn link(&self) -> Link<'_> {
+        self.head().map_or(Link::Absent, |h| h.link)
+    }
+
+    /// `signature.key_id` when it is a string.
+    pub fn key_id(&self) -> Option<&str> {
+        self.head()?.key_id
+    }
+
+    /// Each action's ids, in order.
+    pub fn actions(&self) -> Vec<ActionIds<'_>> {
+        let mut out = Vec::new();
+        let mut rest = self.head().map_or(&[][..], |h| h.actions);
+        while let Some((ids, after)) = ActionIds::unpack(rest) {
+            out.push(ids);
+            rest = after;
+        }
+        out
     }
 }
 
@@ -325,7 +380,6 @@ impl RecordFacts {
             key_id,
             has_decisions,
             actions,
-            only_ids: false,
         })
     }
 }
@@ -663,10 +717,22 @@ mod tests {
                 let cut = &w.bytes[..w.bytes.len() - 1];
                 assert_eq!(RecordFacts::decode(&mut Reader::new(cut)), None);
                 // Only the ids kept: the same ids, the same record-level facts.
-                let only = facts.only_ids();
-                assert_eq!(only.actions.ids(), facts.actions.ids());
-                assert_eq!((&only.run_id, &only.link), (&facts.run_id, &facts.link));
-                assert!(only.only_ids && only.actions.iter().next().is_none());
+                let only = RecordIds::of(facts);
+                assert_eq!(only.actions(), facts.actions.ids());
+                assert_eq!(
+                    (
+                        only.run_id(),
+                        only.created_at_ms(),
+                        only.link(),
+                        only.key_id()
+                    ),
+                    (
+                        facts.run_id.as_deref(),
+                        facts.created_at_ms,
+                        facts.link.as_link(),
+                        facts.key_id.as_deref()
+                    )
+                );
                 records += 1;
             }
         }
@@ -729,10 +795,11 @@ mod tests {
         for ids in &all {
             ids.pack(&mut packed);
         }
-        let list = ActionList {
-            only_ids: Some(packed.into_boxed_slice()),
-            ..ActionList::default()
-        };
-        assert_eq!(list.ids(), all);
+        let (mut read, mut rest) = (Vec::new(), &packed[..]);
+        while let Some((ids, after)) = ActionIds::unpack(rest) {
+            read.push(ids);
+            rest = after;
+        }
+        assert_eq!(read, all);
     }
 }

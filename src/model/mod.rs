@@ -59,22 +59,32 @@ pub struct Record {
     /// Where its line is (records of NDJSON stores), `None` for documents.
     pub span: Option<Span>,
     tree: Tree,
-    /// Shared with the copy [`Record::with_record`] makes.
-    facts: std::sync::OnceLock<Arc<facts::RecordFacts>>,
+    facts: Kept,
 }
 
 #[derive(Clone, Debug)]
 enum Tree {
     Held(Json),
-    OnDisk(Box<OnDisk>),
+    /// Read again from the record's [`Span`] when asked for (a store's records are mostly
+    /// this, so it is kept inline: one allocation a record fewer).
+    OnDisk(OnDisk),
 }
 
 #[derive(Clone, Debug)]
 struct OnDisk {
-    span: Span,
     canonical: [u8; 32],
     reread: Reread,
-    tree: std::sync::OnceLock<Result<Json, String>>,
+    tree: std::sync::OnceLock<Box<Result<Json, String>>>,
+}
+
+/// What a record keeps of its facts: all of them, read when first asked for, or — between
+/// its verification and its batch's analysis ([`Record::keep_only_ids`]) — its ids alone.
+#[derive(Clone, Debug, Default)]
+struct Kept {
+    /// Shared with the copy [`Record::with_record`] makes.
+    all: std::sync::OnceLock<Arc<facts::RecordFacts>>,
+    /// Set only while `all` is not.
+    ids: Option<facts::RecordIds>,
 }
 
 /// The state of `prev_record_hash`.
@@ -85,7 +95,7 @@ pub enum Link<'a> {
     /// `null`: the first record of an emitter's chain.
     Null,
     /// A string (a hash spelled as usual is held as its bytes: [`LinkHash`]).
-    Hash(&'a LinkHash),
+    Hash(LinkHashRef<'a>),
     /// Some other JSON type: counts as present and mismatching.
     Malformed,
 }
@@ -105,11 +115,11 @@ impl LinkHash {
             .map_or_else(|| LinkHash::Text(text.into()), LinkHash::Digest)
     }
 
-    /// The chain hash it names, when it is spelled as one.
-    pub fn digest(&self) -> Option<crate::canon::Sha256Digest> {
+    /// The link, borrowed.
+    pub fn borrowed(&self) -> LinkHashRef<'_> {
         match self {
-            LinkHash::Digest(d) => Some(*d),
-            LinkHash::Text(t) => crate::canon::Sha256Digest::from_hex(t),
+            LinkHash::Digest(d) => LinkHashRef::Digest(*d),
+            LinkHash::Text(t) => LinkHashRef::Text(t),
         }
     }
 }
@@ -117,9 +127,33 @@ impl LinkHash {
 impl std::fmt::Display for LinkHash {
     /// The text as the record has it.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.borrowed().fmt(f)
+    }
+}
+
+/// A `prev_record_hash` string, borrowed ([`LinkHash`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkHashRef<'a> {
+    Digest(crate::canon::Sha256Digest),
+    Text(&'a str),
+}
+
+impl LinkHashRef<'_> {
+    /// The chain hash it names, when it is spelled as one.
+    pub fn digest(self) -> Option<crate::canon::Sha256Digest> {
         match self {
-            LinkHash::Digest(d) => d.fmt(f),
-            LinkHash::Text(t) => f.write_str(t),
+            LinkHashRef::Digest(d) => Some(d),
+            LinkHashRef::Text(t) => crate::canon::Sha256Digest::from_hex(t),
+        }
+    }
+}
+
+impl std::fmt::Display for LinkHashRef<'_> {
+    /// The text as the record has it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LinkHashRef::Digest(d) => d.fmt(f),
+            LinkHashRef::Text(t) => f.write_str(t),
         }
     }
 }
@@ -160,7 +194,7 @@ impl Record {
             source,
             span,
             tree: Tree::Held(json),
-            facts: std::sync::OnceLock::new(),
+            facts: Kept::default(),
         }
     }
 
@@ -177,14 +211,23 @@ impl Record {
         Record {
             source,
             span: Some(span),
-            tree: Tree::OnDisk(Box::new(OnDisk {
-                span,
+            tree: Tree::OnDisk(OnDisk {
                 canonical,
                 reread,
                 tree: std::sync::OnceLock::new(),
-            })),
-            facts: Arc::new(facts).into(),
+            }),
+            facts: Kept {
+                all: Arc::new(facts).into(),
+                ids: None,
+            },
         }
+    }
+
+    /// Reads the record's line again — bound to the canonical hash it was verified with
+    /// unless `unbound` — for a record whose tree was let go.
+    fn read_again(&self, d: &OnDisk, unbound: bool) -> Result<Json, String> {
+        let span = self.span.ok_or("its line in the file is not known")?;
+        (d.reread)(&self.source, span, (!unbound).then_some(&d.canonical))
     }
 
     /// The JSON as parsed. A record whose tree was let go ([`Record::let_go`]) is read
@@ -195,7 +238,8 @@ impl Record {
             Tree::Held(json) => json,
             Tree::OnDisk(d) => d
                 .tree
-                .get_or_init(|| (d.reread)(&self.source, d.span, Some(&d.canonical)))
+                .get_or_init(|| Box::new(self.read_again(d, false)))
+                .as_ref()
                 .as_ref()
                 .unwrap_or(&UNREADABLE),
         }
@@ -212,54 +256,62 @@ impl Record {
         if d.tree.get().is_some() {
             return f(self);
         }
-        match (d.reread)(&self.source, d.span, Some(&d.canonical)) {
+        match self.read_again(d, false) {
             Ok(json) => f(&Record {
                 source: self.source.clone(),
                 span: self.span,
                 tree: Tree::Held(json),
-                facts: self.facts.clone(),
+                facts: Kept {
+                    all: self.facts.all.clone(),
+                    ids: None,
+                },
             }),
             Err(e) => {
-                let _ = d.tree.set(Err(e));
+                let _ = d.tree.set(Box::new(Err(e)));
                 f(self)
             }
         }
     }
 
-    /// Keeps only the record's own facts and its actions' ids
-    /// ([`facts::RecordFacts::only_ids`]) once its tree is let go: what is read of it
-    /// before its batch's analysis, which works on [`Record::with_facts_again`].
+    /// Keeps only the record's own facts and its actions' ids ([`facts::RecordIds`])
+    /// once its tree is let go: what is read of it before its batch's analysis, which
+    /// works on [`Record::with_facts_again`].
     pub fn keep_only_ids(&mut self) {
-        if let Some(facts) = self.facts.get().filter(|f| !f.only_ids) {
-            let only_ids = Arc::new(facts.only_ids());
-            self.facts = std::sync::OnceLock::from(only_ids);
+        if let Some(all) = self.facts.all.take() {
+            self.facts.ids = Some(facts::RecordIds::of(&all));
         }
     }
 
     /// True when the record keeps facts (all of them, or only its ids).
     pub fn keeps_facts(&self) -> bool {
-        self.facts.get().is_some()
+        self.facts.all.get().is_some() || self.facts.ids.is_some()
     }
 
     /// True when the record keeps only its actions' ids ([`Record::keep_only_ids`]).
     pub fn keeps_only_ids(&self) -> bool {
-        self.facts.get().is_some_and(|f| f.only_ids)
+        self.only_ids().is_some()
+    }
+
+    /// The ids a record keeping only ids keeps.
+    fn only_ids(&self) -> Option<&facts::RecordIds> {
+        self.facts
+            .ids
+            .as_ref()
+            .filter(|_| self.facts.all.get().is_none())
     }
 
     /// Lets go of the ids a record keeping only ids keeps, once nothing reads them (the
     /// groups of `check --no-index` are made): its facts are read again from its line
     /// when asked for ([`Record::facts`], [`Record::with_facts_again`]).
     pub fn let_go_of_ids(&mut self) {
-        if self.keeps_only_ids() {
-            self.facts = std::sync::OnceLock::new();
-        }
+        self.facts.ids = None;
     }
 
     /// Lets go of the facts of a record whose tree was let go, once nothing reads them
     /// (its batch of `check --no-index` is analysed): read again from its line if asked.
     pub fn let_go_of_facts(&mut self) {
         if matches!(self.tree, Tree::OnDisk(_)) {
-            self.facts = std::sync::OnceLock::new();
+            self.facts = Kept::default();
         }
     }
 
@@ -268,26 +320,33 @@ impl Record {
     /// line that cannot be read again gives the facts of an empty record, and the failure
     /// is kept ([`Record::reread_error`]).
     pub fn with_facts_again(&self) -> Record {
-        let mut copy = self.clone();
-        if self.facts.get().is_none_or(|f| f.only_ids) {
-            let facts = self.with_record(facts::RecordFacts::of);
-            copy.facts = std::sync::OnceLock::from(Arc::new(facts));
+        let all = match self.facts.all.get() {
+            Some(all) => all.clone(),
+            None => Arc::new(self.with_record(facts::RecordFacts::of)),
+        };
+        Record {
+            source: self.source.clone(),
+            span: self.span,
+            tree: self.tree.clone(),
+            facts: Kept {
+                all: all.into(),
+                ids: None,
+            },
         }
-        copy
     }
 
     /// Takes on the failure of `copy` (a clone of this record) to be read again, so the
     /// failure is not lost with the copy.
     pub fn note_reread_error_of(&self, copy: &Record) {
         if let (Tree::OnDisk(d), Some(e)) = (&self.tree, copy.reread_error()) {
-            let _ = d.tree.set(Err(e.to_string()));
+            let _ = d.tree.set(Box::new(Err(e.to_string())));
         }
     }
 
     /// Why the record could not be read again, once it was asked for and could not be.
     pub fn reread_error(&self) -> Option<&str> {
         match &self.tree {
-            Tree::OnDisk(d) => d.tree.get()?.as_ref().err().map(String::as_str),
+            Tree::OnDisk(d) => d.tree.get()?.as_ref().as_ref().err().map(String::as_str),
             Tree::Held(_) => None,
         }
     }
@@ -304,16 +363,15 @@ impl Record {
     /// first): later reads of it go through `reread`, which must give JSON whose
     /// canonical SHA-256 is `canonical`. False (and nothing changes) without a span.
     pub fn let_go(&mut self, canonical: [u8; 32], reread: Reread) -> bool {
-        let Some(span) = self.span else {
+        if self.span.is_none() {
             return false;
-        };
+        }
         self.facts();
-        self.tree = Tree::OnDisk(Box::new(OnDisk {
-            span,
+        self.tree = Tree::OnDisk(OnDisk {
             canonical,
             reread,
             tree: std::sync::OnceLock::new(),
-        }));
+        });
         true
     }
 
@@ -324,23 +382,26 @@ impl Record {
         let Tree::OnDisk(d) = &self.tree else {
             return true;
         };
-        match (d.reread)(&self.source, d.span, None) {
+        match self.read_again(d, true) {
             Ok(json) => {
                 self.tree = Tree::Held(json);
-                self.facts = std::sync::OnceLock::new();
+                self.facts = Kept::default();
                 true
             }
             Err(e) => {
-                let _ = d.tree.set(Err(e));
+                let _ = d.tree.set(Box::new(Err(e)));
                 false
             }
         }
     }
 
     /// What the cross-record passes read of the record, read once (from its line again,
-    /// the tree not kept, once the record has let go of both: [`Record::let_go_of_ids`]).
+    /// the tree not kept, once the record has let go of them). A record keeping only ids
+    /// reads them all again and keeps them: what is read between verification and
+    /// analysis uses the accessors below, which read the ids.
     pub fn facts(&self) -> &facts::RecordFacts {
         self.facts
+            .all
             .get_or_init(|| Arc::new(self.with_record(facts::RecordFacts::of)))
     }
 
@@ -369,17 +430,42 @@ impl Record {
 
     /// `run_id` when it is a string.
     pub fn run_id(&self) -> Option<&str> {
-        self.facts().run_id.as_deref()
+        match self.only_ids() {
+            Some(ids) => ids.run_id(),
+            None => self.facts().run_id.as_deref(),
+        }
     }
 
     /// `created_at_ms` when it is a number.
     pub fn created_at_ms(&self) -> Option<f64> {
-        self.facts().created_at_ms
+        match self.only_ids() {
+            Some(ids) => ids.created_at_ms(),
+            None => self.facts().created_at_ms,
+        }
     }
 
     /// The `prev_record_hash` link.
     pub fn link(&self) -> Link<'_> {
-        self.facts().link.as_link()
+        match self.only_ids() {
+            Some(ids) => ids.link(),
+            None => self.facts().link.as_link(),
+        }
+    }
+
+    /// `signature.key_id` when it is a string.
+    pub fn key_id(&self) -> Option<&str> {
+        match self.only_ids() {
+            Some(ids) => ids.key_id(),
+            None => self.facts().key_id.as_deref(),
+        }
+    }
+
+    /// Each action's ids, in order.
+    pub fn action_ids(&self) -> Vec<facts::ActionIds<'_>> {
+        match self.only_ids() {
+            Some(ids) => ids.actions(),
+            None => self.facts().actions.ids(),
+        }
     }
 
     /// The actions (elements of `actions` that are objects).
@@ -559,11 +645,11 @@ mod tests {
         }
         assert!(matches!(LinkHash::new(&lower), LinkHash::Digest(_)));
         assert_eq!(
-            LinkHash::new(&lower).digest(),
+            LinkHash::new(&lower).borrowed().digest(),
             crate::canon::Sha256Digest::from_hex(&lower)
         );
         assert!(matches!(LinkHash::new(&upper), LinkHash::Text(_)));
-        assert_eq!(LinkHash::new(&upper).digest(), None);
+        assert_eq!(LinkHash::new(&upper).borrowed().digest(), None);
     }
 
     fn reread_as(_: &Source, _: Span, _: Option<&[u8; 32]>) -> Result<Json, String> {
@@ -597,6 +683,21 @@ mod tests {
         assert!(!r.is_held(), "with_record does not keep it");
         assert_eq!(r.str_field("run_id"), Some("again"));
         assert!(r.is_held() && r.reread_error().is_none());
+
+        // Keeping only ids: what the ids say (kept from before), no read; all the facts
+        // again are the line's as read now.
+        let mut r = record();
+        r.let_go([0; 32], reread_as);
+        r.keep_only_ids();
+        assert!(r.keeps_only_ids() && r.keeps_facts());
+        assert_eq!(
+            (r.run_id(), r.link(), r.key_id()),
+            (Some("r"), Link::Absent, None)
+        );
+        assert!(r.action_ids().is_empty() && !r.is_held());
+        assert_eq!(r.with_facts_again().run_id(), Some("again"));
+        r.let_go_of_ids();
+        assert!(!r.keeps_facts());
 
         let mut r = record();
         r.let_go([0; 32], unreadable);

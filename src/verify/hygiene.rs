@@ -184,14 +184,13 @@ fn each_id<'a>(records: &[&'a Record], mut each: impl FnMut(IdUse<'a>)) {
                 });
             }
         };
-        let facts = r.facts();
-        id("run_id", facts.run_id.as_deref(), None);
-        for a in facts.actions.ids() {
+        id("run_id", r.run_id(), None);
+        for a in r.action_ids() {
             id("action_id", a.id, a.id);
             id("causal_chain_id", a.causal_chain_id, a.id);
             id("scope_lease_id", a.scope_lease_id, a.id);
         }
-        id("key_id", facts.key_id.as_deref(), None);
+        id("key_id", r.key_id(), None);
     }
 }
 
