@@ -4,7 +4,6 @@
 use super::Analysis;
 use super::lease::SuppliedLeases;
 use super::{findings, groups};
-use crate::canon::Sha256Digest;
 use crate::load::{Corpus, LoadError};
 use crate::model::finding::Finding;
 use crate::verify::index::{Claim, Index, IndexUse};
@@ -416,7 +415,7 @@ pub fn complete(
     add_rewritten(corpus, analysis, &mut report, |i| i);
     let verdicts: Vec<&RecordResult> = report.records.iter().collect();
     let timed = findings::all(corpus, &verdicts, analysis);
-    finish(corpus, &analysis.hashes, report, timed)
+    finish(corpus, report, timed)
 }
 
 /// [`complete`] without the whole analysis at once: it runs over batches of about
@@ -428,7 +427,7 @@ pub fn complete_in_groups(
     leases: &SuppliedLeases,
     budget: usize,
 ) -> (Report, Vec<Finding>) {
-    let mut timed = Vec::new();
+    let mut found = findings::Packed::default();
     let hashes = report.records.iter().map(|r| r.canonical_sha256);
     let batches = groups::batches(groups::independent(corpus, hashes), budget);
     // Each batch reads its records' facts again: the ids kept to group them are let go.
@@ -444,7 +443,7 @@ pub fn complete_in_groups(
         add_rewritten(&part, &analysis, &mut report, |i| batch[i] as usize);
         let verdicts: Vec<&RecordResult> =
             batch.iter().map(|&i| &report.records[i as usize]).collect();
-        timed.extend(findings::all(&part, &verdicts, &analysis));
+        found.push(&findings::all(&part, &verdicts, &analysis));
         for (&i, copy) in batch.iter().zip(part.records()) {
             // Analysed: the facts kept since verification (the first batch's worth) go.
             let record = corpus.record_mut(i as usize);
@@ -452,8 +451,7 @@ pub fn complete_in_groups(
             record.let_go_of_facts();
         }
     }
-    let hashes = report.canonical_hashes();
-    finish(corpus, &hashes, report, timed)
+    finish(corpus, report, found.unpack())
 }
 
 /// V17 violations on the semantic axis of the record holding a rewritten copy; `at` maps
@@ -474,15 +472,10 @@ fn add_rewritten(
 /// The findings in order, every one (and each record's own) fingerprinted.
 fn finish(
     corpus: &Corpus,
-    hashes: &[Sha256Digest],
     mut report: Report,
     timed: Vec<findings::Timed>,
 ) -> (Report, Vec<Finding>) {
     let mut findings = findings::dedupe_and_sort(timed);
-    let per_record = report
-        .records
-        .iter_mut()
-        .flat_map(|r| r.findings.iter_mut());
-    findings::fingerprint_all(corpus, hashes, findings.iter_mut().chain(per_record));
+    findings::fingerprint_all(corpus, &mut findings, &mut report.records);
     (report, findings)
 }

@@ -5,7 +5,6 @@ use super::Analysis;
 use super::comparability::CoverageFinding;
 use super::graph::{GraphProblem, NodeId};
 use super::lease::LeaseView;
-use crate::canon::Sha256Digest;
 use crate::load::Corpus;
 use crate::model::drift::{Drift, DriftResult};
 use crate::model::facts::ActionFacts;
@@ -20,6 +19,46 @@ use std::collections::HashSet;
 
 /// A finding and the time it is sorted by.
 pub type Timed = (Finding, Option<f64>);
+
+/// Findings kept packed ([`Finding::encode`]) between the batches of an analysis in
+/// batches: a large store has a hundred thousand findings, ~540 bytes each as `Timed`
+/// and about half that packed, and they would otherwise pile up beside each batch.
+#[derive(Debug, Default)]
+pub struct Packed {
+    /// One allocation a batch, let go of as it is read back.
+    batches: Vec<Box<[u8]>>,
+    files: crate::model::finding::FileNumbers,
+    count: usize,
+}
+
+impl Packed {
+    /// Packs a batch's findings.
+    pub fn push(&mut self, found: &[Timed]) {
+        let mut w = crate::model::codec::Writer::default();
+        for (finding, time) in found {
+            finding.encode(&mut w, &mut self.files);
+            w.opt_f64(*time);
+        }
+        self.count += found.len();
+        // A copy of exactly its length (an allocator may keep a shrunk vector's block).
+        self.batches.push(w.bytes[..].into());
+    }
+
+    /// Every finding packed, in the order pushed.
+    pub fn unpack(self) -> Vec<Timed> {
+        let mut out = Vec::with_capacity(self.count);
+        for batch in self.batches {
+            let mut r = crate::model::codec::Reader::new(&batch);
+            while !r.is_empty() {
+                let timed = Finding::decode(&mut r, &self.files)
+                    .and_then(|f| Some((f, r.opt_f64()?)))
+                    .expect("bytes Packed::push wrote");
+                out.push(timed);
+            }
+        }
+        out
+    }
+}
 
 fn finding(
     id: &'static str,
@@ -683,33 +722,73 @@ fn unsigned_among_signed(corpus: &Corpus, verdicts: &[&RecordResult]) -> Vec<Tim
     out
 }
 
-/// Fills in the fingerprint of every finding from the canonical hashes (`hashes`, by flat
-/// record index) of the records its locations name.
-pub fn fingerprint_all<'f>(
-    corpus: &Corpus,
-    hashes: &[Sha256Digest],
-    findings: impl IntoIterator<Item = &'f mut Finding>,
-) {
-    let findings: Vec<&mut Finding> = findings.into_iter().collect();
-    // The hash of the first record at each place a finding names: a table of those places
-    // only (a store has many more records than its findings name).
-    type Place = (std::sync::Arc<str>, usize);
-    let mut at: std::collections::HashMap<Place, Option<Sha256Digest>> = findings
-        .iter()
-        .flat_map(|f| &f.locations)
-        .map(|l| ((l.path.clone(), l.line), None))
-        .collect();
-    for (record, h) in corpus.records().zip(hashes) {
-        let place = (record.source.path.clone(), record.source.line);
-        if let Some(slot @ None) = at.get_mut(&place) {
-            *slot = Some(*h);
-        }
+/// Fills in the fingerprint of every finding — those of the analysis and each record's
+/// own in `verdicts` — from the canonical hashes, in `verdicts`, of the records its
+/// locations name.
+pub fn fingerprint_all(corpus: &Corpus, findings: &mut [Finding], verdicts: &mut [RecordResult]) {
+    let places = Places::of(corpus);
+    let of = |f: &Finding, verdicts: &[RecordResult]| {
+        crate::model::finding::fingerprint(f, |l| {
+            let verdict = verdicts.get(places.first_record_at(l)?)?;
+            Some(verdict.canonical_sha256.to_string())
+        })
+    };
+    for f in findings.iter_mut() {
+        f.fingerprint = of(f, verdicts);
     }
-    for f in findings {
-        f.fingerprint = crate::model::finding::fingerprint(f, |l| {
-            let hash = at.get(&(l.path.clone(), l.line)).copied().flatten();
-            hash.map(|h| h.to_string())
-        });
+    let own: Vec<String> = (verdicts.iter().flat_map(|r| &r.findings))
+        .map(|f| of(f, verdicts))
+        .collect();
+    let per_record = verdicts.iter_mut().flat_map(|r| r.findings.iter_mut());
+    for (f, fingerprint) in per_record.zip(own) {
+        f.fingerprint = fingerprint;
+    }
+}
+
+/// Finds the first record at a location's file and line by the line in each input of
+/// that file, not by a table of every place (a large store's findings name a hundred
+/// thousand).
+struct Places<'a> {
+    inputs: std::collections::HashMap<&'a str, Vec<InputAt<'a>>>,
+}
+
+/// One input of a file.
+struct InputAt<'a> {
+    records: &'a [Record],
+    /// Its records are in line order (as loaded).
+    in_line_order: bool,
+    /// The flat index of its first record.
+    first: usize,
+}
+
+impl<'a> Places<'a> {
+    fn of(corpus: &'a Corpus) -> Places<'a> {
+        let mut inputs = std::collections::HashMap::<&str, Vec<InputAt>>::new();
+        let mut first = 0;
+        for input in &corpus.inputs {
+            let records = &input.records[..];
+            inputs.entry(&input.path).or_default().push(InputAt {
+                records,
+                in_line_order: records.is_sorted_by_key(|r| r.source.line),
+                first,
+            });
+            first += records.len();
+        }
+        Places { inputs }
+    }
+
+    /// The flat index of the first record at `at`'s file and line.
+    fn first_record_at(&self, at: &Location) -> Option<usize> {
+        self.inputs.get(&*at.path)?.iter().find_map(|input| {
+            let records = input.records;
+            let i = if input.in_line_order {
+                records.partition_point(|r| r.source.line < at.line)
+            } else {
+                records.iter().position(|r| r.source.line == at.line)?
+            };
+            let found = records.get(i)?.source.line == at.line;
+            found.then_some(input.first + i)
+        })
     }
 }
 
@@ -739,7 +818,7 @@ pub fn dedupe_and_sort(mut timed: Vec<Timed>) -> Vec<Finding> {
     timed.retain(|_| keep.next().unwrap_or(true));
     // Ties are broken by the key, which the kept findings differ in: the order is the
     // same however the evidence was split up to find them (`evidence::complete_in_groups`).
-    timed.sort_by(|(a, ta), (b, tb)| {
+    timed.sort_unstable_by(|(a, ta), (b, tb)| {
         a.severity
             .cmp(&b.severity)
             .then(super::graph::time_order(*ta, *tb))
