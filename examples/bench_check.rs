@@ -92,7 +92,7 @@ fn floor(keys: &aeplens::verify::Keyring, paths: &[String]) {
         keys,
         &aeplens::verify::Options::default(),
         &aeplens::analysis::lease::SuppliedLeases::default(),
-        aeplens::cli::check::ANALYSIS_BATCH,
+        aeplens::cli::check::BUDGET,
         &mut |_| {},
     );
     let mut json = std::io::BufWriter::new(Counter(0));

@@ -206,6 +206,17 @@ fn note_rereads(corpus: &mut Corpus, report: &mut Report) {
     }
 }
 
+/// How much of the analysis [`Checked::load`] holds at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    /// About how many records are analysed together ([`complete_in_groups`]).
+    pub batch: usize,
+    /// With up to this many records, every record keeps all its facts from its
+    /// verification to its batch; with more, each keeps only its ids
+    /// ([`Trees::OnlyIds`]) and its batch reads its line again.
+    pub facts_kept: usize,
+}
+
 /// Evidence verified and completed without the analysis kept: what `check` reports from
 /// when no index keeps answers for later ([`Checked::load`]).
 #[derive(Debug)]
@@ -220,27 +231,29 @@ pub struct Checked {
 
 impl Checked {
     /// [`Evidence::load`] without an index, the analysis made over batches of about
-    /// `budget` records ([`complete_in_groups`]) and let go of: the same report and
-    /// findings, with only a batch's analysis in memory at once. Records' trees are let
-    /// go once verified, and past the first `budget` records their facts too, but for
-    /// their ids ([`Trees::OnlyIds`]).
+    /// `budget.batch` records ([`complete_in_groups`]) and let go of: the same report
+    /// and findings, with only a batch's analysis in memory at once. Records' trees are
+    /// let go once verified, and past `budget.facts_kept` records their facts too, but
+    /// for their ids ([`Trees::OnlyIds`]).
     pub fn load(
         paths: &[String],
         keys: &Keyring,
         options: &Options,
         leases: &SuppliedLeases,
-        budget: usize,
+        budget: Budget,
         progress: &mut dyn FnMut(Loading),
     ) -> Checked {
         let clock = std::time::Instant::now();
         // A record keeps only its ids until its batch reads its facts again (unless the
-        // records are one batch's worth): a store's facts are never all in memory.
+        // records are few): a store's facts are never all in memory.
         let (inputs, report, _) = verify_paths(
             paths,
             keys,
             options,
             None,
-            Trees::OnlyIds { after: budget },
+            Trees::OnlyIds {
+                after: budget.facts_kept,
+            },
             &mut |bytes, records| {
                 progress(Loading::Read { bytes, records });
             },
@@ -251,7 +264,7 @@ impl Checked {
         let mut timings = vec![("read, parse and verify", clock.elapsed())];
         let clock = std::time::Instant::now();
         let mut corpus = Corpus::new(inputs);
-        let (mut report, findings) = complete_in_groups(&mut corpus, report, leases, budget);
+        let (mut report, findings) = complete_in_groups(&mut corpus, report, leases, budget.batch);
         note_rereads(&mut corpus, &mut report);
         timings.push(("analysis and findings", clock.elapsed()));
         Checked {

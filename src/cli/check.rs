@@ -52,11 +52,7 @@ pub fn run(args: &CheckArgs) -> i32 {
             Trees::OnDisk,
         ))),
         None => Opened::Batches(Box::new(super::open_in_batches(
-            paths,
-            &keys,
-            &options,
-            &leases,
-            ANALYSIS_BATCH,
+            paths, &keys, &options, &leases,
         ))),
     };
     let (corpus, report, findings) = opened.parts();
@@ -122,11 +118,15 @@ pub fn run(args: &CheckArgs) -> i32 {
     code
 }
 
-/// How many records' analysis `check` holds at once without an index (the analysis of a
+/// How much of the analysis `check` holds at once without an index (the analysis of a
 /// record costs about a kilobyte; whole groups of records are analysed together). On the
-/// 2 GB store, 25,000 peaks ~100 MB below 50,000 in the same time; 10,000 saves ~40 MB
-/// more but reads a 20,000-record store's lines twice (BENCHMARKS.md, session 20).
-pub const ANALYSIS_BATCH: usize = 25_000;
+/// 2 GB store batches of 10,000 peak lower and steadier than 25,000 (281,156–283,708 KiB
+/// against 289,560–304,472) in the same time; up to 25,000 records keep their facts, so a 20,000-record
+/// store is not read twice (BENCHMARKS.md, sessions 20 and 22).
+pub const BUDGET: crate::analysis::evidence::Budget = crate::analysis::evidence::Budget {
+    batch: 10_000,
+    facts_kept: 25_000,
+};
 
 /// Evidence as `check` opened it: whole, when an index keeps answers from the analysis
 /// for later commands; otherwise completed in batches, the analysis let go.

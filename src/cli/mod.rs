@@ -360,7 +360,7 @@ pub fn open_indexed(
 }
 
 /// Opens `paths` for `check` and `findings` without an index ([`Checked::load`]): the
-/// analysis over batches of about `budget` records, with a progress meter on stderr.
+/// analysis over batches ([`crate::cli::check::BUDGET`]), with a progress meter on stderr.
 ///
 /// [`Checked::load`]: crate::analysis::evidence::Checked::load
 pub fn open_in_batches(
@@ -368,7 +368,6 @@ pub fn open_in_batches(
     keys: &crate::verify::Keyring,
     options: &crate::verify::Options,
     leases: &crate::analysis::lease::SuppliedLeases,
-    budget: usize,
 ) -> crate::analysis::evidence::Checked {
     let mut meter = progress::Meter::new(paths);
     let checked = crate::analysis::evidence::Checked::load(
@@ -376,7 +375,7 @@ pub fn open_in_batches(
         keys,
         options,
         leases,
-        budget,
+        check::BUDGET,
         &mut |loading| meter.tick(loading),
     );
     meter.done();

@@ -144,8 +144,7 @@ pub fn findings(args: &FindingsArgs) -> i32 {
     if setting.index.is_none() {
         // Nothing to keep for later: the analysis is made in batches and let go.
         let (keys, leases) = (&setting.keys, &setting.leases);
-        let batch = super::check::ANALYSIS_BATCH;
-        let checked = super::open_in_batches(paths, keys, &setting.options, leases, batch);
+        let checked = super::open_in_batches(paths, keys, &setting.options, leases);
         setting.say_problems(checked.corpus.errors().map(LoadError::render));
         if checked.corpus.is_empty() && checked.corpus.errors().next().is_some() {
             return 2;
