@@ -489,6 +489,6 @@ fn finish(
     timed: Vec<findings::Timed>,
 ) -> (Report, Vec<Finding>) {
     let mut findings = findings::dedupe_and_sort(timed);
-    findings::fingerprint_all(corpus, &mut findings, &mut report.records);
+    findings::fingerprints::fingerprint_all(corpus, &mut findings, &mut report.records);
     (report, findings)
 }

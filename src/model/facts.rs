@@ -6,10 +6,11 @@
 use super::codec::{Reader, Writer};
 use super::drift::{Drift, DriftInputs, DriftResult};
 use super::fields::{ActionFields, Key};
+use super::ids::ActionIds;
 use super::json::{Json, Obj};
 pub use super::texts::ArgumentsDigest;
 use super::texts::Texts;
-use super::{Action, DecisionMembers, Link, LinkHash, LinkHashRef, Record};
+use super::{Action, DecisionMembers, Link, LinkHash, Record};
 use compact_str::CompactString;
 
 /// What the cross-record passes (the link graph, chains, confusable ids, the action
@@ -35,82 +36,6 @@ pub struct RecordFacts {
 pub struct ActionList {
     facts: Box<[ActionFacts]>,
     positions: Option<Box<[u32]>>,
-}
-
-/// The ids of one action that tie its record to others: what `analysis::groups` joins
-/// records by and what F-CONFUSABLE-ID compares.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ActionIds<'a> {
-    pub id: Option<&'a str>,
-    pub parent: Option<&'a str>,
-    pub causal_chain_id: Option<&'a str>,
-    pub scope_lease_id: Option<&'a str>,
-}
-
-impl<'a> ActionIds<'a> {
-    fn of(f: &'a ActionFacts) -> ActionIds<'a> {
-        ActionIds {
-            id: f.id(),
-            parent: f.parent(),
-            causal_chain_id: f.causal_chain_id(),
-            scope_lease_id: f.scope_lease_id(),
-        }
-    }
-
-    /// Appends the ids: a byte saying which are present, then each present one's
-    /// length (LEB128) and bytes.
-    fn pack(&self, out: &mut Vec<u8>) {
-        let texts = [
-            self.id,
-            self.parent,
-            self.causal_chain_id,
-            self.scope_lease_id,
-        ];
-        let present =
-            (texts.iter().enumerate()).fold(0u8, |m, (i, t)| m | u8::from(t.is_some()) << i);
-        out.push(present);
-        for text in texts.into_iter().flatten() {
-            let mut n = text.len();
-            while n >= 0x80 {
-                out.push((n & 0x7f) as u8 | 0x80);
-                n >>= 7;
-            }
-            out.push(n as u8);
-            out.extend_from_slice(text.as_bytes());
-        }
-    }
-
-    /// The ids [`ActionIds::pack`] wrote at the start of `bytes`, and the rest.
-    fn unpack(bytes: &'a [u8]) -> Option<(ActionIds<'a>, &'a [u8])> {
-        let (&present, mut rest) = bytes.split_first()?;
-        let mut texts = [None; 4];
-        for (i, text) in texts.iter_mut().enumerate() {
-            if present & 1 << i == 0 {
-                continue;
-            }
-            let (mut n, mut shift) = (0usize, 0);
-            loop {
-                let (&b, after) = rest.split_first()?;
-                rest = after;
-                n |= usize::from(b & 0x7f) << shift;
-                shift += 7;
-                if b & 0x80 == 0 {
-                    break;
-                }
-            }
-            let (bytes, after) = (rest.get(..n)?, rest.get(n..)?);
-            *text = Some(std::str::from_utf8(bytes).ok()?);
-            rest = after;
-        }
-        let [id, parent, causal_chain_id, scope_lease_id] = texts;
-        let ids = ActionIds {
-            id,
-            parent,
-            causal_chain_id,
-            scope_lease_id,
-        };
-        Some((ids, rest))
-    }
 }
 
 impl ActionList {
@@ -200,110 +125,6 @@ impl RecordFacts {
                 .any(|d| d.as_object().is_some()),
             actions: action_facts(record, array("actions")),
         }
-    }
-}
-
-/// What a record keeps of its facts between its verification and its batch's analysis
-/// (`Record::keep_only_ids`), which reads them all again (`Record::with_facts_again`):
-/// its run, time, link and key id and each action's ids (`action_id`,
-/// `parent_action_id`, `causal_chain_id`, `scope_lease_id`) — what ties it to other
-/// records (the link graph, `analysis::groups`) and what F-CONFUSABLE-ID compares —
-/// packed in one allocation: a few dozen bytes an action instead of a few hundred.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RecordIds(Box<[u8]>);
-
-/// The record-level part of [`RecordIds`], read.
-struct IdsHead<'a> {
-    run_id: Option<&'a str>,
-    created_at_ms: Option<f64>,
-    link: Link<'a>,
-    key_id: Option<&'a str>,
-    /// The actions' ids ([`ActionIds::pack`]).
-    actions: &'a [u8],
-}
-
-impl RecordIds {
-    /// The ids of a record's facts.
-    pub fn of(facts: &RecordFacts) -> RecordIds {
-        let mut w = Writer::default();
-        w.opt_str(facts.run_id.as_deref());
-        w.opt_f64(facts.created_at_ms);
-        match facts.link.as_link() {
-            Link::Absent => w.uint(0),
-            Link::Null => w.uint(1),
-            Link::Malformed => w.uint(2),
-            Link::Hash(LinkHashRef::Digest(d)) => {
-                w.uint(3);
-                w.bytes.extend_from_slice(&d.0);
-            }
-            Link::Hash(LinkHashRef::Text(t)) => {
-                w.uint(4);
-                w.bytes(t.as_bytes());
-            }
-        }
-        w.opt_str(facts.key_id.as_deref());
-        for f in &facts.actions.facts {
-            ActionIds::of(f).pack(&mut w.bytes);
-        }
-        // A copy of exactly its length (an allocator may keep a shrunk vector's block).
-        RecordIds(w.bytes[..].into())
-    }
-
-    /// The record-level ids; `None` never happens for bytes [`RecordIds::of`] wrote.
-    fn head(&self) -> Option<IdsHead<'_>> {
-        let mut r = Reader::new(&self.0);
-        let run_id = r.opt_str()?;
-        let created_at_ms = r.opt_f64()?;
-        let link = match r.uint()? {
-            0 => Link::Absent,
-            1 => Link::Null,
-            2 => Link::Malformed,
-            3 => {
-                let digest = r.take(32)?.try_into().ok()?;
-                Link::Hash(LinkHashRef::Digest(crate::canon::Sha256Digest(digest)))
-            }
-            4 => Link::Hash(LinkHashRef::Text(r.str()?)),
-            _ => return None,
-        };
-        let key_id = r.opt_str()?;
-        Some(IdsHead {
-            run_id,
-            created_at_ms,
-            link,
-            key_id,
-            actions: r.rest(),
-        })
-    }
-
-    /// `run_id` when it is a string.
-    pub fn run_id(&self) -> Option<&str> {
-        self.head()?.run_id
-    }
-
-    /// `created_at_ms` when it is a number.
-    pub fn created_at_ms(&self) -> Option<f64> {
-        self.head()?.created_at_ms
-    }
-
-    /// The `prev_record_hash` link.
-    pub fn link(&self) -> Link<'_> {
-        self.head().map_or(Link::Absent, |h| h.link)
-    }
-
-    /// `signature.key_id` when it is a string.
-    pub fn key_id(&self) -> Option<&str> {
-        self.head()?.key_id
-    }
-
-    /// Each action's ids, in order.
-    pub fn actions(&self) -> Vec<ActionIds<'_>> {
-        let mut out = Vec::new();
-        let mut rest = self.head().map_or(&[][..], |h| h.actions);
-        while let Some((ids, after)) = ActionIds::unpack(rest) {
-            out.push(ids);
-            rest = after;
-        }
-        out
     }
 }
 
@@ -717,7 +538,7 @@ mod tests {
                 let cut = &w.bytes[..w.bytes.len() - 1];
                 assert_eq!(RecordFacts::decode(&mut Reader::new(cut)), None);
                 // Only the ids kept: the same ids, the same record-level facts.
-                let only = RecordIds::of(facts);
+                let only = crate::model::ids::RecordIds::of(facts);
                 assert_eq!(only.actions(), facts.actions.ids());
                 assert_eq!(
                     (
@@ -772,34 +593,5 @@ mod tests {
             (a.time(), a.has_decision, a.observed()),
             (Some(5.0), true, Some("denied"))
         );
-    }
-
-    /// Ids of any length and alphabet, some absent, read back as packed.
-    #[test]
-    fn packed_ids_read_back() {
-        let long = "ι".repeat(200);
-        let all = [
-            ActionIds::default(),
-            ActionIds {
-                id: Some(&long),
-                parent: Some(""),
-                causal_chain_id: None,
-                scope_lease_id: Some("L\u{0}"),
-            },
-            ActionIds {
-                id: Some("a"),
-                ..ActionIds::default()
-            },
-        ];
-        let mut packed = Vec::new();
-        for ids in &all {
-            ids.pack(&mut packed);
-        }
-        let (mut read, mut rest) = (Vec::new(), &packed[..]);
-        while let Some((ids, after)) = ActionIds::unpack(rest) {
-            read.push(ids);
-            rest = after;
-        }
-        assert_eq!(read, all);
     }
 }

@@ -9,6 +9,7 @@ pub mod drift;
 pub mod facts;
 pub mod fields;
 pub mod finding;
+pub mod ids;
 pub mod json;
 pub mod name;
 pub mod prefetch;
@@ -84,7 +85,7 @@ struct Kept {
     /// Shared with the copy [`Record::with_record`] makes.
     all: std::sync::OnceLock<Arc<facts::RecordFacts>>,
     /// Set only while `all` is not.
-    ids: Option<facts::RecordIds>,
+    ids: Option<ids::RecordIds>,
 }
 
 /// The state of `prev_record_hash`.
@@ -273,12 +274,12 @@ impl Record {
         }
     }
 
-    /// Keeps only the record's own facts and its actions' ids ([`facts::RecordIds`])
+    /// Keeps only the record's own facts and its actions' ids ([`ids::RecordIds`])
     /// once its tree is let go: what is read of it before its batch's analysis, which
     /// works on [`Record::with_facts_again`].
     pub fn keep_only_ids(&mut self) {
         if let Some(all) = self.facts.all.take() {
-            self.facts.ids = Some(facts::RecordIds::of(&all));
+            self.facts.ids = Some(ids::RecordIds::of(&all));
         }
     }
 
@@ -293,7 +294,7 @@ impl Record {
     }
 
     /// The ids a record keeping only ids keeps.
-    fn only_ids(&self) -> Option<&facts::RecordIds> {
+    fn only_ids(&self) -> Option<&ids::RecordIds> {
         self.facts
             .ids
             .as_ref()
@@ -461,7 +462,7 @@ impl Record {
     }
 
     /// Each action's ids, in order.
-    pub fn action_ids(&self) -> Vec<facts::ActionIds<'_>> {
+    pub fn action_ids(&self) -> Vec<ids::ActionIds<'_>> {
         match self.only_ids() {
             Some(ids) => ids.actions(),
             None => self.facts().actions.ids(),
