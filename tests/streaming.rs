@@ -212,6 +212,16 @@ fn whole_and_in_groups(
             .all(|r| r.keeps_only_ids() || r.span.is_none()),
         "{paths:?}: a record of a store keeps its facts"
     );
+    // Grouping reads the ids alone: no record reads all its facts again for it.
+    let hashes = report.records.iter().map(|r| r.canonical_sha256);
+    aeplens::analysis::groups::independent(&corpus, hashes);
+    assert!(
+        corpus
+            .records()
+            .skip(keeping_facts)
+            .all(|r| r.keeps_only_ids() || r.span.is_none()),
+        "{paths:?}: grouping read a record's facts again"
+    );
     let (report, findings) = complete_in_groups(&mut corpus, report, leases, budget);
     // Once analysed, no record of a store keeps its facts or ids: each batch read them
     // again, and let go of them.
