@@ -458,7 +458,7 @@ pub fn complete_in_groups(
             batch.iter().map(|&i| &report.records[i as usize]).collect();
         found.push(&findings::all(&part, &verdicts, &analysis));
         for (&i, copy) in batch.iter().zip(part.records()) {
-            // Analysed: the facts kept since verification (the first batch's worth) go.
+            // Analysed: the facts a small store's records kept since verification go.
             let record = corpus.record_mut(i as usize);
             record.note_reread_error_of(copy);
             record.let_go_of_facts();
