@@ -160,7 +160,7 @@ proptest! {
             .paths
             .iter()
             .map(|p| {
-                let records = p.records.iter().map(|r| at[&(r.path.to_string(), r.index)]).collect();
+                let records = p.records.iter().map(|(path, index)| at[&(path.to_string(), index)]).collect();
                 (p.status, records)
             })
             .collect();

@@ -273,7 +273,8 @@ fn every_store_gets_the_spec_verdict() {
                 .paths
                 .iter()
                 .filter(|p| p.continues.is_none())
-                .map(|p| name(&p.records[0].path, p.records[0].index))
+                .filter_map(|p| p.records.first())
+                .map(|r| name(&r.path, r.index))
                 .collect();
             // A later copy of a duplicated record is not a vertex of its own.
             let copies: BTreeSet<&str> = graph["duplicates"]
@@ -336,7 +337,7 @@ fn every_store_gets_the_spec_verdict() {
                 .links
                 .paths
                 .iter()
-                .map(|p| (p.status, p.records.iter().map(|r| r.index).collect()))
+                .map(|p| (p.status, p.records.iter().map(|(_, index)| index).collect()))
                 .collect();
             let want: Vec<(ChainStatus, Vec<usize>)> =
                 paths.iter().map(|(s, r)| (*s, r.to_vec())).collect();

@@ -45,13 +45,89 @@ impl RecordAt {
     }
 }
 
+/// A chain path's records in link order, written as a list of [`RecordAt`] (file and
+/// position) but kept as each record's position alone, the files once for each run of
+/// records in one, and the first and last records whole (their lines name the path in
+/// messages): four bytes a record where a `RecordAt` takes 32, and a store's paths list
+/// every record.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PathRecords {
+    /// Each record's position in its file.
+    positions: Vec<u32>,
+    /// The files in link order, each with how many consecutive records it holds.
+    files: Vec<(std::sync::Arc<str>, u32)>,
+    ends: Option<Box<[RecordAt; 2]>>,
+}
+
+impl PathRecords {
+    fn of<'a>(records: impl ExactSizeIterator<Item = &'a Record>) -> PathRecords {
+        let mut out = PathRecords {
+            positions: Vec::with_capacity(records.len()),
+            ..PathRecords::default()
+        };
+        let mut ends: Option<[RecordAt; 2]> = None;
+        for r in records {
+            out.positions.push(r.source.index as u32);
+            match out.files.last_mut() {
+                Some((file, n)) if *file == r.source.path => *n += 1,
+                _ => out.files.push((r.source.path.clone(), 1)),
+            }
+            let at = RecordAt::of(r);
+            match &mut ends {
+                Some([_, last]) => *last = at,
+                None => ends = Some([at.clone(), at]),
+            }
+        }
+        out.ends = ends.map(Box::new);
+        out
+    }
+
+    /// How many records the path lists.
+    pub fn len(&self) -> usize {
+        self.positions.len()
+    }
+
+    /// True when it lists none.
+    pub fn is_empty(&self) -> bool {
+        self.positions.is_empty()
+    }
+
+    /// The first record.
+    pub fn first(&self) -> Option<&RecordAt> {
+        self.ends.as_ref().map(|e| &e[0])
+    }
+
+    /// The last record.
+    pub fn last(&self) -> Option<&RecordAt> {
+        self.ends.as_ref().map(|e| &e[1])
+    }
+
+    /// Each record's file and position in it, in link order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, usize)> {
+        let files = (self.files.iter()).flat_map(|(f, n)| (0..*n).map(move |_| &**f));
+        files.zip(self.positions.iter().map(|&p| p as usize))
+    }
+}
+
+impl Serialize for PathRecords {
+    /// As the list of [`RecordAt`] it stands for: `{path, index}` each.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct At<'a> {
+            path: &'a str,
+            index: usize,
+        }
+        s.collect_seq(self.iter().map(|(path, index)| At { path, index }))
+    }
+}
+
 /// One maximal path of the link graph (one emitter chain, or one branch of a fork).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ChainPath {
     /// e.1 status computed in link order.
     pub status: ChainStatus,
     /// The records in link order.
-    pub records: Vec<RecordAt>,
+    pub records: PathRecords,
     /// The files it runs through, in link order.
     pub files: Vec<String>,
     /// The record whose link is not a hash string (the only way a path breaks).
@@ -446,7 +522,7 @@ fn paths(
             }
             graph.paths.push(ChainPath {
                 status,
-                records: members.iter().map(|&m| RecordAt::of(records[m])).collect(),
+                records: PathRecords::of(members.iter().map(|&m| records[m])),
                 files,
                 broken_at: (kind == Head::Malformed).then(|| RecordAt::of(records[head])),
                 continues: (from > 0).then(|| RecordAt::of(records[current[from - 1]])),
