@@ -205,21 +205,18 @@ fn whole_and_in_groups(
     let (inputs, report, _) = verified(Trees::OnlyIds { after: budget });
     let mut corpus = Corpus::new(inputs);
     let keeping_facts = if corpus.len() > budget { 0 } else { budget };
+    let only_ids = |corpus: &Corpus| {
+        (corpus.records().skip(keeping_facts)).all(|r| r.keeps_only_ids() || r.span.is_none())
+    };
     assert!(
-        corpus
-            .records()
-            .skip(keeping_facts)
-            .all(|r| r.keeps_only_ids() || r.span.is_none()),
+        only_ids(&corpus),
         "{paths:?}: a record of a store keeps its facts"
     );
     // Grouping reads the ids alone: no record reads all its facts again for it.
     let hashes = report.records.iter().map(|r| r.canonical_sha256);
     aeplens::analysis::groups::independent(&corpus, hashes);
     assert!(
-        corpus
-            .records()
-            .skip(keeping_facts)
-            .all(|r| r.keeps_only_ids() || r.span.is_none()),
+        only_ids(&corpus),
         "{paths:?}: grouping read a record's facts again"
     );
     let (report, findings) = complete_in_groups(&mut corpus, report, leases, budget);
