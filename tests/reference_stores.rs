@@ -403,9 +403,10 @@ fn a_rotated_chain_is_one_path_across_its_files() {
     assert_eq!(paths.len(), 1);
     assert_eq!(paths[0].status, ChainStatus::Intact);
     assert_eq!(paths[0].records.len(), 8);
-    assert_eq!(paths[0].files.len(), 3);
-    assert!(paths[0].files[0].ends_with("2026-09-14.ndjson"));
-    assert!(paths[0].files[2].ends_with("2026-09-16.ndjson"));
+    let files: Vec<&str> = paths[0].records.files().collect();
+    assert_eq!(files.len(), 3);
+    assert!(files[0].ends_with("2026-09-14.ndjson"));
+    assert!(files[2].ends_with("2026-09-16.ndjson"));
     // The second file's first record is linked, not orphaned, with day 1 loaded.
     assert!(
         ev.report

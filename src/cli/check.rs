@@ -451,10 +451,9 @@ fn paths_text(report: &Report) -> String {
             if p.records.len() == 1 { "" } else { "s" },
             first.map(&at).unwrap_or_default(),
             last.map(&at).unwrap_or_default(),
-            if p.files.len() > 1 {
-                format!(" across {} files", p.files.len())
-            } else {
-                String::new()
+            match p.records.files().count() {
+                0 | 1 => String::new(),
+                n => format!(" across {n} files"),
             },
             p.continues
                 .as_ref()

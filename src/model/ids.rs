@@ -26,9 +26,8 @@ impl<'a> ActionIds<'a> {
         }
     }
 
-    /// Appends the ids: a byte saying which are present, then each present one's
-    /// length (LEB128) and bytes.
-    fn pack(&self, out: &mut Vec<u8>) {
+    /// Writes the ids: a number saying which are present, then each present one.
+    fn pack(&self, w: &mut Writer) {
         let texts = [
             self.id,
             self.parent,
@@ -36,49 +35,29 @@ impl<'a> ActionIds<'a> {
             self.scope_lease_id,
         ];
         let present =
-            (texts.iter().enumerate()).fold(0u8, |m, (i, t)| m | u8::from(t.is_some()) << i);
-        out.push(present);
+            (texts.iter().enumerate()).fold(0, |m, (i, t)| m | u64::from(t.is_some()) << i);
+        w.uint(present);
         for text in texts.into_iter().flatten() {
-            let mut n = text.len();
-            while n >= 0x80 {
-                out.push((n & 0x7f) as u8 | 0x80);
-                n >>= 7;
-            }
-            out.push(n as u8);
-            out.extend_from_slice(text.as_bytes());
+            w.bytes(text.as_bytes());
         }
     }
 
-    /// The ids [`ActionIds::pack`] wrote at the start of `bytes`, and the rest.
-    fn unpack(bytes: &'a [u8]) -> Option<(ActionIds<'a>, &'a [u8])> {
-        let (&present, mut rest) = bytes.split_first()?;
+    /// The ids [`ActionIds::pack`] wrote.
+    fn unpack(r: &mut Reader<'a>) -> Option<ActionIds<'a>> {
+        let present = r.uint()?;
         let mut texts = [None; 4];
         for (i, text) in texts.iter_mut().enumerate() {
-            if present & 1 << i == 0 {
-                continue;
+            if present & 1 << i != 0 {
+                *text = Some(r.str()?);
             }
-            let (mut n, mut shift) = (0usize, 0);
-            loop {
-                let (&b, after) = rest.split_first()?;
-                rest = after;
-                n |= usize::from(b & 0x7f) << shift;
-                shift += 7;
-                if b & 0x80 == 0 {
-                    break;
-                }
-            }
-            let (bytes, after) = (rest.get(..n)?, rest.get(n..)?);
-            *text = Some(std::str::from_utf8(bytes).ok()?);
-            rest = after;
         }
         let [id, parent, causal_chain_id, scope_lease_id] = texts;
-        let ids = ActionIds {
+        Some(ActionIds {
             id,
             parent,
             causal_chain_id,
             scope_lease_id,
-        };
-        Some((ids, rest))
+        })
     }
 }
 
@@ -122,7 +101,7 @@ impl RecordIds {
         }
         w.opt_str(facts.key_id.as_deref());
         for (_, f) in facts.actions.iter() {
-            ActionIds::of(f).pack(&mut w.bytes);
+            ActionIds::of(f).pack(&mut w);
         }
         // A copy of exactly its length (an allocator may keep a shrunk vector's block).
         RecordIds(w.bytes[..].into())
@@ -176,13 +155,8 @@ impl RecordIds {
 
     /// Each action's ids, in order.
     pub fn actions(&self) -> Vec<ActionIds<'_>> {
-        let mut out = Vec::new();
-        let mut rest = self.head().map_or(&[][..], |h| h.actions);
-        while let Some((ids, after)) = ActionIds::unpack(rest) {
-            out.push(ids);
-            rest = after;
-        }
-        out
+        let mut r = Reader::new(self.head().map_or(&[][..], |h| h.actions));
+        std::iter::from_fn(|| ActionIds::unpack(&mut r)).collect()
     }
 }
 
@@ -207,15 +181,13 @@ mod tests {
                 ..ActionIds::default()
             },
         ];
-        let mut packed = Vec::new();
+        let mut w = Writer::default();
         for ids in &all {
-            ids.pack(&mut packed);
+            ids.pack(&mut w);
         }
-        let (mut read, mut rest) = (Vec::new(), &packed[..]);
-        while let Some((ids, after)) = ActionIds::unpack(rest) {
-            read.push(ids);
-            rest = after;
-        }
+        let mut r = Reader::new(&w.bytes);
+        let read: Vec<_> = std::iter::from_fn(|| ActionIds::unpack(&mut r)).collect();
         assert_eq!(read, all);
+        assert!(r.is_empty());
     }
 }

@@ -102,6 +102,12 @@ impl PathRecords {
         self.ends.as_ref().map(|e| &e[1])
     }
 
+    /// The files the path runs through, in link order (a file again after another is
+    /// named again).
+    pub fn files(&self) -> impl Iterator<Item = &str> {
+        self.files.iter().map(|(f, _)| &**f)
+    }
+
     /// Each record's file and position in it, in link order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, usize)> {
         let files = (self.files.iter()).flat_map(|(f, n)| (0..*n).map(move |_| &**f));
@@ -122,24 +128,37 @@ impl Serialize for PathRecords {
 }
 
 /// One maximal path of the link graph (one emitter chain, or one branch of a fork).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ChainPath {
     /// e.1 status computed in link order.
     pub status: ChainStatus,
-    /// The records in link order.
+    /// The records in link order (and the files they are in: [`PathRecords::files`]).
     pub records: PathRecords,
-    /// The files it runs through, in link order.
-    pub files: Vec<String>,
     /// The record whose link is not a hash string (the only way a path breaks).
     pub broken_at: Option<RecordAt>,
     /// Set when a branch is listed from its fork only, because listing every branch from
     /// its head would exceed the output budget (pathological fork combs): the record the
     /// branch's first listed record links to.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub continues: Option<RecordAt>,
     /// Flat indices of the records listed (not output).
-    #[serde(skip)]
     pub members: Vec<u32>,
+}
+
+impl Serialize for ChainPath {
+    /// `status`, `records`, `files` (in link order), `broken_at`, and `continues` when set.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = s.serialize_struct("ChainPath", 5)?;
+        out.serialize_field("status", &self.status)?;
+        out.serialize_field("records", &self.records)?;
+        out.serialize_field("files", &self.records.files().collect::<Vec<_>>())?;
+        out.serialize_field("broken_at", &self.broken_at)?;
+        match &self.continues {
+            Some(c) => out.serialize_field("continues", c)?,
+            None => out.skip_field("continues")?,
+        }
+        out.end()
+    }
 }
 
 /// What the link graph says about a set of records.
@@ -511,19 +530,13 @@ fn paths(
             };
             let members = &current[from..];
             budget = budget.saturating_sub(members.len());
-            let mut files: Vec<String> = Vec::new();
             for &m in members {
                 head_of[m] = head as u32;
                 graph.record_status[m] = graph.record_status[m].max(status);
-                let path = &*records[m].source.path;
-                if files.last().map(String::as_str) != Some(path) {
-                    files.push(path.to_string());
-                }
             }
             graph.paths.push(ChainPath {
                 status,
                 records: PathRecords::of(members.iter().map(|&m| records[m])),
-                files,
                 broken_at: (kind == Head::Malformed).then(|| RecordAt::of(records[head])),
                 continues: (from > 0).then(|| RecordAt::of(records[current[from - 1]])),
                 members: members.iter().map(|&m| m as u32).collect(),

@@ -188,10 +188,9 @@ pub(super) fn file_view<'a>(s: &State, d: &Data, report: &Report, flat: usize) -
                 if p.records.len() == 1 { "" } else { "s" },
                 p.records.first().map(at).unwrap_or_default(),
                 p.records.last().map(at).unwrap_or_default(),
-                if p.files.len() > 1 {
-                    format!(" · across {} files", p.files.len())
-                } else {
-                    String::new()
+                match p.records.files().count() {
+                    0 | 1 => String::new(),
+                    n => format!(" · across {n} files"),
                 }
             ),
         ));
