@@ -65,20 +65,17 @@ impl PathRecords {
             positions: Vec::with_capacity(records.len()),
             ..PathRecords::default()
         };
-        let mut ends: Option<[RecordAt; 2]> = None;
+        let (mut first, mut last) = (None, None);
         for r in records {
             out.positions.push(r.source.index as u32);
             match out.files.last_mut() {
                 Some((file, n)) if *file == r.source.path => *n += 1,
                 _ => out.files.push((r.source.path.clone(), 1)),
             }
-            let at = RecordAt::of(r);
-            match &mut ends {
-                Some([_, last]) => *last = at,
-                None => ends = Some([at.clone(), at]),
-            }
+            first.get_or_insert(r);
+            last = Some(r);
         }
-        out.ends = ends.map(Box::new);
+        out.ends = (first.zip(last)).map(|(f, l)| Box::new([RecordAt::of(f), RecordAt::of(l)]));
         out
     }
 
