@@ -65,6 +65,11 @@ impl Lines {
         }
     }
 
+    /// Where in the file the next run starts.
+    pub(crate) fn offset(&self) -> u64 {
+        self.offset
+    }
+
     /// Parses `run` (whole lines separated by `\n`, the last one unterminated) on every
     /// core and appends its records and errors to `input` in line order.
     pub(crate) fn feed(&mut self, input: &mut Input, run: &[u8]) {

@@ -9,7 +9,7 @@ use super::digest::FileDigest;
 use super::ndjson::{Lines, first_line, more_after_first_line, opens_a_store};
 use super::{Format, Input, Origin, origins, parse_input_asked};
 use crate::canon::hex;
-use crate::model::Record;
+use crate::model::{Record, Span};
 use std::io::Read;
 use std::sync::Arc;
 
@@ -31,6 +31,29 @@ pub struct Batch<'a> {
     /// Which input the records are from: its place in the returned inputs, and its name.
     pub input: usize,
     pub path: &'a str,
+    /// The bytes the records were parsed from, as far as they are still in memory.
+    pub bytes: FileBytes<'a>,
+}
+
+/// Bytes of a file in memory: `bytes` begin `offset` bytes into it.
+#[derive(Clone, Copy)]
+pub struct FileBytes<'a> {
+    pub offset: u64,
+    pub bytes: &'a [u8],
+}
+
+impl FileBytes<'_> {
+    /// The bytes of the line at `span`, when all of them are here.
+    pub fn line(&self, span: Span) -> Option<&[u8]> {
+        let start = usize::try_from(span.offset.checked_sub(self.offset)?).ok()?;
+        self.bytes.get(start..start.checked_add(span.len as usize)?)
+    }
+}
+
+impl std::fmt::Debug for FileBytes<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} bytes from byte {}", self.bytes.len(), self.offset)
+    }
 }
 
 /// Loads every path as [`load_paths`](super::load_paths) does, `chunk` bytes at a time,
@@ -84,15 +107,17 @@ pub fn stream_paths_opening(
             Origin::Problem(input) => input.path.clone(),
         };
         let number = inputs.len();
-        let mut batch = |records: &mut [Record], in_file: usize, file_read: u64| {
-            each(Batch {
-                records,
-                in_file,
-                read: read + file_read,
-                input: number,
-                path: &name,
-            });
-        };
+        let mut batch =
+            |records: &mut [Record], in_file: usize, file_read: u64, bytes: FileBytes<'_>| {
+                each(Batch {
+                    records,
+                    in_file,
+                    read: read + file_read,
+                    input: number,
+                    path: &name,
+                    bytes,
+                });
+            };
         let input = match origin {
             Origin::Stdin => stream_reader(
                 name.clone(),
@@ -147,7 +172,7 @@ fn stream_reader(
     mut reader: impl Read,
     chunk: usize,
     (asked, blake3): (Option<u64>, bool),
-    each: &mut impl FnMut(&mut [Record], usize, u64),
+    each: &mut impl FnMut(&mut [Record], usize, u64, FileBytes<'_>),
 ) -> Input {
     let unreadable = |e: std::io::Error| {
         let what = if &*path == "-" { "stdin" } else { "file" };
@@ -175,7 +200,11 @@ fn stream_reader(
         }
         let mut input = parse_input_asked(path, &buf, (asked, blake3));
         let n = input.records.len();
-        each(&mut input.records, n, buf.len() as u64);
+        let bytes = FileBytes {
+            offset: 0,
+            bytes: &buf,
+        };
+        each(&mut input.records, n, buf.len() as u64, bytes);
         return input;
     }
     let mut digest = FileDigest::new(asked, blake3);
@@ -196,6 +225,7 @@ fn stream_reader(
     loop {
         // The whole lines in `buf` are parsed while the fresh bytes are hashed.
         let start = buf.len() - fresh;
+        let offset = lines.offset();
         let cut = if eof {
             Some(buf.len())
         } else {
@@ -211,7 +241,11 @@ fn stream_reader(
         );
         let n = input.records.len();
         if n > handed && (n >= 2 || eof) {
-            each(&mut input.records[handed..], n, total);
+            let bytes = FileBytes {
+                offset,
+                bytes: &buf[..cut.unwrap_or(0)],
+            };
+            each(&mut input.records[handed..], n, total, bytes);
             handed = n;
         }
         if eof {
@@ -296,13 +330,27 @@ mod tests {
                 }
             }
             for chunk in [1, 2, 3, 5, 8, 64, CHUNK] {
-                let mut seen = Vec::new();
+                let (mut seen, mut lines_in_memory) = (Vec::new(), 0);
                 let streamed = stream_paths(std::slice::from_ref(&name), chunk, |batch| {
                     let n = batch.in_file;
                     assert!(n >= 2 || n == whole.records.len(), "body {i}: count {n}");
                     assert!(batch.read <= body.len() as u64);
                     seen.extend(batch.records.iter().map(|r| r.source.line));
+                    // A line the batch's bytes hold is the file's, at its span.
+                    for span in batch.records.iter().filter_map(|r| r.span) {
+                        if let Some(line) = batch.bytes.line(span) {
+                            let start = span.offset as usize;
+                            assert_eq!(line, &body[start..start + span.len as usize]);
+                            lines_in_memory += 1;
+                        }
+                    }
                 });
+                // Only a first record handed with the next chunk's can be missing.
+                let spans = whole.records.iter().filter(|r| r.span.is_some()).count();
+                assert!(
+                    lines_in_memory + 1 >= spans,
+                    "body {i}, chunk {chunk}: {lines_in_memory} of {spans} lines"
+                );
                 assert_eq!(
                     format!("{:?}", streamed[0]),
                     format!("{whole:?}"),

@@ -48,12 +48,14 @@ pub struct Span {
 }
 
 /// Reads a record's line again and parses it; `Err` says why it could not be had, or —
-/// when a canonical SHA-256 is given — that the JSON's is no longer that one.
+/// when a digest is given — that the line no longer has it (which digest is the
+/// function's: the canonical SHA-256 for [`crate::load::reread`], the line's bytes'
+/// for [`crate::load::reread_line`]).
 pub type Reread = fn(&Source, Span, Option<&[u8; 32]>) -> Result<Json, String>;
 
 /// One AEP record: its source and its JSON object exactly as parsed — held in memory, or
 /// (once verified, for commands that answer from the analysis) read again from its file
-/// when asked for, bound to the canonical hash it was verified with.
+/// when asked for, bound to what was verified (its canonical hash, or its line's bytes).
 #[derive(Clone, Debug)]
 pub struct Record {
     pub source: Source,
@@ -73,7 +75,8 @@ enum Tree {
 
 #[derive(Clone, Debug)]
 struct OnDisk {
-    canonical: [u8; 32],
+    /// The digest `reread` checks the line against.
+    bound_to: [u8; 32],
     reread: Reread,
     tree: std::sync::OnceLock<Box<Result<Json, String>>>,
 }
@@ -213,7 +216,7 @@ impl Record {
             source,
             span: Some(span),
             tree: Tree::OnDisk(OnDisk {
-                canonical,
+                bound_to: canonical,
                 reread,
                 tree: std::sync::OnceLock::new(),
             }),
@@ -224,16 +227,16 @@ impl Record {
         }
     }
 
-    /// Reads the record's line again — bound to the canonical hash it was verified with
-    /// unless `unbound` — for a record whose tree was let go.
+    /// Reads the record's line again — bound to what was verified unless `unbound` — for
+    /// a record whose tree was let go.
     fn read_again(&self, d: &OnDisk, unbound: bool) -> Result<Json, String> {
         let span = self.span.ok_or("its line in the file is not known")?;
-        (d.reread)(&self.source, span, (!unbound).then_some(&d.canonical))
+        (d.reread)(&self.source, span, (!unbound).then_some(&d.bound_to))
     }
 
     /// The JSON as parsed. A record whose tree was let go ([`Record::let_go`]) is read
-    /// and parsed again; if that fails, or its canonical hash differs from the one it was
-    /// verified with, it reads as an empty object and [`Record::reread_error`] says why.
+    /// and parsed again; if that fails, or the line is no longer the one that was
+    /// verified, it reads as an empty object and [`Record::reread_error`] says why.
     pub fn json(&self) -> &Json {
         match &self.tree {
             Tree::Held(json) => json,
@@ -317,7 +320,7 @@ impl Record {
     }
 
     /// The record with all its facts: a copy of it, its facts read again from its line
-    /// (bound to its canonical hash, the tree not kept) when it keeps only ids or none. A
+    /// (bound to what was verified, the tree not kept) when it keeps only ids or none. A
     /// line that cannot be read again gives the facts of an empty record, and the failure
     /// is kept ([`Record::reread_error`]).
     pub fn with_facts_again(&self) -> Record {
@@ -361,15 +364,15 @@ impl Record {
     }
 
     /// Lets go of the parsed JSON of a record with a [`Span`] (its facts are taken
-    /// first): later reads of it go through `reread`, which must give JSON whose
-    /// canonical SHA-256 is `canonical`. False (and nothing changes) without a span.
-    pub fn let_go(&mut self, canonical: [u8; 32], reread: Reread) -> bool {
+    /// first): later reads of it go through `reread`, bound to `bound_to` (the digest
+    /// that function checks: [`Reread`]). False (and nothing changes) without a span.
+    pub fn let_go(&mut self, bound_to: [u8; 32], reread: Reread) -> bool {
         if self.span.is_none() {
             return false;
         }
         self.facts();
         self.tree = Tree::OnDisk(OnDisk {
-            canonical,
+            bound_to,
             reread,
             tree: std::sync::OnceLock::new(),
         });

@@ -21,7 +21,7 @@ pub use keys::Keyring;
 pub use signature::{AuthStatus, BindingStatus, Profile, TimestampState};
 
 use crate::canon::{CHAIN_EXCLUDED, Sha256Digest, Variant, canonical_bytes_without};
-use crate::load::stream::Opening;
+use crate::load::stream::{FileBytes, Opening};
 use crate::load::{Format, Input, LoadError, stream};
 use crate::model::Record;
 use crate::model::finding::{Finding, Severity};
@@ -316,8 +316,9 @@ pub enum Trees {
     /// Every record's JSON stays in memory (the explorer shows any of it at any time).
     Held,
     /// A record of a store file keeps only its facts once verified; its JSON is read
-    /// again from the file, bound to its canonical hash, when something asks for it
-    /// (`check` and the analysis commands: memory grows with the records, not their bytes).
+    /// again from the file, bound to what was verified ([`Record::let_go`]), when
+    /// something asks for it (`check` and the analysis commands: memory grows with the
+    /// records, not their bytes).
     OnDisk,
     /// As [`Trees::OnDisk`], and every record after the first `after` keeps only its own
     /// facts and its actions' ids once verified ([`Record::keep_only_ids`]): tens of bytes
@@ -335,24 +336,37 @@ impl Trees {
 }
 
 /// Lets go of the trees of `records`, verified with `results` (their canonical hashes),
-/// on every core (freeing a tree is a walk over all its nodes). A verdict the index gave
-/// is provisional: if the file turns out to have changed, the record is read again and
-/// verified ([`Record::hold_again`]).
+/// on every core (freeing a tree is a walk over all its nodes). A record whose line is
+/// among `bytes` is bound to them ([`crate::load::reread_line`]: read again, it is compared
+/// with them, not canonicalised again), any other to its canonical hash. A verdict the
+/// index gave is provisional: if the file turns out to have changed, the record is read
+/// again and verified ([`Record::hold_again`]).
 /// From the `only_ids_from`-th of them on, records keep only their ids.
-fn let_go(records: &mut [Record], results: &[RecordResult], only_ids_from: usize) {
+fn let_go(
+    records: &mut [Record],
+    results: &[RecordResult],
+    only_ids_from: usize,
+    bytes: FileBytes<'_>,
+) {
     records
         .par_iter_mut()
         .zip(results)
         .enumerate()
         .for_each(|(i, (record, result))| {
-            let_go_one(record, result);
+            match record.span.and_then(|span| bytes.line(span)) {
+                Some(line) => {
+                    let digest = crate::load::line_digest(line);
+                    record.let_go(digest, crate::load::reread_line);
+                }
+                None => let_go_one(record, result),
+            }
             if i >= only_ids_from {
                 record.keep_only_ids();
             }
         });
 }
 
-/// [`let_go`] for one record.
+/// [`let_go`] for one record, bound to its canonical hash.
 fn let_go_one(record: &mut Record, result: &RecordResult) {
     record.let_go(result.canonical_sha256.0, crate::load::reread);
 }
@@ -441,7 +455,7 @@ pub fn verify_paths_in_chunks(
                     Trees::OnlyIds { after } => after.saturating_sub(read),
                     _ => usize::MAX,
                 };
-                let_go(batch.records, &results, only_ids_from);
+                let_go(batch.records, &results, only_ids_from, batch.bytes);
             }
             file.results.extend(results);
         }
