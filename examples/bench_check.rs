@@ -8,7 +8,8 @@
 //! graph (verification.md e.2, built inside verify) costs of the whole. Also times strict
 //! Ed25519 alone on this machine, and the floor: what no verifier can skip, on the same
 //! store in the same run — read, parse, SHA-256 and one strict Ed25519 verification per
-//! record on every core — against `check --format json` done the way the command does it;
+//! record on every core — against `check --format json` done the way the command does it
+//! (and each of its phases: the verification alone, the analysis and findings);
 //! and that floor with the canonical form every AEP verifier must make added (C1 bytes,
 //! their SHA-256, the signature over them), to show how much of the gap is that.
 
@@ -105,6 +106,8 @@ fn floor(keys: &aeplens::verify::Keyring, paths: &[String]) {
     .expect("report");
     let json = json.into_inner().expect("flush").0;
     let check = t.elapsed();
+    // Its phases, as `--timings` prints them.
+    let phases = ev.timings.clone();
     let held = ev.corpus.records().filter(|r| r.is_held()).count();
     println!(
         "check: {held} of {} records' JSON in memory at the end (read again for a finding, or not from a store)",
@@ -135,6 +138,12 @@ fn floor(keys: &aeplens::verify::Keyring, paths: &[String]) {
         rayon::current_num_threads(),
         check.as_secs_f64() / floor.as_secs_f64()
     );
+    for (phase, took) in phases {
+        println!(
+            "  check's {phase}: {took:.2?} = {:.2}x the floor",
+            took.as_secs_f64() / floor.as_secs_f64()
+        );
+    }
     // The same with the canonical form every AEP verifier must make: a record's signature
     // is over its canonical bytes, and a record written in the emitter's order is not
     // canonical as stored. Signatures made over those bytes before the clock starts.
