@@ -4,6 +4,7 @@
 //! that the chain verdict follows. Records are verified in parallel.
 
 pub mod chain;
+mod counts;
 pub mod dsse;
 pub mod encoding;
 pub mod hygiene;
@@ -17,6 +18,7 @@ pub mod signature;
 pub mod structural;
 pub mod timestamp;
 
+pub use counts::{AuthCounts, SeverityCounts, Summary};
 pub use keys::Keyring;
 pub use signature::{AuthStatus, BindingStatus, Profile, TimestampState};
 
@@ -24,7 +26,7 @@ use crate::canon::{CHAIN_EXCLUDED, Sha256Digest, Variant, canonical_bytes_withou
 use crate::load::stream::{FileBytes, Opening};
 use crate::load::{Format, Input, LoadError, stream};
 use crate::model::Record;
-use crate::model::finding::{Finding, Severity};
+use crate::model::finding::Finding;
 use chain::{ChainStatus, FileChain, LinkState};
 use compact_str::CompactString;
 use index::{Entry, Index, IndexUse};
@@ -680,67 +682,6 @@ impl Report {
         records.iter().map(|r| r.canonical_sha256).collect()
     }
 
-    /// The summary, with findings counted over `findings` (the verifier's per record and
-    /// the analysis's across records) instead of the report's own.
-    pub fn summary_with(&self, findings: &[Finding]) -> Summary {
-        let mut sum = self.summary();
-        sum.findings = SeverityCounts::default();
-        for f in findings {
-            match f.severity {
-                Severity::High => sum.findings.high += 1,
-                Severity::Medium => sum.findings.medium += 1,
-                Severity::Low => sum.findings.low += 1,
-                Severity::Info => sum.findings.info += 1,
-            }
-        }
-        sum
-    }
-
-    /// Counts for the summary line and JSON `summary`.
-    pub fn summary(&self) -> Summary {
-        let mut s = Summary {
-            inputs: self.inputs.len(),
-            records: self.records.len(),
-            load_errors: self.inputs.iter().map(|i| i.errors.len()).sum(),
-            ..Summary::default()
-        };
-        for r in &self.records {
-            if r.authenticity.key_unknown {
-                s.authenticity.unknown_key += 1;
-            }
-            match r.authenticity.status {
-                None => s.authenticity.not_checked += 1,
-                Some(AuthStatus::Valid) => s.authenticity.valid += 1,
-                Some(AuthStatus::Unsigned) => s.authenticity.unsigned += 1,
-                Some(AuthStatus::BindingMismatch) => s.authenticity.binding_mismatch += 1,
-                Some(AuthStatus::UnsupportedLegacy) => s.authenticity.unsupported_legacy += 1,
-                Some(AuthStatus::Invalid) => s.authenticity.invalid += 1,
-            }
-            if r.structural.status == Some(CheckStatus::Fail) {
-                s.structural_fail += 1;
-            }
-            if r.semantic.status == Some(CheckStatus::Fail) {
-                s.semantic_fail += 1;
-            }
-            for f in &r.findings {
-                match f.severity {
-                    Severity::High => s.findings.high += 1,
-                    Severity::Medium => s.findings.medium += 1,
-                    Severity::Low => s.findings.low += 1,
-                    Severity::Info => s.findings.info += 1,
-                }
-            }
-        }
-        for c in &self.chains {
-            let name = c.status.map_or("not-checked", ChainStatus::name);
-            *s.chains.entry(name).or_default() += 1;
-        }
-        for p in &self.links.paths {
-            *s.chain_paths.entry(p.status.name()).or_default() += 1;
-        }
-        s
-    }
-
     /// The `check` exit code: 0 when every signed record is valid, the link graph passes
     /// (every chain path intact or not-present, no fork, no conflicting duplicate — file
     /// order may still read `broken` on interleaved emitters) and no error-severity
@@ -755,44 +696,6 @@ impl Report {
         let bad_chain = !self.links.passes();
         i32::from(bad_record || bad_chain)
     }
-}
-
-/// Counts over a report.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct Summary {
-    pub inputs: usize,
-    pub records: usize,
-    pub load_errors: usize,
-    pub authenticity: AuthCounts,
-    pub structural_fail: usize,
-    pub semantic_fail: usize,
-    /// Files per file-order status.
-    pub chains: std::collections::BTreeMap<&'static str, usize>,
-    /// Link-graph paths per status.
-    pub chain_paths: std::collections::BTreeMap<&'static str, usize>,
-    pub findings: SeverityCounts,
-}
-
-/// Records per authenticity outcome.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct AuthCounts {
-    pub valid: usize,
-    pub invalid: usize,
-    pub binding_mismatch: usize,
-    pub unsupported_legacy: usize,
-    pub unsigned: usize,
-    pub not_checked: usize,
-    /// Of `not_checked`: records whose key id has no trusted key.
-    pub unknown_key: usize,
-}
-
-/// Findings per severity.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct SeverityCounts {
-    pub high: usize,
-    pub medium: usize,
-    pub low: usize,
-    pub info: usize,
 }
 
 /// Every vendored fixture verified without keys: what tests of stored or shared verdicts

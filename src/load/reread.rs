@@ -1,0 +1,68 @@
+//! Reading a record's line again, once its tree was let go: bound to what was verified
+//! (its canonical hash, or the bytes the line had), so nothing is concluded from bytes
+//! that were not verified.
+
+use super::parser;
+use crate::model::json::Json;
+use crate::model::{Source, Span};
+
+/// Reads a record's line again from its file and parses it (a [`Reread`](crate::model::Reread)):
+/// what a record whose tree was let go gives when asked for. The JSON stands only if its
+/// canonical SHA-256 is still `canonical` (when given), the hash it was verified with.
+pub fn reread(source: &Source, span: Span, canonical: Option<&[u8; 32]>) -> Result<Json, String> {
+    use sha2::Digest;
+    let json = parse_again(&read_line(source, span)?)?;
+    if let Some(canonical) = canonical {
+        let bytes = crate::canon::canonical_bytes_without(
+            &json,
+            crate::canon::CHAIN_EXCLUDED,
+            crate::canon::Variant::C1,
+        );
+        if sha2::Sha256::digest(bytes).as_slice() != canonical {
+            return Err(changed());
+        }
+    }
+    Ok(json)
+}
+
+/// [`reread`] for a record bound to the bytes of its line, as verified in this process
+/// ([`line_digest`]): the line stands only if they are still the same — byte for byte,
+/// which needs no canonical form made again.
+pub fn reread_line(source: &Source, span: Span, line: Option<&[u8; 32]>) -> Result<Json, String> {
+    let bytes = read_line(source, span)?;
+    if line.is_some_and(|digest| line_digest(&bytes) != *digest) {
+        return Err(changed());
+    }
+    parse_again(&bytes)
+}
+
+/// What binds a line to the bytes it had ([`reread_line`]): their SHA-256 (faster than
+/// BLAKE3 on lines of a few kilobytes where the CPU has SHA extensions).
+pub fn line_digest(bytes: &[u8]) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).into()
+}
+
+/// A record's line, read again from its file.
+fn read_line(source: &Source, span: Span) -> Result<Vec<u8>, String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut bytes = vec![0; span.len as usize];
+    std::fs::File::open(&*source.path)
+        .and_then(|mut file| {
+            file.seek(SeekFrom::Start(span.offset))?;
+            file.read_exact(&mut bytes)
+        })
+        .map_err(|e| format!("cannot read its line again: {e}"))?;
+    Ok(bytes)
+}
+
+/// A line read again, parsed.
+fn parse_again(bytes: &[u8]) -> Result<Json, String> {
+    let text = std::str::from_utf8(bytes).map_err(|_| changed())?;
+    parser::parse(text).map_err(|_| changed())
+}
+
+/// Why a line read again is not the one that was verified.
+fn changed() -> String {
+    "its line changed after it was verified".to_string()
+}
