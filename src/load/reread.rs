@@ -3,6 +3,7 @@
 //! that were not verified.
 
 use super::parser;
+use crate::canon::Sha256Digest;
 use crate::model::json::Json;
 use crate::model::{Source, Span};
 
@@ -10,7 +11,6 @@ use crate::model::{Source, Span};
 /// what a record whose tree was let go gives when asked for. The JSON stands only if its
 /// canonical SHA-256 is still `canonical` (when given), the hash it was verified with.
 pub fn reread(source: &Source, span: Span, canonical: Option<&[u8; 32]>) -> Result<Json, String> {
-    use sha2::Digest;
     let json = parse_again(&read_line(source, span)?)?;
     if let Some(canonical) = canonical {
         let bytes = crate::canon::canonical_bytes_without(
@@ -18,7 +18,7 @@ pub fn reread(source: &Source, span: Span, canonical: Option<&[u8; 32]>) -> Resu
             crate::canon::CHAIN_EXCLUDED,
             crate::canon::Variant::C1,
         );
-        if sha2::Sha256::digest(bytes).as_slice() != canonical {
+        if Sha256Digest::of(&bytes).0 != *canonical {
             return Err(changed());
         }
     }
@@ -39,8 +39,7 @@ pub fn reread_line(source: &Source, span: Span, line: Option<&[u8; 32]>) -> Resu
 /// What binds a line to the bytes it had ([`reread_line`]): their SHA-256 (faster than
 /// BLAKE3 on lines of a few kilobytes where the CPU has SHA extensions).
 pub fn line_digest(bytes: &[u8]) -> [u8; 32] {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes).into()
+    Sha256Digest::of(bytes).0
 }
 
 /// A record's line, read again from its file.
