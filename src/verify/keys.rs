@@ -7,21 +7,33 @@ use crate::model::json::Json;
 use ed25519_dalek::VerifyingKey;
 use std::collections::BTreeMap;
 
-/// Key id → trusted public key. Lookups fall back to the environment; an id with no key
-/// is "unknown key", never valid.
+/// Key id → trusted public key. Lookups fall back to the `WASMAGENT_AEP_PUBKEY_*`
+/// variables read when the keyring was made ([`Keyring::with_environment`]); an id with
+/// no key is "unknown key", never valid. Everything a lookup can answer from is in
+/// [`Keyring::fingerprints`], so nothing kept under one keyring answers for another.
 #[derive(Clone, Debug, Default)]
 pub struct Keyring {
     keys: BTreeMap<String, VerifyingKey>,
-    /// When false, the environment is not consulted (tests).
-    pub use_environment: bool,
+    /// The environment's key variables, name → value, as read once.
+    environment: BTreeMap<String, String>,
 }
 
+/// What every key variable's name starts with.
+const ENV_PREFIX: &str = "WASMAGENT_AEP_PUBKEY_";
+
 impl Keyring {
-    /// An empty keyring that also consults the environment.
+    /// An empty keyring that also answers from the environment's
+    /// `WASMAGENT_AEP_PUBKEY_<KEYID>` variables, read now (a later change to the
+    /// environment does not change what it answers).
     pub fn with_environment() -> Keyring {
+        let environment = std::env::vars_os()
+            .filter_map(|(name, value)| Some((name.into_string().ok()?, value)))
+            .filter(|(name, _)| name.starts_with(ENV_PREFIX))
+            .map(|(name, value)| (name, value.to_string_lossy().into_owned()))
+            .collect();
         Keyring {
             keys: BTreeMap::new(),
-            use_environment: true,
+            environment,
         }
     }
 
@@ -100,11 +112,25 @@ impl Keyring {
         if let Some(k) = self.keys.get(key_id) {
             return Some(*k);
         }
-        if self.use_environment {
-            let value = std::env::var(env_name(key_id)).ok()?;
-            return parse_public_key(&value).ok();
-        }
-        None
+        let value = self.environment.get(&env_name(key_id))?;
+        parse_public_key(value).ok()
+    }
+
+    /// Everything a lookup answers from, sorted: each key held as
+    /// `key_id=sha256:<fingerprint>`, each key variable of the environment as
+    /// `env:NAME=sha256:<digest of its value>` (a value that is no key is still one).
+    /// The evidence index's configuration is made of it.
+    pub fn fingerprints(&self) -> Vec<String> {
+        let hex = |bytes: &[u8]| crate::canon::Sha256Digest::of(bytes).to_string();
+        let mut out: Vec<String> =
+            (self.keys.iter())
+                .map(|(id, key)| format!("{id}=sha256:{}", hex(key.as_bytes())))
+                .chain((self.environment.iter()).map(|(name, value)| {
+                    format!("env:{name}=sha256:{}", hex(value.trim().as_bytes()))
+                }))
+                .collect();
+        out.sort();
+        out
     }
 
     /// Every key held (for "signed by another key" diagnostics).
@@ -136,7 +162,7 @@ pub fn env_name(key_id: &str) -> String {
             }
         })
         .collect();
-    format!("WASMAGENT_AEP_PUBKEY_{suffix}")
+    format!("{ENV_PREFIX}{suffix}")
 }
 
 fn parse_public_key(text: &str) -> Result<VerifyingKey, String> {

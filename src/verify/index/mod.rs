@@ -60,7 +60,7 @@ use summary::{BODY_CHUNK, BodyReader, summarised, summary_head, summary_part};
 
 /// The index file format's version: bumped whenever what an entry holds changes shape —
 /// the verdicts, or the encoding of [`RecordFacts`](crate::model::facts::RecordFacts) in a store's summary.
-const FORMAT: &str = "aeplens-index/9";
+const FORMAT: &str = "aeplens-index/10";
 
 /// Everything a record's verdicts depend on besides the record itself. (Lease files do
 /// not change a verdict today; they are in the key all the same, so an entry never
@@ -72,7 +72,8 @@ pub struct Config {
     /// the same version number is another configuration.
     pub build: String,
     pub profile: String,
-    /// `key_id=sha256:FINGERPRINT`, sorted.
+    /// Every key a lookup can answer from ([`Keyring::fingerprints`]: keys held and the
+    /// environment's key variables).
     pub keys: Vec<String>,
     /// SHA-256 of each lease file, in the order given.
     pub leases: Vec<String>,
@@ -81,11 +82,7 @@ pub struct Config {
 impl Config {
     /// This build's configuration with these keys, options and lease-file digests.
     pub fn new(keys: &Keyring, options: &Options, leases: &[String]) -> Config {
-        let mut keys: Vec<String> = keys
-            .iter()
-            .map(|(id, key)| format!("{id}=sha256:{}", sha256_hex(key.as_bytes())))
-            .collect();
-        keys.sort();
+        let keys = keys.fingerprints();
         Config {
             aeplens: env!("CARGO_PKG_VERSION").to_string(),
             build: env!("AEPLENS_BUILD").to_string(),
