@@ -74,7 +74,10 @@ fn compare_every_action(paths: &[String], leases: &[PathBuf], dir: &Path, seen: 
             runs, in_graph,
             "{id}: the runs it occurs in, in graph order"
         );
-        let kept = found.iter().find(|a| a.run_id() == run).unwrap();
+        let chain = g.chain_name(&ev.corpus, node);
+        let kept = (found.iter())
+            .find(|a| a.run_id() == run && *a.chain() == chain)
+            .unwrap();
         let read = table.read(kept).unwrap();
         let report = kept.report(&read).unwrap();
         let json = |r| serde_json::to_value(r).unwrap();

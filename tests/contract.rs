@@ -142,6 +142,46 @@ fn every_command_validates_on_every_fixture_set() {
 }
 
 #[test]
+fn every_command_validates_on_every_fixture_file_alone() {
+    // A file alone has statuses and counts a whole set never shows (no chain path of
+    // some status, no load error, one kind of record): every count is still present.
+    let mut files = common::evidence_files(&fixtures(), None);
+    files.push((
+        "assets/demo/evidence/incident.ndjson".into(),
+        Some("assets/demo/keys.json".into()),
+    ));
+    let validators: Vec<(&str, jsonschema::Validator)> =
+        ["check", "findings", "chains", "report", "envelope"]
+            .into_iter()
+            .map(|c| (c, validator(c)))
+            .collect();
+    for (file, keys) in &files {
+        let mut evidence = vec!["--no-index".to_string()];
+        if let Some(k) = keys {
+            evidence.extend(["--keys".to_string(), k.display().to_string()]);
+        }
+        evidence.push(file.display().to_string());
+        let file = file.display();
+        for (command, validator) in &validators {
+            let out = run_json(command, &evidence);
+            let docs = match *command {
+                "envelope" => ndjson(&out),
+                _ => vec![
+                    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{command} {file}: {e}")),
+                ],
+            };
+            for doc in docs {
+                let errors: Vec<String> = (validator.iter_errors(&doc).take(3))
+                    .map(|e| format!("{} at {}", e, e.instance_path()))
+                    .collect();
+                assert!(errors.is_empty(), "{command} on {file} alone: {errors:#?}");
+            }
+        }
+    }
+    assert!(files.len() > 100, "{}", files.len());
+}
+
+#[test]
 fn show_validates_for_every_action_of_every_fixture_set() {
     let mut shown = 0;
     for set in evidence_sets() {

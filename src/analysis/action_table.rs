@@ -71,6 +71,7 @@ struct Place {
 pub struct KeptAction {
     run_id: String,
     action_id: String,
+    chain: super::lineage::ChainName,
     at: Place,
     copies: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -146,6 +147,7 @@ pub fn keep(
         Some(KeptAction {
             run_id: g.runs[node.run as usize].id.clone(),
             action_id: id.to_string(),
+            chain: g.chain_name(corpus, n),
             at: place(n),
             copies: node.copies,
             parent: node.parent.map(place),
@@ -204,8 +206,8 @@ pub fn keep(
     index.remember_parts(&key, opening, count, head.chain(actions).chain(records))
 }
 
-/// The findings naming each action (indices into `findings`, in order): those of its run
-/// that list its id.
+/// The findings naming each action (indices into `findings`, in order):
+/// [`Graph::named_by`](super::graph::Graph::named_by).
 fn findings_by_node(
     corpus: &Corpus,
     analysis: &Analysis,
@@ -213,12 +215,7 @@ fn findings_by_node(
 ) -> rustc_hash::FxHashMap<NodeId, Vec<u32>> {
     let named: Vec<(NodeId, u32)> = (findings.par_iter().enumerate())
         .flat_map_iter(|(i, f)| {
-            let run = f.run_id.as_deref();
-            let mut nodes: Vec<NodeId> = (f.action_ids.iter())
-                .filter_map(|id| analysis.graph.find(corpus, run?, id))
-                .collect();
-            nodes.sort_unstable();
-            nodes.dedup();
+            let nodes = analysis.graph.named_by(corpus, f);
             nodes.into_iter().map(move |n| (n, i as u32))
         })
         .collect();
@@ -313,6 +310,11 @@ impl KeptAction {
         &self.run_id
     }
 
+    /// The emitter chain it was first stored on.
+    pub fn chain(&self) -> &super::lineage::ChainName {
+        &self.chain
+    }
+
     /// Every view of the action, from its records read again ([`Table::read`]).
     pub fn report<'a>(&'a self, read: &'a ReadAgain) -> Option<ActionReport<'a>> {
         let action = read.record.action_at(self.at.pos as usize)?;
@@ -322,12 +324,13 @@ impl KeptAction {
         };
         let around = Surroundings {
             run_id: &self.run_id,
+            chain: self.chain.clone(),
             copies: self.copies,
             parent,
             lease: self.lease.as_ref(),
             badge: self.badge.as_ref(),
             state_gaps: self.state_gaps.iter().collect(),
-            findings: &self.findings,
+            findings: self.findings.iter().collect(),
         };
         Some(ActionReport::of(&read.record, action, around))
     }

@@ -567,15 +567,15 @@ fn shadowed_decisions(corpus: &Corpus, an: &Analysis, out: &mut Vec<Timed>) {
         if !record.facts().has_decisions {
             continue;
         }
-        record.with_record(|record| shadowed_in(corpus, an, record, &mut reported, out));
+        let seen = |id: &str| an.graph.find_from_record(corpus, ri as usize, id);
+        record.with_record(|record| shadowed_in(record, seen, &mut reported, out));
     }
 }
 
 /// [`shadowed_decisions`] within one record.
 fn shadowed_in(
-    corpus: &Corpus,
-    an: &Analysis,
     record: &Record,
+    node_of: impl Fn(&str) -> Option<NodeId>,
     reported: &mut HashSet<NodeId>,
     out: &mut Vec<Timed>,
 ) {
@@ -583,7 +583,6 @@ fn shadowed_in(
     if list.is_empty() {
         return;
     }
-    let run = record.run_id().unwrap_or("");
     for a in record.actions() {
         let Some(d) = a.decision() else { continue };
         let Some(listed) = list.iter().find(|x| triple(x) == triple(&d)) else {
@@ -592,7 +591,7 @@ fn shadowed_in(
         if listed.outcome() == d.outcome() && listed.grant() == d.grant() {
             continue;
         }
-        let Some(node) = a.id().and_then(|id| an.graph.find(corpus, run, id)) else {
+        let Some(node) = a.id().and_then(&node_of) else {
             continue;
         };
         if !reported.insert(node) {

@@ -1,8 +1,11 @@
-//! The action graph (analysis-rules §7): one node per `(run_id, action_id)` across every
-//! loaded file, parent edges (same run first, then unique cross-run), causal-chain groups
-//! and record-chain links rebuilt from canonical hashes. Cycles, self-parents and
-//! dangling parents are reported; no traversal here can loop.
+//! The action graph (analysis-rules §7): one node per action across every loaded file,
+//! an action being (emitter chain, action id) (`analysis::lineage`, verification.md e.3),
+//! never (run, action id); parent edges (the action's own chain first, then its run,
+//! then unique cross-run), causal-chain groups and record-chain links rebuilt from
+//! canonical hashes. Cycles, self-parents and dangling parents are reported; no
+//! traversal here can loop.
 
+use super::lineage::{ChainId, Lineages};
 use crate::canon::Sha256Digest;
 use crate::load::Corpus;
 use crate::model::facts::{ActionFacts, Number};
@@ -20,6 +23,9 @@ use std::hash::BuildHasher;
 /// Index of an action node (also its node index in [`Graph`]'s parent edges).
 pub type NodeId = u32;
 
+/// No node: what a located action that copies an earlier one made.
+const NO_NODE: NodeId = NodeId::MAX;
+
 /// One action, wherever it was first stored.
 #[derive(Clone, Debug)]
 pub struct ActionNode {
@@ -29,6 +35,8 @@ pub struct ActionNode {
     pub pos: u32,
     /// Index into [`Graph::runs`].
     pub run: u32,
+    /// The emitter chain it was first stored on ([`Graph::lineages`]).
+    pub chain: ChainId,
     /// How many records hold a copy (the shipped emitter repeats earlier actions).
     pub copies: u32,
     /// `timestamp_ms` (read with [`ActionNode::time`]).
@@ -37,8 +45,8 @@ pub struct ActionNode {
     pub parent: Option<NodeId>,
 }
 
-// A node is held per action of the corpus: keep it at 32 bytes.
-const _: () = assert!(std::mem::size_of::<ActionNode>() == 32);
+// A node is held per action of the corpus: keep it at 40 bytes.
+const _: () = assert!(std::mem::size_of::<ActionNode>() == 40);
 
 impl ActionNode {
     /// `timestamp_ms`, when it is a number.
@@ -51,13 +59,13 @@ impl ActionNode {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Edge {
-    /// In the child's run.
+    /// In the child's emitter chain, or the only one of that id in its run.
     Parent,
     /// In another run (the id is unique among all runs).
     ParentCrossRun,
 }
 
-/// The actions of one `run_id`, in time order.
+/// The actions of one `run_id`, in time order (every emitter chain of the run).
 #[derive(Clone, Debug)]
 pub struct Run {
     pub id: String,
@@ -84,6 +92,13 @@ pub enum GraphProblem {
         node: NodeId,
         parent_id: String,
     },
+    /// The parent id names actions of several other emitter chains of the run: none is
+    /// picked.
+    AmbiguousParent {
+        node: NodeId,
+        parent_id: String,
+        candidates: Vec<NodeId>,
+    },
     /// Nodes of a parent cycle, in parent order.
     Cycle {
         nodes: Vec<NodeId>,
@@ -105,21 +120,25 @@ pub struct Graph {
     pub causal: Vec<CausalGroup>,
     /// For each record (flat index), the record its `prev_record_hash` names.
     pub prev_record: Vec<Option<u32>>,
+    /// The emitter chain of each record: what an action's identity rests on.
+    pub lineages: Lineages,
     pub problems: Vec<GraphProblem>,
     /// Parent → child, by how the parent was found: each node's children, read without
     /// a scan (a node's parent is [`ActionNode::parent`]; causal groups and record links
     /// are the lists above).
     children: Csr<(), Edge, Directed, u32>,
-    /// Nodes by run and action id, runs by id.
+    /// Nodes by chain and action id, and by run and action id; runs by id.
     index: IdIndex,
 }
 
-/// Nodes by `(run, action id)` and runs by `run_id`: hash tables of numbers whose keys
-/// are read from the runs and the nodes' facts — a few bytes a node, no copy of an id.
-/// Seeded per process, so ids made to collide cannot slow it to a crawl.
+/// Nodes by `(chain, action id)` (one each) and by `(run, action id)` (every emitter
+/// chain's), runs by `run_id`: hash tables of numbers whose keys are read from the runs
+/// and the nodes' facts — a few bytes a node, no copy of an id. Seeded per process, so
+/// ids made to collide cannot slow it to a crawl.
 #[derive(Debug, Default)]
 struct IdIndex {
     nodes: HashTable<NodeId>,
+    by_run: HashTable<NodeId>,
     runs: HashTable<u32>,
     hasher: DefaultHashBuilder,
 }
@@ -159,7 +178,7 @@ impl Graph {
             }
         }
         // (position in `located`, value), for the actions that have one.
-        let ((g, is_copy, node_facts), mapped) = rayon::join(
+        let ((g, node_at, node_facts), mapped) = rayon::join(
             || Graph::from_facts(&records, hashes, &located, &facts),
             || {
                 facts
@@ -169,16 +188,12 @@ impl Graph {
                     .collect::<Vec<(usize, T)>>()
             },
         );
-        // A located action's node: its position among the actions that are not copies.
+        // A located action's node, unless it is a copy of an earlier one.
         let mut keys = Vec::with_capacity(mapped.len());
         let mut values = Vec::with_capacity(mapped.len());
-        let copy = |k: usize| is_copy.as_ref().is_some_and(|c| c[k]);
-        let (mut node, mut next) = (0, 0);
         for (i, v) in mapped {
-            node += (next..i).filter(|k| !copy(*k)).count() as NodeId;
-            next = i;
-            if !copy(i) {
-                keys.push(node);
+            if node_at[i] != NO_NODE {
+                keys.push(node_at[i]);
                 values.push(v);
             }
         }
@@ -186,21 +201,24 @@ impl Graph {
         (g, node_facts, map)
     }
 
-    /// The graph over located actions and their facts (copies included), which located
-    /// actions are copies of an earlier one (when some are), and the facts of the nodes.
+    /// The graph over located actions and their facts (copies included), the node each
+    /// located action made ([`NO_NODE`] for a copy of an earlier one), and the facts of
+    /// the nodes.
     fn from_facts<'c>(
         records: &[&'c Record],
         hashes: &[Sha256Digest],
         located: &[(u32, u32)],
         all_facts: &[&'c ActionFacts],
-    ) -> (Graph, Option<Vec<bool>>, Vec<&'c ActionFacts>) {
+    ) -> (Graph, Vec<NodeId>, Vec<&'c ActionFacts>) {
+        let (vertex, prev_record) = record_links(records, hashes);
         let mut g = Graph {
-            prev_record: record_links(records, hashes),
+            lineages: Lineages::build(records, &prev_record, &vertex),
+            prev_record,
             nodes: Vec::with_capacity(located.len()),
             ..Graph::default()
         };
         let component = components(&g.prev_record);
-        let (is_copy, facts) = g.assign_nodes(records, located, all_facts, &component);
+        let (node_at, facts) = g.assign_nodes(records, located, all_facts, &component);
         g.resolve_parents(&facts);
         g.find_cycles();
         g.group_causal(&facts);
@@ -209,45 +227,63 @@ impl Graph {
             run.nodes
                 .sort_by(|a, b| time_order(times[*a as usize], times[*b as usize]));
         }
-        (g, is_copy, facts)
+        (g, node_at, facts)
     }
 
-    /// Assigns a node to each action not seen before in its run (in record order),
-    /// counts the copies and fills the index; returns which actions (by position in
-    /// `located`) are copies, when some are, and the facts of the nodes.
+    /// Assigns a node to each action not seen before on its emitter chain or a chain it
+    /// continues, counts the copies and fills the index; returns the node each located
+    /// action made ([`NO_NODE`] for a copy) and the facts of the nodes. Records are taken
+    /// chains before the chains continuing them (a fork's shared prefix before its
+    /// branches, whatever the load order), else in load order.
     fn assign_nodes<'c>(
         &mut self,
         records: &[&Record],
         located: &[(u32, u32)],
         facts: &[&'c ActionFacts],
         component: &[u32],
-    ) -> (Option<Vec<bool>>, Vec<&'c ActionFacts>) {
-        let mut is_copy: Option<Vec<bool>> = None;
+    ) -> (Vec<NodeId>, Vec<&'c ActionFacts>) {
+        let mut node_at: Vec<NodeId> = vec![NO_NODE; located.len()];
         let mut node_facts: Vec<&ActionFacts> = Vec::with_capacity(located.len());
         self.index.nodes.reserve(located.len(), |_| 0);
-        let mut i = 0;
-        for (ri, record) in records.iter().enumerate() {
-            let ri = ri as u32;
-            let run = self.run_of(record.run_id().unwrap_or(""));
-            self.runs[run as usize].records.push(ri);
-            while let Some(&(_, pos)) = located.get(i).filter(|(r, _)| *r == ri) {
-                let f = facts[i];
-                i += 1;
+        // Where each record's located actions start.
+        let mut starts = vec![0u32; records.len() + 1];
+        for &(r, _) in located {
+            starts[r as usize + 1] += 1;
+        }
+        for r in 0..records.len() {
+            starts[r + 1] += starts[r];
+        }
+        let run_of: Vec<u32> = (records.iter())
+            .enumerate()
+            .map(|(ri, record)| {
+                let run = self.run_of(record.run_id().unwrap_or(""));
+                self.runs[run as usize].records.push(ri as u32);
+                run
+            })
+            .collect();
+        for ri in self.lineages.ancestors_first() {
+            let (run, chain) = (run_of[ri as usize], self.lineages.of(ri as usize));
+            for i in starts[ri as usize] as usize..starts[ri as usize + 1] as usize {
+                let (f, pos) = (facts[i], located[i].1);
                 let n = self.nodes.len() as NodeId;
                 if let Some(id) = f.id() {
                     let of_node = |m: NodeId| node_facts.get(m as usize).copied();
-                    if let Some(first) = self.index.node(&self.nodes, run, id, of_node) {
-                        is_copy.get_or_insert_with(|| vec![false; located.len()])[i - 1] = true;
+                    let seen = (self.lineages.seen_from(chain))
+                        .find_map(|c| self.index.node(&self.nodes, c, id, of_node));
+                    if let Some(first) = seen {
                         self.add_copy(first, records, component, ri, pos);
                         continue;
                     }
-                    self.index.insert_node(&self.nodes, run, id, n, of_node);
+                    let key = (chain, run);
+                    self.index.insert_node(&self.nodes, key, id, n, of_node);
                 }
+                node_at[i] = n;
                 node_facts.push(f);
                 self.nodes.push(ActionNode {
                     record: ri,
                     pos,
                     run,
+                    chain,
                     copies: 1,
                     time: Number::new(f.time()),
                     parent: None,
@@ -255,7 +291,7 @@ impl Graph {
                 self.runs[run as usize].nodes.push(n);
             }
         }
-        (is_copy, node_facts)
+        (node_at, node_facts)
     }
 
     /// The run of `run_id`, made when it is new.
@@ -315,7 +351,25 @@ impl Graph {
                 continue;
             }
             let of_node = |m: NodeId| facts.get(m as usize).copied();
-            let (parent, kind) = match self.index.node(&self.nodes, node.run, parent_id, of_node) {
+            let in_chain = (self.lineages.seen_from(node.chain))
+                .find_map(|c| self.index.node(&self.nodes, c, parent_id, of_node));
+            let in_run = || self.index.in_run(&self.nodes, node.run, parent_id, of_node);
+            let found = match in_chain {
+                Some(p) => Some(p),
+                None => match in_run().as_slice() {
+                    [] => None,
+                    [p] => Some(*p),
+                    several => {
+                        self.problems.push(GraphProblem::AmbiguousParent {
+                            node: n as NodeId,
+                            parent_id: parent_id.to_string(),
+                            candidates: several.to_vec(),
+                        });
+                        continue;
+                    }
+                },
+            };
+            let (parent, kind) = match found {
                 Some(p) => (p, Edge::Parent),
                 None => {
                     if let Some(Some(p)) = unique
@@ -399,24 +453,107 @@ impl Graph {
             .collect();
     }
 
-    /// The node of `(run_id, action_id)` in the graph over `corpus`.
+    /// The node of `(run_id, action_id)` in the graph over `corpus` when exactly one
+    /// emitter chain of the run holds that id (never one picked of several:
+    /// [`Graph::find_in_run`] lists them).
     pub fn find(&self, corpus: &Corpus, run_id: &str, action_id: &str) -> Option<NodeId> {
-        let run = self.index.run(&self.runs, run_id)?;
-        self.find_in_run(corpus, run, action_id)
+        match self.find_in_run(corpus, run_id, action_id).as_slice() {
+            [one] => Some(*one),
+            _ => None,
+        }
     }
 
-    /// Every node whose action id is `action_id`, in any run.
+    /// Every node of `(run_id, action_id)`: one per emitter chain (and fork branch) of
+    /// the run holding that id, in node order.
+    pub fn find_in_run(&self, corpus: &Corpus, run_id: &str, action_id: &str) -> Vec<NodeId> {
+        let Some(run) = self.index.run(&self.runs, run_id) else {
+            return Vec::new();
+        };
+        let of_node = |n: NodeId| self.facts(corpus, n);
+        self.index.in_run(&self.nodes, run, action_id, of_node)
+    }
+
+    /// The node of `(run_id, action_id)` first stored on the chain named `chain`.
+    pub fn find_on_chain(
+        &self,
+        corpus: &Corpus,
+        run_id: &str,
+        action_id: &str,
+        chain: &super::lineage::ChainName,
+    ) -> Option<NodeId> {
+        (self.find_in_run(corpus, run_id, action_id).into_iter())
+            .find(|&n| self.chain_name(corpus, n) == *chain)
+    }
+
+    /// The node of `action_id` as record `record` (flat index) sees it: on its emitter
+    /// chain or a chain it continues (what the record's own violations and decisions name).
+    pub fn find_from_record(
+        &self,
+        corpus: &Corpus,
+        record: usize,
+        action_id: &str,
+    ) -> Option<NodeId> {
+        let of_node = |n: NodeId| self.facts(corpus, n);
+        (self.lineages.seen_from(self.lineages.of(record)))
+            .find_map(|c| self.index.node(&self.nodes, c, action_id, of_node))
+    }
+
+    /// Every node whose action id is `action_id`, in any run and chain, in node order.
     pub fn find_all(&self, corpus: &Corpus, action_id: &str) -> Vec<NodeId> {
         let mut found: Vec<NodeId> = (0..self.runs.len() as u32)
-            .filter_map(|run| self.find_in_run(corpus, run, action_id))
+            .flat_map(|run| {
+                let of_node = |n: NodeId| self.facts(corpus, n);
+                self.index.in_run(&self.nodes, run, action_id, of_node)
+            })
             .collect();
         found.sort_unstable();
         found
     }
 
-    fn find_in_run(&self, corpus: &Corpus, run: u32, action_id: &str) -> Option<NodeId> {
-        let of_node = |n: NodeId| self.facts(corpus, n);
-        self.index.node(&self.nodes, run, action_id, of_node)
+    /// The nodes a finding names: its run's nodes of each id it lists; where an id is
+    /// held by several emitter chains of the run, only those held by a record the
+    /// finding's locations name (all of them when it names none of theirs).
+    pub fn named_by(
+        &self,
+        corpus: &Corpus,
+        finding: &crate::model::finding::Finding,
+    ) -> Vec<NodeId> {
+        let Some(run) = finding.run_id.as_deref() else {
+            return Vec::new();
+        };
+        let mut nodes: Vec<NodeId> = Vec::new();
+        for id in &finding.action_ids {
+            let all = self.find_in_run(corpus, run, id);
+            if all.len() > 1 {
+                let chains: Vec<ChainId> = (finding.locations.iter())
+                    .filter_map(|l| corpus.index_at(&l.path, l.line))
+                    .map(|r| self.lineages.of(r))
+                    .collect();
+                let held = |n: &NodeId| {
+                    let chain = self.nodes[*n as usize].chain;
+                    chains.iter().any(|&c| self.lineages.sees(c, chain))
+                };
+                if all.iter().any(held) {
+                    nodes.extend(all.into_iter().filter(held));
+                    continue;
+                }
+            }
+            nodes.extend(all);
+        }
+        nodes.sort_unstable();
+        nodes.dedup();
+        nodes
+    }
+
+    /// The emitter chain of a node, as output names it.
+    pub fn chain_name(&self, corpus: &Corpus, node: NodeId) -> super::lineage::ChainName {
+        let chain = self.nodes[node as usize].chain;
+        let head = corpus.record(self.lineages.head_of(chain) as usize);
+        super::lineage::ChainName {
+            head: head.source.to_string(),
+            start: self.lineages.chains[chain as usize].start,
+            signer: head.key_id().map(str::to_string),
+        }
     }
 
     /// The children of a node (nodes whose parent it is), in time order.
@@ -459,38 +596,59 @@ impl Graph {
     }
 }
 
+/// Tells the two keys of a node apart in one hasher.
+const BY_CHAIN: u8 = 0;
+const BY_RUN: u8 = 1;
+
 impl IdIndex {
-    /// The node of `id` in run `run`, reading a node's facts with `facts`.
+    /// The node of `id` first stored on chain `chain`, reading a node's facts with `facts`.
     fn node<'f>(
+        &self,
+        nodes: &[ActionNode],
+        chain: ChainId,
+        id: &str,
+        facts: impl Fn(NodeId) -> Option<&'f ActionFacts>,
+    ) -> Option<NodeId> {
+        let hash = self.hasher.hash_one((BY_CHAIN, chain, id));
+        let same = |n: &NodeId| {
+            nodes[*n as usize].chain == chain && facts(*n).and_then(ActionFacts::id) == Some(id)
+        };
+        self.nodes.find(hash, same).copied()
+    }
+
+    /// Every node of `id` in run `run`, in node order.
+    fn in_run<'f>(
         &self,
         nodes: &[ActionNode],
         run: u32,
         id: &str,
         facts: impl Fn(NodeId) -> Option<&'f ActionFacts>,
-    ) -> Option<NodeId> {
-        let hash = self.hasher.hash_one((run, id));
-        let same = |n: &NodeId| {
-            nodes[*n as usize].run == run && facts(*n).and_then(ActionFacts::id) == Some(id)
-        };
-        self.nodes.find(hash, same).copied()
+    ) -> Vec<NodeId> {
+        let hash = self.hasher.hash_one((BY_RUN, run, id));
+        let mut found: Vec<NodeId> = (self.by_run.iter_hash(hash).copied())
+            .filter(|n| {
+                nodes[*n as usize].run == run && facts(*n).and_then(ActionFacts::id) == Some(id)
+            })
+            .collect();
+        found.sort_unstable();
+        found
     }
 
-    /// Adds node `n`, of `id` in run `run` (not yet in the index).
+    /// Adds node `n`, of `id` on chain `chain` of run `run` (not yet in the index).
     fn insert_node<'f>(
         &mut self,
         nodes: &[ActionNode],
-        run: u32,
+        (chain, run): (ChainId, u32),
         id: &str,
         n: NodeId,
         facts: impl Fn(NodeId) -> Option<&'f ActionFacts>,
     ) {
         let hasher = &self.hasher;
-        let rehash = |m: &NodeId| {
-            let id = facts(*m).and_then(ActionFacts::id).unwrap_or("");
-            hasher.hash_one((nodes[*m as usize].run, id))
-        };
-        self.nodes
-            .insert_unique(hasher.hash_one((run, id)), n, rehash);
+        let id_of = |m: &NodeId| facts(*m).and_then(ActionFacts::id).unwrap_or("");
+        let rehash = |m: &NodeId| hasher.hash_one((BY_CHAIN, nodes[*m as usize].chain, id_of(m)));
+        (self.nodes).insert_unique(hasher.hash_one((BY_CHAIN, chain, id)), n, rehash);
+        let rehash = |m: &NodeId| hasher.hash_one((BY_RUN, nodes[*m as usize].run, id_of(m)));
+        (self.by_run).insert_unique(hasher.hash_one((BY_RUN, run, id)), n, rehash);
     }
 
     /// The run whose id is `run_id`.
@@ -633,15 +791,16 @@ pub fn time_order(a: Option<f64>, b: Option<f64>) -> std::cmp::Ordering {
     }
 }
 
-/// For each record, the record whose canonical hash its `prev_record_hash` names
-/// (the first such record when several share a hash).
-fn record_links(records: &[&Record], hashes: &[Sha256Digest]) -> Vec<Option<u32>> {
+/// For each record, the first record holding its canonical hash (itself, unless it is a
+/// copy), and the record its `prev_record_hash` names (the first such record when
+/// several share a hash).
+fn record_links(records: &[&Record], hashes: &[Sha256Digest]) -> (Vec<u32>, Vec<Option<u32>>) {
     let mut by_hash: HashMap<Sha256Digest, u32> =
         HashMap::with_capacity_and_hasher(records.len(), rustc_hash::FxBuildHasher);
-    for (i, h) in hashes.iter().enumerate() {
-        by_hash.entry(*h).or_insert(i as u32);
-    }
-    records
+    let vertex: Vec<u32> = (hashes.iter().enumerate())
+        .map(|(i, h)| *by_hash.entry(*h).or_insert(i as u32))
+        .collect();
+    let prev = records
         .iter()
         .enumerate()
         .map(|(i, r)| match r.link() {
@@ -651,7 +810,8 @@ fn record_links(records: &[&Record], hashes: &[Sha256Digest]) -> Vec<Option<u32>
                 .filter(|p| *p as usize != i),
             _ => None,
         })
-        .collect()
+        .collect();
+    (vertex, prev)
 }
 
 /// Connected components of the record-chain links.

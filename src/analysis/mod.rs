@@ -13,6 +13,7 @@ pub mod findings;
 pub mod graph;
 pub mod groups;
 pub mod lease;
+pub mod lineage;
 
 use crate::canon::{Sha256Digest, canonical_sha256};
 use crate::load::Corpus;
@@ -86,6 +87,8 @@ pub struct DigestView<'a> {
 pub struct ActionReport<'a> {
     pub run_id: &'a str,
     pub action_id: Option<&'a str>,
+    /// The emitter chain the action was first stored on: with the id, what it is.
+    pub chain: lineage::ChainName,
     /// `file:line` of the first record holding the action, and how many records hold it.
     #[serde(serialize_with = "serialize_display")]
     pub source: &'a Source,
@@ -101,17 +104,18 @@ pub struct ActionReport<'a> {
     pub findings: Vec<&'a Finding>,
 }
 
-/// What an action's views take from the rest of the evidence: its run, its copies, its
-/// parent, its lease, its digest badge, its state gaps and the findings of the evidence
-/// (those naming the action are kept).
+/// What an action's views take from the rest of the evidence: its run and emitter chain,
+/// its copies, its parent, its lease, its digest badge, its state gaps and the findings
+/// naming it.
 pub struct Surroundings<'a> {
     pub run_id: &'a str,
+    pub chain: lineage::ChainName,
     pub copies: u32,
     pub parent: Option<(&'a Record, Action<'a>)>,
     pub lease: Option<&'a LeaseView>,
     pub badge: Option<&'a Comparability>,
     pub state_gaps: Vec<&'a StateGap>,
-    pub findings: &'a [Finding],
+    pub findings: Vec<&'a Finding>,
 }
 
 impl<'a> ActionReport<'a> {
@@ -119,6 +123,7 @@ impl<'a> ActionReport<'a> {
     pub fn of(record: &'a Record, action: Action<'a>, around: Surroundings<'a>) -> Self {
         let Surroundings {
             run_id,
+            chain,
             copies,
             parent,
             lease,
@@ -152,6 +157,7 @@ impl<'a> ActionReport<'a> {
         let authority = authority::view(&sources, &drift, lease, parent);
         let envelope = envelope::project(&sources, &drift, lease);
         ActionReport {
+            chain,
             source: &record.source,
             copies,
             authority,
@@ -161,13 +167,7 @@ impl<'a> ActionReport<'a> {
             pre_post,
             state_gaps,
             envelope,
-            findings: findings
-                .iter()
-                .filter(|f| {
-                    f.run_id.as_deref() == Some(run_id)
-                        && action_id.is_some_and(|id| f.action_ids.iter().any(|x| x == id))
-                })
-                .collect(),
+            findings,
             run_id,
             action_id,
         }
@@ -239,14 +239,35 @@ impl Analysis {
         let n = &self.graph.nodes[node as usize];
         let around = Surroundings {
             run_id: self.graph.runs[n.run as usize].id.as_str(),
+            chain: self.graph.chain_name(corpus, node),
             copies: n.copies,
             parent: n.parent.and_then(|p| self.graph.action(corpus, p)),
             lease: self.leases.by_node.get(&node),
             badge: self.badges.get(&node).map(|(b, _)| b),
             state_gaps: self.gaps_of(node).collect(),
-            findings,
+            findings: self.findings_naming(corpus, node, findings),
         };
         Some(ActionReport::of(record, action, around))
+    }
+
+    /// The findings among `findings` that name an action: those of its run listing its
+    /// id, where several emitter chains hold that id only those whose records they name
+    /// ([`Graph::named_by`]).
+    pub fn findings_naming<'f>(
+        &self,
+        corpus: &Corpus,
+        node: NodeId,
+        findings: &'f [Finding],
+    ) -> Vec<&'f Finding> {
+        let n = &self.graph.nodes[node as usize];
+        let run = self.graph.runs[n.run as usize].id.as_str();
+        let Some(id) = self.graph.facts(corpus, node).and_then(ActionFacts::id) else {
+            return Vec::new();
+        };
+        (findings.iter())
+            .filter(|f| f.run_id.as_deref() == Some(run) && f.action_ids.iter().any(|x| x == id))
+            .filter(|f| self.graph.named_by(corpus, f).contains(&node))
+            .collect()
     }
 
     /// The state gaps an action is one end of.

@@ -408,6 +408,13 @@ pub struct ShowArgs {
     /// The run the action belongs to, when the id occurs in several runs.
     #[arg(long = "run", value_name = "RUN_ID")]
     pub run: Option<String>,
+    /// The emitter chain the action is on, named by its first record's FILE:LINE (the
+    /// file as given or its last component), when several emitters of one run use the
+    /// same id (sub-agents writing `action-0…` under their parent's run) or a fork's
+    /// branches both hold it. Without it such an id lists its chains and nothing is
+    /// picked.
+    #[arg(long = "chain", value_name = "FILE:LINE")]
+    pub chain: Option<String>,
     #[command(flatten)]
     pub evidence: EvidenceArgs,
     /// Output format [default: text on a terminal, json otherwise]

@@ -8,6 +8,7 @@ use crate::analysis::chains::{Chain, ChainKind};
 use crate::analysis::evidence::Evidence;
 use crate::analysis::lease::SuppliedLeases;
 use crate::analysis::lease::{LeaseVerdict, Leases};
+use crate::analysis::lineage::ChainName;
 use crate::analysis::{ActionReport, graph::NodeId};
 use crate::load::LoadError;
 use crate::model::finding::{Finding, Severity};
@@ -265,18 +266,21 @@ pub fn keep_answers(index: &Index, ev: &Evidence) {
 fn show_opened(args: &ShowArgs, ev: &Evidence) -> i32 {
     let g = &ev.analysis.graph;
     let nodes: Vec<NodeId> = match &args.run {
-        Some(run) => g
-            .find(&ev.corpus, run, &args.action_id)
-            .into_iter()
-            .collect(),
+        Some(run) => g.find_in_run(&ev.corpus, run, &args.action_id),
         None => g.find_all(&ev.corpus, &args.action_id),
     };
-    let runs: Vec<&str> = nodes
-        .iter()
-        .map(|n| g.runs[g.nodes[*n as usize].run as usize].id.as_str())
+    let found: Vec<(NodeId, Candidate<&str>)> = (nodes.into_iter())
+        .map(|n| {
+            let run = g.runs[g.nodes[n as usize].run as usize].id.as_str();
+            (n, (run, g.chain_name(&ev.corpus, n)))
+        })
         .collect();
-    let [node] = nodes[..] else {
-        return not_one(args, &runs);
+    let node = match pick(args, found) {
+        Ok(node) => node,
+        Err(why) => {
+            eprint!("{why}");
+            return 2;
+        }
     };
     let Some(report) = ev.analysis.show(&ev.corpus, node, &ev.findings) else {
         reread_failures(ev);
@@ -290,42 +294,80 @@ fn show_opened(args: &ShowArgs, ev: &Evidence) -> i32 {
 /// a record they need cannot be read as it was verified (then the evidence is opened).
 fn show_kept(args: &ShowArgs, setting: &Setting, index: &Index) -> Option<i32> {
     let table = action_table::Table::open(index, &args.evidence.paths)?;
-    let found: Vec<KeptAction> = (table.find(&args.action_id)?.into_iter())
+    let found: Vec<(KeptAction, Candidate<String>)> = (table.find(&args.action_id)?.into_iter())
         .filter(|a| args.run.as_deref().is_none_or(|run| a.run_id() == run))
+        .map(|a| {
+            let candidate = (a.run_id().to_string(), a.chain().clone());
+            (a, candidate)
+        })
         .collect();
-    let [one] = &found[..] else {
-        setting.say_problems(table.errors().iter().cloned());
-        let runs: Vec<&str> = found.iter().map(KeptAction::run_id).collect();
-        return Some(not_one(args, &runs));
+    let one = match pick(args, found) {
+        Ok(one) => one,
+        Err(why) => {
+            setting.say_problems(table.errors().iter().cloned());
+            eprint!("{why}");
+            return Some(2);
+        }
     };
-    let read = table.read(one)?;
+    let read = table.read(&one)?;
     let report = one.report(&read)?;
     setting.say_problems(table.errors().iter().cloned());
     Some(show_out(args, &report))
 }
 
-/// Says why the actions found, in `runs` (graph order), are not one: none, or one in
-/// each of many runs. The exit code (2).
-fn not_one(args: &ShowArgs, runs: &[&str]) -> i32 {
-    if runs.is_empty() {
-        eprintln!(
-            "aeplens: no action {:?}{} in the evidence",
-            sanitize(&args.action_id),
-            args.run
-                .as_deref()
-                .map(|r| format!(" in run {:?}", sanitize(r)))
-                .unwrap_or_default()
+/// An action `show` may mean: its run and its emitter chain.
+type Candidate<R> = (R, ChainName);
+
+/// The one action of `found` that `--chain` (when given) names; else why there is not
+/// one (none, one in each of many runs, or one on each of several emitter chains of a
+/// run, listed for `--chain`), as lines to print. Nothing is picked of several.
+fn pick<T, R: AsRef<str>>(args: &ShowArgs, found: Vec<(T, Candidate<R>)>) -> Result<T, String> {
+    let mut found: Vec<(T, Candidate<R>)> = (found.into_iter())
+        .filter(|(_, (_, chain))| args.chain.as_deref().is_none_or(|c| chain.is(c)))
+        .collect();
+    if found.len() == 1 {
+        return Ok(found.remove(0).0);
+    }
+    let mut why = String::new();
+    let id = sanitize(&args.action_id);
+    let mut runs: Vec<&str> = found.iter().map(|(_, (run, _))| run.as_ref()).collect();
+    runs.dedup();
+    if found.is_empty() {
+        let run = (args.run.as_deref()).map(|r| format!(" in run {:?}", sanitize(r)));
+        let chain = (args.chain.as_deref()).map(|c| format!(" on chain {}", sanitize(c)));
+        let _ = writeln!(
+            why,
+            "aeplens: no action {id:?}{}{} in the evidence",
+            run.unwrap_or_default(),
+            chain.unwrap_or_default()
         );
-    } else {
+    } else if runs.len() > 1 && args.run.is_none() {
         let names: Vec<String> = runs.iter().map(|r| sanitize(r).into_owned()).collect();
-        eprintln!(
-            "aeplens: action {:?} occurs in {} runs ({}); pick one with --run",
-            sanitize(&args.action_id),
-            runs.len(),
+        let _ = writeln!(
+            why,
+            "aeplens: action {id:?} occurs in {} runs ({}); pick one with --run",
+            names.len(),
             names.join(", ")
         );
+    } else {
+        let _ = writeln!(
+            why,
+            "aeplens: action {id:?} of run {:?} is {} actions, one on each of these emitter chains (an action is its chain and its id); pick one with --chain:",
+            sanitize(runs[0]),
+            found.len()
+        );
+        for (_, (_, chain)) in &found {
+            let signer = (chain.signer.as_deref()).map(|k| format!("; signed by {}", sanitize(k)));
+            let _ = writeln!(
+                why,
+                "  --chain {}  ({}{})",
+                sanitize(&chain.head),
+                chain.start.name(),
+                signer.unwrap_or_default()
+            );
+        }
     }
-    2
+    Err(why)
 }
 
 /// Prints one action's views as `args` ask; the exit code.
@@ -413,6 +455,7 @@ pub fn show_text(r: &ActionReport<'_>, width: Option<usize>) -> String {
             String::new()
         }
     );
+    let _ = writeln!(s, "emitter chain from {}", sanitize(&r.chain.to_string()));
     let section =
         |s: &mut String, title: &str, fields: &[crate::analysis::authority::Field<'_>]| {
             let _ = writeln!(s, "\n{title}");

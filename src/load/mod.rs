@@ -269,6 +269,17 @@ impl Corpus {
             .saturating_sub(1)
     }
 
+    /// The flat index of the first record at `path` and `line` (a finding's location).
+    pub fn index_at(&self, path: &str, line: usize) -> Option<usize> {
+        let inputs = self.inputs.iter().zip(&self.starts);
+        inputs
+            .filter(|(i, _)| &*i.path == path)
+            .find_map(|(input, start)| {
+                let at = (input.records.iter()).position(|r| r.source.line == line)?;
+                Some(start + at)
+            })
+    }
+
     /// Every record in flat-index order.
     pub fn records(&self) -> impl Iterator<Item = &Record> {
         self.inputs.iter().flat_map(|i| i.records.iter())

@@ -173,21 +173,22 @@ impl Target {
                 run_id,
                 action_id,
                 record_sha256,
-            } => match analysis.graph.find(corpus, run_id, action_id) {
-                None => Place::Gone,
-                Some(node) => {
-                    // Any record holding a copy of the action that still hashes the same
-                    // is the one it was marked in.
-                    let hash = marked(record_sha256);
-                    let same = copies_of(corpus, analysis, node)
-                        .any(|r| hash.is_some() && analysis.hashes.get(r) == hash.as_ref());
-                    if same {
-                        Place::Action(node)
-                    } else {
-                        Place::ActionChanged(node)
-                    }
+            } => {
+                // Any record holding a copy of the action that still hashes the same is
+                // the one it was marked in; of several emitter chains holding the id,
+                // only that tells which was marked.
+                let hash = marked(record_sha256);
+                let same = |node: &NodeId| {
+                    copies_of(corpus, analysis, *node)
+                        .any(|r| hash.is_some() && analysis.hashes.get(r) == hash.as_ref())
+                };
+                let nodes = analysis.graph.find_in_run(corpus, run_id, action_id);
+                match (nodes.iter().copied().find(same), nodes.as_slice()) {
+                    (Some(node), _) => Place::Action(node),
+                    (None, [node]) => Place::ActionChanged(*node),
+                    (None, _) => Place::Gone,
                 }
-            },
+            }
             Target::Record { record_sha256, .. } => marked(record_sha256)
                 .and_then(|hash| analysis.hashes.iter().position(|h| *h == hash))
                 .map_or(Place::Gone, Place::Record),
@@ -242,8 +243,8 @@ impl Target {
     }
 }
 
-/// The records holding copies of an action (its first record, then the records of the
-/// same run that repeat it in later snapshots).
+/// The records holding copies of an action (its first record, then the records of its
+/// emitter chain, or a chain continuing it, that repeat it in later snapshots).
 fn copies_of<'a>(
     corpus: &'a Corpus,
     analysis: &'a Analysis,
@@ -261,9 +262,10 @@ fn copies_of<'a>(
         .map(|r| *r as usize)
         .filter(move |r| {
             *r == n.record as usize
-                || id
-                    .as_deref()
-                    .is_some_and(|id| corpus.record(*r).actions().any(|a| a.id() == Some(id)))
+                || g.lineages.sees(g.lineages.of(*r), n.chain)
+                    && id
+                        .as_deref()
+                        .is_some_and(|id| corpus.record(*r).actions().any(|a| a.id() == Some(id)))
         })
 }
 

@@ -338,14 +338,7 @@ impl Data {
 
     /// The nodes a finding names.
     pub fn nodes_of(&self, f: &Finding) -> Vec<NodeId> {
-        let g = &self.analysis.graph;
-        let Some(run) = f.run_id.as_deref() else {
-            return Vec::new();
-        };
-        f.action_ids
-            .iter()
-            .filter_map(|id| g.find(&self.corpus, run, id))
-            .collect()
+        self.analysis.graph.named_by(&self.corpus, f)
     }
 
     /// The run index of a node.

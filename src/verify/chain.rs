@@ -25,6 +25,14 @@ pub enum ChainStatus {
 }
 
 impl ChainStatus {
+    /// Every status, in order of severity.
+    pub const ALL: [ChainStatus; 5] = [
+        ChainStatus::NotPresent,
+        ChainStatus::Intact,
+        ChainStatus::Partial,
+        ChainStatus::Orphaned,
+        ChainStatus::Broken,
+    ];
     /// The name used in output.
     pub fn name(self) -> &'static str {
         match self {

@@ -19,10 +19,15 @@ impl Report {
 
     /// Counts for the summary line and JSON `summary`.
     pub fn summary(&self) -> Summary {
+        // Every status is counted, zero or not: an absent count would read as "none seen"
+        // to some readers and "not reported" to others.
+        let statuses = || ChainStatus::ALL.iter().map(|c| (c.name(), 0));
         let mut s = Summary {
             inputs: self.inputs.len(),
             records: self.records.len(),
             load_errors: self.inputs.iter().map(|i| i.errors.len()).sum(),
+            chains: statuses().chain([("not-checked", 0)]).collect(),
+            chain_paths: statuses().collect(),
             ..Summary::default()
         };
         for r in &self.records {
@@ -67,9 +72,9 @@ pub struct Summary {
     pub authenticity: AuthCounts,
     pub structural_fail: usize,
     pub semantic_fail: usize,
-    /// Files per file-order status.
+    /// Files per file-order status (every status, zero included).
     pub chains: std::collections::BTreeMap<&'static str, usize>,
-    /// Link-graph paths per status.
+    /// Link-graph paths per status (every status, zero included).
     pub chain_paths: std::collections::BTreeMap<&'static str, usize>,
     pub findings: SeverityCounts,
 }

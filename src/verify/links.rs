@@ -243,7 +243,8 @@ pub fn build(records: &[&Record], hashes: &[Sha256Digest]) -> LinkGraph {
     if !dangling.is_empty() {
         let by_run = vertices_by_run(records, &vertex);
         for v in dangling {
-            if let Some(p) = last_before(records, v, &by_run, &head_of) {
+            let own_path = |p: usize| head_of[p] as usize == v;
+            if let Some(p) = last_before(records, v, &by_run, own_path) {
                 graph.findings.push((v, gap(records, p, v)));
             }
         }
@@ -428,8 +429,8 @@ fn gap(records: &[&Record], before: usize, after: usize) -> Finding {
     }
 }
 
-/// Vertices per run id, in time order (then load order).
-fn vertices_by_run<'a>(
+/// Vertices per run id, in time order (then load order): where [`last_before`] looks.
+pub(crate) fn vertices_by_run<'a>(
     records: &[&'a Record],
     vertex: &[u32],
 ) -> FxHashMap<&'a str, Vec<(f64, usize)>> {
@@ -452,31 +453,41 @@ fn vertices_by_run<'a>(
 const GAP_CANDIDATES: usize = 64;
 
 /// The last loaded record of the dangling head `v`'s emitter before it, if any: same
-/// run, not later, and its actions a prefix of `v`'s (an emitter's records are snapshots
-/// that only grow, e.3); never a record of `v`'s own paths.
-fn last_before(
+/// run, not later, and its action ids a prefix of `v`'s (an emitter's records are
+/// snapshots that only grow, e.3), signed by the same key id or its actions a prefix of
+/// `v`'s element for element (another emitter of the run using the same default ids
+/// holds other actions under them); never `v` nor a record `own_path` says follows from
+/// it. The near side of F-CHAIN-GAP, and where `analysis::lineage` joins a chain across
+/// its gap.
+pub(crate) fn last_before(
     records: &[&Record],
     v: usize,
     by_run: &FxHashMap<&str, Vec<(f64, usize)>>,
-    head_of: &[u32],
+    own_path: impl Fn(usize) -> bool,
 ) -> Option<usize> {
     let list = by_run.get(records[v].run_id()?)?;
     let time = records[v].created_at_ms().unwrap_or(f64::INFINITY);
-    let ids: Vec<Option<&str>> = records[v].actions().map(|a| a.id()).collect();
     let end = list.partition_point(|(t, _)| *t <= time);
-    list[..end]
-        .iter()
-        .rev()
-        .filter(|(_, p)| *p != v && head_of[*p] as usize != v)
-        .take(GAP_CANDIDATES)
-        .find(|(_, p)| {
-            let mut count = 0;
-            records[*p].actions().all(|a| {
-                count += 1;
-                ids.get(count - 1) == Some(&a.id())
+    records[v].with_record(|after| {
+        let later: Vec<_> = after.actions().collect();
+        list[..end]
+            .iter()
+            .rev()
+            .filter(|(_, p)| *p != v && !own_path(*p))
+            .take(GAP_CANDIDATES)
+            .find(|(_, p)| {
+                let same_key = records[*p].key_id() == records[v].key_id();
+                records[*p].with_record(|before| {
+                    let mut count = 0;
+                    before.actions().all(|a| {
+                        count += 1;
+                        (later.get(count - 1))
+                            .is_some_and(|b| a.id() == b.id() && (same_key || a.0 == b.0))
+                    })
+                })
             })
-        })
-        .map(|(_, p)| *p)
+            .map(|(_, p)| *p)
+    })
 }
 
 /// Every head-to-leaf path. Branches of a fork repeat their shared prefix unless the

@@ -40,6 +40,42 @@ pub fn fixture_keys() -> Keyring {
     keys
 }
 
+/// Every evidence file under `dir`, depth first in name order (keyrings, lease files,
+/// manifests, expected verdicts and schemas left out), each with the keyring nearest to
+/// it (`keys.json` in its folder or a folder above, from `keys` down).
+pub fn evidence_files(dir: &Path, keys: Option<PathBuf>) -> Vec<(PathBuf, Option<PathBuf>)> {
+    let keys = Some(dir.join("keys.json")).filter(|k| k.is_file()).or(keys);
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    let mut out = Vec::new();
+    for p in entries {
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        let json = p.extension().is_some_and(|e| {
+            ["ndjson", "jsonl", "json"]
+                .iter()
+                .any(|x| e.eq_ignore_ascii_case(x))
+        });
+        let not_evidence = [
+            "keys.json",
+            "expected.json",
+            "manifest.json",
+            "canonical_texts.json",
+        ]
+        .contains(&name.as_str())
+            || name.contains("leases")
+            || name.contains("schema");
+        if p.is_dir() {
+            out.extend(evidence_files(&p, keys.clone()));
+        } else if json && !not_evidence {
+            out.push((p, keys.clone()));
+        }
+    }
+    out
+}
+
 /// Loads and verifies one path.
 pub fn verify_path(path: &Path, keys: &Keyring) -> Report {
     let inputs = load_paths(&[path.display().to_string()]);

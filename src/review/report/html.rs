@@ -146,7 +146,7 @@ fn waterfalls(r: &IncidentReport, ev: EvidenceRef) -> Vec<Waterfall> {
         .flat_map(|rv| &rv.marks)
         .filter_map(|m| {
             let a = m.action.as_ref()?;
-            g.find(ev.corpus, a.run_id, a.action_id?)
+            g.find_on_chain(ev.corpus, a.run_id, a.action_id?, &a.chain)
         })
         .collect();
     let mut nodes: Vec<NodeId> = marked.iter().copied().collect();
@@ -157,7 +157,7 @@ fn waterfalls(r: &IncidentReport, ev: EvidenceRef) -> Vec<Waterfall> {
         nodes = r
             .actions
             .iter()
-            .filter_map(|a| g.find(ev.corpus, a.run_id, a.action_id?))
+            .filter_map(|a| g.find_on_chain(ev.corpus, a.run_id, a.action_id?, &a.chain))
             .collect();
     }
     let mut runs: Vec<(usize, &'static str)> = Vec::new();

@@ -142,13 +142,15 @@ impl<'a> IncidentReport<'a> {
             let Some((_, passes)) = &scope else {
                 return true;
             };
-            f.action_ids.iter().any(|id| {
-                let node = match f.run_id.as_deref() {
-                    Some(run) => g.find(ev.corpus, run, id),
-                    None => g.find_all(ev.corpus, id).first().copied(),
-                };
-                node.is_some_and(passes)
-            })
+            match f.run_id {
+                Some(_) => g.named_by(ev.corpus, f).into_iter().any(passes),
+                None => (f.action_ids.iter()).any(|id| {
+                    g.find_all(ev.corpus, id)
+                        .first()
+                        .copied()
+                        .is_some_and(passes)
+                }),
+            }
         };
         let kept: Vec<&'a Finding> = ev.findings.iter().filter(|f| in_scope(f)).collect();
         let mut groups: Vec<FindingGroup<'a>> = Vec::new();
@@ -172,20 +174,19 @@ impl<'a> IncidentReport<'a> {
         let mut named: Vec<u32> = Vec::new();
         let mut seen = std::collections::HashSet::new();
         for f in kept.iter().filter(|f| f.severity == Severity::High) {
-            for id in &f.action_ids {
-                // The action in the finding's run; only a finding with no run looks
-                // wider, and only when the id names one action.
-                let node = match f.run_id.as_deref() {
-                    Some(run) => g.find(ev.corpus, run, id),
-                    None => match g.find_all(ev.corpus, id).as_slice() {
+            // The actions in the finding's run (each emitter chain's it names); only a
+            // finding with no run looks wider, and only when the id names one action.
+            let nodes = match f.run_id {
+                Some(_) => g.named_by(ev.corpus, f),
+                None => (f.action_ids.iter())
+                    .filter_map(|id| match g.find_all(ev.corpus, id).as_slice() {
                         [one] => Some(*one),
                         _ => None,
-                    },
-                };
-                if let Some(n) = node
-                    && scope.as_ref().is_none_or(|(_, passes)| passes(n))
-                    && seen.insert(n)
-                {
+                    })
+                    .collect(),
+            };
+            for n in nodes {
+                if scope.as_ref().is_none_or(|(_, passes)| passes(n)) && seen.insert(n) {
                     named.push(n);
                 }
             }
@@ -262,9 +263,11 @@ fn marks<'a>(ev: EvidenceRef<'a>, review: &'a Review) -> Vec<MarkOut<'a>> {
     out
 }
 
-/// Counts by status as `N status` phrases (`3 intact`).
+/// Counts by status as `N status` phrases (`3 intact`), the statuses counted at least once.
 pub fn counts(by_status: &std::collections::BTreeMap<&'static str, usize>) -> Vec<String> {
-    by_status.iter().map(|(k, v)| format!("{v} {k}")).collect()
+    (by_status.iter().filter(|(_, v)| **v > 0))
+        .map(|(k, v)| format!("{v} {k}"))
+        .collect()
 }
 
 fn verification(report: &crate::verify::Report, keys: &crate::verify::Keyring) -> Verification {

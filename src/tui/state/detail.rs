@@ -324,13 +324,12 @@ pub(super) fn jump_to_violation(state: &mut State) {
         state.message = Some("verifying… (violations appear when done)".into());
         return;
     };
-    let run = &g.runs[d.run_of(node)].id;
     let mut targets: Vec<NodeId> = result
         .semantic
         .violations
         .iter()
         .filter_map(|v| v.action_id.as_deref())
-        .filter_map(|id| g.find(&d.corpus, run, id))
+        .filter_map(|id| g.find_from_record(&d.corpus, record, id))
         .collect();
     targets.dedup();
     let next = targets

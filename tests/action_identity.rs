@@ -1,0 +1,269 @@
+//! Action identity (verification.md e.3): an action is (emitter chain, action id), never
+//! (run, action id). For every file of the reference stores and the ecosystem fixtures,
+//! opened alone, the number of actions aeplens projects equals the number of distinct
+//! (chain, id) pairs computed here from the raw lines: records linked by their
+//! `prev_record_hash` to the first record of that chain hash, an action new unless a
+//! record it descends from (or an earlier one of its own) holds its id, copies of one
+//! record adding nothing, and records with no link that nothing links to grouped by
+//! (run, signer key id). The one input taken from aeplens besides the chain hash is where
+//! the link graph puts a gap (F-CHAIN-GAP: the suffix continues its emitter's chain),
+//! which `tests/link_graph_properties.rs` checks on its own. The sub-agent store is named
+//! too: its `spec_note` asks for six actions under two ids in one run.
+
+mod common;
+
+use aeplens::analysis::evidence::Evidence;
+use aeplens::analysis::lease::SuppliedLeases;
+use aeplens::load::{Corpus, load_paths};
+use aeplens::verify::Options;
+use common::*;
+use serde_json::Value;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::Path;
+
+/// The records of a file as raw JSON with their own text: one a line, or the whole
+/// file (an array's elements, or one object).
+fn raw_records(path: &Path) -> Vec<(Value, String)> {
+    let bytes = std::fs::read(path).unwrap();
+    let text = String::from_utf8_lossy(&bytes);
+    let text = text.trim_start_matches('\u{feff}');
+    if let Ok(v) = serde_json::from_str::<Value>(text) {
+        return match v {
+            Value::Array(items) => items
+                .into_iter()
+                .filter(Value::is_object)
+                .map(|v| {
+                    let t = v.to_string();
+                    (v, t)
+                })
+                .collect(),
+            v @ Value::Object(_) => vec![(v, text.to_string())],
+            _ => Vec::new(),
+        };
+    }
+    text.lines()
+        .map(str::trim)
+        .filter_map(|l| Some((serde_json::from_str::<Value>(l).ok()?, l.to_string())))
+        .filter(|(v, _)| v.is_object())
+        .collect()
+}
+
+/// Distinct (chain, id) pairs of `records`, plus one per action without an id; `gaps`
+/// maps a record whose link resolves to nothing to the last record of its emitter
+/// before it.
+fn distinct_actions(records: &[(Value, String)], gaps: &HashMap<usize, usize>) -> usize {
+    let hashes: Vec<String> = records
+        .iter()
+        .map(|(_, text)| {
+            let json = aeplens::load::parser::parse(text).unwrap();
+            aeplens::canon::canonical_sha256(&json).to_string()
+        })
+        .collect();
+    let first_of = |h: &str| hashes.iter().position(|x| x == h);
+    let vertex: Vec<usize> = hashes.iter().map(|h| first_of(h).unwrap()).collect();
+    let link = |i: usize| records[i].0.get("prev_record_hash");
+    let prev: Vec<Option<usize>> = (0..records.len())
+        .map(|i| match link(i) {
+            Some(Value::String(h)) => first_of(h).filter(|&p| p != i).or(gaps.get(&i).copied()),
+            _ => None,
+        })
+        .collect();
+    let has_successor: HashSet<usize> = (0..records.len())
+        .filter(|&i| vertex[i] == i)
+        .filter_map(|i| prev[i].map(|p| vertex[p]))
+        .collect();
+    let ids_of = |i: usize| -> Vec<Option<String>> {
+        let actions = records[i].0.get("actions").and_then(Value::as_array);
+        (actions.into_iter().flatten())
+            .filter(|a| a.is_object())
+            .map(|a| {
+                a.get("action_id")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .collect()
+    };
+    let text_of = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_string();
+    let mut unlinked: HashMap<(String, String), HashSet<String>> = HashMap::new();
+    let mut count = 0;
+    for i in 0..records.len() {
+        let ids = ids_of(i);
+        if vertex[i] != i {
+            continue; // a copy of a record already counted
+        }
+        let no_link = matches!(link(i), None | Some(Value::Null));
+        if no_link && prev[i].is_none() && !has_successor.contains(&i) {
+            let r = &records[i].0;
+            let key = (
+                text_of(r.get("run_id")),
+                text_of(r.pointer("/signature/key_id")),
+            );
+            let seen = unlinked.entry(key).or_default();
+            for id in ids {
+                match id {
+                    Some(id) => count += usize::from(seen.insert(id)),
+                    None => count += 1,
+                }
+            }
+            continue;
+        }
+        // The ids held by the records `i` descends from.
+        let mut held: HashSet<String> = HashSet::new();
+        let mut at = prev[i];
+        let mut steps = 0;
+        while let Some(p) = at.filter(|_| steps <= records.len()) {
+            held.extend(ids_of(p).into_iter().flatten());
+            at = prev[vertex[p]];
+            steps += 1;
+        }
+        for id in ids {
+            match id {
+                Some(id) => count += usize::from(held.insert(id)),
+                None => count += 1,
+            }
+        }
+    }
+    count
+}
+
+fn open(path: &Path) -> Evidence {
+    Evidence::open(
+        Corpus::new(load_paths(&[path.display().to_string()])),
+        &fixture_keys(),
+        &Options::default(),
+        &SuppliedLeases::default(),
+    )
+}
+
+/// Where the link graph puts each gap: the flat index after it → the one before.
+fn gaps(ev: &Evidence) -> HashMap<usize, usize> {
+    let index_of = |at: &Value| at["index"].as_u64().unwrap() as usize;
+    (ev.report.links.findings.iter())
+        .filter(|(_, f)| f.id == "F-CHAIN-GAP")
+        .map(|(_, f)| {
+            let e = f.evidence.value();
+            (index_of(&e["after"]), index_of(&e["before"]))
+        })
+        .collect()
+}
+
+#[test]
+fn every_fixture_file_projects_each_emitter_chains_actions_once() {
+    let files = evidence_files(&fixtures(), None);
+    let mut checked = 0;
+    let mut with_actions = BTreeSet::new();
+    for (path, _) in &files {
+        let ev = open(path);
+        let raw = raw_records(path);
+        if ev.corpus.len() != raw.len() {
+            // A file the loader reads otherwise (a document that is one record, a file
+            // with lines the loader refuses): the count below would compare other sets.
+            assert!(
+                raw.is_empty() || ev.corpus.errors().count() > 0 || raw.len() == 1,
+                "{}: {} records loaded, {} read here",
+                path.display(),
+                ev.corpus.len(),
+                raw.len()
+            );
+            continue;
+        }
+        let projected = ev.analysis.envelopes(&ev.corpus).len();
+        assert_eq!(ev.analysis.graph.nodes.len(), projected);
+        let want = distinct_actions(&raw, &gaps(&ev));
+        assert_eq!(projected, want, "{}", path.display());
+        checked += 1;
+        if want > 0 {
+            with_actions.insert(path.display().to_string());
+        }
+    }
+    assert!(
+        checked >= 60 && with_actions.len() >= 40,
+        "{checked} files, {with_actions:?}"
+    );
+}
+
+#[test]
+fn sub_agents_sharing_a_run_and_default_ids_are_six_actions() {
+    // spec_note: three emitters (lead, researcher, writer) alternate in one run, each
+    // with action-0 and action-1.
+    let path = fixtures().join("reference-stores/subagents_default_action_ids.ndjson");
+    let ev = open(&path);
+    let g = &ev.analysis.graph;
+    assert_eq!(g.nodes.len(), 6);
+    for id in ["action-0", "action-1"] {
+        let nodes = g.find_in_run(&ev.corpus, "run-pub-atlas", id);
+        let heads: Vec<String> = (nodes.iter())
+            .map(|n| g.chain_name(&ev.corpus, *n).head)
+            .map(|h| h.rsplit('/').next().unwrap().to_string())
+            .collect();
+        assert_eq!(
+            heads,
+            [
+                "subagents_default_action_ids.ndjson:1",
+                "subagents_default_action_ids.ndjson:2",
+                "subagents_default_action_ids.ndjson:3"
+            ],
+            "{id}"
+        );
+        // Nothing picks one of several silently.
+        assert_eq!(g.find(&ev.corpus, "run-pub-atlas", id), None);
+    }
+    let tools: BTreeSet<&str> = (0..6)
+        .filter_map(|n| g.facts(&ev.corpus, n)?.tool())
+        .collect();
+    assert_eq!(tools.len(), 6, "{tools:?}");
+}
+
+#[test]
+fn a_replayed_fork_is_two_executions_and_no_rewrite() {
+    // spec_note: r2 (the wire transfer) and its replay r2' both follow r1.
+    for file in [
+        "fork_resumed_checkpoint.ndjson",
+        "fork_branches_assembled.ndjson",
+    ] {
+        let ev = open(&fixtures().join("reference-stores").join(file));
+        let g = &ev.analysis.graph;
+        let wires = g.find_in_run(&ev.corpus, "run-pub-ember", "emb-2");
+        assert_eq!(wires.len(), 2, "{file}");
+        for w in &wires {
+            assert_eq!(g.chain_name(&ev.corpus, *w).start.name(), "fork branch");
+        }
+        assert!(ev.analysis.rewritten(&ev.corpus).is_empty(), "{file}");
+        assert!(
+            !ev.findings.iter().any(|f| f.id == "F-ACTION-REWRITTEN"),
+            "{file}"
+        );
+        // The actions before the fork are one each.
+        assert_eq!(g.find_in_run(&ev.corpus, "run-pub-ember", "emb-1").len(), 1);
+    }
+}
+
+#[test]
+fn show_lists_the_chains_of_an_id_and_takes_one_with_chain() {
+    let path = fixtures().join("reference-stores/subagents_default_action_ids.ndjson");
+    let path = path.display().to_string();
+    let keys = fixtures().join("reference-stores/keys.json");
+    let keys = keys.display().to_string();
+    let base = [
+        "show",
+        "action-1",
+        "--no-index",
+        "--keys",
+        &keys,
+        "--format",
+        "json",
+    ];
+    let (code, out, err) = aeplens(&[&base[..], &["--run", "run-pub-atlas", &path]].concat());
+    assert_eq!(code, 2, "{out}");
+    assert!(err.contains("pick one with --chain"), "{err}");
+    for line in 1..=3 {
+        assert!(err.contains(&format!("--chain {path}:{line}")), "{err}");
+    }
+    let chain = "subagents_default_action_ids.ndjson:2";
+    let (code, out, err) = aeplens(&[&base[..], &["--chain", chain, &path]].concat());
+    assert_eq!(code, 0, "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["chain"]["head"], format!("{path}:2"));
+    assert_eq!(doc["chain"]["signer"], "fixture-key-3");
+    assert_eq!(doc["source"], format!("{path}:5"));
+}
