@@ -267,3 +267,37 @@ fn show_lists_the_chains_of_an_id_and_takes_one_with_chain() {
     assert_eq!(doc["chain"]["signer"], "fixture-key-3");
     assert_eq!(doc["source"], format!("{path}:5"));
 }
+
+#[test]
+fn diff_pairs_each_emitter_chains_action_with_its_own() {
+    // The writer's second record edited: one action of one emitter changed, no other
+    // emitter's action-1 paired with it, nothing added or removed.
+    let store = fixtures().join("reference-stores/subagents_default_action_ids.ndjson");
+    let scratch = run_dir("identity-diff");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let text = std::fs::read_to_string(&store).unwrap();
+    let edited = text.replacen(
+        "\"tool_name\":\"cite_source\"",
+        "\"tool_name\":\"cite_sources\"",
+        1,
+    );
+    assert_ne!(edited, text);
+    let b = scratch.join("edited.ndjson");
+    std::fs::write(&b, edited).unwrap();
+    let keys = fixtures().join("reference-stores/keys.json");
+    let (_, out, err) = aeplens(&[
+        "diff",
+        "--no-index",
+        "--format",
+        "json",
+        "--keys",
+        &keys.display().to_string(),
+        &store.display().to_string(),
+        &b.display().to_string(),
+    ]);
+    let doc: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
+    let counts = |member: &str| doc[member].as_array().map_or(0, Vec::len);
+    assert_eq!(counts("changed"), 1, "{out}");
+    assert_eq!((counts("added"), counts("removed")), (0, 0), "{out}");
+    let _ = std::fs::remove_dir_all(&scratch);
+}

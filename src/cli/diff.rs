@@ -70,7 +70,8 @@ pub struct Only {
 }
 
 /// An action as the diff sees it: its facts (first copy) and every copy of it in the
-/// run's records, in load order (chained snapshots repeat earlier actions).
+/// records of its emitter chain (and the chains continuing it), in load order (chained
+/// snapshots repeat earlier actions).
 struct Seen<'e> {
     run: &'e str,
     copies: Vec<Action<'e>>,
@@ -91,13 +92,15 @@ fn actions<'e>(ev: &'e Evidence, runs: Option<&str>) -> Vec<Seen<'e>> {
         if runs.is_some_and(|r| r != run.id) {
             continue;
         }
-        // Every copy of each action id in the run's records, in load order (one pass).
-        let mut copies: std::collections::HashMap<&str, Vec<Action<'e>>> =
+        // Every copy of each action id in the run's records, with the record's emitter
+        // chain, in load order (one pass).
+        let mut copies: std::collections::HashMap<&str, Vec<(u32, Action<'e>)>> =
             std::collections::HashMap::new();
         for &r in &run.records {
+            let chain = g.lineages.of(r as usize);
             for a in ev.corpus.record(r as usize).actions() {
                 if let Some(id) = a.id() {
-                    copies.entry(id).or_default().push(a);
+                    copies.entry(id).or_default().push((chain, a));
                 }
             }
         }
@@ -107,12 +110,12 @@ fn actions<'e>(ev: &'e Evidence, runs: Option<&str>) -> Vec<Seen<'e>> {
             else {
                 continue;
             };
+            let chain = g.nodes[n as usize].chain;
+            let held = |(on, a): &(u32, Action<'e>)| g.lineages.sees(*on, chain).then_some(*a);
             out.push(Seen {
                 run: &run.id,
-                copies: action
-                    .id()
-                    .and_then(|id| copies.get(id).cloned())
-                    .unwrap_or_else(|| vec![action]),
+                copies: (action.id().and_then(|id| copies.get(id)))
+                    .map_or_else(|| vec![action], |c| c.iter().filter_map(held).collect()),
                 facts,
             });
         }
@@ -120,27 +123,28 @@ fn actions<'e>(ev: &'e Evidence, runs: Option<&str>) -> Vec<Seen<'e>> {
     out
 }
 
-/// Pairs A's and B's actions: equal ids (within the run, or across the two runs compared),
+/// Pairs A's and B's actions: equal ids (within the run, or across the two runs compared;
+/// the n-th action of an id on A with the n-th on B, when several emitter chains hold it),
 /// then the n-th unpaired use of a (tool, resource) on each side.
 fn align(a: &[Seen], b: &[Seen], by_run: bool) -> Vec<(usize, usize, &'static str)> {
     let mut pairs = Vec::new();
     let mut used_b = vec![false; b.len()];
     let mut used_a = vec![false; a.len()];
-    let mut index: std::collections::HashMap<(&str, &str), usize> =
+    let mut index: std::collections::HashMap<(&str, &str), std::collections::VecDeque<usize>> =
         std::collections::HashMap::new();
     for (j, s) in b.iter().enumerate() {
         if !s.id().is_empty() {
-            index
-                .entry((if by_run { s.run } else { "" }, s.id()))
-                .or_insert(j);
+            let run = if by_run { s.run } else { "" };
+            index.entry((run, s.id())).or_default().push_back(j);
         }
     }
     for (i, s) in a.iter().enumerate() {
         if s.id().is_empty() {
             continue;
         }
-        if let Some(&j) = index.get(&(if by_run { s.run } else { "" }, s.id()))
-            && !used_b[j]
+        let run = if by_run { s.run } else { "" };
+        if let Some(j) =
+            (index.get_mut(&(run, s.id()))).and_then(std::collections::VecDeque::pop_front)
         {
             used_b[j] = true;
             used_a[i] = true;
