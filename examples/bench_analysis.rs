@@ -55,7 +55,7 @@ fn main() {
         let t = Instant::now();
         let fields: usize = (0..analysis.graph.nodes.len() as u32)
             .into_par_iter()
-            .filter_map(|node| analysis.show(&corpus, node, &[]))
+            .filter_map(|node| analysis.show(&corpus, node, &[], None))
             .map(|r| r.authority.available().len() + r.digests.len())
             .sum();
         let views = t.elapsed();

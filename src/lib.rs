@@ -36,7 +36,7 @@
 //! // A state-changing action with no capability decision at all:
 //! assert!(ev.findings.iter().any(|f| f.id == "F-UNAPPROVED-MUTATION"));
 //! let node = ev.analysis.graph.find(&ev.corpus, "r1", "a1").unwrap();
-//! let show = ev.analysis.show(&ev.corpus, node, &ev.findings).unwrap();
+//! let show = ev.analysis.show(&ev.corpus, node, &ev.findings, Some(&ev.report.records)).unwrap();
 //! assert_eq!(show.envelope.action_class, "mutate-external");
 //! ```
 

@@ -53,7 +53,7 @@ fn compare_every_action(paths: &[String], leases: &[PathBuf], dir: &Path, seen: 
     );
     assert!(Table::open(&index, paths).is_none(), "nothing kept yet");
     let opening = Index::opening_name(&ev.corpus.inputs).unwrap();
-    action_table::keep(&index, &opening, &ev.corpus, &ev.analysis, &ev.findings).unwrap();
+    action_table::keep(&index, &opening, ev.as_ref()).unwrap();
     let table = Table::open(&index, paths).expect("kept");
     let g = &ev.analysis.graph;
     // Each id's part is read once (a part is what one `show` reads).
@@ -63,7 +63,10 @@ fn compare_every_action(paths: &[String], leases: &[PathBuf], dir: &Path, seen: 
             continue;
         };
         let run = g.runs[g.nodes[node as usize].run as usize].id.as_str();
-        let opened = ev.analysis.show(&ev.corpus, node, &ev.findings).unwrap();
+        let opened = ev
+            .analysis
+            .show(&ev.corpus, node, &ev.findings, Some(&ev.report.records))
+            .unwrap();
         let found: &Vec<_> = parts.entry(id).or_insert_with(|| table.find(id).unwrap());
         let runs: Vec<&str> = found.iter().map(KeptAction::run_id).collect();
         let everywhere = g.find_all(&ev.corpus, id);
@@ -228,7 +231,7 @@ fn what_is_kept_is_used_only_while_sound_and_the_files_unchanged() {
     );
     let opening = Index::opening_name(&ev.corpus.inputs).unwrap();
     assert!(!action_table::is_kept(&index, &ev.corpus, &opening));
-    action_table::keep(&index, &opening, &ev.corpus, &ev.analysis, &ev.findings).unwrap();
+    action_table::keep(&index, &opening, ev.as_ref()).unwrap();
     assert!(action_table::is_kept(&index, &ev.corpus, &opening));
     assert_eq!(tables().len(), 1, "{:?}", tables());
     assert!(Table::open(&index, &paths).is_some_and(|t| t.find(id).is_some()));

@@ -311,15 +311,17 @@ fn golden_reference_outputs() {
     );
     let all: Vec<_> = ev.findings.iter().collect();
     insta::assert_snapshot!("v03_findings", findings_text(&all));
-    insta::assert_snapshot!(
-        "v03_chains",
-        chains_text(&ev.analysis.chains, &ev.analysis.leases)
-    );
+    insta::assert_snapshot!("v03_chains", chains_text(ev.as_ref()));
     let run = "run-devfix-ledger-0417";
     for id in ["L03-sql-reapproved", "L07-upload-lease-2"] {
         let report = ev
             .analysis
-            .show(&ev.corpus, node(&ev, run, id), &ev.findings)
+            .show(
+                &ev.corpus,
+                node(&ev, run, id),
+                &ev.findings,
+                Some(&ev.report.records),
+            )
             .unwrap();
         insta::assert_snapshot!(format!("v03_show_{id}"), show_text(&report, None));
     }
@@ -327,7 +329,7 @@ fn golden_reference_outputs() {
         .analysis
         .envelopes(&ev.corpus)
         .iter()
-        .map(|e| serde_json::to_string(e).unwrap())
+        .map(|(_, e)| serde_json::to_string(e).unwrap())
         .collect();
     insta::assert_snapshot!("v03_envelopes", envelopes.join("\n"));
 }
@@ -337,10 +339,7 @@ fn golden_rfc_outputs() {
     let ev = rfc();
     let all: Vec<_> = ev.findings.iter().collect();
     insta::assert_snapshot!("rfc_findings", findings_text(&all));
-    insta::assert_snapshot!(
-        "rfc_chains",
-        chains_text(&ev.analysis.chains, &ev.analysis.leases)
-    );
+    insta::assert_snapshot!("rfc_chains", chains_text(ev.as_ref()));
     for (run, id) in [
         ("run-rfc-payments-7", "P03-refund-reapproved"),
         ("run-rfc-leases-3", "K03-after-expiry"),
@@ -348,7 +347,12 @@ fn golden_rfc_outputs() {
     ] {
         let report = ev
             .analysis
-            .show(&ev.corpus, node(&ev, run, id), &ev.findings)
+            .show(
+                &ev.corpus,
+                node(&ev, run, id),
+                &ev.findings,
+                Some(&ev.report.records),
+            )
             .unwrap();
         insta::assert_snapshot!(format!("rfc_show_{id}"), show_text(&report, None));
         insta::assert_json_snapshot!(
@@ -360,7 +364,7 @@ fn golden_rfc_outputs() {
         .analysis
         .envelopes(&ev.corpus)
         .iter()
-        .map(|e| serde_json::to_string(e).unwrap())
+        .map(|(_, e)| serde_json::to_string(e).unwrap())
         .collect();
     insta::assert_snapshot!("rfc_envelopes", envelopes.join("\n"));
 }

@@ -194,7 +194,10 @@ fn show_validates_for_every_action_of_every_fixture_set() {
         let corpus = Corpus::new(load_paths(std::slice::from_ref(&set.path)));
         let ev = Evidence::open(corpus, &ring, &Options::default(), &supplied);
         for node in 0..ev.analysis.graph.nodes.len() as u32 {
-            let report = ev.analysis.show(&ev.corpus, node, &ev.findings).unwrap();
+            let report = ev
+                .analysis
+                .show(&ev.corpus, node, &ev.findings, Some(&ev.report.records))
+                .unwrap();
             assert_valid(
                 "show",
                 &versioned("show", &report),

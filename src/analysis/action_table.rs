@@ -18,6 +18,7 @@ use crate::model::finding::Finding;
 use crate::model::{Record, Source, Span};
 use crate::verify::encoding::decode_hex;
 use crate::verify::index::{Index, Parts};
+use crate::verify::verdict::RecordVerdict;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -72,6 +73,8 @@ pub struct KeptAction {
     run_id: String,
     action_id: String,
     chain: super::lineage::ChainName,
+    /// Its record's verdict in short.
+    verdict: crate::verify::verdict::RecordVerdict,
     at: Place,
     copies: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -109,16 +112,11 @@ pub fn is_kept(index: &Index, corpus: &Corpus, opening: &str) -> bool {
     index.keeps(&Index::kept_key_of(ACTIONS, &corpus.inputs), opening)
 }
 
-/// Keeps each action's surroundings for the opening `opening` of `corpus` (analysed as
-/// `analysis`, with `findings`). Nothing is kept (Err) when a record has no line to be
-/// read again from (a document) or a lease view would not read back as it is.
-pub fn keep(
-    index: &Index,
-    opening: &str,
-    corpus: &Corpus,
-    analysis: &Analysis,
-    findings: &[Finding],
-) -> std::io::Result<()> {
+/// Keeps each action's surroundings for the opening `opening` of `ev` (its corpus,
+/// verdicts, analysis and findings). Nothing is kept (Err) when a record has no line to
+/// be read again from (a document) or a lease view would not read back as it is.
+pub fn keep(index: &Index, opening: &str, ev: super::evidence::EvidenceRef) -> std::io::Result<()> {
+    let (corpus, analysis, findings) = (ev.corpus, ev.analysis, ev.findings);
     let not_kept = || std::io::Error::other("an action's views cannot be kept as they are");
     if !corpus.records().all(|r| r.span.is_some()) {
         return Err(not_kept());
@@ -148,6 +146,7 @@ pub fn keep(
             run_id: g.runs[node.run as usize].id.clone(),
             action_id: id.to_string(),
             chain: g.chain_name(corpus, n),
+            verdict: RecordVerdict::of(ev.report.records.get(node.record as usize)?),
             at: place(n),
             copies: node.copies,
             parent: node.parent.map(place),
@@ -325,6 +324,7 @@ impl KeptAction {
         let around = Surroundings {
             run_id: &self.run_id,
             chain: self.chain.clone(),
+            verdict: Some(self.verdict.clone()),
             copies: self.copies,
             parent,
             lease: self.lease.as_ref(),

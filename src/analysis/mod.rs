@@ -89,6 +89,8 @@ pub struct ActionReport<'a> {
     pub action_id: Option<&'a str>,
     /// The emitter chain the action was first stored on: with the id, what it is.
     pub chain: lineage::ChainName,
+    /// The verdict of the record it is shown from (`null` while not yet verified).
+    pub verdict: Option<crate::verify::verdict::RecordVerdict>,
     /// `file:line` of the first record holding the action, and how many records hold it.
     #[serde(serialize_with = "serialize_display")]
     pub source: &'a Source,
@@ -110,6 +112,7 @@ pub struct ActionReport<'a> {
 pub struct Surroundings<'a> {
     pub run_id: &'a str,
     pub chain: lineage::ChainName,
+    pub verdict: Option<crate::verify::verdict::RecordVerdict>,
     pub copies: u32,
     pub parent: Option<(&'a Record, Action<'a>)>,
     pub lease: Option<&'a LeaseView>,
@@ -124,6 +127,7 @@ impl<'a> ActionReport<'a> {
         let Surroundings {
             run_id,
             chain,
+            verdict,
             copies,
             parent,
             lease,
@@ -158,6 +162,7 @@ impl<'a> ActionReport<'a> {
         let envelope = envelope::project(&sources, &drift, lease);
         ActionReport {
             chain,
+            verdict,
             source: &record.source,
             copies,
             authority,
@@ -228,18 +233,23 @@ impl Analysis {
         an
     }
 
-    /// Every view of one action (a node of the graph), with the `findings` that name it.
+    /// Every view of one action (a node of the graph), with the `findings` that name it
+    /// and its record's verdict from `verdicts` (per record; `None` while not verified).
     pub fn show<'a>(
         &'a self,
         corpus: &'a Corpus,
         node: NodeId,
         findings: &'a [Finding],
+        verdicts: Option<&[crate::verify::RecordResult]>,
     ) -> Option<ActionReport<'a>> {
         let (record, action) = self.graph.action(corpus, node)?;
         let n = &self.graph.nodes[node as usize];
         let around = Surroundings {
             run_id: self.graph.runs[n.run as usize].id.as_str(),
             chain: self.graph.chain_name(corpus, node),
+            verdict: verdicts
+                .and_then(|v| v.get(n.record as usize))
+                .map(crate::verify::verdict::RecordVerdict::of),
             copies: n.copies,
             parent: n.parent.and_then(|p| self.graph.action(corpus, p)),
             lease: self.leases.by_node.get(&node),
@@ -275,17 +285,14 @@ impl Analysis {
         graph::indices_of(&self.gap_index, node).map(|i| &self.gaps[i])
     }
 
-    /// The decision envelope of every action, in node order.
-    pub fn envelopes<'c>(&self, corpus: &'c Corpus) -> Vec<DecisionEnvelope<'c>> {
+    /// The decision envelope of every action, with its node, in node order.
+    pub fn envelopes<'c>(&self, corpus: &'c Corpus) -> Vec<(NodeId, DecisionEnvelope<'c>)> {
         (0..self.graph.nodes.len() as NodeId)
             .filter_map(|n| {
                 let (record, a) = self.graph.action(corpus, n)?;
                 let sources = Sources::of(record, ActionFields::of(a.0));
-                Some(envelope::project(
-                    &sources,
-                    &sources.drift(),
-                    self.leases.by_node.get(&n),
-                ))
+                let lease = self.leases.by_node.get(&n);
+                Some((n, envelope::project(&sources, &sources.drift(), lease)))
             })
             .collect()
     }

@@ -5,9 +5,9 @@ use super::contract::{document, list_document, ndjson_line};
 use super::{ChainsArgs, EvidenceArgs, FindingsArgs, Format, ShowArgs};
 use crate::analysis::action_table::{self, KeptAction};
 use crate::analysis::chains::{Chain, ChainKind};
-use crate::analysis::evidence::Evidence;
+use crate::analysis::evidence::{Evidence, EvidenceRef};
+use crate::analysis::lease::LeaseVerdict;
 use crate::analysis::lease::SuppliedLeases;
-use crate::analysis::lease::{LeaseVerdict, Leases};
 use crate::analysis::lineage::ChainName;
 use crate::analysis::{ActionReport, graph::NodeId};
 use crate::load::LoadError;
@@ -15,6 +15,7 @@ use crate::model::finding::{Finding, Severity};
 use crate::model::text::{sanitize, show_id};
 use crate::model::time::format_ms;
 use crate::verify::index::Index;
+use crate::verify::verdict::RecordVerdict;
 use crate::verify::{Options, Trees};
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
@@ -230,7 +231,7 @@ pub fn show(args: &ShowArgs) -> i32 {
     let code = show_opened(args, &ev);
     if let (Some(index), Some(opening)) = (&setting.index, kept_opening(&ev)) {
         // Not kept (a full disk, a document among the inputs): the next show opens again.
-        let _ = action_table::keep(index, &opening, &ev.corpus, &ev.analysis, &ev.findings);
+        let _ = action_table::keep(index, &opening, ev.as_ref());
     }
     code
 }
@@ -258,7 +259,7 @@ pub fn keep_answers(index: &Index, ev: &Evidence) {
         }
     }
     if !action_table::is_kept(index, &ev.corpus, &opening) {
-        let _ = action_table::keep(index, &opening, &ev.corpus, &ev.analysis, &ev.findings);
+        let _ = action_table::keep(index, &opening, ev.as_ref());
     }
 }
 
@@ -282,7 +283,10 @@ fn show_opened(args: &ShowArgs, ev: &Evidence) -> i32 {
             return 2;
         }
     };
-    let Some(report) = ev.analysis.show(&ev.corpus, node, &ev.findings) else {
+    let Some(report) = ev
+        .analysis
+        .show(&ev.corpus, node, &ev.findings, Some(&ev.report.records))
+    else {
         reread_failures(ev);
         return 2;
     };
@@ -456,6 +460,10 @@ pub fn show_text(r: &ActionReport<'_>, width: Option<usize>) -> String {
         }
     );
     let _ = writeln!(s, "emitter chain from {}", sanitize(&r.chain.to_string()));
+    let _ = match &r.verdict {
+        Some(v) => writeln!(s, "its record: {}", v.short()),
+        None => writeln!(s, "its record: not verified"),
+    };
     let section =
         |s: &mut String, title: &str, fields: &[crate::analysis::authority::Field<'_>]| {
             let _ = writeln!(s, "\n{title}");
@@ -642,8 +650,8 @@ fn chains_key(corpus: &crate::load::Corpus, format: Format) -> String {
 /// What `chains` answers in `format` for `ev`, with the load errors it says.
 fn chains_answer(ev: &Evidence, format: Format) -> Answer {
     let text = match format {
-        Format::Json => list_document("chains", &ev.analysis.chains),
-        Format::Text => chains_text(&ev.analysis.chains, &ev.analysis.leases),
+        Format::Json => chains_json(ev.as_ref()),
+        Format::Text => chains_text(ev.as_ref()),
     };
     let errors = ev.corpus.errors().map(LoadError::render).collect();
     Answer { errors, text }
@@ -657,8 +665,63 @@ struct Answer {
     text: String,
 }
 
-/// Chains as indented trees.
-pub fn chains_text(chains: &[Chain], leases: &Leases) -> String {
+/// The verdict of the record an action (a node) is shown from.
+fn verdict_of(ev: EvidenceRef, node: NodeId) -> Option<RecordVerdict> {
+    let record = ev.analysis.graph.nodes.get(node as usize)?.record;
+    ev.report
+        .records
+        .get(record as usize)
+        .map(RecordVerdict::of)
+}
+
+/// A chain as `chains --format json` writes it: each step with its record's verdict.
+struct ChainOut<'a> {
+    chain: &'a Chain,
+    verdicts: Vec<Option<RecordVerdict>>,
+}
+
+/// A step of a [`ChainOut`].
+#[derive(serde::Serialize)]
+struct StepOut<'a> {
+    #[serde(flatten)]
+    step: &'a crate::analysis::chains::Step,
+    verdict: &'a Option<RecordVerdict>,
+}
+
+impl serde::Serialize for ChainOut<'_> {
+    /// As [`Chain`] serialises, each step with `verdict`.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let c = self.chain;
+        let steps: Vec<StepOut> = (c.steps.iter().zip(&self.verdicts))
+            .map(|(step, verdict)| StepOut { step, verdict })
+            .collect();
+        let mut st = s.serialize_struct("Chain", 6)?;
+        st.serialize_field("kind", &c.kind)?;
+        st.serialize_field("id", &c.id)?;
+        st.serialize_field("run_id", &c.run_id)?;
+        st.serialize_field("actions", &c.actions())?;
+        st.serialize_field("ended", &c.ended)?;
+        st.serialize_field("steps", &steps)?;
+        st.end()
+    }
+}
+
+/// The chains as `chains --format json` writes them.
+pub fn chains_json(ev: EvidenceRef) -> String {
+    let chains: Vec<ChainOut> = (ev.analysis.chains.iter())
+        .map(|chain| ChainOut {
+            chain,
+            verdicts: chain.steps.iter().map(|s| verdict_of(ev, s.node)).collect(),
+        })
+        .collect();
+    list_document("chains", &chains)
+}
+
+/// Chains as indented trees, each step led by its record's verdict glyph (`✓` verified,
+/// `✗` failed, `○` not verified) and ending with that verdict in short.
+pub fn chains_text(ev: EvidenceRef) -> String {
+    let (chains, leases) = (&ev.analysis.chains, &ev.analysis.leases);
     let mut s = String::new();
     for c in chains {
         let kind = match c.kind {
@@ -673,12 +736,8 @@ pub fn chains_text(chains: &[Chain], leases: &Leases) -> String {
             c.ended.as_deref().unwrap_or("unknown")
         );
         for (depth, step) in c.steps.iter().enumerate() {
-            let glyph = match step.decision.as_deref() {
-                Some("deny") => "✗",
-                Some("allow") => "✓",
-                Some(_) => "?",
-                None => "·",
-            };
+            let verdict = verdict_of(ev, step.node);
+            let glyph = verdict.as_ref().map_or('○', RecordVerdict::glyph);
             let indent = match c.kind {
                 ChainKind::DenyReapproval => "  ".repeat(depth),
                 ChainKind::Causal => String::new(),
@@ -686,7 +745,7 @@ pub fn chains_text(chains: &[Chain], leases: &Leases) -> String {
             let drift = step.drift.name();
             let _ = writeln!(
                 s,
-                "  {indent}{}{glyph} {} {} · {} · {}{}{}{}",
+                "  {indent}{}{glyph} {} {} · {} · {}{}{}{} · record {}",
                 if depth > 0 && c.kind == ChainKind::DenyReapproval {
                     "└─ "
                 } else {
@@ -726,6 +785,7 @@ pub fn chains_text(chains: &[Chain], leases: &Leases) -> String {
                         )
                     })
                     .unwrap_or_default(),
+                verdict.map_or_else(|| "not verified".to_string(), |v| v.words()),
             );
         }
     }
@@ -741,9 +801,23 @@ pub fn envelope(args: &EvidenceArgs) -> i32 {
         Ok(ev) => ev,
         Err(code) => return code,
     };
+    /// A decision envelope with its side data: which emitter chain the action is on and
+    /// its record's verdict (not part of the projection, analysis-rules §8).
+    #[derive(serde::Serialize)]
+    struct EnvelopeOut<'a> {
+        #[serde(flatten)]
+        envelope: crate::analysis::envelope::DecisionEnvelope<'a>,
+        chain: crate::analysis::lineage::ChainName,
+        verdict: Option<RecordVerdict>,
+    }
+    let g = &ev.analysis.graph;
     let mut s = String::new();
-    for e in ev.analysis.envelopes(&ev.corpus) {
-        s.push_str(&ndjson_line(&e));
+    for (node, envelope) in ev.analysis.envelopes(&ev.corpus) {
+        s.push_str(&ndjson_line(&EnvelopeOut {
+            envelope,
+            chain: g.chain_name(&ev.corpus, node),
+            verdict: verdict_of(ev.as_ref(), node),
+        }));
     }
     emit(&s)
 }

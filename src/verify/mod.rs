@@ -17,6 +17,7 @@ pub mod sign;
 pub mod signature;
 pub mod structural;
 pub mod timestamp;
+pub mod verdict;
 
 pub use counts::{AuthCounts, SeverityCounts, Summary};
 pub use keys::Keyring;

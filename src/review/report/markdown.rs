@@ -39,22 +39,14 @@ fn answers(s: &mut String, a: &Answers) {
             .collect::<Vec<_>>()
             .join("; ")
     };
+    let _ = writeln!(s, "- **Its record:** {}", md(&a.record));
+    let _ = writeln!(s, "- **Emitter chain:** {}", md(&a.chain));
     let _ = writeln!(s, "- **Authority available:** {}", fields(&a.available));
     let _ = writeln!(s, "- **Authority exercised:** {}", fields(&a.exercised));
     s.push_str("- **Changed between approval and execution:**\n");
     for c in &a.changed {
-        let mark = match c.status {
-            "changed" => "✗",
-            "unchanged" => "✓",
-            _ => "○",
-        };
-        let _ = writeln!(
-            s,
-            "  - {mark} {}: {} — {}",
-            c.what,
-            c.status,
-            md(&c.summary)
-        );
+        // In words: ✓ and ✗ mean a record's verification, nothing else.
+        let _ = writeln!(s, "  - {}: {} — {}", c.what, c.status, md(&c.summary));
     }
     let _ = writeln!(s, "- **Drift:** {}", md(&a.drift));
     let _ = writeln!(s, "- **Lease:** {}", md(&a.lease));
@@ -102,8 +94,14 @@ fn marks(s: &mut String, review: &super::ReviewOut, ev: EvidenceRef) {
         if let Some(f) = m.finding {
             let _ = writeln!(s, "{} `{}`: {}\n", f.severity.name(), f.id, md(&f.message));
         }
-        if let Some(at) = &m.record {
-            let _ = writeln!(s, "Record at {}.\n", md(at));
+        match (&m.record, &m.record_verdict) {
+            (_, Some(v)) => {
+                let _ = writeln!(s, "Record: {}.\n", md(&v.short()));
+            }
+            (Some(at), None) => {
+                let _ = writeln!(s, "Record at {}.\n", md(at));
+            }
+            (None, None) => {}
         }
     }
     if !runs.is_empty() {

@@ -22,6 +22,7 @@ use crate::analysis::graph::NodeId;
 use crate::model::finding::{Finding, Severity, describe};
 use crate::model::text::sanitize;
 use crate::verify::links::ChainPath;
+use crate::verify::verdict::RecordVerdict;
 use crate::verify::{InputOut, Summary};
 use serde::Serialize;
 
@@ -86,6 +87,9 @@ pub struct MarkOut<'a> {
     /// `file:line` of a marked record.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub record: Option<String>,
+    /// A marked record's verdict in short.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub record_verdict: Option<RecordVerdict>,
 }
 
 /// A report limited to the actions an explorer filter shows.
@@ -194,7 +198,10 @@ impl<'a> IncidentReport<'a> {
         let actions = named
             .iter()
             .take(ACTIONS_SHOWN)
-            .filter_map(|n| ev.analysis.show(ev.corpus, *n, ev.findings))
+            .filter_map(|n| {
+                ev.analysis
+                    .show(ev.corpus, *n, ev.findings, Some(&ev.report.records))
+            })
             .collect();
         IncidentReport {
             tool: "aeplens",
@@ -242,9 +249,10 @@ fn marks<'a>(ev: EvidenceRef<'a>, review: &'a Review) -> Vec<MarkOut<'a>> {
                 warning: place.warning(),
                 created_at: &m.created_at,
                 updated_at: &m.updated_at,
-                action: place
-                    .node()
-                    .and_then(|n| ev.analysis.show(ev.corpus, n, ev.findings)),
+                action: place.node().and_then(|n| {
+                    ev.analysis
+                        .show(ev.corpus, n, ev.findings, Some(&ev.report.records))
+                }),
                 finding: match place {
                     Place::Finding(i) => ev.findings.get(i),
                     _ => None,
@@ -254,6 +262,10 @@ fn marks<'a>(ev: EvidenceRef<'a>, review: &'a Review) -> Vec<MarkOut<'a>> {
                         let s = &ev.corpus.record(r).source;
                         Some(format!("{}:{}", s.path, s.line))
                     }
+                    _ => None,
+                },
+                record_verdict: match place {
+                    Place::Record(r) => ev.report.records.get(r).map(RecordVerdict::of),
                     _ => None,
                 },
             }
@@ -304,6 +316,11 @@ fn verification(report: &crate::verify::Report, keys: &crate::verify::Keyring) -
 pub struct Answers {
     /// `act-003 · run r-1 · incident.ndjson:4`.
     pub title: String,
+    /// Its record's verdict in short (`✓ valid (key k1) · chain intact · …`), or that it
+    /// was not verified.
+    pub record: String,
+    /// The emitter chain it is on (`incident.ndjson:1 (genesis; signed by k1)`).
+    pub chain: String,
     pub available: Vec<FieldText>,
     pub exercised: Vec<FieldText>,
     pub changed: Vec<ChangeText>,
@@ -404,6 +421,9 @@ impl Answers {
                 sanitize(act.run_id),
                 sanitize(&act.source.to_string())
             ),
+            record: (act.verdict.as_ref())
+                .map_or_else(|| "not verified".to_string(), RecordVerdict::short),
+            chain: sanitize(&act.chain.to_string()).into_owned(),
             available: recorded(&act.authority.available()),
             exercised: recorded(&act.authority.exercised()),
             changed: act

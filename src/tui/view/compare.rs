@@ -65,11 +65,14 @@ pub(super) fn compare(s: &State, scroll: usize, area: Rect, buf: &mut Buffer) {
         format!("{differing} of {} members differ", pair.rows.len()),
         t.base,
     ));
-    if let Some(report) = pair
-        .right
-        .node
-        .and_then(|n| d.analysis.show(&d.corpus, n, &d.findings))
-    {
+    if let Some(report) = pair.right.node.and_then(|n| {
+        d.analysis.show(
+            &d.corpus,
+            n,
+            &d.findings,
+            d.report.as_ref().map(|r| &r.records[..]),
+        )
+    }) {
         lines.push(Line::raw(""));
         lines.push(Line::styled(
             "WHAT CHANGED BETWEEN APPROVAL AND EXECUTION (right)",

@@ -45,7 +45,12 @@ pub(super) fn detail(s: &State, area: Rect, buf: &mut Buffer) {
         return;
     }
     // Findings come from the explorer's index (the Record tab), not a scan of all of them.
-    let Some(report) = d.analysis.show(&d.corpus, node, &[]) else {
+    let Some(report) = d.analysis.show(
+        &d.corpus,
+        node,
+        &[],
+        d.report.as_ref().map(|r| &r.records[..]),
+    ) else {
         return;
     };
     if s.detail.tab() == DetailTab::Authority {

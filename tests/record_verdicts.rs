@@ -1,0 +1,193 @@
+//! A record's verdict travels with every action handed over: each envelope line, each
+//! chain step and each `show` carries the verdict `check` gives the record the action is
+//! shown from — its authenticity and key id, its chain status, its place — and `✓` is
+//! never the glyph of a record that does not verify.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// `check`'s verdict of every record, by `file:line`.
+fn checked(evidence: &[String]) -> HashMap<String, Value> {
+    let (_, out, err) = aeplens(
+        &[
+            &["check", "--no-index", "--format", "json"],
+            &refs(evidence)[..],
+        ]
+        .concat(),
+    );
+    let doc: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
+    (doc["records"].as_array().unwrap().iter())
+        .map(|r| {
+            let at = format!(
+                "{}:{}",
+                r["source"]["path"].as_str().unwrap(),
+                r["source"]["line"]
+            );
+            (at, r.clone())
+        })
+        .collect()
+}
+
+fn refs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+/// Asserts a `verdict` member says what `check` says of its record.
+fn agrees(verdict: &Value, records: &HashMap<String, Value>, what: &str) {
+    let at = verdict["record"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{what}: no verdict"));
+    let r = &records[at];
+    let auth = &r["authenticity"];
+    assert_eq!(
+        verdict["authenticity"],
+        auth["status"]
+            .as_str()
+            .map_or(Value::from("not-checked"), Value::from),
+        "{what} at {at}"
+    );
+    assert_eq!(verdict["key_id"], auth["key_id"], "{what} at {at}");
+    assert_eq!(verdict["chain"], r["chain"]["status"], "{what} at {at}");
+    assert_eq!(
+        verdict["structural"], r["structural"]["status"],
+        "{what} at {at}"
+    );
+    assert_eq!(
+        verdict["semantic"], r["semantic"]["status"],
+        "{what} at {at}"
+    );
+}
+
+fn sets() -> Vec<Vec<String>> {
+    let f = |p: &str| fixtures().join(p).display().to_string();
+    vec![
+        vec![
+            "--keys".into(),
+            "assets/demo/keys.json".into(),
+            "assets/demo/evidence".into(),
+        ],
+        vec![
+            "--keys".into(),
+            f("reference-stores/keys.json"),
+            f("reference-stores"),
+        ],
+        vec!["--keys".into(), f("reference/keys.json"), f("reference")],
+        // No keys: nothing is verified, and nothing may say so.
+        vec![f("reference-stores")],
+    ]
+}
+
+#[test]
+fn every_envelope_line_and_chain_step_carries_its_records_verdict() {
+    for evidence in sets() {
+        let records = checked(&evidence);
+        let (_, out, _) = aeplens(&[&["envelope", "--no-index"], &refs(&evidence)[..]].concat());
+        let mut lines = 0;
+        for line in out.lines() {
+            let e: Value = serde_json::from_str(line).unwrap();
+            agrees(
+                &e["verdict"],
+                &records,
+                &format!("envelope {}", e["action_id"]),
+            );
+            lines += 1;
+        }
+        assert!(lines > 5, "{evidence:?}");
+        let (_, out, _) = aeplens(
+            &[
+                &["chains", "--no-index", "--format", "json"],
+                &refs(&evidence)[..],
+            ]
+            .concat(),
+        );
+        let doc: Value = serde_json::from_str(&out).unwrap();
+        for chain in doc["chains"].as_array().unwrap() {
+            for step in chain["steps"].as_array().unwrap() {
+                agrees(
+                    &step["verdict"],
+                    &records,
+                    &format!("chain step {}", step["action_id"]),
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn an_action_of_a_record_edited_after_signing_never_reads_verified() {
+    // The demo's act-003 (re-approved after a deny) is shown from the record edited after
+    // signing: show, chains and the report say so.
+    let demo = ["--keys", "assets/demo/keys.json", "assets/demo/evidence"];
+    let (_, out, _) = aeplens(
+        &[
+            &[
+                "show",
+                "act-003",
+                "--run",
+                "run-deploy-0042",
+                "--no-index",
+                "--format",
+                "json",
+            ],
+            &demo[..],
+        ]
+        .concat(),
+    );
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["verdict"]["authenticity"], "invalid");
+    assert_eq!(
+        doc["verdict"]["record"],
+        "assets/demo/evidence/incident.ndjson:2"
+    );
+    let (_, text, _) = aeplens(
+        &[
+            &[
+                "show",
+                "act-003",
+                "--run",
+                "run-deploy-0042",
+                "--no-index",
+                "--format",
+                "text",
+            ],
+            &demo[..],
+        ]
+        .concat(),
+    );
+    assert!(
+        text.contains("its record: ✗ invalid (key demo-deploy-key-1)"),
+        "{text}"
+    );
+    let (_, chains, _) =
+        aeplens(&[&["chains", "--no-index", "--format", "text"], &demo[..]].concat());
+    let step = chains.lines().find(|l| l.contains(" act-003 ")).unwrap();
+    assert!(step.trim_start().starts_with("└─ ✗ act-003"), "{step}");
+    assert!(
+        step.contains("record invalid (key demo-deploy-key-1)"),
+        "{step}"
+    );
+    // A ✓ leads a step only when its record verifies.
+    for line in chains.lines().filter(|l| l.contains("· record ")) {
+        assert_eq!(
+            line.contains("✓ "),
+            line.contains("· record valid"),
+            "{line}"
+        );
+    }
+    // Without keys nothing verifies: no ✓ anywhere.
+    let (_, chains, _) = aeplens(&[
+        "chains",
+        "--no-index",
+        "--format",
+        "text",
+        "assets/demo/evidence",
+    ]);
+    assert!(!chains.contains('✓'), "{chains}");
+    assert!(
+        chains.contains("not-checked (key demo-deploy-key-1: not in the keyring)"),
+        "{chains}"
+    );
+}
