@@ -191,3 +191,100 @@ fn an_action_of_a_record_edited_after_signing_never_reads_verified() {
         "{chains}"
     );
 }
+
+#[test]
+fn diff_says_which_records_stopped_verifying_and_exits_1() {
+    let stores = fixtures().join("reference-stores");
+    let keys = stores.join("keys.json").display().to_string();
+    let at = |f: &str| stores.join(f).display().to_string();
+    let run = |a: &str, b: &str| {
+        aeplens(&[
+            "diff",
+            "--no-index",
+            "--format",
+            "json",
+            "--keys",
+            &keys,
+            &at(a),
+            &at(b),
+        ])
+    };
+    // The same records with their envelopes or signatures swapped (the same canonical
+    // hashes): every one of them stopped verifying.
+    let (code, out, err) = run("dsse_source_chain.ndjson", "tampered_dsse_envelopes.ndjson");
+    assert_eq!(code, 1, "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let v = &doc["verification"];
+    assert_eq!(v["worse"], true);
+    assert_eq!(v["records_compared"], 4);
+    let stopped = (v["changed"].as_array().unwrap().iter())
+        .filter(|c| {
+            c["what"]
+                .as_array()
+                .unwrap()
+                .contains(&"stopped-verifying".into())
+        })
+        .count();
+    assert_eq!(stopped, 4, "{v}");
+    for c in doc["changed"].as_array().unwrap() {
+        assert_eq!(c["records"][0]["authenticity"], "valid");
+        assert_ne!(c["records"][1]["authenticity"], "valid");
+    }
+    // The other way round verification got better: exit 0.
+    let (code, out, _) = run("tampered_dsse_envelopes.ndjson", "dsse_source_chain.ndjson");
+    assert_eq!(code, 0);
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["verification"]["worse"], false);
+    // A store against itself: nothing judged differently.
+    let (code, out, _) = run("dsse_source_chain.ndjson", "dsse_source_chain.ndjson");
+    assert_eq!(code, 0);
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["verification"]["changed"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn every_timeline_export_carries_each_actions_record_verdict() {
+    let demo = [
+        "--no-index",
+        "--keys",
+        "assets/demo/keys.json",
+        "assets/demo/evidence",
+    ];
+    let records = checked(
+        &demo[1..]
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>(),
+    );
+    let valid = |at: &str| records[at]["authenticity"]["status"] == "valid";
+    let (_, out, _) = aeplens(&[&["export", "--format", "timesketch"], &demo[..]].concat());
+    let mut events = 0;
+    for line in out.lines() {
+        let e: Value = serde_json::from_str(line).unwrap();
+        let at = e["source"].as_str().unwrap();
+        assert_eq!(e["record.authenticity"] == "valid", valid(at), "{e}");
+        assert!(e["chain.head"].is_string(), "{e}");
+        events += 1;
+    }
+    assert!(events > 5);
+    let (_, out, _) = aeplens(&[&["export", "--format", "otlp-json"], &demo[..]].concat());
+    let doc: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    let spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+        .as_array()
+        .unwrap();
+    let tool_spans: Vec<&Value> = spans
+        .iter()
+        .filter(|s| s["name"].as_str().unwrap().starts_with("execute_tool"))
+        .collect();
+    assert!(!tool_spans.is_empty());
+    for span in tool_spans {
+        let attr = |k: &str| {
+            (span["attributes"].as_array().unwrap().iter())
+                .find(|a| a["key"] == k)
+                .map(|a| a["value"]["stringValue"].clone())
+        };
+        let at = attr("aep.source").unwrap();
+        let auth = attr("aep.record.authenticity").unwrap();
+        assert_eq!(auth == "valid", valid(at.as_str().unwrap()), "{span}");
+    }
+}

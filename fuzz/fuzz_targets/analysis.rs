@@ -16,9 +16,11 @@ fuzz_target!(|data: &[u8]| {
         &SuppliedLeases::default(),
     );
     for node in 0..ev.analysis.graph.nodes.len() as u32 {
-        let report = ev.analysis.show(&ev.corpus, node, &ev.findings);
+        let report = ev.analysis.show(&ev.corpus, node, &ev.findings, Some(&ev.report.records));
         let _ = serde_json::to_string(&report);
     }
     let _ = serde_json::to_string(&ev.analysis.chains);
     let _ = ev.analysis.envelopes(&ev.corpus);
+    let _ = aeplens::cli::report::chains_json(ev.as_ref());
+    let _ = aeplens::cli::report::chains_text(ev.as_ref());
 });

@@ -2,7 +2,10 @@
 //! runs of one. Actions are aligned by action id, then — for those left — by (tool,
 //! resource) in time order; for each aligned pair the members that differ canonically, and
 //! the decision and observed-outcome changes; actions only on one side; findings new and
-//! resolved (the same finding: same id, run and actions).
+//! resolved (the same finding: same id, run and actions); and, for two stores, what
+//! verification says differently of the records both hold (the same canonical hash):
+//! records that stopped or started verifying, key ids that changed, chain statuses that
+//! changed — exit 1 when verification got worse.
 
 use super::contract::document;
 use super::report::{emit, open};
@@ -14,6 +17,8 @@ use crate::model::facts::ActionFacts;
 use crate::model::finding::Finding;
 use crate::model::text::{sanitize, show_id};
 use crate::verify::Trees;
+use crate::verify::chain::ChainStatus;
+use crate::verify::verdict::RecordVerdict;
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -34,6 +39,75 @@ pub struct Diff<'a> {
     pub findings_resolved: Vec<&'a Finding>,
     /// Aligned pairs that are canonically identical.
     pub unchanged: usize,
+    /// What verification says differently of the records both sides hold.
+    pub verification: Verification,
+}
+
+/// Verification compared record by record: records are the same when their canonical
+/// hashes are (the signed content; the n-th copy on A with the n-th on B).
+#[derive(Serialize, Default)]
+pub struct Verification {
+    /// Records whose verdict differs.
+    pub changed: Vec<VerdictChange>,
+    /// Records held by both sides.
+    pub records_compared: usize,
+    /// True when a record stopped verifying or its chain status got worse.
+    pub worse: bool,
+}
+
+/// One record both sides hold, judged differently.
+#[derive(Serialize)]
+pub struct VerdictChange {
+    /// What changed: `stopped-verifying`, `started-verifying`, `authenticity`, `key-id`,
+    /// `chain`.
+    pub what: Vec<&'static str>,
+    pub a: RecordVerdict,
+    pub b: RecordVerdict,
+}
+
+/// [`Verification`] of two bodies of evidence.
+fn verification(a: &Evidence, b: &Evidence) -> Verification {
+    use std::collections::HashMap;
+    let mut in_b: HashMap<_, std::collections::VecDeque<usize>> = HashMap::new();
+    for (i, r) in b.report.records.iter().enumerate() {
+        in_b.entry(r.canonical_sha256).or_default().push_back(i);
+    }
+    // Worse chain statuses sort later (`ChainStatus` is ordered by severity).
+    let rank = |name: &str| ChainStatus::ALL.iter().position(|c| c.name() == name);
+    let mut out = Verification::default();
+    for ra in &a.report.records {
+        let Some(j) = in_b
+            .get_mut(&ra.canonical_sha256)
+            .and_then(std::collections::VecDeque::pop_front)
+        else {
+            continue;
+        };
+        out.records_compared += 1;
+        let (x, y) = (
+            RecordVerdict::of(ra),
+            RecordVerdict::of(&b.report.records[j]),
+        );
+        let mut what = Vec::new();
+        match (x.verified(), y.verified()) {
+            (true, false) => what.push("stopped-verifying"),
+            (false, true) => what.push("started-verifying"),
+            _ if x.authenticity != y.authenticity => what.push("authenticity"),
+            _ => {}
+        }
+        if x.key_id != y.key_id || x.key_unknown != y.key_unknown {
+            what.push("key-id");
+        }
+        if x.chain != y.chain {
+            what.push("chain");
+        }
+        if what.is_empty() {
+            continue;
+        }
+        let chain_worse = matches!((rank(&x.chain), rank(&y.chain)), (Some(p), Some(q)) if q > p);
+        out.worse |= what.contains(&"stopped-verifying") || chain_worse;
+        out.changed.push(VerdictChange { what, a: x, b: y });
+    }
+    out
 }
 
 /// One side of the comparison.
@@ -59,6 +133,8 @@ pub struct Changed {
     pub decision: Option<[Option<String>; 2]>,
     /// The observed outcome, when it changed: [A, B].
     pub outcome: Option<[Option<String>; 2]>,
+    /// The verdicts of the records each side's action is shown from: [A, B].
+    pub records: [Option<RecordVerdict>; 2],
 }
 
 /// An action on one side only.
@@ -74,6 +150,8 @@ pub struct Only {
 /// snapshots repeat earlier actions).
 struct Seen<'e> {
     run: &'e str,
+    /// The record it is shown from (flat index).
+    record: u32,
     copies: Vec<Action<'e>>,
     facts: &'e ActionFacts,
 }
@@ -114,6 +192,7 @@ fn actions<'e>(ev: &'e Evidence, runs: Option<&str>) -> Vec<Seen<'e>> {
             let held = |(on, a): &(u32, Action<'e>)| g.lineages.sees(*on, chain).then_some(*a);
             out.push(Seen {
                 run: &run.id,
+                record: g.nodes[n as usize].record,
                 copies: (action.id().and_then(|id| copies.get(id)))
                     .map_or_else(|| vec![action], |c| c.iter().filter_map(held).collect()),
                 facts,
@@ -277,7 +356,11 @@ pub fn run(args: &DiffArgs) -> i32 {
         let pair = |p: Option<&str>, q: Option<&str>| {
             (p != q).then(|| [p.map(str::to_string), q.map(str::to_string)])
         };
+        let verdict = |ev: &Evidence, s: &Seen| {
+            (ev.report.records.get(s.record as usize)).map(RecordVerdict::of)
+        };
         changed.push(Changed {
+            records: [verdict(&ev_a, x), verdict(&ev_b, y)],
             run_a: x.run.to_string(),
             run_b: y.run.to_string(),
             action_a: x.id().to_string(),
@@ -329,7 +412,16 @@ pub fn run(args: &DiffArgs) -> i32 {
         .copied()
         .filter(|f| !keys_b.contains(&strip(f)))
         .collect();
+    let verification = match runs {
+        None => verification(&ev_a, &ev_b),
+        Some(_) => Verification::default(),
+    };
+    // Worse too when a changed action's record verified on A and does not on B.
+    let verified = |v: &Option<RecordVerdict>| v.as_ref().is_some_and(RecordVerdict::verified);
+    let worse = verification.worse
+        || (changed.iter()).any(|c| verified(&c.records[0]) && !verified(&c.records[1]));
     let diff = Diff {
+        verification,
         mode,
         a: side(&ev_a, &a, run_a),
         b: side(&ev_b, &b, run_b),
@@ -344,7 +436,10 @@ pub fn run(args: &DiffArgs) -> i32 {
         Format::Json => document("diff", &diff),
         Format::Text => super::report::fit_lines(&text(&diff), super::report::terminal_width()),
     };
-    emit(&text)
+    match emit(&text) {
+        0 if worse => 1,
+        code => code,
+    }
 }
 
 /// The diff for people.
@@ -401,6 +496,11 @@ pub fn text(d: &Diff) -> String {
                 let _ = write!(s, " · {what} {} → {}", show(x), show(y));
             }
         }
+        if let [Some(x), Some(y)] = &c.records
+            && (&x.authenticity, &x.chain) != (&y.authenticity, &y.chain)
+        {
+            let _ = write!(s, " · record {} → {}", x.short(), y.short());
+        }
         s.push('\n');
     }
     for (mark, list) in [("+", &d.added), ("-", &d.removed)] {
@@ -413,6 +513,25 @@ pub fn text(d: &Diff) -> String {
                 sanitize(o.tool.as_deref().unwrap_or("?"))
             );
         }
+    }
+    let v = &d.verification;
+    if d.mode == "stores" {
+        let _ = writeln!(
+            s,
+            "verification: {} of {} records held by both judged differently{}",
+            v.changed.len(),
+            v.records_compared,
+            if v.worse { " · worse" } else { "" }
+        );
+    }
+    for c in &v.changed {
+        let _ = writeln!(
+            s,
+            "! {}: {} → {}",
+            c.what.join(", "),
+            c.a.short(),
+            c.b.short()
+        );
     }
     for (mark, list) in [("new", &d.findings_new), ("resolved", &d.findings_resolved)] {
         for f in list {

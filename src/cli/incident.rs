@@ -99,7 +99,7 @@ pub fn run(args: &ReportArgs) -> i32 {
         ReportFormat::Json => document("report", &report),
         ReportFormat::Md => markdown::render(&report, ev.as_ref()),
         ReportFormat::Html => html::render(&report, ev.as_ref()),
-        ReportFormat::Sarif => sarif::render(&report),
+        ReportFormat::Sarif => sarif::render(&report, ev.as_ref()),
         ReportFormat::Junit => junit::render(&report, &ev.report),
     };
     let code = match &args.output {

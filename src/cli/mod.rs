@@ -150,8 +150,12 @@ aligned pair that differs lists the members that differ canonically, and its dec
 observed outcome when they changed; then actions only in A (removed) or only in B (added), \
 and findings new in B or resolved since A (the same finding: same id, run and actions). \
 Text on a terminal, versioned JSON when piped (schema/diff.schema.json).\n\n\
-Exit codes:\n\n0: compared.\n\n2: usage error (not two paths and not two --run), unreadable \
-evidence, or a --run not in the evidence."
+For two stores it also compares verification, record by record (the \
+same canonical hash on both sides: the same signed content): records that stopped or started \
+verifying, key ids and chain statuses that changed.\n\n\
+Exit codes:\n\n0: compared.\n\n1: verification got worse (a record held by both stopped \
+verifying, or its chain status got worse).\n\n2: usage error (not two paths and not two --run), \
+unreadable evidence, or a --run not in the evidence."
     )]
     Diff(DiffArgs),
     /// The incident report: Markdown, self-contained HTML, JSON, SARIF 2.1.0 or JUnit XML.

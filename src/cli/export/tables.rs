@@ -260,9 +260,14 @@ fn actions(ev: EvidenceRef) -> Table {
         &[
             ("run_id", Str),
             ("action_id", Str),
+            ("chain_head", Str),
+            ("chain_start", Str),
             ("path", Str),
             ("line", Int),
             ("record_sha256", Str),
+            ("record_authenticity", Str),
+            ("record_key_id", Str),
+            ("record_chain", Str),
             ("copies", Int),
             ("parent_action_id", Str),
             ("tool_name", Str),
@@ -287,8 +292,13 @@ fn actions(ev: EvidenceRef) -> Table {
             };
             let node = &g.nodes[n as usize];
             let lease = ev.analysis.leases.by_node.get(&n);
+            let chain = g.chain_name(ev.corpus, n);
+            let verdict = (ev.report.records.get(node.record as usize))
+                .map(crate::verify::verdict::RecordVerdict::of);
             t.s("run_id", Some(&run.id));
             t.s("action_id", f.id());
+            t.s("chain_head", Some(&chain.head));
+            t.s("chain_start", Some(chain.start.name()));
             t.s("path", Some(&record.source.path));
             t.i("line", Some(record.source.line as i64));
             t.s(
@@ -299,6 +309,15 @@ fn actions(ev: EvidenceRef) -> Table {
                     .map(ToString::to_string)
                     .as_deref(),
             );
+            t.s(
+                "record_authenticity",
+                verdict.as_ref().map(|v| v.authenticity.as_str()),
+            );
+            t.s(
+                "record_key_id",
+                verdict.as_ref().and_then(|v| v.key_id.as_deref()),
+            );
+            t.s("record_chain", verdict.as_ref().map(|v| v.chain.as_str()));
             t.i("copies", Some(i64::from(node.copies)));
             t.s("parent_action_id", f.parent());
             t.s("tool_name", f.tool());

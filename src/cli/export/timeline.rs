@@ -8,9 +8,11 @@ use crate::analysis::chains::{ChainKind, Role};
 use crate::analysis::evidence::Evidence;
 use crate::analysis::graph::NodeId;
 use crate::analysis::lease::LeaseSource;
+use crate::analysis::lineage::ChainName;
 use crate::model::Decision;
 use crate::model::facts::ActionFacts;
 use crate::model::time::format_ms;
+use crate::verify::verdict::RecordVerdict;
 use serde_json::{Value, json};
 
 /// One timed action of the selected runs.
@@ -23,6 +25,31 @@ struct Event<'e> {
     facts: &'e ActionFacts,
     decision: Option<Decision<'e>>,
     source: String,
+    /// Its record's verdict (absent when the record was not verified).
+    verdict: Option<RecordVerdict>,
+    /// The emitter chain it is on.
+    chain: ChainName,
+}
+
+impl Event<'_> {
+    /// The record's verdict as attributes: `(name, value)` for authenticity, key id,
+    /// chain status and verdict in short.
+    fn verdict_attributes(&self) -> Vec<(&'static str, String)> {
+        let Some(v) = &self.verdict else {
+            return vec![("record.authenticity", "not-verified".to_string())];
+        };
+        let mut out = vec![
+            ("record.authenticity", v.authenticity.clone()),
+            ("record.chain", v.chain.clone()),
+            ("record.verdict", v.short()),
+            ("chain.head", self.chain.head.clone()),
+            ("chain.start", self.chain.start.name().to_string()),
+        ];
+        if let Some(k) = &v.key_id {
+            out.push(("record.key_id", k.clone()));
+        }
+        out
+    }
 }
 
 /// The timed actions of `runs` (every run when empty), in node order; notes the untimed.
@@ -51,6 +78,9 @@ fn events<'e>(ev: &'e Evidence, runs: &[String]) -> Vec<Event<'e>> {
                     facts,
                     decision: action.decision(),
                     source: record.source.to_string(),
+                    verdict: (ev.report.records.get(g.nodes[n as usize].record as usize))
+                        .map(RecordVerdict::of),
+                    chain: g.chain_name(&ev.corpus, n),
                 }),
                 _ => untimed += 1,
             }
@@ -68,12 +98,19 @@ fn events<'e>(ev: &'e Evidence, runs: &[String]) -> Vec<Event<'e>> {
 
 /// The finding ids that name this action.
 fn findings_of(ev: &Evidence, e: &Event) -> Vec<&'static str> {
-    let id = e.facts.id().unwrap_or("");
-    ev.findings
-        .iter()
-        .filter(|f| f.run_id.as_deref() == Some(e.run) && f.action_ids.iter().any(|a| a == id))
-        .map(|f| f.id)
-        .collect()
+    (ev.analysis
+        .findings_naming(&ev.corpus, e.node, &ev.findings)
+        .iter())
+    .map(|f| f.id)
+    .collect()
+}
+
+/// `object` with the record's verdict attributes added (`prefix` before each name).
+fn with_verdict(mut object: Value, e: &Event, prefix: &str) -> Value {
+    for (name, value) in e.verdict_attributes() {
+        object[format!("{prefix}{name}")] = value.into();
+    }
+    object
 }
 
 fn lines(values: impl Iterator<Item = Value>) -> String {
@@ -94,7 +131,7 @@ pub fn timesketch(ev: &Evidence, runs: &[String]) -> String {
             .into_iter()
             .flatten()
             .collect();
-        json!({
+        let event = json!({
             "message": format!("{} (run {})", words.join(" · "), e.run),
             "datetime": format_ms(e.time),
             "timestamp": (e.time * 1000.0).round() as i64,
@@ -108,7 +145,8 @@ pub fn timesketch(ev: &Evidence, runs: &[String]) -> String {
             "side_effect_class": f.side_effect_class(),
             "source": e.source,
             "findings": findings_of(ev, e),
-        })
+        });
+        with_verdict(event, e, "")
     }))
 }
 
@@ -136,13 +174,13 @@ pub fn chrome_trace(ev: &Evidence, runs: &[String]) -> String {
             "ts": e.time * 1000.0,
             "pid": e.track + 1,
             "tid": 1,
-            "args": {
+            "args": with_verdict(json!({
                 "action_id": f.id(),
                 "decision": f.outcome(),
                 "observed": f.observed(),
                 "source": e.source,
                 "findings": findings_of(ev, e),
-            },
+            }), e, ""),
         }));
     }
     let track_of = |n: NodeId| events.iter().find(|e| e.node == n);
@@ -232,6 +270,7 @@ pub fn otlp_json(ev: &Evidence, runs: &[String]) -> String {
             .parent
             .filter(|p| g.nodes[*p as usize].run == g.nodes[e.node as usize].run)
             .map(span_id);
+        let verdict = e.verdict_attributes();
         let attributes: Vec<Value> = [
             attr("gen_ai.operation.name", Some("execute_tool")),
             attr("gen_ai.tool.name", f.tool()),
@@ -243,6 +282,7 @@ pub fn otlp_json(ev: &Evidence, runs: &[String]) -> String {
         ]
         .into_iter()
         .flatten()
+        .chain((verdict.iter()).filter_map(|(k, v)| attr(&format!("aep.{k}"), Some(v))))
         .collect();
         let mut span = json!({
             "traceId": trace,

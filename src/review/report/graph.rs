@@ -6,6 +6,7 @@ use crate::analysis::chains::Role;
 use crate::analysis::evidence::EvidenceRef;
 use crate::analysis::graph::NodeId;
 use crate::model::text::sanitize;
+use crate::verify::verdict::RecordVerdict;
 use std::fmt::Write as _;
 
 /// How an action is drawn.
@@ -25,7 +26,8 @@ pub enum Link {
     Causal,
 }
 
-/// An action as drawn: its node, two label lines (id; tool · decision · result), class.
+/// An action as drawn: its node, two label lines (its record's verdict glyph and id;
+/// tool · decision · result · its record's authenticity), class.
 pub type Drawn = (NodeId, [String; 2], Class);
 
 /// The action graph of the selected runs, ready to print.
@@ -60,12 +62,19 @@ impl ActionGraph {
                     _ if decision == Some("deny") => Class::Denied,
                     _ => Class::Plain,
                 };
+                // Its record's verdict leads: ✓ verified, ✗ failed, ○ not verified.
+                let verdict = (ev.report.records.get(g.nodes[n as usize].record as usize))
+                    .map(RecordVerdict::of);
+                let record = verdict.as_ref().map_or("not verified", |v| &v.authenticity);
+                let glyph = verdict.as_ref().map_or('○', RecordVerdict::glyph);
+                let record = format!("record {record}");
                 let detail: Vec<&str> = [facts.tool(), decision, facts.observed()]
                     .into_iter()
                     .flatten()
+                    .chain([record.as_str()])
                     .collect();
                 let label = [
-                    facts.id().unwrap_or("(no action_id)").to_string(),
+                    format!("{glyph} {}", facts.id().unwrap_or("(no action_id)")),
                     detail.join(" · "),
                 ];
                 shown[n as usize] = true;

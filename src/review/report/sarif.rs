@@ -43,8 +43,23 @@ fn inert(v: Value) -> Value {
     }
 }
 
-/// Renders the report.
-pub fn render(r: &IncidentReport) -> String {
+/// Renders the report; each result carries, in `properties.records`, the verdicts of the
+/// records its locations name (the records its actions come from).
+pub fn render(r: &IncidentReport, ev: crate::analysis::evidence::EvidenceRef) -> String {
+    let verdicts = |f: &crate::model::finding::Finding| -> Vec<Value> {
+        let mut seen: Vec<usize> = Vec::new();
+        for l in &f.locations {
+            if let Some(i) = ev.corpus.index_at(&l.path, l.line)
+                && !seen.contains(&i)
+            {
+                seen.push(i);
+            }
+        }
+        (seen.into_iter())
+            .filter_map(|i| ev.report.records.get(i))
+            .map(|v| json!(crate::verify::verdict::RecordVerdict::of(v)))
+            .collect()
+    };
     let rules: Vec<Value> = r
         .findings
         .iter()
@@ -104,7 +119,7 @@ pub fn render(r: &IncidentReport) -> String {
                 "message": { "text": f.message },
                 "locations": locations,
                 "partialFingerprints": { "aeplensFinding/v1": f.fingerprint },
-                "properties": { "run_id": f.run_id, "action_ids": f.action_ids, "evidence": f.evidence },
+                "properties": { "run_id": f.run_id, "action_ids": f.action_ids, "evidence": f.evidence, "records": verdicts(f) },
             });
             if !related.is_empty() {
                 result["relatedLocations"] = Value::Array(related);

@@ -46,6 +46,24 @@ pub(super) fn compare(s: &State, scroll: usize, area: Rect, buf: &mut Buffer) {
             t.title,
         ),
     ];
+    // Each side's record verdict: a side from a record that does not verify says so.
+    let trust = |node: Option<crate::analysis::graph::NodeId>| {
+        let record = node
+            .and_then(|n| d.analysis.graph.nodes.get(n as usize))?
+            .record;
+        let verdict = d.report.as_ref()?.records.get(record as usize)?;
+        Some(crate::verify::verdict::RecordVerdict::of(verdict).short())
+    };
+    let unverified = || "record not verified".to_string();
+    lines.push(Line::styled(
+        format!(
+            "{} {}  {}",
+            cell("record", name_w),
+            cell(&trust(pair.left.node).unwrap_or_else(unverified), col),
+            trust(pair.right.node).unwrap_or_else(unverified)
+        ),
+        t.base,
+    ));
     let differing = pair.rows.iter().filter(|r| r.differs).count();
     for r in &pair.rows {
         let value = |v: Option<&Json>| v.map_or_else(|| "—".to_string(), value_text);
