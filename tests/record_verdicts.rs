@@ -121,42 +121,25 @@ fn an_action_of_a_record_edited_after_signing_never_reads_verified() {
     // The demo's act-003 (re-approved after a deny) is shown from the record edited after
     // signing: show, chains and the report say so.
     let demo = ["--keys", "assets/demo/keys.json", "assets/demo/evidence"];
-    let (_, out, _) = aeplens(
-        &[
-            &[
-                "show",
-                "act-003",
-                "--run",
-                "run-deploy-0042",
-                "--no-index",
-                "--format",
-                "json",
-            ],
-            &demo[..],
-        ]
-        .concat(),
-    );
-    let doc: Value = serde_json::from_str(&out).unwrap();
+    let show = |format: &str| {
+        let args = [
+            "show",
+            "act-003",
+            "--run",
+            "run-deploy-0042",
+            "--no-index",
+            "--format",
+            format,
+        ];
+        aeplens(&[&args[..], &demo[..]].concat()).1
+    };
+    let doc: Value = serde_json::from_str(&show("json")).unwrap();
     assert_eq!(doc["verdict"]["authenticity"], "invalid");
     assert_eq!(
         doc["verdict"]["record"],
         "assets/demo/evidence/incident.ndjson:2"
     );
-    let (_, text, _) = aeplens(
-        &[
-            &[
-                "show",
-                "act-003",
-                "--run",
-                "run-deploy-0042",
-                "--no-index",
-                "--format",
-                "text",
-            ],
-            &demo[..],
-        ]
-        .concat(),
-    );
+    let text = show("text");
     assert!(
         text.contains("its record: ✗ invalid (key demo-deploy-key-1)"),
         "{text}"

@@ -97,6 +97,18 @@ impl Chain {
 
 impl Serialize for Chain {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.serialize_with_steps(s, &self.steps)
+    }
+}
+
+impl Chain {
+    /// The chain as it serialises, its steps written as `steps` (the steps with what an
+    /// output adds to each).
+    pub fn serialize_with_steps<S: serde::Serializer>(
+        &self,
+        s: S,
+        steps: &impl Serialize,
+    ) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
         let mut st = s.serialize_struct("Chain", 6)?;
         st.serialize_field("kind", &self.kind)?;
@@ -104,7 +116,7 @@ impl Serialize for Chain {
         st.serialize_field("run_id", &self.run_id)?;
         st.serialize_field("actions", &self.actions())?;
         st.serialize_field("ended", &self.ended)?;
-        st.serialize_field("steps", &self.steps)?;
+        st.serialize_field("steps", steps)?;
         st.end()
     }
 }

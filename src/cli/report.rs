@@ -691,19 +691,10 @@ struct StepOut<'a> {
 impl serde::Serialize for ChainOut<'_> {
     /// As [`Chain`] serialises, each step with `verdict`.
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let c = self.chain;
-        let steps: Vec<StepOut> = (c.steps.iter().zip(&self.verdicts))
+        let steps: Vec<StepOut> = (self.chain.steps.iter().zip(&self.verdicts))
             .map(|(step, verdict)| StepOut { step, verdict })
             .collect();
-        let mut st = s.serialize_struct("Chain", 6)?;
-        st.serialize_field("kind", &c.kind)?;
-        st.serialize_field("id", &c.id)?;
-        st.serialize_field("run_id", &c.run_id)?;
-        st.serialize_field("actions", &c.actions())?;
-        st.serialize_field("ended", &c.ended)?;
-        st.serialize_field("steps", &steps)?;
-        st.end()
+        self.chain.serialize_with_steps(s, &steps)
     }
 }
 
