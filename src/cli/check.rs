@@ -302,7 +302,12 @@ pub fn text_report(report: &Report, findings: &[Finding], width: Option<usize>) 
         .map(|r| {
             [
                 format!("{}:{}", file_name(&r.source.path), r.source.line),
-                sanitize(r.run_id.as_deref().unwrap_or("—")).into_owned(),
+                // A sibling evidence type is named where a record names its run.
+                if r.kind.is_record() {
+                    sanitize(r.run_id.as_deref().unwrap_or("—")).into_owned()
+                } else {
+                    format!("[{}]", r.kind.name())
+                },
                 auth_cell(r),
                 r.chain.status.map_or("—", |c| c.name()).to_string(),
                 r.structural

@@ -314,6 +314,10 @@ pub const RULES: &[(&str, &str)] = &[
         "An action under a lease executed outside its window (before grant, after expiry, over budget or after revocation).",
     ),
     (
+        "F-MEMORY-CHAIN-BROKEN",
+        "A memory-evidence op's prior_digest is not the digest its cell's previous op left: a memory op lost or reordered, or a past write altered.",
+    ),
+    (
         "F-NUMBER-PRECISION",
         "A number beyond double precision: the value every JSON reader sees differs from the bytes.",
     ),

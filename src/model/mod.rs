@@ -11,6 +11,7 @@ pub mod fields;
 pub mod finding;
 pub mod ids;
 pub mod json;
+pub mod kind;
 pub mod name;
 pub mod prefetch;
 pub mod text;

@@ -11,6 +11,7 @@ pub mod hygiene;
 pub mod index;
 pub mod keys;
 pub mod links;
+pub mod memory;
 pub mod semantic;
 pub mod sharing;
 pub mod sign;
@@ -120,6 +121,10 @@ pub struct SourceOut {
 /// Everything verified about one record.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct RecordResult {
+    /// Which evidence type the record is (`aep-record`, or a sibling: `checkpoint`, `fork`,
+    /// `memory-evidence`, …).
+    #[serde(default)]
+    pub kind: crate::model::kind::Kind,
     pub source: SourceOut,
     /// Short texts kept inline (no allocation up to 24 bytes): a store has one per record.
     pub run_id: Option<CompactString>,
@@ -576,6 +581,9 @@ fn assemble(inputs: &[Input], mut records: Vec<RecordResult>) -> Report {
     for (i, finding) in hygiene::confusable_ids(&refs) {
         records[i].findings.push(finding);
     }
+    for (i, finding) in memory::broken_links(&refs, &records) {
+        records[i].findings.push(finding);
+    }
     let mut stamped: Vec<(&crate::model::json::Obj, &mut Authenticity)> = refs
         .iter()
         .zip(records.iter_mut())
@@ -615,8 +623,18 @@ pub fn verify_record(
 ) -> RecordResult {
     let chain_bytes = canonical_bytes_without(record.json(), CHAIN_EXCLUDED, Variant::C1);
     let canonical_sha256 = Sha256Digest::of(&chain_bytes);
-    let structural_violations = structural::check(record);
-    let semantic_violations = semantic::check(record);
+    // A sibling evidence type is checked against its own schema; V1–V18 are invariants
+    // of records, not evaluated for it.
+    let kind = crate::model::kind::Kind::of(record.obj());
+    let structural_violations = match kind {
+        crate::model::kind::Kind::AepRecord => structural::check(record),
+        sibling => structural::check_sibling(record, sibling),
+    };
+    let semantic_violations = if kind.is_record() {
+        semantic::check(record)
+    } else {
+        Vec::new()
+    };
     let mut findings = hygiene::check(record);
     let mut authenticity =
         signature::authenticate(record, &chain_bytes, keys, options.profile, &mut findings);
@@ -643,6 +661,7 @@ pub fn verify_record(
     }
     findings.sort_by_key(|f| f.severity);
     RecordResult {
+        kind,
         source: SourceOut {
             path: record.source.path.clone(),
             line: record.source.line,
@@ -657,8 +676,8 @@ pub fn verify_record(
             violations: structural_violations,
         }),
         semantic: Arc::new(SemanticAxis {
-            evaluated: true,
-            status: Some(CheckStatus::from_ok(semantic_ok)),
+            evaluated: kind.is_record(),
+            status: kind.is_record().then(|| CheckStatus::from_ok(semantic_ok)),
             violations: semantic_violations,
         }),
         authenticity: Arc::new(authenticity),

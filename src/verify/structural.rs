@@ -240,6 +240,39 @@ impl Checker<'_> {
     }
 }
 
+/// A sibling evidence type (`model::kind`) checked against the protocol's JSON Schema of
+/// its kind (`schema/aep/`): one violation per schema error, at the member it concerns.
+pub fn check_sibling(record: &Record, kind: crate::model::kind::Kind) -> Vec<StructuralViolation> {
+    use std::sync::OnceLock;
+    static VALIDATORS: OnceLock<Vec<(crate::model::kind::Kind, jsonschema::Validator)>> =
+        OnceLock::new();
+    let validators = VALIDATORS.get_or_init(|| {
+        (crate::model::kind::Kind::SIBLINGS.into_iter())
+            .filter_map(|k| {
+                let schema: serde_json::Value = serde_json::from_str(k.schema()?).ok()?;
+                Some((k, jsonschema::draft202012::new(&schema).ok()?))
+            })
+            .collect()
+    });
+    let Some((_, validator)) = validators.iter().find(|(k, _)| *k == kind) else {
+        return vec![StructuralViolation {
+            path: String::new(),
+            message: format!("no schema to check a {} against", kind.name()),
+        }];
+    };
+    let instance = record.json().to_serde();
+    (validator.iter_errors(&instance))
+        .map(|e| StructuralViolation {
+            path: e
+                .instance_path()
+                .to_string()
+                .trim_start_matches('/')
+                .replace('/', "."),
+            message: format!("{} schema: {e}", kind.name()),
+        })
+        .collect()
+}
+
 /// Runs the structural checks on one record.
 pub fn check(record: &Record) -> Vec<StructuralViolation> {
     let mut out = Vec::new();
