@@ -149,3 +149,43 @@ fn memory_ops_form_a_chain_per_cell() {
     assert_eq!(broken[0]["evidence"]["mem_ref"], "kv:session/42");
     assert_eq!(broken[0]["locations"][0]["line"], 3);
 }
+
+#[test]
+fn a_signed_sibling_is_verified_over_its_own_bytes() {
+    use aeplens::canon::{CHAIN_EXCLUDED, Variant, canonical_bytes_without};
+    use base64::Engine;
+    use ed25519_dalek::{Signer, SigningKey};
+    // A signed checkpoint (S1: Ed25519 over its C1 bytes without `signature`).
+    let key = SigningKey::from_bytes(&[9u8; 32]);
+    let mut doc = json!({
+        "schema_version": "aep/v0.1",
+        "created_at_ms": 1_789_632_000_000_u64,
+        "checkpoint_id": "cp-7",
+        "parent_run_id": "run-7",
+        "state_digest": "sha256:77",
+    });
+    let json = aeplens::load::parser::parse(&doc.to_string()).unwrap();
+    let bytes = canonical_bytes_without(&json, CHAIN_EXCLUDED, Variant::C1);
+    let sig = base64::engine::general_purpose::STANDARD.encode(key.sign(&bytes).to_bytes());
+    doc["signature"] = json!({"alg": "ed25519", "key_id": "cp-key", "sig": sig});
+    let dir = run_dir("evidence-types-signed");
+    std::fs::create_dir_all(&dir).unwrap();
+    let public = aeplens::canon::hex(key.verifying_key().as_bytes());
+    let check = |name: &str, doc: &Value| -> Value {
+        let path = dir.join(name);
+        std::fs::write(&path, doc.to_string()).unwrap();
+        let key = format!("cp-key={public}");
+        let args = ["check", "--no-index", "--format", "json", "--key", &key];
+        let (_, out, _) = aeplens(&[&args[..], &[path.to_str().unwrap()]].concat());
+        serde_json::from_str::<Value>(&out).unwrap()["records"][0].clone()
+    };
+    let r = check("signed.json", &doc);
+    assert_eq!(r["kind"], "checkpoint-evidence");
+    assert_eq!(r["authenticity"]["status"], "valid", "{r}");
+    // Edited after signing: the signature no longer holds.
+    let mut edited = doc.clone();
+    edited["state_digest"] = "sha256:78".into();
+    let r = check("edited.json", &edited);
+    assert_eq!(r["kind"], "checkpoint-evidence");
+    assert_eq!(r["authenticity"]["status"], "invalid", "{r}");
+}
