@@ -21,6 +21,6 @@ fuzz_target!(|data: &[u8]| {
     }
     let _ = serde_json::to_string(&ev.analysis.chains);
     let _ = ev.analysis.envelopes(&ev.corpus);
-    let _ = aeplens::cli::report::chains_json(ev.as_ref());
-    let _ = aeplens::cli::report::chains_text(ev.as_ref());
+    let _ = aeplens::cli::chains::chains_json(ev.as_ref());
+    let _ = aeplens::cli::chains::chains_text(ev.as_ref());
 });

@@ -18,7 +18,6 @@ use crate::model::finding::Finding;
 use crate::model::{Record, Source, Span};
 use crate::verify::encoding::decode_hex;
 use crate::verify::index::{Index, Parts};
-use crate::verify::verdict::RecordVerdict;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -146,7 +145,7 @@ pub fn keep(index: &Index, opening: &str, ev: super::evidence::EvidenceRef) -> s
             run_id: g.runs[node.run as usize].id.clone(),
             action_id: id.to_string(),
             chain: g.chain_name(corpus, n),
-            verdict: RecordVerdict::of(ev.report.records.get(node.record as usize)?),
+            verdict: ev.verdict(n)?,
             at: place(n),
             copies: node.copies,
             parent: node.parent.map(place),

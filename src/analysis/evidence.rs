@@ -46,6 +46,17 @@ pub struct EvidenceRef<'a> {
     pub findings: &'a [Finding],
 }
 
+impl EvidenceRef<'_> {
+    /// The verdict of the record an action (a node) is shown from.
+    pub fn verdict(
+        &self,
+        node: super::graph::NodeId,
+    ) -> Option<crate::verify::verdict::RecordVerdict> {
+        let record = self.analysis.graph.nodes.get(node as usize)?.record;
+        (self.report.records.get(record as usize)).map(crate::verify::verdict::RecordVerdict::of)
+    }
+}
+
 impl Evidence {
     /// The evidence by reference.
     pub fn as_ref(&self) -> EvidenceRef<'_> {

@@ -1,5 +1,6 @@
 //! The command line: argument definitions and the non-interactive commands.
 
+pub mod chains;
 pub mod check;
 pub mod config;
 pub mod contract;
@@ -656,7 +657,7 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Check(args)) => check::run(&args),
         Some(Command::Findings(args)) => report::findings(&args),
         Some(Command::Show(args)) => report::show(&args),
-        Some(Command::Chains(args)) => report::chains(&args),
+        Some(Command::Chains(args)) => chains::chains(&args),
         Some(Command::Envelope(args)) => report::envelope(&args),
         Some(Command::Export(args)) => export::run(&args),
         Some(Command::Report(args)) => incident::run(&args),

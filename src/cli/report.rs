@@ -2,11 +2,9 @@
 //! panes as text (for people without a TTY) and JSON (for scripts).
 
 use super::contract::{document, list_document, ndjson_line};
-use super::{ChainsArgs, EvidenceArgs, FindingsArgs, Format, ShowArgs};
+use super::{EvidenceArgs, FindingsArgs, Format, ShowArgs};
 use crate::analysis::action_table::{self, KeptAction};
-use crate::analysis::chains::{Chain, ChainKind};
-use crate::analysis::evidence::{Evidence, EvidenceRef};
-use crate::analysis::lease::LeaseVerdict;
+use crate::analysis::evidence::Evidence;
 use crate::analysis::lease::SuppliedLeases;
 use crate::analysis::lineage::ChainName;
 use crate::analysis::{ActionReport, graph::NodeId};
@@ -38,17 +36,17 @@ pub fn open_with_keys(
 
 /// What opening evidence is done with: the trusted keys, the lease files (and what in
 /// them could not be read) and the evidence index, when one is used.
-struct Setting {
+pub(super) struct Setting {
     keys: crate::verify::Keyring,
     options: Options,
     leases: SuppliedLeases,
     lease_errors: Vec<LoadError>,
-    index: Option<Index>,
+    pub(super) index: Option<Index>,
 }
 
 impl Setting {
     /// The setting `args` ask for; Err is an exit code (after saying why).
-    fn of(args: &EvidenceArgs) -> Result<Setting, i32> {
+    pub(super) fn of(args: &EvidenceArgs) -> Result<Setting, i32> {
         let failed = |e: String| {
             eprintln!("aeplens: {e}");
             2
@@ -73,7 +71,7 @@ impl Setting {
 
     /// Loads, verifies and analyses `paths`; load problems go to stderr. Err is an exit
     /// code (2: nothing loaded).
-    fn open(&self, paths: &[String], trees: Trees) -> Result<Evidence, i32> {
+    pub(super) fn open(&self, paths: &[String], trees: Trees) -> Result<Evidence, i32> {
         let index = self.index.as_ref();
         let ev = super::open_indexed(paths, &self.keys, &self.options, &self.leases, index, trees);
         self.say_problems(ev.corpus.errors().map(LoadError::render));
@@ -85,7 +83,7 @@ impl Setting {
 
     /// Notes each load problem (`inputs`' rendered, then the lease files') on stderr;
     /// under `-q`, says in one line how many.
-    fn say_problems(&self, inputs: impl Iterator<Item = String>) {
+    pub(super) fn say_problems(&self, inputs: impl Iterator<Item = String>) {
         let mut problems = 0;
         for problem in inputs.chain(self.lease_errors.iter().map(LoadError::render)) {
             super::note(&problem);
@@ -238,7 +236,7 @@ pub fn show(args: &ShowArgs) -> i32 {
 
 /// The name of the opening `ev` is ([`Index::opening_name`]), when what it gives may be
 /// kept for it: every record read as it was verified.
-fn kept_opening(ev: &Evidence) -> Option<String> {
+pub(super) fn kept_opening(ev: &Evidence) -> Option<String> {
     (ev.reread_failures() == 0)
         .then(|| Index::opening_name(&ev.corpus.inputs))
         .flatten()
@@ -252,12 +250,7 @@ pub fn keep_answers(index: &Index, ev: &Evidence) {
     let Some(opening) = kept_opening(ev) else {
         return;
     };
-    for format in [Format::Json, Format::Text] {
-        let key = chains_key(&ev.corpus, format);
-        if !index.keeps(&key, &opening) {
-            let _ = index.remember(&key, &opening, &chains_answer(ev, format));
-        }
-    }
+    super::chains::keep(index, &opening, ev);
     if !action_table::is_kept(index, &ev.corpus, &opening) {
         let _ = action_table::keep(index, &opening, ev.as_ref());
     }
@@ -598,194 +591,6 @@ fn findings_section(s: &mut String, findings: &[&Finding]) {
     }
 }
 
-/// `aeplens chains`.
-pub fn chains(args: &ChainsArgs) -> i32 {
-    let setting = match Setting::of(&args.evidence) {
-        Ok(setting) => setting,
-        Err(code) => return code,
-    };
-    let format = resolve(args.format);
-    let paths = &args.evidence.paths;
-    let out = |text: &str| match format {
-        Format::Json => emit(text),
-        Format::Text => emit(&fit_lines(text, terminal_width())),
-    };
-    let index = setting.index.as_ref();
-    let kind = chains_kind(format);
-    let kept = index.and_then(|i| {
-        let kept = Evidence::unchanged_opening(paths, i, &kind)?;
-        i.recall::<Answer>(&kept.key, &kept.opening)
-    });
-    if let Some(kept) = kept {
-        setting.say_problems(kept.errors.into_iter());
-        return out(&kept.text);
-    }
-    let ev = match setting.open(paths, Trees::OnDisk) {
-        Ok(ev) => ev,
-        Err(code) => return code,
-    };
-    let answer = chains_answer(&ev, format);
-    let code = out(&answer.text);
-    if ev.reread_failures() > 0 {
-        return 2;
-    }
-    if let Some((index, opening)) = index.zip(kept_opening(&ev)) {
-        // Not kept (a full disk, a read-only cache): the next run makes it again.
-        let _ = index.remember(&chains_key(&ev.corpus, format), &opening, &answer);
-    }
-    code
-}
-
-/// The kind of `chains`' answer in `format` kept in the index ([`Index::kept_key`]): the
-/// answer before text is fitted to a terminal.
-fn chains_kind(format: Format) -> String {
-    format!("chains as {format:?}")
-}
-
-/// Where `chains`' answer in `format` for the files of `corpus` is kept.
-fn chains_key(corpus: &crate::load::Corpus, format: Format) -> String {
-    Index::kept_key_of(&chains_kind(format), &corpus.inputs)
-}
-
-/// What `chains` answers in `format` for `ev`, with the load errors it says.
-fn chains_answer(ev: &Evidence, format: Format) -> Answer {
-    let text = match format {
-        Format::Json => chains_json(ev.as_ref()),
-        Format::Text => chains_text(ev.as_ref()),
-    };
-    let errors = ev.corpus.errors().map(LoadError::render).collect();
-    Answer { errors, text }
-}
-
-/// A command's answer kept in the evidence index for an opening: the inputs' load
-/// errors as printed, and the output (text before it is fitted to a terminal).
-#[derive(serde::Serialize, serde::Deserialize)]
-struct Answer {
-    errors: Vec<String>,
-    text: String,
-}
-
-/// The verdict of the record an action (a node) is shown from.
-fn verdict_of(ev: EvidenceRef, node: NodeId) -> Option<RecordVerdict> {
-    let record = ev.analysis.graph.nodes.get(node as usize)?.record;
-    ev.report
-        .records
-        .get(record as usize)
-        .map(RecordVerdict::of)
-}
-
-/// A chain as `chains --format json` writes it: each step with its record's verdict.
-struct ChainOut<'a> {
-    chain: &'a Chain,
-    verdicts: Vec<Option<RecordVerdict>>,
-}
-
-/// A step of a [`ChainOut`].
-#[derive(serde::Serialize)]
-struct StepOut<'a> {
-    #[serde(flatten)]
-    step: &'a crate::analysis::chains::Step,
-    verdict: &'a Option<RecordVerdict>,
-}
-
-impl serde::Serialize for ChainOut<'_> {
-    /// As [`Chain`] serialises, each step with `verdict`.
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let steps: Vec<StepOut> = (self.chain.steps.iter().zip(&self.verdicts))
-            .map(|(step, verdict)| StepOut { step, verdict })
-            .collect();
-        self.chain.serialize_with_steps(s, &steps)
-    }
-}
-
-/// The chains as `chains --format json` writes them.
-pub fn chains_json(ev: EvidenceRef) -> String {
-    let chains: Vec<ChainOut> = (ev.analysis.chains.iter())
-        .map(|chain| ChainOut {
-            chain,
-            verdicts: chain.steps.iter().map(|s| verdict_of(ev, s.node)).collect(),
-        })
-        .collect();
-    list_document("chains", &chains)
-}
-
-/// Chains as indented trees, each step led by its record's verdict glyph (`✓` verified,
-/// `✗` failed, `○` not verified) and ending with that verdict in short.
-pub fn chains_text(ev: EvidenceRef) -> String {
-    let (chains, leases) = (&ev.analysis.chains, &ev.analysis.leases);
-    let mut s = String::new();
-    for c in chains {
-        let kind = match c.kind {
-            ChainKind::DenyReapproval => "denied→re-approved",
-            ChainKind::Causal => "causal",
-        };
-        let _ = writeln!(
-            s,
-            "{} ({kind}, run {}) ended: {}",
-            sanitize(&c.id),
-            sanitize(&c.run_id),
-            c.ended.as_deref().unwrap_or("unknown")
-        );
-        for (depth, step) in c.steps.iter().enumerate() {
-            let verdict = verdict_of(ev, step.node);
-            let glyph = verdict.as_ref().map_or('○', RecordVerdict::glyph);
-            let indent = match c.kind {
-                ChainKind::DenyReapproval => "  ".repeat(depth),
-                ChainKind::Causal => String::new(),
-            };
-            let drift = step.drift.name();
-            let _ = writeln!(
-                s,
-                "  {indent}{}{glyph} {} {} · {} · {}{}{}{} · record {}",
-                if depth > 0 && c.kind == ChainKind::DenyReapproval {
-                    "└─ "
-                } else {
-                    ""
-                },
-                sanitize(&step.action_id),
-                sanitize(step.tool.as_deref().unwrap_or("?")),
-                step.decision
-                    .as_deref()
-                    .map_or("no decision".into(), sanitize),
-                step.grant.as_deref().map_or("no grant".into(), sanitize),
-                if drift == "absent" {
-                    String::new()
-                } else {
-                    format!(" · drift {drift}")
-                },
-                if step.fresh_approval && depth > 0 {
-                    " · fresh approval"
-                } else {
-                    ""
-                },
-                // A step that ran outside its lease window says so.
-                leases
-                    .by_node
-                    .get(&step.node)
-                    .filter(|l| l.verdict != LeaseVerdict::Inside)
-                    .map(|l| {
-                        let glyph = if l.verdict == LeaseVerdict::UnknownWindow {
-                            "?"
-                        } else {
-                            "⌛"
-                        };
-                        format!(
-                            " · {glyph} lease {} {}",
-                            sanitize(&l.lease_id),
-                            l.verdict.name()
-                        )
-                    })
-                    .unwrap_or_default(),
-                verdict.map_or_else(|| "not verified".to_string(), |v| v.words()),
-            );
-        }
-    }
-    if chains.is_empty() {
-        s.push_str("no chains\n");
-    }
-    s
-}
-
 /// `aeplens envelope`.
 pub fn envelope(args: &EvidenceArgs) -> i32 {
     let ev = match open(args, Trees::Held) {
@@ -807,7 +612,7 @@ pub fn envelope(args: &EvidenceArgs) -> i32 {
         s.push_str(&ndjson_line(&EnvelopeOut {
             envelope,
             chain: g.chain_name(&ev.corpus, node),
-            verdict: verdict_of(ev.as_ref(), node),
+            verdict: ev.as_ref().verdict(node),
         }));
     }
     emit(&s)

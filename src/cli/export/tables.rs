@@ -293,8 +293,7 @@ fn actions(ev: EvidenceRef) -> Table {
             let node = &g.nodes[n as usize];
             let lease = ev.analysis.leases.by_node.get(&n);
             let chain = g.chain_name(ev.corpus, n);
-            let verdict = (ev.report.records.get(node.record as usize))
-                .map(crate::verify::verdict::RecordVerdict::of);
+            let verdict = ev.verdict(n);
             t.s("run_id", Some(&run.id));
             t.s("action_id", f.id());
             t.s("chain_head", Some(&chain.head));

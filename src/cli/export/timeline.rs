@@ -78,8 +78,7 @@ fn events<'e>(ev: &'e Evidence, runs: &[String]) -> Vec<Event<'e>> {
                     facts,
                     decision: action.decision(),
                     source: record.source.to_string(),
-                    verdict: (ev.report.records.get(g.nodes[n as usize].record as usize))
-                        .map(RecordVerdict::of),
+                    verdict: ev.as_ref().verdict(n),
                     chain: g.chain_name(&ev.corpus, n),
                 }),
                 _ => untimed += 1,

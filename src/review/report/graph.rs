@@ -63,8 +63,7 @@ impl ActionGraph {
                     _ => Class::Plain,
                 };
                 // Its record's verdict leads: ✓ verified, ✗ failed, ○ not verified.
-                let verdict = (ev.report.records.get(g.nodes[n as usize].record as usize))
-                    .map(RecordVerdict::of);
+                let verdict = ev.verdict(n);
                 let record = verdict.as_ref().map_or("not verified", |v| &v.authenticity);
                 let glyph = verdict.as_ref().map_or('○', RecordVerdict::glyph);
                 let record = format!("record {record}");

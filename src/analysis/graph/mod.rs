@@ -5,20 +5,21 @@
 //! canonical hashes. Cycles, self-parents and dangling parents are reported; no
 //! traversal here can loop.
 
+mod id_index;
+
 use super::lineage::{ChainId, Lineages};
 use crate::canon::Sha256Digest;
 use crate::load::Corpus;
 use crate::model::facts::{ActionFacts, Number};
 use crate::model::json::Obj;
 use crate::model::{Action, Link, Record};
-use hashbrown::{DefaultHashBuilder, HashTable};
+use id_index::{IdIndex, Key};
 use petgraph::Directed;
 use petgraph::csr::Csr;
 use petgraph::visit::EdgeRef;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
 use serde::Serialize;
-use std::hash::BuildHasher;
 
 /// Index of an action node (also its node index in [`Graph`]'s parent edges).
 pub type NodeId = u32;
@@ -131,18 +132,6 @@ pub struct Graph {
     index: IdIndex,
 }
 
-/// Nodes by `(chain, action id)` (one each) and by `(run, action id)` (every emitter
-/// chain's), runs by `run_id`: hash tables of numbers whose keys are read from the runs
-/// and the nodes' facts — a few bytes a node, no copy of an id. Seeded per process, so
-/// ids made to collide cannot slow it to a crawl.
-#[derive(Debug, Default)]
-struct IdIndex {
-    nodes: HashTable<NodeId>,
-    by_run: HashTable<NodeId>,
-    runs: HashTable<u32>,
-    hasher: DefaultHashBuilder,
-}
-
 impl Graph {
     /// Builds the graph (`hashes[i]` is the canonical SHA-256 of record `i`) and returns
     /// the facts of each node's action, by node index.
@@ -244,7 +233,7 @@ impl Graph {
     ) -> (Vec<NodeId>, Vec<&'c ActionFacts>) {
         let mut node_at: Vec<NodeId> = vec![NO_NODE; located.len()];
         let mut node_facts: Vec<&ActionFacts> = Vec::with_capacity(located.len());
-        self.index.nodes.reserve(located.len(), |_| 0);
+        self.index.reserve(located.len());
         // Where each record's located actions start.
         let mut starts = vec![0u32; records.len() + 1];
         for &(r, _) in located {
@@ -353,7 +342,10 @@ impl Graph {
             let of_node = |m: NodeId| facts.get(m as usize).copied();
             let in_chain = (self.lineages.seen_from(node.chain))
                 .find_map(|c| self.index.node(&self.nodes, c, parent_id, of_node));
-            let in_run = || self.index.in_run(&self.nodes, node.run, parent_id, of_node);
+            let in_run = || {
+                self.index
+                    .nodes(&self.nodes, Key::Run(node.run), parent_id, of_node)
+            };
             let found = match in_chain {
                 Some(p) => Some(p),
                 None => match in_run().as_slice() {
@@ -470,7 +462,8 @@ impl Graph {
             return Vec::new();
         };
         let of_node = |n: NodeId| self.facts(corpus, n);
-        self.index.in_run(&self.nodes, run, action_id, of_node)
+        self.index
+            .nodes(&self.nodes, Key::Run(run), action_id, of_node)
     }
 
     /// The node of `(run_id, action_id)` first stored on the chain named `chain`.
@@ -503,7 +496,8 @@ impl Graph {
         let mut found: Vec<NodeId> = (0..self.runs.len() as u32)
             .flat_map(|run| {
                 let of_node = |n: NodeId| self.facts(corpus, n);
-                self.index.in_run(&self.nodes, run, action_id, of_node)
+                self.index
+                    .nodes(&self.nodes, Key::Run(run), action_id, of_node)
             })
             .collect();
         found.sort_unstable();
@@ -593,77 +587,6 @@ impl Graph {
         let n = &self.nodes[node as usize];
         let record = corpus.record(n.record as usize);
         record.action_at(n.pos as usize).map(|a| (record, a))
-    }
-}
-
-/// Tells the two keys of a node apart in one hasher.
-const BY_CHAIN: u8 = 0;
-const BY_RUN: u8 = 1;
-
-impl IdIndex {
-    /// The node of `id` first stored on chain `chain`, reading a node's facts with `facts`.
-    fn node<'f>(
-        &self,
-        nodes: &[ActionNode],
-        chain: ChainId,
-        id: &str,
-        facts: impl Fn(NodeId) -> Option<&'f ActionFacts>,
-    ) -> Option<NodeId> {
-        let hash = self.hasher.hash_one((BY_CHAIN, chain, id));
-        let same = |n: &NodeId| {
-            nodes[*n as usize].chain == chain && facts(*n).and_then(ActionFacts::id) == Some(id)
-        };
-        self.nodes.find(hash, same).copied()
-    }
-
-    /// Every node of `id` in run `run`, in node order.
-    fn in_run<'f>(
-        &self,
-        nodes: &[ActionNode],
-        run: u32,
-        id: &str,
-        facts: impl Fn(NodeId) -> Option<&'f ActionFacts>,
-    ) -> Vec<NodeId> {
-        let hash = self.hasher.hash_one((BY_RUN, run, id));
-        let mut found: Vec<NodeId> = (self.by_run.iter_hash(hash).copied())
-            .filter(|n| {
-                nodes[*n as usize].run == run && facts(*n).and_then(ActionFacts::id) == Some(id)
-            })
-            .collect();
-        found.sort_unstable();
-        found
-    }
-
-    /// Adds node `n`, of `id` on chain `chain` of run `run` (not yet in the index).
-    fn insert_node<'f>(
-        &mut self,
-        nodes: &[ActionNode],
-        (chain, run): (ChainId, u32),
-        id: &str,
-        n: NodeId,
-        facts: impl Fn(NodeId) -> Option<&'f ActionFacts>,
-    ) {
-        let hasher = &self.hasher;
-        let id_of = |m: &NodeId| facts(*m).and_then(ActionFacts::id).unwrap_or("");
-        let rehash = |m: &NodeId| hasher.hash_one((BY_CHAIN, nodes[*m as usize].chain, id_of(m)));
-        (self.nodes).insert_unique(hasher.hash_one((BY_CHAIN, chain, id)), n, rehash);
-        let rehash = |m: &NodeId| hasher.hash_one((BY_RUN, nodes[*m as usize].run, id_of(m)));
-        (self.by_run).insert_unique(hasher.hash_one((BY_RUN, run, id)), n, rehash);
-    }
-
-    /// The run whose id is `run_id`.
-    fn run(&self, runs: &[Run], run_id: &str) -> Option<u32> {
-        let hash = self.hasher.hash_one(run_id);
-        self.runs
-            .find(hash, |r| runs[*r as usize].id == run_id)
-            .copied()
-    }
-
-    /// Adds run `run` (not yet in the index).
-    fn insert_run(&mut self, runs: &[Run], run: u32) {
-        let hasher = &self.hasher;
-        let hash = |r: &u32| hasher.hash_one(runs[*r as usize].id.as_str());
-        self.runs.insert_unique(hash(&run), run, hash);
     }
 }
 
