@@ -13,10 +13,10 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
 /// How long mimalloc keeps freed memory before handing it back to the OS (10 ms by
 /// default): a check frees and allocates in bursts, and every page handed back comes back
-/// zeroed by the kernel (a third of the CPU time of `check` on a 20,000-record store in
-/// session 7, when it held ~490 MB; kept forever since). 100 ms keeps a burst's pages for
+/// zeroed by the kernel (once a third of the CPU time of `check` on a 20,000-record store,
+/// when it held ~490 MB). 100 ms keeps a burst's pages for
 /// the next one at no measured cost and lets go of what a finished phase freed: 40–50 MB
-/// less at the peak on the 20k and 2 GB stores (BENCHMARKS.md, session 20).
+/// less at the peak on the 20k and 2 GB stores (BENCHMARKS.md).
 const PURGE_DELAY_MS: std::ffi::c_long = 100;
 
 fn main() {

@@ -122,7 +122,7 @@ pub fn run(args: &CheckArgs) -> i32 {
 /// record costs about a kilobyte; whole groups of records are analysed together). On the
 /// 2 GB store batches of 10,000 peak lower and steadier than 25,000 (281,156–283,708 KiB
 /// against 289,560–304,472) in the same time; up to 25,000 records keep their facts, so a 20,000-record
-/// store is not read twice (BENCHMARKS.md, sessions 20 and 22).
+/// store is not read twice (BENCHMARKS.md, `check` at scale).
 pub const BUDGET: crate::analysis::evidence::Budget = crate::analysis::evidence::Budget {
     batch: 10_000,
     facts_kept: 25_000,
