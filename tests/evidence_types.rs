@@ -189,3 +189,180 @@ fn a_signed_sibling_is_verified_over_its_own_bytes() {
     assert_eq!(r["kind"], "checkpoint-evidence");
     assert_eq!(r["authenticity"]["status"], "invalid", "{r}");
 }
+
+/// The raw JSON objects of an NDJSON file, with their 1-based lines.
+fn raw_lines(path: &std::path::Path) -> Vec<(usize, Value)> {
+    (std::fs::read_to_string(path).unwrap().lines().enumerate())
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| (i + 1, serde_json::from_str(l).unwrap()))
+        .collect()
+}
+
+#[test]
+fn every_edge_between_evidence_types_is_resolved_across_inputs() {
+    let run = fixtures().join("reference/v03.ndjson");
+    let siblings = fixtures().join("evidence-types/devfix_siblings.ndjson");
+    let (run_arg, sib_arg) = (run.display().to_string(), siblings.display().to_string());
+    let (_, out, err) = aeplens(&[
+        "check",
+        "--no-index",
+        "--format",
+        "json",
+        &run_arg,
+        &sib_arg,
+    ]);
+    let doc: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
+    // What each name is held by, read here from the raw lines: (target, name) → (file, line).
+    let mut held: Vec<(&str, String, String, usize)> = Vec::new();
+    for (path, arg) in [(&run, &run_arg), (&siblings, &sib_arg)] {
+        for (line, v) in raw_lines(path) {
+            let name = |k: &str| v[k].as_str().map(str::to_string);
+            let target = if v.get("actions").is_some() {
+                name("run_id").map(|n| ("run", n))
+            } else if v.get("mem_ref").is_some() {
+                name("mem_ref").map(|n| ("memory-evidence", n))
+            } else if v.get("checkpoint_id").is_some() {
+                name("checkpoint_id").map(|n| ("checkpoint", n))
+            } else if v.get("event_id").is_some() {
+                name("event_id").map(|n| ("canonical-event", n))
+            } else {
+                None
+            };
+            if let Some((t, n)) = target {
+                held.push((t, n, arg.clone(), line));
+            }
+        }
+    }
+    let expect = |to: &str, value: &str| -> (usize, Value) {
+        let hits: Vec<_> = held.iter().filter(|h| h.0 == to && h.1 == value).collect();
+        let first = hits
+            .first()
+            .map_or(Value::Null, |h| json!({"path": h.2, "line": h.3}));
+        (hits.len(), first)
+    };
+    // Every edge the fixture's siblings and the run's actions name, from the raw lines.
+    let mut wanted: Vec<(String, usize, String, String, &str)> = Vec::new();
+    let edges: [(&str, &str, &str); 8] = [
+        ("fork_id", "source_checkpoint_id", "checkpoint"),
+        ("fork_id", "parent_run_id", "run"),
+        ("checkpoint_id", "parent_run_id", "run"),
+        ("checkpoint_id", "fork_of", "checkpoint"),
+        ("seed", "run_id", "run"),
+        ("event_id", "run_id", "run"),
+        ("event_id", "parent_event_id", "canonical-event"),
+        ("mem_ref", "", ""),
+    ];
+    for (line, v) in raw_lines(&siblings) {
+        for (mark, member, to) in edges {
+            if v.get(mark).is_some()
+                && let Some(value) = v.get(member).and_then(Value::as_str)
+            {
+                wanted.push((sib_arg.clone(), line, member.into(), value.into(), to));
+            }
+        }
+    }
+    for (line, v) in raw_lines(&run) {
+        for (a, action) in v["actions"].as_array().unwrap().iter().enumerate() {
+            for list in ["memory_read_refs", "memory_write_refs"] {
+                for r in action[list].as_array().into_iter().flatten() {
+                    let member = format!("actions[{a}].{list}");
+                    let value = r.as_str().unwrap().to_string();
+                    wanted.push((run_arg.clone(), line, member, value, "memory-evidence"));
+                }
+            }
+        }
+    }
+    assert!(wanted.len() >= 10, "{wanted:?}");
+    let records = doc["records"].as_array().unwrap();
+    let mut seen = 0;
+    for r in records {
+        let at = (
+            r["source"]["path"].as_str().unwrap(),
+            r["source"]["line"].as_u64().unwrap(),
+        );
+        for l in r["links"].as_array().into_iter().flatten() {
+            let (found, first) = expect(l["to"].as_str().unwrap(), l["value"].as_str().unwrap());
+            assert_eq!(l["found"], found, "{l}");
+            assert_eq!(l["first"]["path"], first["path"], "{l}");
+            assert_eq!(l["first"]["line"], first["line"], "{l}");
+            let member = l["member"].as_str().unwrap();
+            assert!(
+                wanted.iter().any(|w| (w.0.as_str(), w.1 as u64) == at
+                    && w.2 == member
+                    && w.3 == l["value"]
+                    && w.4 == l["to"]),
+                "an edge not in the raw lines: {l}"
+            );
+            seen += 1;
+        }
+    }
+    assert_eq!(
+        seen,
+        wanted.len(),
+        "every edge of the raw lines is reported"
+    );
+    // The fork's checkpoint is found, the other fork's is not, and says so.
+    let text = aeplens(&[
+        "check",
+        "--no-index",
+        "--format",
+        "text",
+        &run_arg,
+        &sib_arg,
+    ])
+    .1;
+    assert!(
+        text.contains(
+            "source_checkpoint_id → checkpoint cp-not-loaded: not in the evidence loaded"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("parent_run_id → run run-devfix-ledger-0417: 3 records, first"),
+        "{text}"
+    );
+}
+
+#[test]
+fn sibling_records_are_no_run_and_are_named_in_the_report() {
+    let run = fixtures()
+        .join("reference/v03.ndjson")
+        .display()
+        .to_string();
+    let sib = (fixtures().join("evidence-types/devfix_siblings.ndjson"))
+        .display()
+        .to_string();
+    let envelopes = |paths: &[&str]| -> Vec<Value> {
+        let mut args = vec!["envelope", "--no-index"];
+        args.extend(paths);
+        let out = aeplens(&args).1;
+        out.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    // The replay attestation and the event name the run: still the run's actions alone.
+    assert_eq!(envelopes(&[&run, &sib]).len(), envelopes(&[&run]).len());
+    let (_, out, _) = aeplens(&["report", "--no-index", "--format", "json", &run, &sib]);
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let kinds: Vec<&str> = report["other_evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "checkpoint",
+            "fork",
+            "fork",
+            "replay-evidence",
+            "memory-evidence",
+            "memory-evidence",
+            "canonical-event"
+        ]
+    );
+    let md = aeplens(&["report", "--no-index", &run, &sib]).1;
+    assert!(md.contains("## Other evidence"), "{md}");
+    assert!(md.contains("| replay-evidence | ○ not-checked"), "{md}");
+}

@@ -569,6 +569,36 @@ fn inputs_overlay_names_every_file_its_digest_size_and_errors() {
 }
 
 #[test]
+fn inputs_overlay_names_the_other_evidence_and_what_it_names() {
+    let sib = "tests/fixtures/evidence-types/devfix_siblings.ndjson";
+    let corpus = Corpus::new(vec![
+        parse_input(V03.into(), &std::fs::read(V03).unwrap()),
+        parse_input(sib.into(), &std::fs::read(sib).unwrap()),
+    ]);
+    let d = Data::open(corpus, &Keyring::default(), &SuppliedLeases::default());
+    let mut s = state_with(d, Theme::dark());
+    cmd(&mut s, Command::Inputs);
+    let screen = text(&render(&s, 200, 160));
+    for expected in [
+        "OTHER EVIDENCE",
+        "checkpoint ○ not-checked · chain not-present · tests/fixtures/evidence-types/devfix_siblings.ndjson:1",
+        "source_checkpoint_id → checkpoint cp-not-loaded: not in the evidence loaded",
+        "replay-evidence ○ not-checked",
+    ] {
+        assert!(screen.contains(expected), "{expected}: {screen}");
+    }
+    // A replay attestation names the run but is none: the runs are the store's alone.
+    let runs = |s: &State| s.data.as_ref().unwrap().analysis.graph.runs.len();
+    let alone = Data::open(
+        Corpus::new(vec![parse_input(V03.into(), &std::fs::read(V03).unwrap())]),
+        &Keyring::default(),
+        &SuppliedLeases::default(),
+    );
+    assert_eq!(runs(&s), alone.analysis.graph.runs.len());
+    assert!(!screen.contains("(no run_id)"), "{screen}");
+}
+
+#[test]
 fn nothing_loaded_says_so_instead_of_an_empty_explorer() {
     let corpus = Corpus::new(vec![parse_input("bad.ndjson".into(), b"not json\n")]);
     let errors: Vec<String> = corpus

@@ -369,6 +369,9 @@ pub fn text_report(report: &Report, findings: &[Finding], width: Option<usize>) 
                 .unwrap_or_default();
             let _ = writeln!(s, "    {} {sev}{at}: {}", v.rule, sanitize(&v.message));
         }
+        for link in &r.links {
+            let _ = writeln!(s, "    links: {}", link.words());
+        }
         for f in &r.findings {
             let _ = writeln!(
                 s,

@@ -8,6 +8,7 @@ use super::drift::{Drift, DriftInputs, DriftResult};
 use super::fields::{ActionFields, Key};
 use super::ids::ActionIds;
 use super::json::{Json, Obj};
+use super::kind::Kind;
 pub use super::texts::ArgumentsDigest;
 use super::texts::Texts;
 use super::{Action, DecisionMembers, Link, LinkHash, Record};
@@ -18,6 +19,8 @@ use compact_str::CompactString;
 /// needed only for what a finding or a view shows of it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RecordFacts {
+    /// Its evidence type: only an AEP record has a run and actions here.
+    pub kind: Kind,
     pub run_id: Option<CompactString>,
     pub created_at_ms: Option<f64>,
     pub link: LinkFacts,
@@ -103,13 +106,21 @@ impl LinkFacts {
 }
 
 impl RecordFacts {
-    /// Reads the facts of a record from its JSON.
+    /// Reads the facts of a record from its JSON. A sibling evidence type (a replay
+    /// attestation, a checkpoint: [`Kind`]) holds no run's actions: it gives no run id and
+    /// no actions, so no pass counts it as a run (its edges are `verify::siblings`').
     pub fn of(record: &Record) -> RecordFacts {
         let obj = record.obj();
+        let kind = Kind::of(obj);
+        let is_record = kind.is_record();
         let text = |v: Option<&Json>| v.and_then(Json::as_str).map(CompactString::from);
-        let array = |key| obj.get(key).and_then(Json::as_array).unwrap_or(&[]);
+        let array = |key| {
+            let items = obj.get(key).and_then(Json::as_array).unwrap_or(&[]);
+            if is_record { items } else { &[] }
+        };
         RecordFacts {
-            run_id: text(obj.get("run_id")),
+            kind,
+            run_id: text(obj.get("run_id").filter(|_| is_record)),
             created_at_ms: obj.get("created_at_ms").and_then(Json::as_f64),
             link: match obj.get("prev_record_hash") {
                 None => LinkFacts::Absent,
@@ -146,6 +157,7 @@ impl RecordFacts {
     /// Writes the facts for the evidence index ([`RecordFacts::decode`] reads them back;
     /// a change to either changes the index's format version).
     pub fn encode(&self, w: &mut Writer) {
+        w.uint(u64::from(self.kind.code()));
         w.opt_str(self.run_id.as_deref());
         w.opt_f64(self.created_at_ms);
         match &self.link {
@@ -169,6 +181,7 @@ impl RecordFacts {
     /// The facts [`RecordFacts::encode`] wrote; `None` when the bytes are not that.
     pub fn decode(r: &mut Reader<'_>) -> Option<RecordFacts> {
         let text = |s: Option<&str>| s.map(CompactString::from);
+        let kind = Kind::from_code(r.uint()?)?;
         let run_id = text(r.opt_str()?);
         let created_at_ms = r.opt_f64()?;
         let link = match r.uint()? {
@@ -195,6 +208,7 @@ impl RecordFacts {
         }
         let actions = ActionList::new(facts, positions);
         Some(RecordFacts {
+            kind,
             run_id,
             created_at_ms,
             link,

@@ -4,6 +4,7 @@
 
 use super::codec::{Reader, Writer};
 use super::facts::{ActionFacts, RecordFacts};
+use super::kind::Kind;
 use super::{Link, LinkHashRef};
 
 /// The ids of one action that tie its record to others: what `analysis::groups` joins
@@ -72,6 +73,7 @@ pub struct RecordIds(Box<[u8]>);
 
 /// The record-level part of [`RecordIds`], read.
 struct IdsHead<'a> {
+    kind: Kind,
     run_id: Option<&'a str>,
     created_at_ms: Option<f64>,
     link: Link<'a>,
@@ -84,6 +86,7 @@ impl RecordIds {
     /// The ids of a record's facts.
     pub fn of(facts: &RecordFacts) -> RecordIds {
         let mut w = Writer::default();
+        w.uint(u64::from(facts.kind.code()));
         w.opt_str(facts.run_id.as_deref());
         w.opt_f64(facts.created_at_ms);
         match facts.link.as_link() {
@@ -110,6 +113,7 @@ impl RecordIds {
     /// The record-level ids; `None` never happens for bytes [`RecordIds::of`] wrote.
     fn head(&self) -> Option<IdsHead<'_>> {
         let mut r = Reader::new(&self.0);
+        let kind = Kind::from_code(r.uint()?)?;
         let run_id = r.opt_str()?;
         let created_at_ms = r.opt_f64()?;
         let link = match r.uint()? {
@@ -125,12 +129,18 @@ impl RecordIds {
         };
         let key_id = r.opt_str()?;
         Some(IdsHead {
+            kind,
             run_id,
             created_at_ms,
             link,
             key_id,
             actions: r.rest(),
         })
+    }
+
+    /// The record's evidence type.
+    pub fn kind(&self) -> Kind {
+        self.head().map_or(Kind::AepRecord, |h| h.kind)
     }
 
     /// `run_id` when it is a string.

@@ -75,6 +75,27 @@ impl Kind {
         }
     }
 
+    /// The kind's one-byte code in the evidence index ([`Kind::from_code`] reads it).
+    pub fn code(self) -> u8 {
+        match self {
+            Kind::AepRecord => 0,
+            Kind::Checkpoint => 1,
+            Kind::CheckpointEvidence => 2,
+            Kind::Fork => 3,
+            Kind::MemoryEvidence => 4,
+            Kind::ReplayEvidence => 5,
+            Kind::CanonicalEvent => 6,
+            Kind::Seed => 7,
+        }
+    }
+
+    /// The kind [`Kind::code`] gave `code`.
+    pub fn from_code(code: u64) -> Option<Kind> {
+        std::iter::once(Kind::AepRecord)
+            .chain(Kind::SIBLINGS)
+            .find(|k| u64::from(k.code()) == code)
+    }
+
     /// True for an AEP record (what holds a run's actions).
     pub fn is_record(self) -> bool {
         self == Kind::AepRecord

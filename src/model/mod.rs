@@ -433,6 +433,14 @@ impl Record {
         self.str_field("schema_version")
     }
 
+    /// Its evidence type (aep-fields §16): an AEP record or a sibling.
+    pub fn kind(&self) -> kind::Kind {
+        match self.only_ids() {
+            Some(ids) => ids.kind(),
+            None => self.facts().kind,
+        }
+    }
+
     /// `run_id` when it is a string.
     pub fn run_id(&self) -> Option<&str> {
         match self.only_ids() {

@@ -14,6 +14,7 @@ pub mod links;
 pub mod memory;
 pub mod semantic;
 pub mod sharing;
+pub mod siblings;
 pub mod sign;
 pub mod signature;
 pub mod structural;
@@ -118,6 +119,17 @@ pub struct SourceOut {
     pub index: usize,
 }
 
+impl SourceOut {
+    /// Where `record` came from.
+    pub fn of(record: &Record) -> SourceOut {
+        SourceOut {
+            path: record.source.path.clone(),
+            line: record.source.line,
+            index: record.source.index,
+        }
+    }
+}
+
 /// Everything verified about one record.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct RecordResult {
@@ -139,6 +151,10 @@ pub struct RecordResult {
     pub chain: ChainAxis,
     pub capture: CaptureAxis,
     pub findings: Vec<Finding>,
+    /// What it names among the other evidence (aep-fields §16): a fork's checkpoint, a
+    /// checkpoint's run, an action's memory cells — found or not.
+    #[serde(skip_deserializing, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<siblings::EvidenceLink>,
     /// The record carries signature material (`signature` object or `dsse_envelope`).
     #[serde(skip)]
     pub signed: bool,
@@ -584,6 +600,10 @@ fn assemble(inputs: &[Input], mut records: Vec<RecordResult>) -> Report {
     for (i, finding) in memory::broken_links(&refs, &records) {
         records[i].findings.push(finding);
     }
+    let edges = siblings::resolve(&refs, &records);
+    for (record, edges) in records.iter_mut().zip(edges) {
+        record.links = edges;
+    }
     let mut stamped: Vec<(&crate::model::json::Obj, &mut Authenticity)> = refs
         .iter()
         .zip(records.iter_mut())
@@ -625,7 +645,7 @@ pub fn verify_record(
     let canonical_sha256 = Sha256Digest::of(&chain_bytes);
     // A sibling evidence type is checked against its own schema; V1–V18 are invariants
     // of records, not evaluated for it.
-    let kind = crate::model::kind::Kind::of(record.obj());
+    let kind = record.kind();
     let structural_violations = match kind {
         crate::model::kind::Kind::AepRecord => structural::check(record),
         sibling => structural::check_sibling(record, sibling),
@@ -662,12 +682,8 @@ pub fn verify_record(
     findings.sort_by_key(|f| f.severity);
     RecordResult {
         kind,
-        source: SourceOut {
-            path: record.source.path.clone(),
-            line: record.source.line,
-            index: record.source.index,
-        },
-        run_id: record.run_id().map(CompactString::from),
+        source: SourceOut::of(record),
+        run_id: record.str_field("run_id").map(CompactString::from),
         schema_version: record.schema_version().map(CompactString::from),
         canonical_sha256,
         structural: Arc::new(StructuralAxis {
@@ -688,6 +704,7 @@ pub fn verify_record(
         },
         capture: CaptureAxis { evaluated: false },
         findings,
+        links: Vec::new(),
         signed: record.is_signed(),
     }
 }

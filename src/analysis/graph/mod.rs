@@ -242,9 +242,13 @@ impl Graph {
         for r in 0..records.len() {
             starts[r + 1] += starts[r];
         }
+        // A sibling evidence type (a checkpoint, a memory op) is of no run.
         let run_of: Vec<u32> = (records.iter())
             .enumerate()
             .map(|(ri, record)| {
+                if !record.kind().is_record() {
+                    return u32::MAX;
+                }
                 let run = self.run_of(record.run_id().unwrap_or(""));
                 self.runs[run as usize].records.push(ri as u32);
                 run

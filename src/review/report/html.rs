@@ -11,6 +11,7 @@ use crate::analysis::evidence::EvidenceRef;
 use crate::analysis::graph::NodeId;
 use crate::model::text::sanitize;
 use crate::model::time::format_ms;
+use crate::verify::siblings::EvidenceLink;
 use minijinja::value::Serde;
 use minijinja::{AutoEscape, Environment, Value, escape_formatter};
 use serde::Serialize;
@@ -62,6 +63,13 @@ pub fn render(r: &IncidentReport, ev: EvidenceRef) -> String {
             ]
         })
         .collect();
+    let other: Vec<Other> = (r.other_evidence.iter())
+        .map(|o| Other {
+            kind: o.kind,
+            verdict: o.verdict.short(),
+            links: o.links.iter().map(EvidenceLink::words).collect(),
+        })
+        .collect();
     let ctx = minijinja::context! {
         r => Value::from(Serde(r)),
         marks => Value::from(Serde(marks)),
@@ -70,6 +78,7 @@ pub fn render(r: &IncidentReport, ev: EvidenceRef) -> String {
         chains => Value::from(Serde(chain_graph(r))),
         path_counts => super::counts(&r.summary.chain_paths).join(", "),
         paths => Value::from(Serde(paths)),
+        other => Value::from(Serde(other)),
     };
 
     match env.template_from_str(TEMPLATE).and_then(|t| t.render(ctx)) {
@@ -87,6 +96,14 @@ fn html_escape(text: &str) -> String {
         .replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
+}
+
+/// A sibling evidence record's row.
+#[derive(Serialize)]
+struct Other {
+    kind: &'static str,
+    verdict: String,
+    links: Vec<String>,
 }
 
 /// A run's actions on a time axis, with the lease windows they ran under.

@@ -244,6 +244,24 @@ pub fn render(r: &IncidentReport, ev: EvidenceRef) -> String {
         );
     }
 
+    if !r.other_evidence.is_empty() {
+        s.push_str("\n## Other evidence\n\n| kind | record and verdict | names |\n|---|---|---|\n");
+        for o in &r.other_evidence {
+            let names: Vec<String> = o.links.iter().map(|l| md(&l.words())).collect();
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} |",
+                o.kind,
+                md(&o.verdict.short()),
+                if names.is_empty() {
+                    "—".to_string()
+                } else {
+                    names.join("<br>")
+                }
+            );
+        }
+    }
+
     let v = &r.verification;
     let _ = writeln!(
         s,

@@ -22,6 +22,7 @@ use crate::analysis::graph::NodeId;
 use crate::model::finding::{Finding, Severity, describe};
 use crate::model::text::sanitize;
 use crate::verify::links::ChainPath;
+use crate::verify::siblings::EvidenceLink;
 use crate::verify::verdict::RecordVerdict;
 use crate::verify::{InputOut, Summary};
 use serde::Serialize;
@@ -54,6 +55,17 @@ pub struct IncidentReport<'a> {
     /// Denied→re-approved chains.
     pub chains: Vec<&'a Chain>,
     pub chain_paths: &'a [ChainPath],
+    /// The evidence beside the runs' records (aep-fields §16): checkpoints, forks, memory
+    /// ops, replay attestations, events, seeds — each with its verdict and what it names.
+    pub other_evidence: Vec<SiblingOut<'a>>,
+}
+
+/// One record of a sibling evidence type, as reported.
+#[derive(Serialize)]
+pub struct SiblingOut<'a> {
+    pub kind: &'static str,
+    pub verdict: RecordVerdict,
+    pub links: &'a [EvidenceLink],
 }
 
 /// The reviewer's marks, most decisive verdict first.
@@ -228,6 +240,14 @@ impl<'a> IncidentReport<'a> {
                 .filter(|c| c.kind == ChainKind::DenyReapproval)
                 .collect(),
             chain_paths: &report.links.paths,
+            other_evidence: (report.records.iter())
+                .filter(|r| !r.kind.is_record())
+                .map(|r| SiblingOut {
+                    kind: r.kind.name(),
+                    verdict: RecordVerdict::of(r),
+                    links: &r.links,
+                })
+                .collect(),
         }
     }
 }

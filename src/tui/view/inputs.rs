@@ -1,6 +1,7 @@
 //! The Inputs overlay (`I`): what was read — every input file with its format, records,
 //! size and full SHA-256, each load error with its line and column, and the problems of
-//! lease files. What a reviewer quotes when asked "which evidence did you look at?".
+//! lease files; the records of the other evidence types with what they name. What a
+//! reviewer quotes when asked "which evidence did you look at?".
 
 use super::*;
 
@@ -46,6 +47,26 @@ fn input_lines<'a>(s: &State, width: usize) -> Vec<Line<'a>> {
             };
             let text = format!("✗ {place}{}", sanitize(&e.message));
             lines.extend(wrapped(&text, width).map(|l| Line::styled(l, t.bad)));
+        }
+    }
+    // The evidence beside the runs' records: each with its kind, verdict and edges.
+    let siblings = (d.report.iter())
+        .flat_map(|r| &r.records)
+        .filter(|r| !r.kind.is_record());
+    for (i, r) in siblings.enumerate() {
+        if i == 0 {
+            lines.push(Line::raw(""));
+            lines.push(Line::styled(
+                "OTHER EVIDENCE (checkpoints, forks, memory ops, …)",
+                t.title,
+            ));
+        }
+        let verdict = crate::verify::verdict::RecordVerdict::of(r);
+        let text = format!("{} {}", r.kind.name(), verdict.short());
+        lines.extend(wrapped(&text, width).map(|l| Line::styled(l, t.base)));
+        for link in &r.links {
+            let text = format!("  {}", link.words());
+            lines.extend(wrapped(&text, width).map(|l| Line::styled(l, t.dim)));
         }
     }
     // Problems not tied to an input: lease files.

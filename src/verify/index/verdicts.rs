@@ -127,7 +127,11 @@ mod tests {
     /// template not yet read, or a line no writer makes, is refused.
     #[test]
     fn verdicts_read_back_as_written_each_template_once() {
-        let report = crate::verify::fixture_report();
+        let mut report = crate::verify::fixture_report();
+        // What a record names among the other evidence is found at each opening, never kept.
+        for r in &mut report.records {
+            r.links.clear();
+        }
         let results = &report.records;
         assert!(results.len() > 300);
         let mut writer = Writer::default();
