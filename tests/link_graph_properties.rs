@@ -167,7 +167,7 @@ proptest! {
             })
             .collect();
         prop_assert_eq!(got, want);
-        prop_assert!(!report.links.forked);
+        prop_assert!(!report.links.forked());
         let got_gaps: BTreeSet<(usize, usize)> = report
             .links
             .findings

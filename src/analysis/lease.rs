@@ -128,9 +128,12 @@ impl SuppliedLeases {
             }
         };
         let Some(lease_id) = s("leaseId") else {
-            return Err(
-                "neither a ScopeLease nor an ApprovalReceipt with a leaseId: skipped".into(),
-            );
+            // An ApprovalReceipt bound to no lease (a one-shot approval) is well formed:
+            // it adds no lease window, and is no load error.
+            return match s("receiptId") {
+                Some(_) => Ok(()),
+                None => Err("neither a ScopeLease nor an ApprovalReceipt: skipped".into()),
+            };
         };
         let lease = self
             .leases

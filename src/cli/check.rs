@@ -309,7 +309,11 @@ pub fn text_report(report: &Report, findings: &[Finding], width: Option<usize>) 
                     format!("[{}]", r.kind.name())
                 },
                 auth_cell(r),
-                r.chain.status.map_or("—", |c| c.name()).to_string(),
+                match (r.chain.status, &r.chain.forked_at) {
+                    (None, _) => "—".to_string(),
+                    (Some(c), None) => c.name().to_string(),
+                    (Some(c), Some(_)) => format!("{} {}, forked", c.glyph_forked(true), c.name()),
+                },
                 r.structural
                     .status
                     .map_or("—", CheckStatus::name)
@@ -409,7 +413,7 @@ pub fn text_report(report: &Report, findings: &[Finding], width: Option<usize>) 
     let paths = counts(&sum.chain_paths);
     let _ = writeln!(
         s,
-        "summary: {} in {} · authenticity {} valid, {} invalid, {} binding-mismatch, {} unsupported-legacy, {} unsigned, {} not-checked · structural {} fail · semantic {} fail · chains {} (file order), paths {} · findings {} high, {} medium, {} low · load errors {} · Ed25519 strict",
+        "summary: {} in {} · authenticity {} valid, {} invalid, {} binding-mismatch, {} unsupported-legacy, {} unsigned, {} not-checked · structural {} fail · semantic {} fail · chains {} (file order), paths {}{} · findings {} high, {} medium, {} low, {} info · load errors {} · Ed25519 strict",
         counted(sum.records, "record"),
         counted(sum.inputs, "input"),
         sum.authenticity.valid,
@@ -430,9 +434,14 @@ pub fn text_report(report: &Report, findings: &[Finding], width: Option<usize>) 
         } else {
             paths.join(", ")
         },
+        match sum.forks {
+            0 => String::new(),
+            n => format!(" ({n} fork{})", if n == 1 { "" } else { "s" }),
+        },
         sum.findings.high,
         sum.findings.medium,
         sum.findings.low,
+        sum.findings.info,
         sum.load_errors,
     );
     s
@@ -453,8 +462,11 @@ fn paths_text(report: &Report) -> String {
         let (first, last) = (p.records.first(), p.records.last());
         let _ = writeln!(
             s,
-            "path   {}: {} record{} {} → {}{}{}",
+            "path   {}{}: {} record{} {} → {}{}{}",
             p.status.name(),
+            (p.forked_at.as_ref())
+                .map(|f| format!(", a branch of the fork at {}", at(f)))
+                .unwrap_or_default(),
             p.records.len(),
             if p.records.len() == 1 { "" } else { "s" },
             first.map(&at).unwrap_or_default(),

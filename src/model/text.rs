@@ -57,15 +57,20 @@ pub fn file_name(path: &str) -> String {
     sanitize(&name).into_owned()
 }
 
-/// An id as shown in a list: escaped like any record text, and, when it is not in
-/// Unicode NFC, marked with its code points, so an NFC and an NFD spelling of the same
-/// name never print identically (`step-ñ⟨not NFC: step-n\u{303}⟩`).
+/// An id as shown in a list or title: escaped like any record text, and, when it is not
+/// in Unicode NFC or mixes scripts (a Cyrillic `о` among Latin letters), marked with its
+/// code points, so an NFC and an NFD spelling of one name, or a homoglyph of it, never
+/// print identically (`step-ñ⟨not NFC: step-n\u{303}⟩`).
 pub fn show_id(id: &str) -> Cow<'_, str> {
-    if unicode_normalization::is_nfc(id) {
-        sanitize(id)
+    use unicode_security::MixedScript;
+    let why = if !unicode_normalization::is_nfc(id) {
+        "not NFC"
+    } else if !id.is_single_script() {
+        "mixed scripts"
     } else {
-        Cow::Owned(format!("{}⟨not NFC: {}⟩", sanitize(id), code_points(id)))
-    }
+        return sanitize(id);
+    };
+    Cow::Owned(format!("{}⟨{why}: {}⟩", sanitize(id), code_points(id)))
 }
 
 /// The text with every non-ASCII character written as its code point (`\u{f1}`).
@@ -84,6 +89,15 @@ pub fn code_points(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn homoglyph_ids_are_marked() {
+        assert_eq!(show_id("act-\u{e9}"), "act-\u{e9}");
+        assert_eq!(
+            show_id("\u{43e}p-o"),
+            "\u{43e}p-o⟨mixed scripts: \\u{43e}p-o⟩"
+        );
+    }
 
     #[test]
     fn non_nfc_ids_are_marked() {

@@ -48,13 +48,18 @@ pub struct Data {
     pub flags: Vec<u16>,
     /// Position of each node in its run's time order (for run/time ordering).
     pub rank: Vec<u32>,
-    /// Findings per severity (high, medium, low + info), for the header.
-    pub finding_counts: [usize; 3],
+    /// Findings per severity (high, medium, low, info), for the header.
+    pub finding_counts: [usize; 4],
     /// Report summary line values, for the header (computed once).
     pub summary: Option<crate::verify::Summary>,
     /// Chain paths that are neither intact nor vacuous, named `file:line` of their first
     /// record (at most [`CHAIN_TROUBLE_SHOWN`]), and how many there are in all.
     pub chain_trouble: (Vec<String>, usize),
+    /// Fork points (records two records claim as their predecessor), named `file:line`
+    /// (at most [`CHAIN_TROUBLE_SHOWN`]), and how many there are in all.
+    pub forks: (Vec<String>, usize),
+    /// Intact chain paths that do not go through a fork (what the header counts as ✓).
+    pub intact_unforked: usize,
     /// Per record (flat index): the link-graph path it lies on (`u32::MAX`: none — a
     /// later copy of a duplicated record).
     pub path_of: Vec<u32>,
@@ -223,9 +228,11 @@ impl Data {
             findings: Vec::new(),
             flags,
             rank,
-            finding_counts: [0; 3],
+            finding_counts: [0; 4],
             summary: None,
             chain_trouble: (Vec::new(), 0),
+            forks: (Vec::new(), 0),
+            intact_unforked: 0,
             path_of: Vec::new(),
             group_flags: GroupFlags::default(),
             finding_index: Vec::new(),
@@ -273,12 +280,13 @@ impl Data {
             .flat_map(|(i, f)| self.nodes_of(f).into_iter().map(move |n| (n, i as u32)))
             .collect();
         self.finding_index.sort_unstable();
-        self.finding_counts = [0; 3];
+        self.finding_counts = [0; 4];
         for f in &findings {
             let i = match f.severity {
                 Severity::High => 0,
                 Severity::Medium => 1,
-                _ => 2,
+                Severity::Low => 2,
+                Severity::Info => 3,
             };
             self.finding_counts[i] += 1;
         }
@@ -316,6 +324,17 @@ impl Data {
             .map(super::super::verify::links::RecordAt::short)
             .collect();
         self.chain_trouble = (named, bad.len());
+        let forks = &report.links.forks;
+        let fork_names = (forks.iter().take(CHAIN_TROUBLE_SHOWN))
+            .map(|&f| {
+                let at = &self.corpus.record(f as usize).source;
+                format!("{}:{}", crate::model::text::file_name(&at.path), at.line)
+            })
+            .collect();
+        self.forks = (fork_names, forks.len());
+        self.intact_unforked = (report.links.paths.iter())
+            .filter(|p| p.status == ChainStatus::Intact && p.forked_at.is_none())
+            .count();
         self.path_of = vec![u32::MAX; report.records.len()];
         for (i, p) in report.links.paths.iter().enumerate() {
             for &m in &p.members {

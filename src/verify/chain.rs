@@ -8,6 +8,9 @@ use crate::canon::Sha256Digest;
 use crate::model::{Link, Record};
 use serde::{Deserialize, Serialize};
 
+/// A fork: two records claim one predecessor, so a path continues on two branches.
+pub const FORK_GLYPH: char = '⋎';
+
 /// The five chain statuses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -33,6 +36,28 @@ impl ChainStatus {
         ChainStatus::Orphaned,
         ChainStatus::Broken,
     ];
+    /// Its one glyph, everywhere: `✓` intact only, `○` nothing to check (a vacuous
+    /// chain), `~` incomplete (partial, orphaned), `✗` broken.
+    pub fn glyph(self) -> char {
+        match self {
+            ChainStatus::Intact => '✓',
+            ChainStatus::NotPresent => '○',
+            ChainStatus::Partial | ChainStatus::Orphaned => '~',
+            ChainStatus::Broken => '✗',
+        }
+    }
+
+    /// The glyph of a chain that may fork: `✗` when broken, else [`FORK_GLYPH`] when a
+    /// path through it forks (an intact branch is still one of two histories), else
+    /// [`ChainStatus::glyph`].
+    pub fn glyph_forked(self, forked: bool) -> char {
+        match self {
+            ChainStatus::Broken => '✗',
+            _ if forked => FORK_GLYPH,
+            s => s.glyph(),
+        }
+    }
+
     /// The name used in output.
     pub fn name(self) -> &'static str {
         match self {

@@ -59,6 +59,7 @@ impl Report {
         for p in &self.links.paths {
             *s.chain_paths.entry(p.status.name()).or_default() += 1;
         }
+        s.forks = self.links.forks.len();
         s
     }
 }
@@ -76,6 +77,8 @@ pub struct Summary {
     pub chains: std::collections::BTreeMap<&'static str, usize>,
     /// Link-graph paths per status (every status, zero included).
     pub chain_paths: std::collections::BTreeMap<&'static str, usize>,
+    /// Fork points: records two or more records claim as their predecessor.
+    pub forks: usize,
     pub findings: SeverityCounts,
 }
 

@@ -137,15 +137,19 @@ pub struct ChainPath {
     /// its head would exceed the output budget (pathological fork combs): the record the
     /// branch's first listed record links to.
     pub continues: Option<RecordAt>,
+    /// The first record on the path that two records claim as their predecessor: the
+    /// path is one branch of a fork from there (an intact branch is still a fork).
+    pub forked_at: Option<RecordAt>,
     /// Flat indices of the records listed (not output).
     pub members: Vec<u32>,
 }
 
 impl Serialize for ChainPath {
-    /// `status`, `records`, `files` (in link order), `broken_at`, and `continues` when set.
+    /// `status`, `records`, `files` (in link order), `broken_at`, and `continues` and
+    /// `forked_at` when set.
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut out = s.serialize_struct("ChainPath", 5)?;
+        let mut out = s.serialize_struct("ChainPath", 6)?;
         out.serialize_field("status", &self.status)?;
         out.serialize_field("records", &self.records)?;
         out.serialize_field("files", &self.records.files().collect::<Vec<_>>())?;
@@ -153,6 +157,10 @@ impl Serialize for ChainPath {
         match &self.continues {
             Some(c) => out.serialize_field("continues", c)?,
             None => out.skip_field("continues")?,
+        }
+        match &self.forked_at {
+            Some(f) => out.serialize_field("forked_at", f)?,
+            None => out.skip_field("forked_at")?,
         }
         out.end()
     }
@@ -167,17 +175,31 @@ pub struct LinkGraph {
     /// F-CHAIN-FORK, F-DUPLICATE-RECORD and F-CHAIN-GAP, each with the flat index of the
     /// record it is shown on.
     pub findings: Vec<(usize, Finding)>,
-    /// True when some record has two distinct successors.
-    pub forked: bool,
+    /// The records two or more distinct records claim as their predecessor (flat
+    /// indices, ascending): each a fork point.
+    pub forks: Vec<u32>,
+    /// Per flat record index, the fork point of a path through it ([`NONE`] when none);
+    /// empty when nothing forked.
+    fork_of: Vec<u32>,
     /// True when one `H` is held by records that differ in their other bytes.
     pub conflicting_duplicates: bool,
 }
 
 impl LinkGraph {
+    /// True when some record has two distinct successors.
+    pub fn forked(&self) -> bool {
+        !self.forks.is_empty()
+    }
+
+    /// The fork point of a path through record `i` (flat index), when one forks.
+    pub fn fork_of(&self, i: usize) -> Option<usize> {
+        (self.fork_of.get(i).copied()).and_then(|f| (f != NONE).then_some(f as usize))
+    }
+
     /// The chain part of `check` passes: every path intact or not-present, no fork, and
     /// no `H` held by two different records.
     pub fn passes(&self) -> bool {
-        !self.forked
+        !self.forked()
             && !self.conflicting_duplicates
             && self
                 .paths
@@ -227,12 +249,15 @@ pub fn build(records: &[&Record], hashes: &[Sha256Digest]) -> LinkGraph {
     for p in 0..n {
         let next = successors.of(p);
         if next.len() > 1 {
-            graph.forked = true;
+            graph.forks.push(p as u32);
             let branches: Vec<usize> = next.iter().map(|&b| b as usize).collect();
             graph
                 .findings
                 .push((branches[1], fork(records, p, &branches)));
         }
+    }
+    if graph.forked() {
+        graph.fork_of = vec![NONE; n];
     }
     let head_of = paths(records, &heads, &successors, &mut graph);
     let dangling: Vec<usize> = heads
@@ -251,6 +276,9 @@ pub fn build(records: &[&Record], hashes: &[Sha256Digest]) -> LinkGraph {
     }
     for (i, &v) in vertex.iter().enumerate() {
         graph.record_status[i] = graph.record_status[v as usize];
+        if let Some(f) = graph.fork_of.get(v as usize).copied() {
+            graph.fork_of[i] = f;
+        }
     }
     graph
 }
@@ -538,15 +566,29 @@ fn paths(
             };
             let members = &current[from..];
             budget = budget.saturating_sub(members.len());
+            let fork = (graph.forked())
+                .then(|| {
+                    current
+                        .iter()
+                        .copied()
+                        .find(|&v| successors.of(v).len() > 1)
+                })
+                .flatten();
             for &m in members {
                 head_of[m] = head as u32;
                 graph.record_status[m] = graph.record_status[m].max(status);
+                if let Some(f) = fork
+                    && graph.fork_of[m] == NONE
+                {
+                    graph.fork_of[m] = f as u32;
+                }
             }
             graph.paths.push(ChainPath {
                 status,
                 records: PathRecords::of(members.iter().map(|&m| records[m])),
                 broken_at: (kind == Head::Malformed).then(|| RecordAt::of(records[head])),
                 continues: (from > 0).then(|| RecordAt::of(records[current[from - 1]])),
+                forked_at: fork.map(|f| RecordAt::of(records[f])),
                 members: members.iter().map(|&m| m as u32).collect(),
             });
         }
@@ -601,7 +643,7 @@ mod tests {
         let mut parents: Vec<Option<usize>> = (0..spine).map(|i| i.checked_sub(1)).collect();
         parents.extend((0..spine - 1).map(Some));
         let g = graph(&parents);
-        assert!(g.forked);
+        assert!(g.forked());
         assert_eq!(g.paths.len(), spine);
         let listed: usize = g.paths.iter().map(|p| p.records.len()).sum();
         assert!(

@@ -101,6 +101,10 @@ pub struct ChainAxis {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<ChainStatus>,
     pub link: Option<LinkState>,
+    /// The fork point of a path through it: the record two records claim as their
+    /// predecessor (its own state, whatever the path's status).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_at: Option<SourceOut>,
 }
 
 /// The capture axis: completeness is not provable from producer-signed records, so it is
@@ -583,6 +587,9 @@ fn assemble(inputs: &[Input], mut records: Vec<RecordResult>) -> Report {
                     .evaluated
                     .then_some(links.record_status[offset + i]),
                 link: Some(link),
+                forked_at: (links.fork_of(offset + i))
+                    .filter(|_| file_chain.evaluated)
+                    .map(|f| SourceOut::of(refs[f])),
             });
         }
         chains.push(file_chain);
@@ -701,6 +708,7 @@ pub fn verify_record(
             evaluated: false,
             status: None,
             link: None,
+            forked_at: None,
         },
         capture: CaptureAxis { evaluated: false },
         findings,

@@ -21,6 +21,9 @@ pub struct RecordVerdict {
     pub key_unknown: bool,
     /// The worst status of the link-graph paths through the record.
     pub chain: String,
+    /// The fork point (`file:line`) of a path through the record, when one forks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_at: Option<String>,
     /// `pass`, `fail` or `not-evaluated`.
     pub structural: String,
     pub semantic: String,
@@ -44,6 +47,7 @@ impl RecordVerdict {
             chain: (r.chain.status.filter(|_| r.chain.evaluated))
                 .map_or("not-checked", super::chain::ChainStatus::name)
                 .to_string(),
+            forked_at: (r.chain.forked_at.as_ref()).map(|f| format!("{}:{}", f.path, f.line)),
             structural: check(r.structural.evaluated, r.structural.status),
             semantic: check(r.semantic.evaluated, r.semantic.status),
             capture: if r.capture.evaluated {
@@ -88,6 +92,9 @@ impl RecordVerdict {
             (None, _) => Ok(()),
         };
         let _ = write!(s, " · chain {}", self.chain);
+        if let Some(at) = &self.forked_at {
+            let _ = write!(s, ", forked at {}", text(at));
+        }
         for (axis, status) in [
             ("structural", &self.structural),
             ("semantic", &self.semantic),

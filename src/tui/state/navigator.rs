@@ -393,16 +393,17 @@ pub fn nav_text(state: &State, item: &NavItem) -> String {
     let an = &d.analysis;
     let g = &an.graph;
     let action_id = |n: NodeId| {
-        g.facts(&d.corpus, n)
-            .and_then(|a| a.id())
-            .unwrap_or("(no id)")
+        let id = g.facts(&d.corpus, n).and_then(|a| a.id());
+        crate::model::text::show_id(id.unwrap_or("(no id)")).into_owned()
     };
     let text = match item.target {
         NavTarget::LoadError(_) => String::new(),
         NavTarget::Run(ri) => {
+            // The chain's glyph first: a cut row keeps it.
             let run = &g.runs[ri];
+            let (glyph, chain) = chain_status(d, ri);
             format!(
-                "{} · {} rec · {} act · chain {}",
+                "{glyph} {} · {} rec · {} act · chain {chain}",
                 if run.id.is_empty() {
                     "(no run_id)"
                 } else {
@@ -410,7 +411,6 @@ pub fn nav_text(state: &State, item: &NavItem) -> String {
                 },
                 run.records.len(),
                 run.nodes.len(),
-                chain_status(d, ri)
             )
         }
         NavTarget::Chain(i) => {
@@ -478,31 +478,29 @@ pub fn nav_text(state: &State, item: &NavItem) -> String {
     sanitize(&text).into_owned()
 }
 
-/// The chain verdict of a run's records, as text with a glyph.
-pub fn chain_status(d: &Data, run: usize) -> String {
+/// The chain verdict of a run's records: its glyph ([`ChainStatus::glyph_forked`]) and
+/// its words (`intact, forked`; `…` while verifying, `—` when not evaluated).
+pub fn chain_status(d: &Data, run: usize) -> (char, String) {
     let Some(report) = d.report.as_ref() else {
-        return "…".into();
+        return ('○', "…".into());
     };
     let run = &d.analysis.graph.runs[run];
     let mut worst: Option<crate::verify::chain::ChainStatus> = None;
+    let mut forked = false;
     for &r in &run.records {
-        if let Some(s) = report.records.get(r as usize).and_then(|x| x.chain.status) {
+        let Some(axis) = report.records.get(r as usize).map(|x| &x.chain) else {
+            continue;
+        };
+        if let Some(s) = axis.status {
             worst = Some(worst.map_or(s, |w| w.max(s)));
         }
+        forked |= axis.forked_at.is_some();
     }
     match worst {
-        None => "—".into(),
-        Some(s) => {
-            let glyph = if matches!(
-                s,
-                crate::verify::chain::ChainStatus::Intact
-                    | crate::verify::chain::ChainStatus::NotPresent
-            ) {
-                "✓"
-            } else {
-                "✗"
-            };
-            format!("{glyph} {}", s.name())
-        }
+        None => ('○', "—".into()),
+        Some(s) => (
+            s.glyph_forked(forked),
+            format!("{}{}", s.name(), if forked { ", forked" } else { "" }),
+        ),
     }
 }

@@ -1,5 +1,5 @@
 //! The comparison overlay (`=`): the selected action beside its counterpart, a row per
-//! member (differing rows marked ≠ and highlighted), then what changed between approval
+//! member (differing rows marked Δ and highlighted), then what changed between approval
 //! and execution for the right-hand action.
 
 use super::*;
@@ -67,7 +67,7 @@ pub(super) fn compare(s: &State, scroll: usize, area: Rect, buf: &mut Buffer) {
     let differing = pair.rows.iter().filter(|r| r.differs).count();
     for r in &pair.rows {
         let value = |v: Option<&Json>| v.map_or_else(|| "—".to_string(), value_text);
-        let mark = if r.differs { "≠" } else { " " };
+        let mark = if r.differs { "Δ" } else { " " };
         let style = if r.differs { t.bad } else { t.dim };
         lines.push(Line::styled(
             format!(

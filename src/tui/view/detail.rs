@@ -292,11 +292,14 @@ pub(super) fn change_line<'a>(
     summary: &str,
     width: usize,
 ) -> Vec<Line<'a>> {
+    // One meaning per glyph: ≠ is argument drift only; another change is Δ, no evidence
+    // to decide ○, and a question that does not apply –.
     let (glyph, style) = match status {
-        ChangeStatus::Changed => ("≠", s.theme.bad),
+        ChangeStatus::Changed if what == "argument_drift" => ("≠", s.theme.bad),
+        ChangeStatus::Changed => ("Δ", s.theme.bad),
         ChangeStatus::Unchanged => ("=", s.theme.good),
-        ChangeStatus::Unknown => ("?", s.theme.warn),
-        ChangeStatus::NotApplicable => ("·", s.theme.dim),
+        ChangeStatus::Unknown => ("○", s.theme.warn),
+        ChangeStatus::NotApplicable => ("–", s.theme.dim),
     };
     let summary = abbreviate(&sanitize(summary));
     hang(
@@ -326,7 +329,7 @@ pub(super) fn drift_lines<'a>(s: &State, r: &crate::analysis::ActionReport<'_>) 
                     } else if result == "matched" {
                         "="
                     } else {
-                        "?"
+                        "○"
                     }
                 ),
                 style,
@@ -486,7 +489,7 @@ pub(super) fn detail_title<'a>(
     let a = g.action(&d.corpus, node).map(|(_, a)| a);
     let label = format!(
         " {} {} · {} ",
-        sanitize(a.and_then(|a| a.id()).unwrap_or("(no id)")),
+        show_id(a.and_then(|a| a.id()).unwrap_or("(no id)")),
         sanitize(a.and_then(|a| a.tool()).unwrap_or("?")),
         sanitize(&g.runs[d.run_of(node)].id)
     );

@@ -42,12 +42,19 @@ fn banner_width(s: &State) -> usize {
 fn header_spans<'a>(s: &State, compact: bool) -> Vec<Span<'a>> {
     let t = &s.theme;
     let mut spans = vec![Span::styled(" aeplens", t.title)];
-    if !s.errors.is_empty() {
-        let n = s.errors.len();
-        spans.push(Span::styled(
-            format!(" ⚠ {n} load error{}", if n == 1 { "" } else { "s" }),
-            t.bad,
-        ));
+    // Load errors are the inputs' (what `check` counts); a lease file's are apart.
+    let inputs = s
+        .data
+        .as_ref()
+        .map_or(s.errors.len(), |d| d.corpus.errors().count());
+    let leases = s.errors.len().saturating_sub(inputs);
+    for (n, what) in [(inputs, "load error"), (leases, "lease-file problem")] {
+        if n > 0 {
+            spans.push(Span::styled(
+                format!(" ⚠ {n} {what}{}", if n == 1 { "" } else { "s" }),
+                t.bad,
+            ));
+        }
     }
     let Some(d) = &s.data else {
         spans.push(Span::styled(
@@ -85,36 +92,39 @@ fn header_spans<'a>(s: &State, compact: bool) -> Vec<Span<'a>> {
                     t.warn,
                 ));
             }
-            // Chain paths of the link graph: ✓ only for intact; vacuous ones ○.
+            // Chain paths of the link graph: ✓ only for intact paths through no fork;
+            // vacuous ones ○; forks ⋎ and troubled paths ✗ counted apart, each named.
             let count = |k: &str| sum.chain_paths.get(k).copied().unwrap_or(0);
             spans.push(Span::raw(format!(
                 "· {} ✓{} ○{} ",
                 if compact { "ch" } else { "chains" },
-                count("intact"),
+                d.intact_unforked,
                 count("not-present")
             )));
-            let (named, total) = &d.chain_trouble;
-            if *total > 0 {
+            let named = |glyph: char, (names, total): &(Vec<String>, usize)| {
                 let shown: Vec<String> = if compact {
                     // `incident.ndjson:3` → `incident:3`
-                    named
-                        .iter()
-                        .take(1)
+                    (names.iter().take(1))
                         .map(|n| n.replace(".ndjson:", ":").replace(".jsonl:", ":"))
                         .collect()
                 } else {
-                    named.clone()
+                    names.clone()
                 };
-                let more = total.saturating_sub(shown.len());
-                let more = match (more, compact) {
+                let more = match (total.saturating_sub(shown.len()), compact) {
                     (0, _) => String::new(),
                     (n, true) => format!(" +{n}"),
                     (n, false) => format!(" +{n} more"),
                 };
-                spans.push(Span::styled(
-                    format!("✗{total} ({}{more}) ", shown.join(", ")),
+                Span::styled(
+                    format!("{glyph}{total} ({}{more}) ", shown.join(", ")),
                     t.bad,
-                ));
+                )
+            };
+            if d.forks.1 > 0 {
+                spans.push(named(crate::verify::chain::FORK_GLYPH, &d.forks));
+            }
+            if d.chain_trouble.1 > 0 {
+                spans.push(named('✗', &d.chain_trouble));
             }
         }
         None => spans.push(Span::styled(
@@ -132,11 +142,12 @@ fn header_spans<'a>(s: &State, compact: bool) -> Vec<Span<'a>> {
     if s.review.problem.is_some() {
         spans.push(Span::styled("· review not saved ", t.bad));
     }
-    let [high, medium, low] = d.finding_counts;
+    let [high, medium, low, info] = d.finding_counts;
     spans.push(Span::raw(if compact { "· " } else { "· findings " }));
     spans.push(Span::styled(format!("▲{high} "), t.bad));
     spans.push(Span::styled(format!("■{medium} "), t.warn));
     spans.push(Span::raw(format!("·{low} ")));
+    spans.push(Span::styled(format!("i{info} "), t.dim));
     let filter = if s.filter.is_applied() {
         sanitize(s.filter.text()).into_owned()
     } else {
@@ -215,7 +226,7 @@ pub(super) fn hint_bar(s: &State, area: Rect, buf: &mut Buffer) {
         Pane::Detail => Scope::Detail,
     };
     // `? help · q quit` is pinned at the right at every width; the pane's hints fill the
-    // rest and are cut, never it.
+    // rest, whole.
     let mut pinned = vec![Span::raw(" ")];
     for (command, what) in [(Command::Help, "help"), (Command::Quit, "quit")] {
         if let Some(k) = s.keymap.key_for(command) {
@@ -231,13 +242,22 @@ pub(super) fn hint_bar(s: &State, area: Rect, buf: &mut Buffer) {
     let pinned_width = (pinned.width() as u16).min(area.width);
     let [hints_area, pinned_area] =
         Layout::horizontal([Constraint::Min(0), Constraint::Length(pinned_width)]).areas(area);
+    // Whole hints, as many as fit: the rest are dropped from the right, none cut.
     let mut spans = vec![Span::raw(" ")];
-    for (i, (k, h)) in s.keymap.hints(scope).into_iter().enumerate() {
-        if i > 0 {
-            spans.push(Span::styled(" · ", t.dim));
+    let mut used = 1;
+    for (k, h) in s.keymap.hints(scope) {
+        let sep = if spans.len() > 1 { " · " } else { "" };
+        let item = [
+            Span::styled(sep, t.dim),
+            Span::styled(k, t.hint_key),
+            Span::raw(format!(" {h}")),
+        ];
+        let w: usize = item.iter().map(Span::width).sum();
+        if used + w > usize::from(hints_area.width) {
+            break;
         }
-        spans.push(Span::styled(k, t.hint_key));
-        spans.push(Span::raw(format!(" {h}")));
+        used += w;
+        spans.extend(item);
     }
     Line::from(spans).render(hints_area, buf);
     pinned.render(pinned_area, buf);

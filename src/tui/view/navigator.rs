@@ -113,6 +113,7 @@ pub(super) fn navigator(s: &State, area: Rect, buf: &mut Buffer) {
         }
         line.push_span(Span::raw(nav_text(s, item)));
         buf.set_style(Rect::new(inner.x, y, inner.width, 1), style);
+        let line = fit_line(line, usize::from(inner.width));
         buf.set_line(inner.x, y, &line, inner.width);
     }
 }

@@ -3,10 +3,13 @@
 use super::*;
 
 /// Every glyph and its one meaning, one a line.
-pub const GLYPH_LEGEND: [&str; 20] = [
+pub const GLYPH_LEGEND: [&str; 24] = [
     "⊘  denied (the first deny of a tree starts a chain)",
     "↻  re-approved after a deny",
     "≠  argument drift",
+    "Δ  changed (between approval and execution; between two actions compared)",
+    "=  unchanged",
+    "–  does not apply",
     "‼  executed despite a deny",
     "●  executed, success",
     "◆  executed, failure",
@@ -18,9 +21,10 @@ pub const GLYPH_LEGEND: [&str; 20] = [
     "◐  comparable under a weaker assumption",
     "≉  not comparable",
     "✓  verified",
-    "○  nothing to check (unsigned, no link, unknown key)",
+    "○  nothing to check (unsigned, no link, unknown key, not recorded)",
     "~  incomplete (partial or orphaned chain)",
-    "▲  high finding (■ medium, · low)",
+    "⋎  forked chain (two records claim one predecessor)",
+    "▲  high finding (■ medium, · low, i info)",
     "?  parent not found",
     "⋯  idle time compressed on the timeline",
     "⚑  marked by you (colour: verdict; ⚑! the evidence changed since)",

@@ -36,50 +36,37 @@ pub(super) fn record_lines<'a>(s: &State, d: &Data, node: NodeId) -> Vec<Line<'a
     };
     // An axis that was not evaluated carries no status (the verifier-result contract).
     // ✓ only for a positive result: a vacuous chain or an unsigned record is ○.
-    let axis = |name: &str, status: Option<(&str, Tone)>| {
-        let (st, tone) = status.unwrap_or(("not evaluated", Tone::Vacuous));
-        let (g, style) = match tone {
-            Tone::Good => ("✓", t.good),
-            Tone::Vacuous => ("○", t.dim),
-            Tone::Doubt => ("~", t.warn),
-            Tone::Bad => ("✗", t.bad),
-        };
+    let axis = |name: &str, status: Option<(String, char)>| {
+        let (st, g) = status.unwrap_or(("not evaluated".into(), '○'));
         Line::from(vec![
             Span::styled(format!("{name:<18}"), t.accent),
-            Span::styled(format!("{g} {st}"), style),
+            Span::styled(format!("{g} {st}"), glyph_style(t, g)),
         ])
     };
     let check = |c: CheckStatus| {
-        let tone = if c == CheckStatus::Pass {
-            Tone::Good
-        } else {
-            Tone::Bad
-        };
-        (c.name(), tone)
+        let g = if c == CheckStatus::Pass { '✓' } else { '✗' };
+        (c.name().to_string(), g)
     };
     lines.push(axis("structural", r.structural.status.map(check)));
     lines.push(axis("semantic", r.semantic.status.map(check)));
     lines.push(axis(
         "authenticity",
         r.authenticity.status.map(|a| {
-            let tone = match a {
-                AuthStatus::Valid => Tone::Good,
-                AuthStatus::Unsigned => Tone::Vacuous,
-                _ => Tone::Bad,
+            let g = match a {
+                AuthStatus::Valid => '✓',
+                AuthStatus::Unsigned => '○',
+                _ => '✗',
             };
-            (a.name(), tone)
+            (a.name().to_string(), g)
         }),
     ));
+    let fork = r.chain.forked_at.as_ref();
     lines.push(axis(
         "chain",
         r.chain.status.map(|c| {
-            let tone = match c {
-                ChainStatus::Intact => Tone::Good,
-                ChainStatus::NotPresent => Tone::Vacuous,
-                ChainStatus::Partial | ChainStatus::Orphaned => Tone::Doubt,
-                ChainStatus::Broken => Tone::Bad,
-            };
-            (c.name(), tone)
+            let forked = fork.map(|f| format!(", forked at {}:{}", sanitize(&f.path), f.line));
+            let text = format!("{}{}", c.name(), forked.unwrap_or_default());
+            (text, c.glyph_forked(fork.is_some()))
         }),
     ));
     lines.push(axis("capture", None));
@@ -133,7 +120,8 @@ pub(super) fn record_lines<'a>(s: &State, d: &Data, node: NodeId) -> Vec<Line<'a
             t.warn,
         ));
     }
-    lines.push(kv(s, "record chain", &chain_status(d, d.run_of(node))));
+    let (glyph, chain) = chain_status(d, d.run_of(node));
+    lines.push(kv(s, "run's chains", &format!("{glyph} {chain}")));
     lines.push(Line::styled("FINDINGS ON THIS ACTION".to_string(), t.title));
     let mut any = false;
     for f in d.findings_of(node) {
@@ -182,8 +170,12 @@ pub(super) fn file_view<'a>(s: &State, d: &Data, report: &Report, flat: usize) -
             s,
             "chain path",
             &format!(
-                "{} · {} record{} · {} → {}{}",
+                "{} {}{} · {} record{} · {} → {}{}",
+                p.status.glyph_forked(p.forked_at.is_some()),
                 p.status.name(),
+                (p.forked_at.as_ref())
+                    .map(|f| format!(", a branch of the fork at {}", at(f)))
+                    .unwrap_or_default(),
                 p.records.len(),
                 if p.records.len() == 1 { "" } else { "s" },
                 p.records.first().map(at).unwrap_or_default(),
@@ -251,17 +243,4 @@ pub(super) fn file_view<'a>(s: &State, d: &Data, report: &Report, flat: usize) -
         ));
     }
     lines
-}
-
-/// How much trust a verification status carries, for its glyph.
-#[derive(Clone, Copy)]
-pub(super) enum Tone {
-    /// Positively verified (✓).
-    Good,
-    /// Nothing to check: never drawn as ✓ (○).
-    Vacuous,
-    /// Consistent but incomplete (~).
-    Doubt,
-    /// Failed (✗).
-    Bad,
 }

@@ -241,7 +241,7 @@ pub(super) fn timeline(s: &State, area: Rect, buf: &mut Buffer) {
         if a.is_finite() && b.is_finite() {
             format!("{} → {}", time_of_day(a), time_of_day(b))
         } else {
-            "? → ?".to_string()
+            "no times recorded".to_string()
         }
     };
     // The date, the run's span, and the visible window when zoomed in.
@@ -372,16 +372,21 @@ pub(super) fn timeline_row(
     } else {
         ""
     };
-    let mut spans = vec![Span::raw(format!("{indent}{marker}{cross}"))];
-    spans.extend(node_mark(s, row.node));
-    spans.extend([
-        Span::raw(sanitize(a.id().unwrap_or("(no id)")).into_owned()),
+    let mut head = vec![Span::raw(format!("{indent}{marker}{cross}"))];
+    head.extend(node_mark(s, row.node));
+    let name = vec![
+        Span::raw(show_id(a.id().unwrap_or("(no id)")).into_owned()),
         Span::raw(" "),
         Span::styled(sanitize(a.tool().unwrap_or("?")).into_owned(), t.accent),
-        Span::raw(" "),
-        Span::styled(glyphs(shown), flag_style(s, shown)),
-    ]);
-    let line = Line::from(spans);
+    ];
+    // The status glyphs keep their column: the name gives way (with `…`).
+    let marks = glyphs(shown);
+    let tail = if marks.is_empty() {
+        Vec::new()
+    } else {
+        vec![Span::raw(" "), Span::styled(marks, flag_style(s, shown))]
+    };
+    let line = fit_name(head, name, tail, usize::from(tree.width));
     buf.set_line(tree.x, tree.y, &line, tree.width);
     // Lease window under the action, then the execution instant.
     if let Some(l) = d.analysis.leases.by_node.get(&row.node) {

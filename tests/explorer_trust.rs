@@ -1,0 +1,343 @@
+//! The explorer claims no more than the CLI: a vacuous chain is ○ wherever it is drawn, a
+//! fork is its own state (⋎, counted apart and named), and the header's counts are the
+//! ones `check --format json` gives for the same evidence, on every reference store.
+
+mod common;
+
+use aeplens::tui::data::Data;
+use aeplens::tui::keymap::Keymap;
+use aeplens::tui::state::{Action, State, update};
+use aeplens::tui::theme::Theme;
+use aeplens::tui::view::Screen;
+use common::{aeplens, buffer_text};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::Value;
+
+const STORES: &str = "tests/fixtures/reference-stores";
+
+fn open(paths: &[&str], keys: Option<&str>, leases: Option<&str>) -> State {
+    let (corpus, keys, supplied) = common::inputs(paths, keys, leases);
+    let mut s = State::new(Keymap::default(), Theme::dark());
+    let errors: Vec<String> = corpus.errors().map(std::string::ToString::to_string).collect();
+    update(
+        &mut s,
+        Action::Loaded(Box::new(Data::open(corpus, &keys, &supplied))),
+    );
+    update(&mut s, Action::Errors(errors));
+    s
+}
+
+fn screen(s: &State, w: u16, h: u16) -> String {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| f.render_widget(&Screen(s), f.area())).unwrap();
+    buffer_text(&t)
+}
+
+/// The number after `glyph` in `header` (`✓12` → 12).
+fn count_after(header: &str, glyph: &str) -> usize {
+    let at = header
+        .find(glyph)
+        .unwrap_or_else(|| panic!("{glyph} in {header}"));
+    let digits: String = header[at + glyph.len()..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().unwrap()
+}
+
+#[test]
+fn a_vacuous_chain_is_never_a_tick() {
+    // One record, no link: nothing to check on the chain axis.
+    let path = format!("{STORES}/numbers_and_empty_actions.ndjson");
+    let s = open(&[&path], Some(&format!("{STORES}/keys.json")), None);
+    for (w, h) in [(80, 24), (120, 40), (200, 60)] {
+        let text = screen(&s, w, h);
+        assert!(!text.contains("chain ✓ not-present"), "{w}x{h}:\n{text}");
+        assert!(!text.contains("✓ not-present"), "{w}x{h}:\n{text}");
+    }
+    let text = screen(&s, 200, 60);
+    assert!(text.contains("○ run-pub-abacus · 1 rec"), "{text}");
+    let header = text.lines().next().unwrap();
+    assert!(header.contains("chains ✓0 ○3"), "{header}");
+}
+
+#[test]
+fn a_fork_is_its_own_state_in_the_header_the_run_and_the_record() {
+    let path = format!("{STORES}/fork_parallel_emit.ndjson");
+    let keys = format!("{STORES}/keys.json");
+    let s = open(&[&path], Some(&keys), None);
+    let text = screen(&s, 200, 60);
+    let header = text.lines().next().unwrap();
+    // Both branches are intact, yet neither is counted ✓: the fork is counted and named.
+    assert_eq!(count_after(header, "✓"), 5, "records ✓: {header}");
+    assert!(
+        header.contains("chains ✓0 ○0 ⋎1 (fork_parallel_emit.ndjson:2)"),
+        "{header}"
+    );
+    assert!(
+        text.contains("▲ ⋎ run-pub-delta-fork · 5 rec"),
+        "the run row: {text}"
+    );
+    // The Record tab of the selected action.
+    let mut s = s;
+    update(
+        &mut s,
+        Action::Command(aeplens::tui::keymap::Command::Tab(5)),
+    );
+    let text = screen(&s, 200, 60);
+    assert!(
+        text.contains(
+            "⋎ intact, forked at tests/fixtures/reference-stores/fork_parallel_emit.ndjson:2"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("✓ intact"), "{text}");
+    // `check` says the same.
+    let (_, out, _) = aeplens(&[
+        "check",
+        "--no-index",
+        "--format",
+        "json",
+        "--keys",
+        &keys,
+        &path,
+    ]);
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["summary"]["forks"], 1);
+    let forked: Vec<&Value> = doc["chain_paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["forked_at"]["index"] == 1)
+        .collect();
+    assert_eq!(forked.len(), 2, "both branches name the fork point");
+}
+
+/// The header of `paths` opened in the explorer against `check --format json`'s summary.
+fn header_agrees_with_check(paths: &[&str], keys: Option<&str>, leases: Option<&str>) {
+    let s = open(paths, keys, leases);
+    let text = screen(&s, 240, 30);
+    let header = text.lines().next().unwrap().to_string();
+    let mut args = vec!["check", "--no-index", "--format", "json"];
+    if let Some(k) = keys {
+        args.extend(["--keys", k]);
+    }
+    if let Some(l) = leases {
+        args.extend(["--leases", l]);
+    }
+    args.extend(paths);
+    let (_, out, err) = aeplens(&args);
+    let doc: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
+    let sum = &doc["summary"];
+    let n = |v: &Value| v.as_u64().unwrap() as usize;
+    let a = &sum["authenticity"];
+    let what = format!("{paths:?}: {header}");
+    assert_eq!(count_after(&header, "✓"), n(&a["valid"]), "{what}");
+    let bad = n(&a["invalid"]) + n(&a["binding_mismatch"]) + n(&a["unsupported_legacy"]);
+    assert_eq!(count_after(&header, "✗"), bad, "{what}");
+    let f = &sum["findings"];
+    let findings = &header[header.find("findings ▲").expect(&what) + "findings ".len()..];
+    let counts: Vec<&str> = findings.split_whitespace().take(4).collect();
+    let severities = ["high", "medium", "low", "info"];
+    for ((count, glyph), severity) in counts.iter().zip(["▲", "■", "·", "i"]).zip(severities) {
+        assert_eq!(
+            count_after(count, glyph),
+            n(&f[severity]),
+            "{severity}: {what}"
+        );
+    }
+    let chains = &header[header.find("chains ✓").expect(&what) + "chains ".len()..];
+    let counts: Vec<&str> = chains.split_whitespace().take(2).collect();
+    let intact_unforked = (doc["chain_paths"].as_array().unwrap().iter())
+        .filter(|p| p["status"] == "intact" && p.get("forked_at").is_none())
+        .count();
+    assert_eq!(count_after(counts[0], "✓"), intact_unforked, "{what}");
+    let vacuous = n(&sum["chain_paths"]["not-present"]);
+    assert_eq!(count_after(counts[1], "○"), vacuous, "{what}");
+    let forks = n(&sum["forks"]);
+    if forks > 0 {
+        assert_eq!(count_after(&header, "⋎"), forks, "{what}");
+    } else {
+        assert!(!header.contains('⋎'), "{what}");
+    }
+    let errors = n(&sum["load_errors"]);
+    match errors {
+        0 => assert!(!header.contains("load error"), "{what}"),
+        1 => assert!(header.contains("⚠ 1 load error"), "{what}"),
+        e => assert!(header.contains(&format!("⚠ {e} load errors")), "{what}"),
+    }
+}
+
+#[test]
+fn the_header_counts_what_check_counts_on_every_reference_store() {
+    let keys = format!("{STORES}/keys.json");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(STORES).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if !name.ends_with(".ndjson") || name.ends_with(".leases.ndjson") {
+            continue;
+        }
+        let leases = path.with_extension("leases.ndjson");
+        let leases = leases.exists().then(|| leases.display().to_string());
+        header_agrees_with_check(
+            &[&path.display().to_string()],
+            Some(&keys),
+            leases.as_deref(),
+        );
+        seen += 1;
+    }
+    assert!(seen >= 25, "{seen} stores");
+    // The rotated store (a directory) and the demo incident.
+    header_agrees_with_check(&[&format!("{STORES}/rotated")], Some(&keys), None);
+    let demo = "assets/demo";
+    header_agrees_with_check(
+        &[&format!("{demo}/evidence")],
+        Some(&format!("{demo}/keys.json")),
+        Some(&format!("{demo}/leases.ndjson")),
+    );
+}
+
+#[test]
+fn a_lease_file_problem_is_not_counted_as_a_load_error() {
+    let path = format!("{STORES}/crash_partial_last_line.ndjson");
+    let mut s = open(&[&path], Some(&format!("{STORES}/keys.json")), None);
+    assert_eq!(s.errors.len(), 1, "the torn last line");
+    let lease = "leases.ndjson:2: neither a ScopeLease nor an ApprovalReceipt: skipped";
+    update(&mut s, Action::Errors(vec![lease.into()]));
+    let header = screen(&s, 200, 30).lines().next().unwrap().to_string();
+    assert!(
+        header.contains("⚠ 1 load error ⚠ 1 lease-file problem"),
+        "{header}"
+    );
+}
+
+#[test]
+fn a_long_name_gives_way_to_the_status_glyphs() {
+    use aeplens::tui::data::glyphs;
+    let rfc = "tests/fixtures/rfc-final";
+    let opened = [
+        open(&["tests/fixtures/reference/v03.ndjson"], None, None),
+        open(
+            &[&format!("{rfc}/evidence")],
+            Some(&format!("{rfc}/keys.json")),
+            Some(&format!("{rfc}/leases.ndjson")),
+        ),
+    ];
+    let mut checked = 0;
+    for s in &opened {
+        let d = s.data.as_ref().unwrap();
+        for (w, h) in [(80, 24), (120, 40)] {
+            let text = screen(s, w, h);
+            for row in s.timeline.rows() {
+                let id = d
+                    .analysis
+                    .graph
+                    .facts(&d.corpus, row.node)
+                    .unwrap()
+                    .id()
+                    .unwrap();
+                let marks = glyphs(if row.folded {
+                    row.subtree
+                } else {
+                    d.flags[row.node as usize]
+                });
+                // Ids are told apart by their first four characters in these stores.
+                let prefix: String = id.chars().take(4).collect();
+                let lines: Vec<&str> = text.lines().filter(|l| l.contains(&prefix)).collect();
+                if lines.is_empty() || marks.is_empty() {
+                    continue; // not on screen, or nothing to show
+                }
+                assert!(
+                    lines.iter().any(|l| l.contains(&marks)),
+                    "{w}x{h}: {id} lost {marks}:\n{text}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 10, "{checked} rows checked");
+}
+
+/// Characters of the explorer's typography, not glyphs with a meaning: borders and tree
+/// lines, fold markers, arrows in text, separators, the ellipsis of a cut.
+fn typography(c: char) -> bool {
+    ('\u{2500}'..='\u{257f}').contains(&c) // box drawing
+        || "▸▾└↖→←↑↓·…—█×".contains(c)
+}
+
+#[test]
+fn every_glyph_on_every_pane_is_in_the_legend_once() {
+    use aeplens::tui::keymap::Command;
+    let legend = aeplens::tui::view::GLYPH_LEGEND.join("\n");
+    let meaning = |g: char| legend.lines().filter(|l| l.contains(g)).count();
+    let demo = "assets/demo";
+    let opened = [
+        open(
+            &[&format!("{demo}/evidence")],
+            Some(&format!("{demo}/keys.json")),
+            Some(&format!("{demo}/leases.ndjson")),
+        ),
+        open(&["tests/fixtures/reference/v03.ndjson"], None, None),
+        open(
+            &[&format!("{STORES}/fork_parallel_emit.ndjson")],
+            Some(&format!("{STORES}/keys.json")),
+            None,
+        ),
+    ];
+    let mut seen = std::collections::BTreeSet::new();
+    for mut s in opened {
+        let mut look = |s: &State| {
+            for (w, h) in [(80, 24), (160, 48)] {
+                for c in screen(s, w, h).chars() {
+                    if !c.is_ascii() && !typography(c) {
+                        seen.insert(c);
+                    }
+                }
+            }
+        };
+        for list in 0..4 {
+            for tab in 1..=6 {
+                update(&mut s, Action::Command(Command::Tab(tab)));
+                look(&s);
+            }
+            for _ in 0..3 {
+                update(&mut s, Action::Command(Command::NextProblem));
+                look(&s);
+            }
+            if list == 0 {
+                for overlay in [Command::Compare, Command::Inputs] {
+                    update(&mut s, Action::Command(overlay));
+                    look(&s);
+                    update(&mut s, Action::Command(Command::Cancel));
+                }
+            }
+            update(&mut s, Action::Command(Command::NextList));
+        }
+    }
+    assert!(seen.len() >= 10, "{seen:?}");
+    let unexplained: Vec<char> = seen.into_iter().filter(|&g| meaning(g) != 1).collect();
+    assert!(
+        unexplained.is_empty(),
+        "drawn without one line in the legend: {unexplained:?}"
+    );
+}
+
+#[test]
+fn homoglyph_and_non_nfc_ids_never_look_identical_in_the_tree() {
+    let s = open(
+        &[&format!("{STORES}/unicode_ids_and_values.ndjson")],
+        Some(&format!("{STORES}/keys.json")),
+        None,
+    );
+    let text = screen(&s, 200, 60);
+    // `step-ñ` in NFC and in NFD, `op-o` in Latin and with a Greek omicron.
+    assert!(text.contains("⟨not NFC: step-n\\u{303}⟩"), "{text}");
+    assert!(text.contains("op-ο⟨mixed scripts: op-\\u{3bf}⟩"), "{text}");
+    let rows: Vec<&str> = text.lines().filter(|l| l.contains("op-")).collect();
+    assert!(
+        rows.iter().any(|l| l.contains("op-o ")),
+        "the Latin one stays plain: {text}"
+    );
+}
