@@ -4,35 +4,11 @@
 
 mod common;
 
-use aeplens::tui::data::Data;
-use aeplens::tui::keymap::Keymap;
 use aeplens::tui::state::{Action, State, update};
-use aeplens::tui::theme::Theme;
-use aeplens::tui::view::Screen;
-use common::{aeplens, buffer_text};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+use common::{aeplens, explorer, screen};
 use serde_json::Value;
 
 const STORES: &str = "tests/fixtures/reference-stores";
-
-fn open(paths: &[&str], keys: Option<&str>, leases: Option<&str>) -> State {
-    let (corpus, keys, supplied) = common::inputs(paths, keys, leases);
-    let mut s = State::new(Keymap::default(), Theme::dark());
-    let errors: Vec<String> = corpus.errors().map(std::string::ToString::to_string).collect();
-    update(
-        &mut s,
-        Action::Loaded(Box::new(Data::open(corpus, &keys, &supplied))),
-    );
-    update(&mut s, Action::Errors(errors));
-    s
-}
-
-fn screen(s: &State, w: u16, h: u16) -> String {
-    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-    t.draw(|f| f.render_widget(&Screen(s), f.area())).unwrap();
-    buffer_text(&t)
-}
 
 /// The number after `glyph` in `header` (`✓12` → 12).
 fn count_after(header: &str, glyph: &str) -> usize {
@@ -50,7 +26,7 @@ fn count_after(header: &str, glyph: &str) -> usize {
 fn a_vacuous_chain_is_never_a_tick() {
     // One record, no link: nothing to check on the chain axis.
     let path = format!("{STORES}/numbers_and_empty_actions.ndjson");
-    let s = open(&[&path], Some(&format!("{STORES}/keys.json")), None);
+    let s = explorer(&[&path], Some(&format!("{STORES}/keys.json")), None);
     for (w, h) in [(80, 24), (120, 40), (200, 60)] {
         let text = screen(&s, w, h);
         assert!(!text.contains("chain ✓ not-present"), "{w}x{h}:\n{text}");
@@ -66,7 +42,7 @@ fn a_vacuous_chain_is_never_a_tick() {
 fn a_fork_is_its_own_state_in_the_header_the_run_and_the_record() {
     let path = format!("{STORES}/fork_parallel_emit.ndjson");
     let keys = format!("{STORES}/keys.json");
-    let s = open(&[&path], Some(&keys), None);
+    let s = explorer(&[&path], Some(&keys), None);
     let text = screen(&s, 200, 60);
     let header = text.lines().next().unwrap();
     // Both branches are intact, yet neither is counted ✓: the fork is counted and named.
@@ -116,7 +92,7 @@ fn a_fork_is_its_own_state_in_the_header_the_run_and_the_record() {
 
 /// The header of `paths` opened in the explorer against `check --format json`'s summary.
 fn header_agrees_with_check(paths: &[&str], keys: Option<&str>, leases: Option<&str>) {
-    let s = open(paths, keys, leases);
+    let s = explorer(paths, keys, leases);
     let text = screen(&s, 240, 30);
     let header = text.lines().next().unwrap().to_string();
     let mut args = vec!["check", "--no-index", "--format", "json"];
@@ -202,7 +178,7 @@ fn the_header_counts_what_check_counts_on_every_reference_store() {
 #[test]
 fn a_lease_file_problem_is_not_counted_as_a_load_error() {
     let path = format!("{STORES}/crash_partial_last_line.ndjson");
-    let mut s = open(&[&path], Some(&format!("{STORES}/keys.json")), None);
+    let mut s = explorer(&[&path], Some(&format!("{STORES}/keys.json")), None);
     assert_eq!(s.errors.len(), 1, "the torn last line");
     let lease = "leases.ndjson:2: neither a ScopeLease nor an ApprovalReceipt: skipped";
     update(&mut s, Action::Errors(vec![lease.into()]));
@@ -218,8 +194,8 @@ fn a_long_name_gives_way_to_the_status_glyphs() {
     use aeplens::tui::data::glyphs;
     let rfc = "tests/fixtures/rfc-final";
     let opened = [
-        open(&["tests/fixtures/reference/v03.ndjson"], None, None),
-        open(
+        explorer(&["tests/fixtures/reference/v03.ndjson"], None, None),
+        explorer(
             &[&format!("{rfc}/evidence")],
             Some(&format!("{rfc}/keys.json")),
             Some(&format!("{rfc}/leases.ndjson")),
@@ -274,13 +250,13 @@ fn every_glyph_on_every_pane_is_in_the_legend_once() {
     let meaning = |g: char| legend.lines().filter(|l| l.contains(g)).count();
     let demo = "assets/demo";
     let opened = [
-        open(
+        explorer(
             &[&format!("{demo}/evidence")],
             Some(&format!("{demo}/keys.json")),
             Some(&format!("{demo}/leases.ndjson")),
         ),
-        open(&["tests/fixtures/reference/v03.ndjson"], None, None),
-        open(
+        explorer(&["tests/fixtures/reference/v03.ndjson"], None, None),
+        explorer(
             &[&format!("{STORES}/fork_parallel_emit.ndjson")],
             Some(&format!("{STORES}/keys.json")),
             None,
@@ -326,7 +302,7 @@ fn every_glyph_on_every_pane_is_in_the_legend_once() {
 
 #[test]
 fn homoglyph_and_non_nfc_ids_never_look_identical_in_the_tree() {
-    let s = open(
+    let s = explorer(
         &[&format!("{STORES}/unicode_ids_and_values.ndjson")],
         Some(&format!("{STORES}/keys.json")),
         None,

@@ -843,7 +843,14 @@ fn the_header_abbreviates_instead_of_dropping_at_80_columns() {
     );
     let screen = text(&render(&s, 80, 24));
     let header = screen.lines().next().unwrap();
-    for part in ["⚠ 1 lease-file problem", "5 rec", "✓4", "✗1", "(incident:3)", "▲4"] {
+    for part in [
+        "⚠ 1 lease-file problem",
+        "5 rec",
+        "✓4",
+        "✗1",
+        "(incident:3)",
+        "▲4",
+    ] {
         assert!(header.contains(part), "{part:?} in {header}");
     }
     // Wide enough: the full words.

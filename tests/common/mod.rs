@@ -167,3 +167,26 @@ pub fn go(s: &mut aeplens::tui::state::State, run: &str, id: &str) {
     let n = d.analysis.graph.find(&d.corpus, run, id).unwrap();
     aeplens::tui::state::select(s, n, true);
 }
+
+/// The explorer opened on `paths` (with keys and a lease file), as a user would see it
+/// once loading is done: the inputs' load errors listed.
+pub fn explorer(
+    paths: &[&str],
+    keys: Option<&str>,
+    leases: Option<&str>,
+) -> aeplens::tui::state::State {
+    use aeplens::tui::state::{Action, State, update};
+    let (corpus, keys, supplied) = inputs(paths, keys, leases);
+    let errors: Vec<String> = corpus
+        .errors()
+        .map(std::string::ToString::to_string)
+        .collect();
+    let d = aeplens::tui::data::Data::open(corpus, &keys, &supplied);
+    let mut s = State::new(
+        aeplens::tui::keymap::Keymap::default(),
+        aeplens::tui::theme::Theme::dark(),
+    );
+    update(&mut s, Action::Loaded(Box::new(d)));
+    update(&mut s, Action::Errors(errors));
+    s
+}

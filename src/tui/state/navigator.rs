@@ -197,7 +197,19 @@ pub(super) fn target_node(state: &State, t: NavTarget) -> Option<NodeId> {
             c.steps.first().map(|s| s.node)
         }
         NavTarget::Finding(i) | NavTarget::FindingGroup(i) => {
-            d.nodes_of(d.findings.get(i)?).first().copied()
+            let f = d.findings.get(i)?;
+            // A finding on no action (a chain gap) goes to its record's first action.
+            d.nodes_of(f).first().copied().or_else(|| {
+                let at = f.locations.first()?;
+                let record = (0..d.corpus.len()).find(|&r| {
+                    let source = &d.corpus.record(r).source;
+                    source.path == at.path && source.line == at.line
+                })?;
+                let mut nodes = an.graph.nodes.iter();
+                nodes
+                    .position(|n| n.record as usize == record)
+                    .map(|n| n as NodeId)
+            })
         }
         NavTarget::Lease(i) => an.leases.summaries.get(i)?.nodes.first().copied(),
         NavTarget::Step(_, n) | NavTarget::LeaseUse(_, n) => Some(n),

@@ -4,6 +4,10 @@ use super::*;
 
 pub(super) fn detail(s: &State, area: Rect, buf: &mut Buffer) {
     let t = &s.theme;
+    if let (Some(d), Some(i)) = (s.data.as_ref(), described(s)) {
+        finding_detail(s, d, i, area, buf);
+        return;
+    }
     let (Some(d), Some(node)) = (s.data.as_ref(), s.timeline.node()) else {
         let block = pane_block(s, Pane::Detail, Line::from(" Detail "));
         let inner = block.inner(area);

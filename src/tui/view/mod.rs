@@ -3,6 +3,7 @@
 
 mod compare;
 mod detail;
+mod finding;
 mod header;
 mod inputs;
 mod lease;
@@ -15,6 +16,7 @@ mod timeline;
 
 use compare::*;
 use detail::*;
+use finding::*;
 use header::*;
 use inputs::*;
 use lease::*;

@@ -1,0 +1,94 @@
+//! What a reviewer reads and acts on in the explorer: a finding described whole in the
+//! detail pane (run-level ones too) and Enter going to what it names.
+
+mod common;
+
+use aeplens::tui::keymap::Command;
+use aeplens::tui::state::{Action, NavList, NavTarget, Pane, State, update};
+use common::{explorer, screen};
+
+const DEMO: &str = "assets/demo";
+
+fn demo() -> State {
+    explorer(
+        &[&format!("{DEMO}/evidence")],
+        Some(&format!("{DEMO}/keys.json")),
+        Some(&format!("{DEMO}/leases.ndjson")),
+    )
+}
+
+fn cmd(s: &mut State, c: Command) {
+    update(s, Action::Command(c));
+}
+
+/// Puts the navigator's cursor on the first finding with `id` (groups unfolded).
+fn cursor_on_finding(s: &mut State, id: &str) -> usize {
+    while s.nav.list() != NavList::Findings {
+        cmd(s, Command::NextList);
+    }
+    cmd(s, Command::FocusNavigator);
+    for _ in 0..200 {
+        let item = s.nav.items()[s.nav.cursor()].clone();
+        match item.target {
+            NavTarget::Finding(i) if s.data.as_ref().unwrap().findings[i].id == id => return i,
+            NavTarget::FindingGroup(_) if item.foldable && item.folded => {
+                cmd(s, Command::Toggle);
+            }
+            _ => {}
+        }
+        cmd(s, Command::Down);
+    }
+    panic!("no finding {id}");
+}
+
+#[test]
+fn a_run_level_finding_is_described_whole_and_enter_goes_to_its_record() {
+    let mut s = demo();
+    let i = cursor_on_finding(&mut s, "F-CHAIN-GAP");
+    let f = s.data.as_ref().unwrap().findings[i].clone();
+    assert!(f.action_ids.is_empty(), "a run-level finding");
+    for (w, h) in [(80, 24), (120, 40), (200, 60)] {
+        let text = screen(&s, w, h);
+        assert!(text.contains("Finding F-CHAIN-GAP"), "{w}x{h}:\n{text}");
+    }
+    let text = screen(&s, 200, 60);
+    // Its whole message (wrapped, never cut), locations, evidence and fingerprint.
+    let flat: String = text
+        .lines()
+        .map(|l| l.trim_matches(|c| c == '│' || c == ' '))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let words: Vec<&str> = f.message.split_whitespace().collect();
+    assert!(
+        flat.contains(&words[words.len() - 6..].join(" ")),
+        "the message's end: {text}"
+    );
+    for part in [
+        "LOCATIONS",
+        "EVIDENCE",
+        "incident.ndjson:3",
+        "\"before\"",
+        &f.fingerprint,
+    ] {
+        assert!(text.contains(part), "{part}: {text}");
+    }
+    // At 80×24 what does not fit says so, and the detail pane scrolls to it.
+    let small = screen(&s, 80, 24);
+    assert!(small.contains("more lines: F4 then ↓"), "{small}");
+    cmd(&mut s, Command::FocusDetail);
+    for _ in 0..40 {
+        cmd(&mut s, Command::Down);
+    }
+    let small = screen(&s, 80, 24);
+    assert!(small.contains(&f.fingerprint[..12]), "{small}");
+    // Enter (from the navigator) goes to the first action of the record after the gap.
+    cmd(&mut s, Command::FocusNavigator);
+    cmd(&mut s, Command::Toggle);
+    assert_eq!(s.focus, Pane::Timeline);
+    let d = s.data.as_ref().unwrap();
+    let node = s.timeline.node().unwrap();
+    let record = d.analysis.graph.nodes[node as usize].record as usize;
+    assert_eq!(d.corpus.record(record).source.line, 3);
+    // The timeline focused, the detail pane is the action's again.
+    assert!(!screen(&s, 120, 40).contains("Finding F-CHAIN-GAP"));
+}
