@@ -92,3 +92,56 @@ fn a_run_level_finding_is_described_whole_and_enter_goes_to_its_record() {
     // The timeline focused, the detail pane is the action's again.
     assert!(!screen(&s, 120, 40).contains("Finding F-CHAIN-GAP"));
 }
+
+#[test]
+fn the_raw_tab_shows_strings_as_json_escapes_them() {
+    use aeplens::load::{Corpus, parse_input};
+    let line = r#"{"schema_version":"aep/v0.3","run_id":"r-raw","created_at_ms":1780740185000,"actions":[{"action_id":"a\"1","tool_name":"say \"hi\" \\ there\u200b","timestamp_ms":1780740185000}]}"#;
+    let corpus = Corpus::new(vec![parse_input("raw.ndjson".into(), line.as_bytes())]);
+    let d = aeplens::tui::data::Data::open(
+        corpus,
+        &aeplens::verify::Keyring::default(),
+        &aeplens::analysis::lease::SuppliedLeases::default(),
+    );
+    let mut s = State::new(
+        aeplens::tui::keymap::Keymap::default(),
+        aeplens::tui::theme::Theme::dark(),
+    );
+    update(&mut s, Action::Loaded(Box::new(d)));
+    cmd(&mut s, Command::Tab(6));
+    let text = screen(&s, 160, 48);
+    assert!(
+        text.contains(r#""tool_name": "say \"hi\" \\ there\u{200B}""#),
+        "{text}"
+    );
+    assert!(text.contains(r#""action_id": "a\"1""#), "{text}");
+    // The Record tab reads the record's time as ISO-8601 UTC, the raw value beside it.
+    cmd(&mut s, Command::Tab(5));
+    let text = screen(&s, 160, 48);
+    assert!(
+        text.contains("created           2026-06-06T10:03:05.000Z (1780740185000)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn show_and_the_report_read_times_as_iso_utc_with_the_raw_value() {
+    let keys = format!("{DEMO}/keys.json");
+    let evidence = format!("{DEMO}/evidence");
+    let args = ["--no-index", "--keys", &keys, &evidence];
+    let mut show = vec!["show", "act-005", "--format", "text"];
+    show.extend(args);
+    let (_, text, _) = common::aeplens(&show);
+    assert!(
+        text.contains("timestamp_ms             2026-06-06T10:03:05.000Z (1780740185000)"),
+        "{text}"
+    );
+    let mut report = vec!["report", "--format", "md"];
+    report.extend(args);
+    let (_, md, _) = common::aeplens(&report);
+    assert!(
+        md.contains("2026-06-06T10:03:05.000Z (1780740185000)"),
+        "{md}"
+    );
+    assert!(!md.contains("= 1780740185000"), "{md}");
+}

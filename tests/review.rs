@@ -539,3 +539,48 @@ fn with_nowhere_to_save_the_explorer_says_so() {
     assert!(screen(&s, 160, 48).contains("review not saved"));
     assert_eq!(save_review(&mut s, &keys).unwrap(), None);
 }
+
+/// The permission bits of `path`.
+#[cfg(unix)]
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[cfg(unix)]
+#[test]
+fn reviews_backups_and_reports_are_private() {
+    let x = Scratch::new("private");
+    let mut s = open(&x.evidence(), &x.review(), false);
+    go(&mut s, "act-003");
+    cmd(&mut s, Command::Mark);
+    save_review(&mut s, &keys()).unwrap();
+    cmd(&mut s, Command::CycleVerdict);
+    save_review(&mut s, &keys()).unwrap();
+    let review = x.review();
+    let backup = review.with_extension("json.bak");
+    assert!(backup.exists(), "the version replaced is kept");
+    assert_eq!(
+        mode(review.parent().unwrap()),
+        0o700,
+        "the directory made for it"
+    );
+    assert_eq!(mode(&review), 0o600);
+    assert_eq!(mode(&backup), 0o600);
+    let report = write_report(&s, &keys()).unwrap();
+    assert_eq!(mode(&report), 0o600);
+    // The CLI's reports and exports too.
+    let out = x.0.join("out/report.md");
+    let (code, _, err) = common::aeplens(&[
+        "report",
+        "--no-index",
+        "--format",
+        "md",
+        "--output",
+        &out.display().to_string(),
+        &x.evidence().display().to_string(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(mode(&out), 0o600);
+    assert_eq!(mode(out.parent().unwrap()), 0o700);
+}

@@ -10,7 +10,7 @@ use crate::analysis::lineage::ChainName;
 use crate::analysis::{ActionReport, graph::NodeId};
 use crate::load::LoadError;
 use crate::model::finding::{Finding, Severity};
-use crate::model::text::{sanitize, show_id};
+use crate::model::text::{sanitize, show_id, value_line};
 use crate::model::time::format_ms;
 use crate::verify::index::Index;
 use crate::verify::verdict::RecordVerdict;
@@ -386,14 +386,6 @@ fn reread_failures(ev: &Evidence) -> bool {
     ev.reread_failures() > 0
 }
 
-fn value_text(v: Option<&crate::model::json::Json>) -> String {
-    match v {
-        None => "not recorded".into(),
-        Some(crate::model::json::Json::String(s)) => sanitize(&s.lossy()).into_owned(),
-        Some(v) => sanitize(&serde_json::to_string(v).unwrap_or_default()).into_owned(),
-    }
-}
-
 /// The terminal's width when stdout is one; `None` when piped (nothing is then cut).
 pub fn terminal_width() -> Option<usize> {
     std::io::stdout()
@@ -461,7 +453,10 @@ pub fn show_text(r: &ActionReport<'_>, width: Option<usize>) -> String {
         |s: &mut String, title: &str, fields: &[crate::analysis::authority::Field<'_>]| {
             let _ = writeln!(s, "\n{title}");
             for f in fields {
-                let value = fit(&value_text(f.value), room(2 + 25 + f.dialect.len() + 3));
+                let value = f
+                    .value
+                    .map_or("not recorded".into(), |v| value_line(f.name, v));
+                let value = fit(&value, room(2 + 25 + f.dialect.len() + 3));
                 let _ = writeln!(s, "  {:<24} {value} [{}]", f.name, f.dialect);
             }
         };
@@ -541,7 +536,7 @@ pub fn show_text(r: &ActionReport<'_>, width: Option<usize>) -> String {
             s,
             "  {:<4} {:<20} {:<12} {}{}{}",
             dv.which,
-            fit(&value_text(Some(dv.digest)), room(60)),
+            fit(&value_line("digest", dv.digest), room(60)),
             sanitize(dv.kind.unwrap_or("no kind")),
             c.state.name(),
             why,

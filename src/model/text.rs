@@ -57,6 +57,19 @@ pub fn file_name(path: &str) -> String {
     sanitize(&name).into_owned()
 }
 
+/// A stored member's value in one line of text a reviewer reads: a string as it is, an
+/// epoch time in a `*_ms` member as ISO-8601 UTC with the raw value beside it, anything
+/// else as JSON — escaped like any record text.
+pub fn value_line(name: &str, value: &super::json::Json) -> String {
+    if let Some((iso, raw)) = super::time::epoch_member(name, value) {
+        return format!("{iso} ({raw})");
+    }
+    match value {
+        super::json::Json::String(s) => sanitize(&s.lossy()).into_owned(),
+        other => sanitize(&serde_json::to_string(other).unwrap_or_default()).into_owned(),
+    }
+}
+
 /// An id as shown in a list or title: escaped like any record text, and, when it is not
 /// in Unicode NFC or mixes scripts (a Cyrillic `о` among Latin letters), marked with its
 /// code points, so an NFC and an NFD spelling of one name, or a homoglyph of it, never

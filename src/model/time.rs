@@ -71,6 +71,17 @@ pub fn parse_iso8601_ms(text: &str) -> Option<f64> {
     Some(secs as f64 * 1000.0 + frac_ms)
 }
 
+/// The value of a `*_ms` member holding an epoch time (after 1973) as a reviewer reads
+/// it: ISO-8601 UTC, and the raw number as written. `None` for anything else.
+pub fn epoch_member(name: &str, value: &super::json::Json) -> Option<(String, String)> {
+    match value {
+        super::json::Json::Number(n) if name.ends_with("_ms") && n.value.abs() > 1e11 => {
+            Some((format_ms(n.value), n.raw.to_string()))
+        }
+        _ => None,
+    }
+}
+
 /// Formats epoch milliseconds as `YYYY-MM-DDTHH:MM:SS.sssZ` (UTC); non-finite values and
 /// years outside 0–9999 are shown as the raw number.
 pub fn format_ms(ms: f64) -> String {

@@ -213,18 +213,24 @@ impl Review {
         }
     }
 
-    /// Writes the review atomically: a temporary file beside it, synced, then renamed
-    /// over it; the version it replaces is kept as `FILE.bak`.
+    /// Writes the review atomically and privately (0600; a directory it creates 0700): a
+    /// temporary file beside it, synced, then renamed over it; the version it replaces is
+    /// kept as `FILE.bak`.
     pub fn write(&self, path: &Path) -> std::io::Result<()> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)?;
+        use crate::verify::index::{private_dir, private_file};
+        if let Some(dir) = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty() && !d.exists())
+        {
+            private_dir(dir)?;
         }
         let mut text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
         text.push('\n');
         let tmp = sibling(path, ".tmp");
         {
             use std::io::Write;
-            let mut f = std::fs::File::create(&tmp)?;
+            let _ = std::fs::remove_file(&tmp);
+            let mut f = private_file(&tmp)?;
             f.write_all(text.as_bytes())?;
             f.sync_all()?;
         }

@@ -139,11 +139,8 @@ pub fn write_report(state: &State, keys: &Keyring) -> Result<PathBuf, String> {
             .unwrap_or_default()
     );
     let text = html::render(&IncidentReport::of(ev, keys, command, review, scope), ev);
-    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    }
-    std::fs::write(&out, text).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+    crate::verify::index::write_private(&out, text.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
     Ok(out)
 }
 
@@ -357,7 +354,8 @@ fn edit_externally(
     mouse: bool,
 ) -> std::io::Result<Result<String, String>> {
     let file = std::env::temp_dir().join(format!("aeplens-note-{}.md", std::process::id()));
-    if let Err(e) = std::fs::write(&file, text) {
+    let _ = std::fs::remove_file(&file);
+    if let Err(e) = crate::verify::index::write_private(&file, text.as_bytes()) {
         return Ok(Err(format!("cannot write the note for the editor: {e}")));
     }
     if mouse {

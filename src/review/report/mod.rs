@@ -20,7 +20,7 @@ use crate::analysis::chains::{Chain, ChainKind};
 use crate::analysis::evidence::EvidenceRef;
 use crate::analysis::graph::NodeId;
 use crate::model::finding::{Finding, Severity, describe};
-use crate::model::text::sanitize;
+use crate::model::text::{sanitize, value_line};
 use crate::verify::links::ChainPath;
 use crate::verify::siblings::EvidenceLink;
 use crate::verify::verdict::RecordVerdict;
@@ -368,14 +368,6 @@ pub struct ChangeText {
     pub summary: String,
 }
 
-/// A stored value in one line: strings as they are, other values as JSON.
-fn value_text(v: &crate::model::json::Json) -> String {
-    match v {
-        crate::model::json::Json::String(s) => sanitize(&s.lossy()).into_owned(),
-        other => sanitize(&serde_json::to_string(other).unwrap_or_default()).into_owned(),
-    }
-}
-
 impl Answers {
     /// The answers of one action.
     pub fn of(act: &ActionReport) -> Answers {
@@ -386,7 +378,7 @@ impl Answers {
                 .filter_map(|f| {
                     Some(FieldText {
                         name: f.name,
-                        value: value_text(f.value?),
+                        value: value_line(f.name, f.value?),
                         dialect: f.dialect,
                     })
                 })
@@ -428,7 +420,7 @@ impl Answers {
                 format!(
                     "{} {} ({}) · {}{why}",
                     dv.which,
-                    value_text(dv.digest),
+                    value_line("digest", dv.digest),
                     sanitize(dv.kind.unwrap_or("no kind")),
                     c.state.name()
                 )

@@ -217,15 +217,17 @@ pub(super) fn walk_json(
     toggled: &HashSet<String>,
     out: &mut Vec<JsonLine>,
 ) {
-    let label = key
-        .map(|k| format!("{}: ", sanitize(&k)))
-        .unwrap_or_default();
+    // Keys and strings as JSON writes them (quotes, backslashes and controls escaped),
+    // then every invisible character as its escape: what is shown is what is stored.
+    let quoted =
+        |text: &str| sanitize(&serde_json::to_string(text).unwrap_or_default()).into_owned();
+    let label = key.map(|k| format!("{}: ", quoted(&k))).unwrap_or_default();
     let (open, close, len) = match v {
         Json::Object(o) => ("{", "}", o.members.len()),
         Json::Array(a) => ("[", "]", a.len()),
         other => {
             let text = match other {
-                Json::String(s) => format!("{label}\"{}\"", sanitize(&s.lossy())),
+                Json::String(s) => format!("{label}{}", quoted(&s.lossy())),
                 Json::Number(n) => format!("{label}{}", sanitize(&n.raw)),
                 other => format!(
                     "{label}{}",

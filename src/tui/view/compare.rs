@@ -66,7 +66,14 @@ pub(super) fn compare(s: &State, scroll: usize, area: Rect, buf: &mut Buffer) {
     ));
     let differing = pair.rows.iter().filter(|r| r.differs).count();
     for r in &pair.rows {
-        let value = |v: Option<&Json>| v.map_or_else(|| "—".to_string(), value_text);
+        // An epoch time as ISO-8601 UTC, its raw value beside it (the Raw tab has it too).
+        let value = |v: Option<&Json>| match v {
+            None => "—".to_string(),
+            Some(v) => match crate::model::time::epoch_member(&r.name, v) {
+                Some((iso, raw)) => format!("{iso} ({raw})"),
+                None => value_text(v),
+            },
+        };
         let mark = if r.differs { "Δ" } else { " " };
         let style = if r.differs { t.bad } else { t.dim };
         lines.push(Line::styled(

@@ -217,11 +217,12 @@ pub(super) fn field_line<'a>(
 ) -> Vec<Line<'a>> {
     let t = &s.theme;
     let value_w = width.saturating_sub(NAME_W).max(12);
-    let (value, raw) = match f.value {
-        Some(Json::Number(n)) if f.name.ends_with("_ms") && n.value.abs() > 1e11 => {
-            (format_ms(n.value), Some(n.raw.to_string()))
-        }
-        Some(Json::String(v)) => {
+    let epoch = f
+        .value
+        .and_then(|v| crate::model::time::epoch_member(f.name, v));
+    let (value, raw) = match (f.value, epoch) {
+        (_, Some((iso, raw))) => (iso, Some(raw)),
+        (Some(Json::String(v)), None) => {
             let full = sanitize(&v.lossy()).into_owned();
             let shown = if full.chars().count() <= value_w {
                 full
@@ -230,8 +231,8 @@ pub(super) fn field_line<'a>(
             };
             (shown, None)
         }
-        Some(other) => (value_text(other), None),
-        None => ("not recorded".into(), None),
+        (Some(other), None) => (value_text(other), None),
+        (None, None) => ("not recorded".into(), None),
     };
     // Units that must not be split: the value's pieces, the raw time, the dialect tag.
     let mut units = split_units(&value, width.saturating_sub(NAME_W).max(12), t.base);

@@ -42,7 +42,7 @@ use crate::analysis::comparability::BadgeState;
 use crate::analysis::graph::NodeId;
 use crate::analysis::lease::{LeaseSource, LeaseView};
 use crate::model::json::Json;
-use crate::model::text::{sanitize, show_id};
+use crate::model::text::{sanitize, show_id, value_line};
 use crate::model::time::{format_duration_ms, format_ms};
 use crate::verify::Report;
 use crate::verify::chain::{ChainStatus, LinkState};

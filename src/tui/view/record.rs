@@ -7,8 +7,11 @@ pub(super) fn record_lines<'a>(s: &State, d: &Data, node: NodeId) -> Vec<Line<'a
     let t = &s.theme;
     let n = &d.analysis.graph.nodes[node as usize];
     let record = d.corpus.record(n.record as usize);
+    let created = (record.get("created_at_ms"))
+        .map_or("not recorded".into(), |v| value_line("created_at_ms", v));
     let mut lines = vec![
         kv(s, "source", &record.source.to_string()),
+        kv(s, "created", &created),
         kv(
             s,
             "copies",
