@@ -584,3 +584,44 @@ fn reviews_backups_and_reports_are_private() {
     assert_eq!(mode(&out), 0o600);
     assert_eq!(mode(out.parent().unwrap()), 0o700);
 }
+
+#[test]
+fn reopening_unchanged_evidence_never_calls_a_finding_mark_stale() {
+    let x = Scratch::new("finding-mark");
+    // Mark a finding and save.
+    let mut s = open(&x.evidence(), &x.review(), false);
+    update(
+        &mut s,
+        Action::ShowList(aeplens::tui::state::NavList::Findings),
+    );
+    cmd(&mut s, Command::Toggle);
+    let row = (s.nav.items().iter())
+        .position(|i| matches!(i.target, NavTarget::Finding(_)))
+        .unwrap();
+    while s.nav.cursor() < row {
+        cmd(&mut s, Command::Down);
+    }
+    cmd(&mut s, Command::FocusNavigator);
+    cmd(&mut s, Command::Mark);
+    assert_eq!(s.review.counts(), (1, 0));
+    save_review(&mut s, &keys()).unwrap();
+    // Reopen as the explorer does: the analysis first, the verification after it.
+    let (corpus, keys, leases) = common::inputs(
+        &[x.evidence().to_str().unwrap()],
+        Some("assets/demo/keys.json"),
+        Some("assets/demo/leases.ndjson"),
+    );
+    let verified = Data::open(corpus, &keys, &leases);
+    let bare = Data::new(verified.corpus.clone(), verified.analysis.clone(), Vec::new());
+    let mut s = State::new(Keymap::default(), Theme::dark());
+    update(&mut s, Action::Loaded(Box::new(bare)));
+    open_review(&mut s, Some(x.review()));
+    assert_eq!(s.review.counts(), (1, 0), "pending, not stale");
+    assert_eq!(s.message, None);
+    let report = verified.report.clone().unwrap();
+    update(&mut s, Action::Verified(report, verified.findings.clone()));
+    assert_eq!(s.review.counts(), (1, 0));
+    assert!(matches!(s.review.places[0], Place::Finding(_)));
+    assert_eq!(s.message, None, "nothing said to no longer match");
+    assert!(!screen(&s, 160, 48).contains("no longer match"));
+}

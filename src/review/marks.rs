@@ -130,6 +130,9 @@ pub enum Place {
     Finding(usize),
     /// Nothing in the evidence matches any more.
     Gone,
+    /// A finding mark while the evidence is still being verified: findings are not all
+    /// known yet, so nothing is said of it.
+    Pending,
 }
 
 impl Place {
@@ -152,11 +155,12 @@ impl Place {
         }
     }
 
-    /// The status name used in reports (`current`, `changed`, `gone`).
+    /// The status name used in reports (`current`, `changed`, `gone`, `pending`).
     pub fn status(self) -> &'static str {
         match self {
             Place::ActionChanged(_) => "changed",
             Place::Gone => "gone",
+            Place::Pending => "pending",
             _ => "current",
         }
     }

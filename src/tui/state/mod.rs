@@ -169,6 +169,7 @@ pub fn update(state: &mut State, action: Action) {
             state.progress.finished = true;
             state.progress.phase = "verified".into();
             review::resolve(state);
+            review::say_stale(state);
             rebuild_rows(state);
             rebuild_nav(state);
         }

@@ -127,13 +127,19 @@ pub(super) fn opened(
     if let Some(s) = session.filter(|_| !state.review.settings.fresh) {
         restore(state, &s);
     }
+    say_stale(state);
+    rebuild_nav(state);
+}
+
+/// Says how many marks no longer match the evidence — once it is verified (before, a
+/// finding mark is pending, not stale).
+pub(super) fn say_stale(state: &mut State) {
     let (marks, stale) = state.review.counts();
-    if stale > 0 {
+    if stale > 0 && state.progress.finished {
         state.message = Some(format!(
             "{marks} marks, {stale} no longer match the evidence ('/\" go through them)"
         ));
     }
-    rebuild_nav(state);
 }
 
 /// Finds every mark in the evidence again (after loading or verifying).
@@ -141,10 +147,12 @@ pub(super) fn resolve(state: &mut State) {
     let (Some(d), Some(r)) = (state.data.as_ref(), state.review.review.as_ref()) else {
         return;
     };
-    let places: Vec<Place> = r
-        .marks
-        .iter()
-        .map(|m| m.target.place(&d.corpus, &d.analysis, &d.findings))
+    let verified = d.report.is_some();
+    let places: Vec<Place> = (r.marks.iter())
+        .map(|m| match m.target {
+            Target::Finding { .. } if !verified => Place::Pending,
+            _ => m.target.place(&d.corpus, &d.analysis, &d.findings),
+        })
         .collect();
     state.review.by_node = places
         .iter()
