@@ -67,6 +67,17 @@ fn open(evidence: &Path, review: &Path, fresh: bool) -> State {
     s
 }
 
+/// `R`, then Enter on what its prompt offers: the report written (as the event loop
+/// does, the review saved first).
+fn report(s: &mut State) -> PathBuf {
+    cmd(s, Command::Report);
+    assert!(matches!(s.overlay, Overlay::Report(_)), "{:?}", s.message);
+    update(s, Action::Submit);
+    let request = s.review.report_requested.take().expect("Enter asks for it");
+    save_review(s, &keys()).unwrap();
+    write_report(s, &keys(), &request).unwrap()
+}
+
 fn cmd(s: &mut State, c: Command) {
     update(s, Action::Command(c));
 }
@@ -187,8 +198,8 @@ fn journey_mark_the_root_cause_with_a_note_quit_reopen_and_report() {
     assert_eq!(fresh.review.counts(), (1, 0));
 
     // The report (R) leads with the mark, its note and the action's three answers.
-    let out = write_report(&s, &keys()).unwrap();
-    assert_eq!(out, x.review().with_extension("html"));
+    let out = report(&mut s);
+    assert_eq!(out, x.review().with_extension("report.html"));
     let html = std::fs::read_to_string(&out).unwrap();
     let marks_at = html
         .find("<h2>Reviewer's marks</h2>")
@@ -495,7 +506,7 @@ fn the_session_comes_back_filter_zoom_and_folds_and_r_reports_the_filter() {
     cmd(&mut s, Command::MarkedOnly);
     go(&mut s, "act-007");
     // R under the filter: the report says so and keeps to it.
-    let out = write_report(&s, &keys()).unwrap();
+    let out = report(&mut s);
     let html = std::fs::read_to_string(out).unwrap();
     assert!(
         html.contains("limited to the explorer's filter <code>is:marked</code>"),
@@ -567,7 +578,7 @@ fn reviews_backups_and_reports_are_private() {
     );
     assert_eq!(mode(&review), 0o600);
     assert_eq!(mode(&backup), 0o600);
-    let report = write_report(&s, &keys()).unwrap();
+    let report = report(&mut s);
     assert_eq!(mode(&report), 0o600);
     // The CLI's reports and exports too.
     let out = x.0.join("out/report.md");
@@ -612,7 +623,11 @@ fn reopening_unchanged_evidence_never_calls_a_finding_mark_stale() {
         Some("assets/demo/leases.ndjson"),
     );
     let verified = Data::open(corpus, &keys, &leases);
-    let bare = Data::new(verified.corpus.clone(), verified.analysis.clone(), Vec::new());
+    let bare = Data::new(
+        verified.corpus.clone(),
+        verified.analysis.clone(),
+        Vec::new(),
+    );
     let mut s = State::new(Keymap::default(), Theme::dark());
     update(&mut s, Action::Loaded(Box::new(bare)));
     open_review(&mut s, Some(x.review()));
@@ -624,4 +639,89 @@ fn reopening_unchanged_evidence_never_calls_a_finding_mark_stale() {
     assert!(matches!(s.review.places[0], Place::Finding(_)));
     assert_eq!(s.message, None, "nothing said to no longer match");
     assert!(!screen(&s, 160, 48).contains("no longer match"));
+}
+
+#[test]
+fn r_asks_for_the_format_and_file_and_its_reproduce_line_runs_as_printed() {
+    let x = Scratch::new("report-prompt");
+    let mut s = open(&x.evidence(), &x.review(), false);
+    s.review.settings.evidence_args = vec![
+        "--keys".into(),
+        std::path::absolute("assets/demo/keys.json")
+            .unwrap()
+            .display()
+            .to_string(),
+        "--leases".into(),
+        std::path::absolute("assets/demo/leases.ndjson")
+            .unwrap()
+            .display()
+            .to_string(),
+        x.evidence().display().to_string(),
+    ];
+    go(&mut s, "act-003");
+    cmd(&mut s, Command::Mark);
+    cmd(&mut s, Command::Report);
+    let Overlay::Report(p) = &s.overlay else {
+        panic!("R opens the prompt");
+    };
+    assert_eq!(
+        p.path,
+        x.review().with_extension("html").display().to_string()
+    );
+    let shown = screen(&s, 120, 40);
+    assert!(shown.contains("Write the report"), "{shown}");
+    assert!(
+        shown.contains(" md   html   json   sarif   junit"),
+        "{shown}"
+    );
+    // ← to Markdown: the extension follows; the file name is edited by typing.
+    cmd(&mut s, Command::Left);
+    for _ in 0..".md".len() {
+        update(&mut s, Action::Backspace);
+    }
+    for c in "-final.md".chars() {
+        update(&mut s, Action::Char(c));
+    }
+    let Overlay::Report(p) = &s.overlay else {
+        panic!("still open");
+    };
+    assert_eq!(p.format.name(), "md");
+    let want = x.review().with_extension("").display().to_string() + ".review-final.md";
+    assert!(p.path.ends_with("review-final.md"), "{} vs {want}", p.path);
+    let out = report(&mut s);
+    let written = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        written.starts_with("# aeplens incident report"),
+        "{written}"
+    );
+    // The Reproduce line, run in a shell as printed, writes the same report again.
+    let line = written
+        .lines()
+        .find_map(|l| l.split("Reproduce: `").nth(1))
+        .map(|l| l.trim_end_matches('`').to_string())
+        .expect("a Reproduce line");
+    assert!(
+        line.contains("--keys ") && line.contains("--leases "),
+        "{line}"
+    );
+    std::fs::remove_file(&out).unwrap();
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_aeplens"))
+        .parent()
+        .unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&line)
+        .env("PATH", path)
+        .env("XDG_CACHE_HOME", x.0.join("cache"))
+        .env("XDG_DATA_HOME", x.0.join("data"))
+        .current_dir(std::env::temp_dir())
+        .status()
+        .unwrap();
+    assert!(status.code().is_some_and(|c| c < 2), "{line}: {status}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), written, "{line}");
 }

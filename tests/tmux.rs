@@ -378,13 +378,43 @@ fn journey_mark_quit_reopen_report() {
     assert!(s.contains("⚑ act-003"), "{s}");
     t.wait_for(" ✓1 ○2");
     t.keys(&["R"]);
-    let s = t.wait_for("report written");
-    assert!(s.contains("INC-7.html"), "{s}");
+    t.wait_for("Write the report");
+    t.keys(&["Enter"]);
+    let s = t.wait_for("html report written");
+    assert!(s.contains("INC-7.report.html"), "{s}");
+    // R again, ← to Markdown: its Reproduce line, run as printed, writes it again.
+    t.keys(&["R", "Left", "Enter"]);
+    t.wait_for("md report written");
     t.keys(&["q"]);
     t.wait_for("AEPLENS-EXIT=0");
-    let html = std::fs::read_to_string(dir.join("INC-7.html")).unwrap();
+    let html = std::fs::read_to_string(dir.join("INC-7.report.html")).unwrap();
     assert!(html.contains("Root cause: re-approved with drifted arguments"));
     assert!(html.contains("root-cause"));
+    let md_file = dir.join("INC-7.report.md");
+    let md = std::fs::read_to_string(&md_file).unwrap();
+    let line = (md.lines())
+        .find_map(|l| l.split("Reproduce: `").nth(1))
+        .map(|l| l.trim_end_matches('`').to_string())
+        .expect("a Reproduce line");
+    std::fs::remove_file(&md_file).unwrap();
+    let bin = std::path::Path::new(BIN).parent().unwrap();
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&line)
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                bin.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .current_dir(std::env::temp_dir())
+        .status()
+        .unwrap();
+    assert!(status.code().is_some_and(|c| c < 2), "{line}");
+    assert_eq!(std::fs::read_to_string(&md_file).unwrap(), md, "{line}");
     assert_eq!(listing(evidence), before, "the evidence was written to");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -85,6 +85,7 @@ pub fn run(mut args: ExploreArgs) -> i32 {
         }
     };
     args.keys.keys.extend(config.keyrings.iter().cloned());
+    let evidence_args = evidence_args(&args);
     let keys = match args.keys.keyring() {
         Ok(k) => k,
         Err(e) => {
@@ -110,6 +111,7 @@ pub fn run(mut args: ExploreArgs) -> i32 {
         follow: args.follow,
         review: args.review.map(std::path::PathBuf::from),
         fresh: args.fresh,
+        evidence_args,
         editor: std::env::var("VISUAL")
             .or_else(|_| std::env::var("EDITOR"))
             .ok()
@@ -119,4 +121,24 @@ pub fn run(mut args: ExploreArgs) -> i32 {
                 .to_string()
         }),
     })
+}
+
+/// The arguments that name the evidence, files made absolute: what a report's Reproduce
+/// line passes to `aeplens report` so that it runs as printed from any directory.
+fn evidence_args(args: &ExploreArgs) -> Vec<String> {
+    let absolute =
+        |p: &String| std::path::absolute(p).map_or_else(|_| p.clone(), |a| a.display().to_string());
+    let mut out = Vec::new();
+    for (flag, values, files) in [
+        ("--keys", &args.keys.keys, true),
+        ("--key", &args.keys.key, false),
+        ("--leases", &args.leases, true),
+    ] {
+        for v in values {
+            out.push(flag.to_string());
+            out.push(if files { absolute(v) } else { v.clone() });
+        }
+    }
+    out.extend(args.paths.iter().map(absolute));
+    out
 }

@@ -1,12 +1,11 @@
 //! `aeplens report`: the incident report (`review::report`) in the format asked for,
 //! with the reviewer's marks and notes when there is a review.
 
-use super::contract::document;
+use super::ReportArgs;
 use super::report::{emit, open_with_keys, refuses_output};
-use super::{ReportArgs, ReportFormat};
 use crate::model::text::sanitize;
 use crate::review::file::{EvidenceSet, Review, default_path};
-use crate::review::report::{IncidentReport, html, junit, markdown, sarif};
+use crate::review::report::IncidentReport;
 use crate::verify::Trees;
 
 /// The command line that ran, each argument escaped and quoted when it needs to be.
@@ -14,17 +13,10 @@ pub fn command_line() -> String {
     std::env::args()
         .enumerate()
         .map(|(i, a)| {
-            let a = if i == 0 {
+            if i == 0 {
                 "aeplens".to_string()
             } else {
-                sanitize(&a).into_owned()
-            };
-            if a.chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_./=:@+,".contains(c))
-            {
-                a
-            } else {
-                format!("'{}'", a.replace('\'', "'\\''"))
+                crate::model::text::shell_word(&a)
             }
         })
         .collect::<Vec<_>>()
@@ -95,13 +87,7 @@ pub fn run(args: &ReportArgs) -> i32 {
         review.as_ref().map(|(r, path)| (r, Some(path.clone()))),
         None,
     );
-    let text = match args.format {
-        ReportFormat::Json => document("report", &report),
-        ReportFormat::Md => markdown::render(&report, ev.as_ref()),
-        ReportFormat::Html => html::render(&report, ev.as_ref()),
-        ReportFormat::Sarif => sarif::render(&report, ev.as_ref()),
-        ReportFormat::Junit => junit::render(&report, &ev.report),
-    };
+    let text = crate::review::report::render(args.format, &report, ev.as_ref());
     let code = match &args.output {
         None => emit(&text),
         Some(path) => match crate::verify::index::write_private(path.as_ref(), text.as_bytes()) {

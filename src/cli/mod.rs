@@ -489,20 +489,8 @@ pub struct ReportArgs {
     pub evidence: EvidenceArgs,
 }
 
-/// Formats `report` writes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ReportFormat {
-    /// GitHub-flavoured Markdown.
-    Md,
-    /// One self-contained HTML file: no scripts, no requests, inline SVG, printable.
-    Html,
-    /// The versioned JSON document (schema/report.schema.json).
-    Json,
-    /// SARIF 2.1.0.
-    Sarif,
-    /// JUnit XML.
-    Junit,
-}
+/// Formats `report` writes (the one list, the explorer's `R` offers it too).
+pub use crate::review::report::Format as ReportFormat;
 
 /// Formats `export` writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -57,6 +57,20 @@ pub fn file_name(path: &str) -> String {
     sanitize(&name).into_owned()
 }
 
+/// One argument of a command line a reader can paste into a POSIX shell: as it is when
+/// it is plain, else single-quoted — escaped like any record text either way.
+pub fn shell_word(arg: &str) -> String {
+    let a = sanitize(arg);
+    if !a.is_empty()
+        && a.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@+,".contains(c))
+    {
+        a.into_owned()
+    } else {
+        format!("'{}'", a.replace('\'', "'\\''"))
+    }
+}
+
 /// A stored member's value in one line of text a reviewer reads: a string as it is, an
 /// epoch time in a `*_ms` member as ISO-8601 UTC with the raw value beside it, anything
 /// else as JSON — escaped like any record text.

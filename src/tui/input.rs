@@ -1,6 +1,7 @@
 //! Input: a key or mouse event → an [`Action`], as a pure function of the event, the
 //! state and the last drawn layout (no terminal here, so every mapping is unit-tested).
 
+use super::keymap::Command;
 use super::state::{Action, Pane, State};
 use super::view::{Areas, tab_at, window};
 use ratatui::crossterm::event::{
@@ -23,7 +24,21 @@ pub fn key_action(state: &State, key: &KeyEvent) -> Option<Action> {
             KeyCode::Enter => Some(Action::Char('\n')),
             KeyCode::Tab => Some(Action::Char('\t')),
             KeyCode::Backspace => Some(Action::Backspace),
-            KeyCode::Esc => Some(Action::Command(super::keymap::Command::Cancel)),
+            KeyCode::Esc => Some(Action::Command(Command::Cancel)),
+            _ => None,
+        };
+    }
+    if matches!(state.overlay, super::state::Overlay::Report(_)) {
+        // `R`'s prompt: the path is typed, ←→ change the format, Enter writes, Esc cancels.
+        return match key.code {
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                Some(Action::Char(c))
+            }
+            KeyCode::Backspace => Some(Action::Backspace),
+            KeyCode::Enter => Some(Action::Submit),
+            KeyCode::Left | KeyCode::BackTab => Some(Action::Command(Command::Left)),
+            KeyCode::Right | KeyCode::Tab => Some(Action::Command(Command::Right)),
+            KeyCode::Esc => Some(Action::Command(Command::Cancel)),
             _ => None,
         };
     }

@@ -48,6 +48,8 @@ pub struct ExplorerOptions {
     pub fresh: bool,
     /// `$VISUAL` / `$EDITOR`, when set: notes are edited there.
     pub editor: Option<String>,
+    /// The arguments naming the evidence, for a report's Reproduce line.
+    pub evidence_args: Vec<String>,
 }
 
 /// Opens the review of the loaded evidence (`path`, else the evidence set's default
@@ -89,11 +91,17 @@ pub fn save_review(state: &mut State, keys: &Keyring) -> Result<Option<PathBuf>,
     Ok(Some(path))
 }
 
-/// Writes the HTML report of the current filter and marks beside the review file
-/// (`REVIEW.html`), or in the current directory when the review has no file.
-pub fn write_report(state: &State, keys: &Keyring) -> Result<PathBuf, String> {
+/// Writes the report `request` asks for — the reviewer's marks first, limited to the
+/// explorer's filter when one is applied — and returns where it went. Its Reproduce line
+/// is the `aeplens report` command that writes it again from the same evidence.
+pub fn write_report(
+    state: &State,
+    keys: &Keyring,
+    request: &state::ReportPrompt,
+) -> Result<PathBuf, String> {
     use crate::analysis::evidence::EvidenceRef;
-    use crate::review::report::{IncidentReport, html};
+    use crate::model::text::shell_word;
+    use crate::review::report::{IncidentReport, render};
     let d = state.data.as_ref().ok_or("no evidence loaded")?;
     let report = d.report.as_ref().ok_or("verification has not finished")?;
     let ev = EvidenceRef {
@@ -102,17 +110,27 @@ pub fn write_report(state: &State, keys: &Keyring) -> Result<PathBuf, String> {
         analysis: &d.analysis,
         findings: &d.findings,
     };
-    let out = match &state.review.path {
-        Some(p) => p.with_extension("html"),
-        None => PathBuf::from(format!(
-            "aeplens-report-{}.html",
-            &EvidenceSet::of(&d.corpus).key[..12]
-        )),
-    };
+    let out = PathBuf::from(request.path.trim());
+    if out.as_os_str().is_empty() {
+        return Err("no report written: no file named".into());
+    }
     let inputs: Vec<String> = d.corpus.inputs.iter().map(|i| i.path.to_string()).collect();
     if crate::load::is_evidence_file(&inputs, &out) {
         return Err(format!(
             "refusing to write {}: it is an evidence file",
+            out.display()
+        ));
+    }
+    let same = |a: &std::path::Path, b: &std::path::Path| {
+        std::path::absolute(a)
+            .ok()
+            .is_some_and(|a| std::path::absolute(b).ok() == Some(a))
+    };
+    if let Some(review) = &state.review.path
+        && (same(&out, review) || same(&out, &review.with_extension("json.bak")))
+    {
+        return Err(format!(
+            "refusing to write {}: it is the review file (or its backup)",
             out.display()
         ));
     }
@@ -129,16 +147,33 @@ pub fn write_report(state: &State, keys: &Keyring) -> Result<PathBuf, String> {
             state.review.path.as_ref().map(|p| p.display().to_string()),
         )
     });
-    let command = format!(
-        "aeplens report --format html{}",
+    let absolute = |p: &std::path::Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let mut command = vec![
+        "aeplens".to_string(),
+        "report".into(),
+        "--format".into(),
+        request.format.name().into(),
+        "--output".into(),
+        shell_word(&absolute(&out).display().to_string()),
+    ];
+    // The review as saved (the event loop saves it first): the marks the report leads with.
+    match state.review.path.as_ref().filter(|p| p.exists()) {
+        Some(p) => command.extend([
+            "--review".into(),
+            shell_word(&absolute(p).display().to_string()),
+        ]),
+        None => command.push("--no-review".into()),
+    }
+    command.extend(
         state
             .review
-            .path
-            .as_ref()
-            .map(|p| format!(" --review {}", p.display()))
-            .unwrap_or_default()
+            .settings
+            .evidence_args
+            .iter()
+            .map(|a| shell_word(a)),
     );
-    let text = html::render(&IncidentReport::of(ev, keys, command, review, scope), ev);
+    let report = IncidentReport::of(ev, keys, command.join(" "), review, scope);
+    let text = render(request.format, &report, ev);
     crate::verify::index::write_private(&out, text.as_bytes())
         .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
     Ok(out)
@@ -185,6 +220,7 @@ pub fn run(options: &ExplorerOptions) -> i32 {
     state.review.settings = ReviewSettings {
         external_editor: options.editor.is_some(),
         fresh: options.fresh,
+        evidence_args: options.evidence_args.clone(),
     };
     let result = event_loop(&mut terminal, &mut state, &rx, &tx, options);
     if options.mouse {
@@ -336,9 +372,17 @@ fn review_work(
             Err(e) => state.message = Some(e),
         }
     }
-    if std::mem::take(&mut state.review.report_requested) {
-        state.message = Some(match write_report(state, &options.keys) {
-            Ok(path) => format!("report written: {}", path.display()),
+    if let Some(request) = state.review.report_requested.take() {
+        // Saved first, so that the report's Reproduce line finds the marks it shows.
+        if let Err(e) = save_review(state, &options.keys) {
+            state.review.problem = Some(e);
+        }
+        state.message = Some(match write_report(state, &options.keys, &request) {
+            Ok(path) => format!(
+                "{} report written: {}",
+                request.format.name(),
+                crate::model::text::sanitize(&path.display().to_string())
+            ),
             Err(e) => e,
         });
     }

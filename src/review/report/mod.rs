@@ -27,6 +27,65 @@ use crate::verify::verdict::RecordVerdict;
 use crate::verify::{InputOut, Summary};
 use serde::Serialize;
 
+/// The formats a report is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// GitHub-flavoured Markdown.
+    Md,
+    /// One self-contained HTML file: no scripts, no requests, inline SVG, printable.
+    Html,
+    /// The versioned JSON document (schema/report.schema.json).
+    Json,
+    /// SARIF 2.1.0.
+    Sarif,
+    /// JUnit XML.
+    Junit,
+}
+
+impl Format {
+    /// Every format, in the order offered.
+    pub const ALL: [Format; 5] = [
+        Format::Md,
+        Format::Html,
+        Format::Json,
+        Format::Sarif,
+        Format::Junit,
+    ];
+
+    /// Its name on the command line (`--format NAME`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Md => "md",
+            Format::Html => "html",
+            Format::Json => "json",
+            Format::Sarif => "sarif",
+            Format::Junit => "junit",
+        }
+    }
+
+    /// The file extension of a report in it.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Md => "md",
+            Format::Html => "html",
+            Format::Json => "json",
+            Format::Sarif => "sarif",
+            Format::Junit => "xml",
+        }
+    }
+}
+
+/// `report` written in `format`.
+pub fn render(format: Format, report: &IncidentReport<'_>, ev: EvidenceRef<'_>) -> String {
+    match format {
+        Format::Json => crate::cli::contract::document("report", report),
+        Format::Md => markdown::render(report, ev),
+        Format::Html => html::render(report, ev),
+        Format::Sarif => sarif::render(report, ev),
+        Format::Junit => junit::render(report, ev.report),
+    }
+}
+
 /// How many actions named by high findings get their three answers in full.
 pub const ACTIONS_SHOWN: usize = 25;
 

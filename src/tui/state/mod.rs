@@ -23,7 +23,7 @@ pub use copy::CopyTarget;
 pub use detail::{Detail, DetailTab, JsonLine, raw_lines};
 pub use filter::{Filter, Term, parse_filter};
 pub use navigator::{NavItem, NavList, NavTarget, Navigator, chain_status, nav_text, rebuild_nav};
-pub use review::{MARKED_ONLY, NoteEditor, ReviewSettings, ReviewState, session};
+pub use review::{MARKED_ONLY, NoteEditor, ReportPrompt, ReviewSettings, ReviewState, session};
 pub use scroll::Scroll;
 pub use search::{AllMatches, BACKGROUND_SEARCH_FROM, Search, SearchJob, matches_all};
 pub use timeline::{Row, Timeline, rebuild_rows, select};
@@ -63,6 +63,8 @@ pub enum Overlay {
     Compare(Scroll),
     /// The copy menu: what can be copied for the selected action, and the highlighted entry.
     Copy(Vec<CopyTarget>, usize),
+    /// `R`: which report to write, and where.
+    Report(review::ReportPrompt),
 }
 
 /// A line editor for `/` and `f`.
@@ -208,6 +210,8 @@ pub fn update(state: &mut State, action: Action) {
 fn edit(state: &mut State, f: impl FnOnce(&mut String)) {
     if let Some(e) = state.review.editor.as_mut() {
         f(&mut e.text);
+    } else if let Overlay::Report(p) = &mut state.overlay {
+        f(&mut p.path);
     } else if state.search.is_active() {
         state.search.edit(f);
         search_run(state);
@@ -219,6 +223,9 @@ fn edit(state: &mut State, f: impl FnOnce(&mut String)) {
 fn submit(state: &mut State) {
     if let Some(e) = state.review.editor.take() {
         review::note_done(state, &e.target, &e.text);
+    } else if let Overlay::Report(p) = &state.overlay {
+        state.review.report_requested = Some(p.clone());
+        state.overlay = Overlay::None;
     } else if state.search.is_active() {
         state.search.close();
         match search_all(state) {
@@ -251,6 +258,18 @@ fn command(state: &mut State, c: Command) {
         if c == Command::Cancel {
             state.review.editor = None;
             state.message = Some("note not changed".into());
+        }
+        return;
+    }
+    if let Overlay::Report(p) = &mut state.overlay {
+        match c {
+            Command::Left | Command::Up => p.cycle(false),
+            Command::Right | Command::Down => p.cycle(true),
+            Command::Cancel => {
+                state.overlay = Overlay::None;
+                state.message = Some("no report written".into());
+            }
+            _ => {}
         }
         return;
     }
@@ -304,8 +323,8 @@ fn command(state: &mut State, c: Command) {
         Command::NextMark | Command::PrevMark => jump_mark(state, c == Command::NextMark),
         Command::CompareTarget => set_compare_target(state),
         Command::Report => {
-            if state.progress.finished {
-                state.review.report_requested = true;
+            if state.data.as_ref().is_some_and(|d| d.report.is_some()) {
+                review::open_report_prompt(state);
             } else {
                 state.message = Some("the report waits for verification to finish".into());
             }

@@ -6,6 +6,7 @@
 use super::*;
 use crate::review::file::{ActionRef, Review, Session, now};
 use crate::review::marks::{Mark, Place, Target, Verdict};
+use crate::review::report::Format as ReportFormat;
 use std::path::PathBuf;
 
 /// The filter `*` toggles: only marked actions.
@@ -32,19 +33,65 @@ pub struct ReviewState {
     pub external_edit: Option<(Target, String)>,
     /// The inline note editor, when open.
     pub editor: Option<NoteEditor>,
-    /// A report was asked for (`R`); taken by the event loop.
-    pub report_requested: bool,
+    /// A report to write (`R`, then Enter in its prompt); taken by the event loop.
+    pub report_requested: Option<ReportPrompt>,
     /// How the explorer was started.
     pub settings: ReviewSettings,
 }
 
 /// How the explorer was started, as far as the review is concerned.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ReviewSettings {
     /// `$VISUAL` or `$EDITOR` is set: notes are edited there.
     pub external_editor: bool,
     /// Do not restore the saved session (`--fresh`).
     pub fresh: bool,
+    /// The arguments that name the evidence as the explorer was given it (`--keys FILE`,
+    /// `--key ID=KEY`, `--leases FILE`, the paths): a report's Reproduce line runs them.
+    pub evidence_args: Vec<String>,
+}
+
+/// `R`'s prompt: the report's format and the file it goes to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReportPrompt {
+    pub format: ReportFormat,
+    pub path: String,
+}
+
+impl ReportPrompt {
+    /// The next (`forward`) or previous format; a path ending in the old format's
+    /// extension takes the new one's.
+    pub fn cycle(&mut self, forward: bool) {
+        let all = ReportFormat::ALL;
+        let at = all.iter().position(|f| *f == self.format).unwrap_or(0);
+        let next = all[(at + if forward { 1 } else { all.len() - 1 }) % all.len()];
+        let old = format!(".{}", self.format.extension());
+        if let Some(stem) = self.path.strip_suffix(&old) {
+            self.path = format!("{stem}.{}", next.extension());
+        }
+        self.format = next;
+    }
+}
+
+/// `R`: the prompt, offering HTML beside the review file (`INC-7.report.html` for
+/// `INC-7.json`; else in the working directory).
+pub(super) fn open_report_prompt(state: &mut State) {
+    let Some(d) = state.data.as_ref() else {
+        return;
+    };
+    let format = ReportFormat::Html;
+    let path = match &state.review.path {
+        Some(p) => p
+            .with_extension(format!("report.{}", format.extension()))
+            .display()
+            .to_string(),
+        None => format!(
+            "aeplens-report-{}.{}",
+            &crate::review::file::EvidenceSet::of(&d.corpus).key[..12],
+            format.extension()
+        ),
+    };
+    state.overlay = Overlay::Report(ReportPrompt { format, path });
 }
 
 /// The inline note editor: what is being annotated and the text so far.
@@ -135,7 +182,8 @@ pub(super) fn opened(
 /// finding mark is pending, not stale).
 pub(super) fn say_stale(state: &mut State) {
     let (marks, stale) = state.review.counts();
-    if stale > 0 && state.progress.finished {
+    let verified = state.data.as_ref().is_some_and(|d| d.report.is_some());
+    if stale > 0 && verified {
         state.message = Some(format!(
             "{marks} marks, {stale} no longer match the evidence ('/\" go through them)"
         ));

@@ -204,6 +204,7 @@ impl Widget for &Screen<'_> {
             Overlay::Inputs(scroll) => inputs(s, scroll.top(), area, buf),
             Overlay::Compare(scroll) => compare(s, scroll.top(), area, buf),
             Overlay::Copy(items, i) => copy_menu(s, items, *i, area, buf),
+            Overlay::Report(p) => report_prompt(s, p, area, buf),
         }
         note_editor(s, area, buf);
     }

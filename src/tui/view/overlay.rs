@@ -112,3 +112,41 @@ pub(super) fn copy_menu(
         )
         .render(rect, buf);
 }
+
+/// `R`'s prompt: the formats (the chosen one highlighted) and the path being typed.
+pub(super) fn report_prompt(
+    s: &State,
+    p: &crate::tui::state::ReportPrompt,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    let t = &s.theme;
+    let mut formats = vec![Span::styled("format  ", t.accent)];
+    for f in crate::review::report::Format::ALL {
+        let style = if f == p.format { t.selected } else { t.dim };
+        formats.push(Span::styled(format!(" {} ", f.name()), style));
+        formats.push(Span::raw(" "));
+    }
+    let lines = vec![
+        Line::from(formats),
+        Line::from(vec![
+            Span::styled("file    ", t.accent),
+            Span::raw(sanitize(&p.path).into_owned()),
+            Span::styled("█", t.accent),
+        ]),
+        Line::styled(
+            "←→ format · type the file · Enter writes · Esc cancels",
+            t.dim,
+        ),
+    ];
+    let rect = centered(area, 84, lines.len() as u16 + 2);
+    Clear.render(rect, buf);
+    Paragraph::new(lines)
+        .block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(" Write the report ")
+                .border_style(t.focus_border),
+        )
+        .render(rect, buf);
+}
