@@ -666,7 +666,10 @@ fn r_asks_for_the_format_and_file_and_its_reproduce_line_runs_as_printed() {
     };
     assert_eq!(
         p.path,
-        x.review().with_extension("report.html").display().to_string()
+        x.review()
+            .with_extension("report.html")
+            .display()
+            .to_string()
     );
     let shown = screen(&s, 120, 40);
     assert!(shown.contains("Write the report"), "{shown}");
