@@ -311,7 +311,12 @@ fn golden_reference_outputs() {
         None,
     );
     let all: Vec<_> = ev.findings.iter().collect();
-    insta::assert_snapshot!("v03_findings", findings_text(&all));
+    insta::assert_snapshot!("v03_findings", findings_text(&all, None));
+    // At 80 columns every message wraps under itself: no line wider, no word lost.
+    let narrow = findings_text(&all, Some(80));
+    assert!(narrow.lines().all(|l| l.chars().count() <= 80), "{narrow}");
+    let words = |t: &str| t.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+    assert_eq!(words(&narrow), words(&findings_text(&all, None)));
     insta::assert_snapshot!("v03_chains", chains_text(ev.as_ref()));
     let run = "run-devfix-ledger-0417";
     for id in ["L03-sql-reapproved", "L07-upload-lease-2"] {
@@ -339,7 +344,7 @@ fn golden_reference_outputs() {
 fn golden_rfc_outputs() {
     let ev = rfc();
     let all: Vec<_> = ev.findings.iter().collect();
-    insta::assert_snapshot!("rfc_findings", findings_text(&all));
+    insta::assert_snapshot!("rfc_findings", findings_text(&all, None));
     insta::assert_snapshot!("rfc_chains", chains_text(ev.as_ref()));
     for (run, id) in [
         ("run-rfc-payments-7", "P03-refund-reapproved"),

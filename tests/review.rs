@@ -728,3 +728,49 @@ fn r_asks_for_the_format_and_file_and_its_reproduce_line_runs_as_printed() {
     assert!(status.code().is_some_and(|c| c < 2), "{line}: {status}");
     assert_eq!(std::fs::read_to_string(&out).unwrap(), written, "{line}");
 }
+
+#[test]
+fn no_note_is_lost_m_asks_first_and_ctrl_z_puts_it_back() {
+    let x = Scratch::new("unmark");
+    let mut s = open(&x.evidence(), &x.review(), false);
+    go(&mut s, "act-003");
+    cmd(&mut s, Command::Mark);
+    cmd(&mut s, Command::Note);
+    for c in "the root cause".chars() {
+        update(&mut s, Action::Char(c));
+    }
+    update(&mut s, Action::Submit);
+    let marks = |s: &State| s.review.review.as_ref().unwrap().marks.len();
+    // m on a mark with a note asks; anything else in between cancels the question.
+    cmd(&mut s, Command::Mark);
+    assert_eq!(marks(&s), 1);
+    assert!(
+        s.message.as_deref().unwrap().contains("m again to unmark"),
+        "{:?}",
+        s.message
+    );
+    cmd(&mut s, Command::Down);
+    go(&mut s, "act-003");
+    cmd(&mut s, Command::Mark);
+    assert_eq!(marks(&s), 1, "asked again");
+    cmd(&mut s, Command::Mark);
+    assert_eq!(marks(&s), 0);
+    // The note is in the review's history, saved with it.
+    save_review(&mut s, &keys()).unwrap();
+    let file = Review::read(&x.review()).unwrap().unwrap();
+    assert_eq!(file.removed.len(), 1);
+    assert_eq!(file.removed[0].mark.note, "the root cause");
+    // Ctrl-Z puts it back, note and all.
+    let ctrl_z = crossterm::event::KeyEvent::new(
+        crossterm::event::KeyCode::Char('z'),
+        crossterm::event::KeyModifiers::CONTROL,
+    );
+    let action = aeplens::tui::input::key_action(&s, &ctrl_z).expect("Ctrl-Z is bound");
+    update(&mut s, action);
+    assert_eq!(marks(&s), 1);
+    let r = s.review.review.as_ref().unwrap();
+    assert_eq!(r.marks[0].note, "the root cause");
+    assert!(r.removed.is_empty());
+    let shown = screen(&s, 160, 48);
+    assert!(shown.contains("⚑ act-003"), "{shown}");
+}

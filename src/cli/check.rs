@@ -327,11 +327,12 @@ pub fn text_report(report: &Report, findings: &[Finding], width: Option<usize>) 
     let row = |cells: &[String; 6]| {
         let mut line = String::new();
         for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
-            // A record keeps its `:line`; other cells lose their end.
-            let cell = if i == 0 {
-                truncate_keeping_line(cell, w)
-            } else {
-                truncate(cell, w)
+            // A record keeps its `:line`, a run id its start and end (runs that share a
+            // prefix stay apart); other cells lose their end.
+            let cell = match i {
+                0 => truncate_keeping_line(cell, w),
+                1 => cut_middle(cell, w),
+                _ => truncate(cell, w),
             };
             let pad = w.saturating_sub(cell.chars().count());
             line.push_str(&cell);
@@ -556,6 +557,19 @@ fn truncate_keeping_line(s: &str, width: usize) -> String {
     }
 }
 
+/// `s` in `width` characters with its middle given way to `…` (`run-dep…-0043`).
+fn cut_middle(s: &str, width: usize) -> String {
+    let n = s.chars().count();
+    if n <= width || width < 3 {
+        return truncate(s, width.max(1));
+    }
+    let tail = (width - 1) / 2;
+    let head = width - 1 - tail;
+    let start: String = s.chars().take(head).collect();
+    let end: String = s.chars().skip(n - tail).collect();
+    format!("{start}…{end}")
+}
+
 fn truncate(s: &str, width: usize) -> String {
     if s.chars().count() <= width {
         s.to_string()
@@ -572,6 +586,16 @@ mod tests {
 
     fn row(record: &str, run: &str, auth: &str) -> [String; 6] {
         [record, run, auth, "intact", "pass", "pass"].map(String::from)
+    }
+
+    #[test]
+    fn run_ids_sharing_a_prefix_stay_apart_when_cut() {
+        let cut: Vec<String> = ["run-deploy-0042", "run-deploy-0043", "run-deploy-0044"]
+            .iter()
+            .map(|r| cut_middle(r, 9))
+            .collect();
+        assert_eq!(cut, ["run-…0042", "run-…0043", "run-…0044"]);
+        assert_eq!(cut_middle("short", 9), "short");
     }
 
     #[test]

@@ -170,7 +170,7 @@ fn findings_out(args: &FindingsArgs, findings: &[Finding]) -> i32 {
     let list: Vec<&Finding> = findings.iter().filter(|f| f.severity <= min).collect();
     let code = match resolve(args.format) {
         Format::Json => emit(&list_document("findings", &list)),
-        Format::Text => emit(&fit_lines(&findings_text(&list), terminal_width())),
+        Format::Text => emit(&findings_text(&list, terminal_width())),
     };
     let gate = args
         .fail_on
@@ -179,11 +179,10 @@ fn findings_out(args: &FindingsArgs, findings: &[Finding]) -> i32 {
 }
 
 /// The findings as a table, one line each.
-pub fn findings_text(list: &[&Finding]) -> String {
+pub fn findings_text(list: &[&Finding], width: Option<usize>) -> String {
     let mut s = String::new();
     for f in list {
-        let _ = writeln!(
-            s,
+        let line = format!(
             "{:<6} {:<26} {}{}  {}",
             f.severity.name().to_uppercase(),
             f.id,
@@ -196,6 +195,17 @@ pub fn findings_text(list: &[&Finding]) -> String {
             },
             sanitize(&f.message)
         );
+        // On a terminal the message wraps under itself, never cut; piped, one line each.
+        match width {
+            Some(w) => {
+                for l in crate::model::text::wrap_words(&line, w, 7) {
+                    let _ = writeln!(s, "{l}");
+                }
+            }
+            None => {
+                let _ = writeln!(s, "{line}");
+            }
+        }
     }
     let count = |sev| list.iter().filter(|f| f.severity == sev).count();
     let _ = writeln!(

@@ -71,6 +71,40 @@ pub fn shell_word(arg: &str) -> String {
     }
 }
 
+/// `text` in lines of at most `width` characters, broken between words (a word longer
+/// than a line is broken inside), every line after the first indented by `indent`.
+pub fn wrap_words(text: &str, width: usize, indent: usize) -> Vec<String> {
+    let width = width.max(indent + 8);
+    let pad = " ".repeat(indent);
+    let mut lines: Vec<String> = Vec::new();
+    let (mut line, mut len) = (String::new(), 0);
+    for word in text.split_whitespace() {
+        let mut word: Vec<char> = word.chars().collect();
+        loop {
+            // Where this line's text starts: after the indent on every line but the first.
+            let start = if lines.is_empty() { 0 } else { indent };
+            let sep = usize::from(len > start);
+            if len + sep + word.len() <= width {
+                if sep == 1 {
+                    line.push(' ');
+                }
+                line.extend(word.iter());
+                len += sep + word.len();
+                break;
+            }
+            if len == start {
+                // Alone, the word is longer than a line: its first part fills this one.
+                let room = width - len;
+                line.extend(word.drain(..room));
+            }
+            lines.push(std::mem::replace(&mut line, pad.clone()));
+            len = indent;
+        }
+    }
+    lines.push(line);
+    lines
+}
+
 /// A stored member's value in one line of text a reviewer reads: a string as it is, an
 /// epoch time in a `*_ms` member as ISO-8601 UTC with the raw value beside it, anything
 /// else as JSON — escaped like any record text.
@@ -116,6 +150,20 @@ pub fn code_points(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn words_wrap_with_a_hanging_indent_and_nothing_is_lost() {
+        let text = "the link of a/very/long/path/to/incident.ndjson:3 resolves to no loaded record";
+        let lines = wrap_words(text, 24, 4);
+        assert!(lines.iter().all(|l| l.chars().count() <= 24), "{lines:?}");
+        assert!(
+            lines[1..].iter().all(|l| l.starts_with("    ")),
+            "{lines:?}"
+        );
+        let joined: Vec<&str> = lines.iter().flat_map(|l| l.split_whitespace()).collect();
+        let rejoined = joined.join(" ").replace(' ', "");
+        assert_eq!(rejoined, text.replace(' ', ""));
+    }
 
     #[test]
     fn homoglyph_ids_are_marked() {

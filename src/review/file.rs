@@ -28,9 +28,22 @@ pub struct Review {
     /// The trusted keys in use when it was last saved (SHA-256 of the public key bytes).
     pub keyring: Vec<KeyRef>,
     pub marks: Vec<Mark>,
+    /// Marks taken off, newest last, each with its note and when it was removed: no note
+    /// is ever lost (the explorer's undo puts the last one back).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub removed: Vec<Removed>,
     /// Where the reviewer left off (absent in a review never opened in the explorer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<Session>,
+}
+
+/// A mark taken off, kept in the review's history.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Removed {
+    pub mark: Mark,
+    /// When it was removed (RFC 3339, UTC).
+    pub removed_at: String,
 }
 
 /// An evidence set: its key (SHA-256 over the sorted input SHA-256s, one per line) and
@@ -142,8 +155,30 @@ impl Review {
             evidence,
             keyring,
             marks: Vec::new(),
+            removed: Vec::new(),
             session: None,
         }
+    }
+
+    /// Takes the mark at `i` off, into the history.
+    pub fn remove(&mut self, i: usize) -> &Mark {
+        let mark = self.marks.remove(i);
+        self.removed.push(Removed {
+            mark,
+            removed_at: now(),
+        });
+        &self.removed[self.removed.len() - 1].mark
+    }
+
+    /// Puts the last mark taken off back (unless its target is marked again since).
+    pub fn restore_last(&mut self) -> Option<&Mark> {
+        let last = self.removed.last()?;
+        if self.mark(&last.mark.target).is_some() {
+            return None;
+        }
+        let removed = self.removed.pop()?;
+        self.marks.push(removed.mark);
+        self.marks.last()
     }
 
     /// The mark on a target, if any.

@@ -254,6 +254,9 @@ fn submit(state: &mut State) {
 
 fn command(state: &mut State, c: Command) {
     state.message = None;
+    if c != Command::Mark {
+        state.review.confirm_unmark = None;
+    }
     if state.review.editor.is_some() {
         if c == Command::Cancel {
             state.review.editor = None;
@@ -318,6 +321,7 @@ fn command(state: &mut State, c: Command) {
         Command::ProblemsOnly => toggle_only(state, PROBLEMS_ONLY),
         Command::MarkedOnly => toggle_only(state, MARKED_ONLY),
         Command::Mark => toggle_mark(state),
+        Command::Undo => review::undo_unmark(state),
         Command::CycleVerdict => cycle_verdict(state),
         Command::Note => edit_note(state),
         Command::NextMark | Command::PrevMark => jump_mark(state, c == Command::NextMark),

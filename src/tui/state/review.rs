@@ -33,6 +33,8 @@ pub struct ReviewState {
     pub external_edit: Option<(Target, String)>,
     /// The inline note editor, when open.
     pub editor: Option<NoteEditor>,
+    /// The marked target `m` asked about (it has a note): `m` again removes the mark.
+    pub confirm_unmark: Option<Target>,
     /// A report to write (`R`, then Enter in its prompt); taken by the event loop.
     pub report_requested: Option<ReportPrompt>,
     /// How the explorer was started.
@@ -259,11 +261,25 @@ pub(super) fn toggle_mark(state: &mut State) {
         return;
     };
     if let Some(i) = r.marks.iter().position(|m| m.target == t) {
-        let m = r.marks.remove(i);
+        // A note is never taken off by one key: `m` asks first, `m` again removes it
+        // (into the review's history; Ctrl-Z puts it back).
+        let confirmed = state.review.confirm_unmark.take().as_ref() == Some(&t);
+        if !r.marks[i].note.is_empty() && !confirmed {
+            state.review.confirm_unmark = Some(t);
+            state.message = Some(format!(
+                "{} has a note: m again to unmark it (kept in the review's history; Ctrl-Z undoes)",
+                sanitize(&label)
+            ));
+            return;
+        }
+        let m = r.remove(i);
         state.message = Some(if m.note.is_empty() {
-            format!("unmarked {}", sanitize(&label))
+            format!("unmarked {} (Ctrl-Z undoes)", sanitize(&label))
         } else {
-            format!("unmarked {} (its note is gone with it)", sanitize(&label))
+            format!(
+                "unmarked {}; its note is kept in the review's history (Ctrl-Z undoes)",
+                sanitize(&label)
+            )
         });
     } else {
         r.marks.push(Mark::new(t, Verdict::Suspicious));
@@ -272,6 +288,18 @@ pub(super) fn toggle_mark(state: &mut State) {
             sanitize(&label)
         ));
     }
+    changed(state);
+}
+
+/// Ctrl-Z: puts the last mark taken off back, with its note.
+pub(super) fn undo_unmark(state: &mut State) {
+    let Some(r) = state.review.review.as_mut() else {
+        return;
+    };
+    state.message = Some(match r.restore_last() {
+        Some(m) => format!("mark on {} put back", sanitize(&m.target.label())),
+        None => "nothing to undo".into(),
+    });
     changed(state);
 }
 
