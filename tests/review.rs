@@ -689,8 +689,8 @@ fn r_asks_for_the_format_and_file_and_its_reproduce_line_runs_as_printed() {
         panic!("still open");
     };
     assert_eq!(p.format.name(), "md");
-    let want = x.review().with_extension("").display().to_string() + ".review-final.md";
-    assert!(p.path.ends_with("review-final.md"), "{} vs {want}", p.path);
+    let want = x.review().with_extension("report-final.md");
+    assert_eq!(p.path, want.display().to_string());
     let out = report(&mut s);
     let written = std::fs::read_to_string(&out).unwrap();
     assert!(
