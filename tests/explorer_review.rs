@@ -145,3 +145,46 @@ fn show_and_the_report_read_times_as_iso_utc_with_the_raw_value() {
     );
     assert!(!md.contains("= 1780740185000"), "{md}");
 }
+
+#[test]
+fn goto_opens_at_one_action_or_says_why_not() {
+    use aeplens::tui::state::goto;
+    let mut s = demo();
+    let id = |s: &State| {
+        let d = s.data.as_ref().unwrap();
+        let n = s.timeline.node().unwrap();
+        d.analysis
+            .graph
+            .facts(&d.corpus, n)
+            .unwrap()
+            .id()
+            .unwrap()
+            .to_string()
+    };
+    goto(&mut s, "run-deploy-0042/act-003");
+    assert_eq!(id(&s), "act-003");
+    assert_eq!(s.focus, Pane::Timeline);
+    goto(&mut s, "act-006");
+    assert_eq!(id(&s), "act-006");
+    goto(&mut s, "act-999");
+    assert_eq!(s.message.as_deref(), Some("--goto: no action act-999"));
+    assert_eq!(id(&s), "act-006", "nothing else picked");
+    // Two emitters sharing a run and its default ids: nothing is picked of several.
+    let stores = "tests/fixtures/reference-stores";
+    let mut s = explorer(
+        &[&format!("{stores}/subagents_default_action_ids.ndjson")],
+        Some(&format!("{stores}/keys.json")),
+        None,
+    );
+    let before = s.timeline.node();
+    goto(&mut s, "action-0");
+    assert!(
+        s.message
+            .as_deref()
+            .unwrap()
+            .contains("name one as RUN/ACTION"),
+        "{:?}",
+        s.message
+    );
+    assert_eq!(s.timeline.node(), before);
+}

@@ -774,3 +774,88 @@ fn no_note_is_lost_m_asks_first_and_ctrl_z_puts_it_back() {
     let shown = screen(&s, 160, 48);
     assert!(shown.contains("⚑ act-003"), "{shown}");
 }
+
+#[test]
+fn the_marks_list_and_quote_keys_go_through_every_mark() {
+    let x = Scratch::new("marks-list");
+    let mut s = open(&x.evidence(), &x.review(), false);
+    // An action, a record (Record tab) and a finding (navigator) marked.
+    go(&mut s, "act-003");
+    cmd(&mut s, Command::Mark);
+    cmd(&mut s, Command::Note);
+    for c in "first line\nsecond".chars() {
+        update(&mut s, Action::Char(c));
+    }
+    update(&mut s, Action::Submit);
+    go(&mut s, "act-006");
+    cmd(&mut s, Command::Tab(5));
+    cmd(&mut s, Command::FocusDetail);
+    cmd(&mut s, Command::Mark);
+    cmd(&mut s, Command::Tab(1));
+    update(
+        &mut s,
+        Action::ShowList(aeplens::tui::state::NavList::Findings),
+    );
+    cmd(&mut s, Command::Toggle);
+    let row = (s.nav.items().iter())
+        .position(|i| matches!(i.target, NavTarget::Finding(_)))
+        .unwrap();
+    while s.nav.cursor() < row {
+        cmd(&mut s, Command::Down);
+    }
+    cmd(&mut s, Command::FocusNavigator);
+    cmd(&mut s, Command::Mark);
+    assert_eq!(s.review.counts(), (3, 0));
+    // The Marks list: every mark with its verdict, target, note's first line.
+    update(
+        &mut s,
+        Action::ShowList(aeplens::tui::state::NavList::Marks),
+    );
+    assert_eq!(s.nav.items().len(), 3);
+    let rows: Vec<String> = (s.nav.items().iter())
+        .map(|i| aeplens::tui::state::nav_text(&s, i))
+        .collect();
+    assert_eq!(rows[0], "⚑ SUSPICIOUS run-deploy-0042/act-003 · first line");
+    assert!(rows[1].starts_with("⚑ SUSPICIOUS record at "), "{rows:?}");
+    assert!(rows[2].starts_with("⚑ SUSPICIOUS F-"), "{rows:?}");
+    assert!(screen(&s, 200, 50).contains("⚑ SUSPICIOUS run-deploy-0042/act-003 ·"));
+    // Enter on the record mark goes to its record's first action.
+    cmd(&mut s, Command::Down);
+    cmd(&mut s, Command::Toggle);
+    let d = s.data.as_ref().unwrap();
+    let node = s.timeline.node().unwrap();
+    assert_eq!(
+        d.corpus
+            .record(d.analysis.graph.nodes[node as usize].record as usize)
+            .source
+            .line,
+        3
+    );
+    // ' goes through all three, saying where it is.
+    go(&mut s, "act-003");
+    cmd(&mut s, Command::NextMark);
+    assert!(
+        s.message
+            .as_deref()
+            .unwrap()
+            .starts_with("mark 2 of 3: record at"),
+        "{:?}",
+        s.message
+    );
+    cmd(&mut s, Command::NextMark);
+    assert!(
+        s.message.as_deref().unwrap().starts_with("mark 3 of 3: F-"),
+        "{:?}",
+        s.message
+    );
+    cmd(&mut s, Command::NextMark);
+    assert!(
+        s.message
+            .as_deref()
+            .unwrap()
+            .starts_with("mark 1 of 3: run-deploy-0042/act-003")
+    );
+    assert_eq!(selected(&s), "act-003");
+    cmd(&mut s, Command::PrevMark);
+    assert!(s.message.as_deref().unwrap().starts_with("mark 3 of 3"));
+}

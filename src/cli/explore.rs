@@ -111,6 +111,7 @@ pub fn run(mut args: ExploreArgs) -> i32 {
         follow: args.follow,
         review: args.review.map(std::path::PathBuf::from),
         fresh: args.fresh,
+        goto: args.goto,
         evidence_args,
         editor: std::env::var("VISUAL")
             .or_else(|_| std::env::var("EDITOR"))

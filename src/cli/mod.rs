@@ -77,6 +77,10 @@ pub struct ExploreArgs {
     /// (marks and notes stay).
     #[arg(long)]
     pub fresh: bool,
+    /// Open at one action: RUN/ACTION, or ACTION when one run holds it (e.g.
+    /// `--goto run-deploy-0042/act-003`). Said in the hint bar when it names none or several.
+    #[arg(long, value_name = "RUN/ACTION")]
+    pub goto: Option<String>,
     /// Evidence files or directories to explore [default: the bundled demo incident].
     #[arg(value_name = "PATH")]
     pub paths: Vec<String>,

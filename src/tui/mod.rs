@@ -50,6 +50,8 @@ pub struct ExplorerOptions {
     pub editor: Option<String>,
     /// The arguments naming the evidence, for a report's Reproduce line.
     pub evidence_args: Vec<String>,
+    /// `--goto RUN/ACTION`: the action to open at.
+    pub goto: Option<String>,
 }
 
 /// Opens the review of the loaded evidence (`path`, else the evidence set's default
@@ -314,6 +316,9 @@ fn event_loop(
             }
             if loaded && state.review.review.is_none() {
                 open_review(state, options.review.clone());
+                if let Some(spec) = &options.goto {
+                    state::goto(state, spec);
+                }
             }
             worked = true;
         }

@@ -22,7 +22,9 @@ pub use super::action::{Action, Progress};
 pub use copy::CopyTarget;
 pub use detail::{Detail, DetailTab, JsonLine, raw_lines};
 pub use filter::{Filter, Term, parse_filter};
-pub use navigator::{NavItem, NavList, NavTarget, Navigator, chain_status, nav_text, rebuild_nav};
+pub use navigator::{
+    NavItem, NavList, NavTarget, Navigator, chain_status, goto, nav_text, rebuild_nav,
+};
 pub use review::{MARKED_ONLY, NoteEditor, ReportPrompt, ReviewSettings, ReviewState, session};
 pub use scroll::Scroll;
 pub use search::{AllMatches, BACKGROUND_SEARCH_FROM, Search, SearchJob, matches_all};

@@ -2,6 +2,7 @@
 //! leases; load errors first), folding, the cursor, and what each row says.
 
 use super::*;
+use crate::review::marks::Place;
 
 /// The navigator: which list, its rows, the cursor, what is unfolded, how wide. The
 /// fields are private: only this module changes them (rows are rebuilt by
@@ -81,15 +82,17 @@ pub enum NavList {
     Chains,
     Findings,
     Leases,
+    Marks,
 }
 
 impl NavList {
     /// All lists in order.
-    pub const ALL: [NavList; 4] = [
+    pub const ALL: [NavList; 5] = [
         NavList::Runs,
         NavList::Chains,
         NavList::Findings,
         NavList::Leases,
+        NavList::Marks,
     ];
 
     /// The tab title.
@@ -99,6 +102,16 @@ impl NavList {
             NavList::Chains => "Chains",
             NavList::Findings => "Findings",
             NavList::Leases => "Leases",
+            NavList::Marks => "Marks",
+        }
+    }
+
+    /// The tab title where columns are few.
+    pub fn short(self) -> &'static str {
+        match self {
+            NavList::Findings => "Finds",
+            NavList::Leases => "Lease",
+            other => other.title(),
         }
     }
 }
@@ -118,6 +131,8 @@ pub enum NavTarget {
     LeaseUse(usize, NodeId),
     /// A load or lease-file error (index into `State::errors`), listed first under Runs.
     LoadError(usize),
+    /// A reviewer's mark (index into the review's marks).
+    Mark(usize),
 }
 
 /// One navigator row.
@@ -205,14 +220,12 @@ pub(super) fn target_node(state: &State, t: NavTarget) -> Option<NodeId> {
                     let source = &d.corpus.record(r).source;
                     source.path == at.path && source.line == at.line
                 })?;
-                let mut nodes = an.graph.nodes.iter();
-                nodes
-                    .position(|n| n.record as usize == record)
-                    .map(|n| n as NodeId)
+                first_node_of_record(d, record)
             })
         }
         NavTarget::Lease(i) => an.leases.summaries.get(i)?.nodes.first().copied(),
         NavTarget::Step(_, n) | NavTarget::LeaseUse(_, n) => Some(n),
+        NavTarget::Mark(i) => mark_node(state, i),
         NavTarget::LoadError(_) => None,
     }
 }
@@ -389,8 +402,34 @@ pub(super) fn nav_items(state: &State) -> Vec<NavItem> {
                 lease_item(i, 0, &mut out);
             }
         }
+        NavList::Marks => {
+            let marks = state.review.review.as_ref().map_or(0, |r| r.marks.len());
+            for i in 0..marks {
+                let flags = mark_node(state, i).map_or(0, |n| d.flags[n as usize]);
+                out.push(item(0, NavTarget::Mark(i), flags, false));
+            }
+        }
     }
     out
+}
+
+/// The action a mark is shown on: its own, its record's first, its finding's first.
+pub(super) fn mark_node(state: &State, i: usize) -> Option<NodeId> {
+    let d = state.data.as_ref()?;
+    match *state.review.places.get(i)? {
+        Place::Action(n) | Place::ActionChanged(n) => Some(n),
+        Place::Record(r) => first_node_of_record(d, r),
+        Place::Finding(f) => d.nodes_of(d.findings.get(f)?).first().copied(),
+        Place::Gone | Place::Pending => None,
+    }
+}
+
+/// The first action of record `record` (flat index), if it holds one.
+fn first_node_of_record(d: &Data, record: usize) -> Option<NodeId> {
+    let mut nodes = d.analysis.graph.nodes.iter();
+    nodes
+        .position(|n| n.record as usize == record)
+        .map(|n| n as NodeId)
 }
 
 /// The text of a navigator row (built only for the rows on screen), sanitised.
@@ -410,6 +449,23 @@ pub fn nav_text(state: &State, item: &NavItem) -> String {
     };
     let text = match item.target {
         NavTarget::LoadError(_) => String::new(),
+        NavTarget::Mark(i) => {
+            let (Some(r), Some(place)) = (state.review.review.as_ref(), state.review.places.get(i))
+            else {
+                return String::new();
+            };
+            let m = &r.marks[i];
+            let note = m.note.lines().next().unwrap_or("");
+            let status = match place.warning() {
+                Some(_) => format!(" · {}", place.status()),
+                None => String::new(),
+            };
+            format!(
+                "⚑ {} {} · {note}{status}",
+                m.verdict.name().to_uppercase(),
+                m.target.label()
+            )
+        }
         NavTarget::Run(ri) => {
             // The chain's glyph first: a cut row keeps it.
             let run = &g.runs[ri];
@@ -514,5 +570,35 @@ pub fn chain_status(d: &Data, run: usize) -> (char, String) {
             s.glyph_forked(forked),
             format!("{}{}", s.name(), if forked { ", forked" } else { "" }),
         ),
+    }
+}
+
+/// `--goto RUN/ACTION` (or `ACTION` when one run holds it): selects that action, or says
+/// why not (none, or several — nothing is picked of several).
+pub fn goto(state: &mut State, spec: &str) {
+    let Some(d) = state.data.as_ref() else {
+        return;
+    };
+    let g = &d.analysis.graph;
+    let found = match spec.split_once('/') {
+        Some((run, id)) if !g.find_in_run(&d.corpus, run, id).is_empty() => {
+            g.find_in_run(&d.corpus, run, id)
+        }
+        _ => g.find_all(&d.corpus, spec),
+    };
+    match found.as_slice() {
+        [one] => {
+            let n = *one;
+            select(state, n, true);
+            state.focus = Pane::Timeline;
+        }
+        [] => state.message = Some(format!("--goto: no action {}", sanitize(spec))),
+        many => {
+            state.message = Some(format!(
+                "--goto: {} actions are {} (several runs or emitters): name one as RUN/ACTION",
+                many.len(),
+                sanitize(spec)
+            ));
+        }
     }
 }

@@ -33,6 +33,8 @@ pub struct ReviewState {
     pub external_edit: Option<(Target, String)>,
     /// The inline note editor, when open.
     pub editor: Option<NoteEditor>,
+    /// The last mark `'`/`"` went to (index into the marks).
+    pub mark_cursor: Option<usize>,
     /// The marked target `m` asked about (it has a note): `m` again removes the mark.
     pub confirm_unmark: Option<Target>,
     /// A report to write (`R`, then Enter in its prompt); taken by the event loop.
@@ -372,15 +374,37 @@ pub(super) fn note_done(state: &mut State, target: &Target, text: &str) {
 
 /// `'` / `"`: the next / previous marked action in time order, across runs.
 pub(super) fn jump_mark(state: &mut State, forward: bool) {
-    let marked: Vec<NodeId> = state.review.by_node.keys().copied().collect();
-    if marked.is_empty() {
-        state.message = Some("no marked action (m marks one)".into());
+    let n = state.review.places.len();
+    if n == 0 {
+        state.message = Some("no mark (m marks one)".into());
         return;
     }
-    match next_in(state, &marked, forward) {
-        Some(n) => select(state, n, true),
-        None => state.message = Some("no other mark".into()),
+    // From the selected action's mark, else from the last mark gone to.
+    let selected = state
+        .timeline
+        .node()
+        .and_then(|x| state.review.by_node.get(&x));
+    let here = selected.copied().or(state.review.mark_cursor);
+    let next = match here {
+        None if forward => 0,
+        None => n - 1,
+        Some(i) => (i + if forward { 1 } else { n - 1 }) % n,
+    };
+    state.review.mark_cursor = Some(next);
+    let label = state.review.review.as_ref().map_or(String::new(), |r| {
+        sanitize(&r.marks[next].target.label()).into_owned()
+    });
+    let node = super::navigator::mark_node(state, next);
+    if let Some(node) = node {
+        select(state, node, true);
     }
+    let place = state.review.places[next];
+    let why = match (node, place.warning()) {
+        (None, Some(w)) => format!(" — {w}"),
+        (None, None) => " — on no action".into(),
+        (Some(_), _) => String::new(),
+    };
+    state.message = Some(format!("mark {} of {n}: {label}{why}", next + 1));
 }
 
 /// `v`: the selected action becomes the other side of `=` (again: cleared).

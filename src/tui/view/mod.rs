@@ -134,11 +134,11 @@ pub fn tab_at(s: &State, areas: &Areas, column: u16, row: u16) -> Option<Action>
     }
     let on_row = |r: Rect| row == r.y && column >= r.x && column < r.x + r.width;
     if let Some(n) = areas.navigator.filter(|n| on_row(*n)) {
-        let (spans, lists) = nav_tabs(s);
+        let (spans, lists) = nav_tabs(s, n.width.saturating_sub(6));
         return hit(&spans, &lists, n.x + 1, column).map(Action::ShowList);
     }
     if let Some(bar) = areas.tab_bar.filter(|b| on_row(*b)) {
-        let (spans, lists) = nav_tabs(s);
+        let (spans, lists) = nav_tabs(s, bar.width);
         return hit(&spans, &lists, bar.x, column).map(Action::ShowList);
     }
     if on_row(areas.detail) {

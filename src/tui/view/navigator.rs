@@ -5,13 +5,23 @@ use crate::review::marks::Place;
 use crate::tui::state::NavTarget;
 
 /// The list tabs as spans (` Runs │ Chains │ …`), and the list each span is (for mouse
-/// hit-testing). The same line titles the navigator and makes the narrow tab bar.
-pub(super) fn nav_tabs<'a>(s: &State) -> (Vec<Span<'a>>, Vec<Option<NavList>>) {
+/// hit-testing). The same line titles the navigator and makes the narrow tab bar; in
+/// fewer than `width` columns the titles shorten and the separators close up, so no tab
+/// is ever cut away.
+pub(super) fn nav_tabs<'a>(s: &State, width: u16) -> (Vec<Span<'a>>, Vec<Option<NavList>>) {
+    let full: usize = NavList::ALL
+        .iter()
+        .map(|l| l.title().len() + 3)
+        .sum::<usize>();
+    let short = full > usize::from(width);
     let mut spans = vec![Span::raw(" ")];
     let mut lists = vec![None];
     for (i, l) in NavList::ALL.iter().enumerate() {
         if i > 0 {
-            spans.push(Span::styled(" │ ", s.theme.border));
+            spans.push(Span::styled(
+                if short { "│" } else { " │ " },
+                s.theme.border,
+            ));
             lists.push(None);
         }
         let style = if *l == s.nav.list() {
@@ -19,7 +29,10 @@ pub(super) fn nav_tabs<'a>(s: &State) -> (Vec<Span<'a>>, Vec<Option<NavList>>) {
         } else {
             s.theme.dim
         };
-        spans.push(Span::styled(l.title(), style));
+        spans.push(Span::styled(
+            if short { l.short() } else { l.title() },
+            style,
+        ));
         lists.push(Some(*l));
     }
     spans.push(Span::raw(" "));
@@ -28,7 +41,7 @@ pub(super) fn nav_tabs<'a>(s: &State) -> (Vec<Span<'a>>, Vec<Option<NavList>>) {
 }
 
 pub(super) fn tab_bar(s: &State, area: Rect, buf: &mut Buffer) {
-    let (mut spans, _) = nav_tabs(s);
+    let (mut spans, _) = nav_tabs(s, area.width);
     spans.push(Span::styled("│", s.theme.border));
     if let Some(item) = s.nav.items().get(s.nav.cursor()) {
         spans.push(Span::raw(format!(
@@ -42,7 +55,8 @@ pub(super) fn tab_bar(s: &State, area: Rect, buf: &mut Buffer) {
 }
 
 pub(super) fn navigator(s: &State, area: Rect, buf: &mut Buffer) {
-    let (title, _) = nav_tabs(s);
+    // The title's room: the pane less its corners and the focus key (` F2 `).
+    let (title, _) = nav_tabs(s, area.width.saturating_sub(6));
     let block = pane_block(s, Pane::Navigator, Line::from(title));
     let inner = block.inner(area);
     block.render(area, buf);
