@@ -317,3 +317,44 @@ fn homoglyph_and_non_nfc_ids_never_look_identical_in_the_tree() {
         "the Latin one stays plain: {text}"
     );
 }
+
+#[test]
+fn emitters_sharing_a_run_get_a_lane_each() {
+    let s = explorer(
+        &[&format!("{STORES}/subagents_default_action_ids.ndjson")],
+        Some(&format!("{STORES}/keys.json")),
+        None,
+    );
+    let lanes = s.timeline.lanes();
+    assert_eq!(lanes.len(), 3, "three emitters, one key each");
+    // Every action of the run is a row, lettered by its emitter's lane; trees grouped.
+    let rows = s.timeline.rows();
+    let d = s.data.as_ref().unwrap();
+    let run = &d.analysis.graph.runs[d.run_of(rows[0].node)];
+    assert_eq!(rows.len(), run.nodes.len());
+    let letters: Vec<u16> = rows.iter().map(|r| r.lane).collect();
+    assert!(letters.windows(2).all(|w| w[0] <= w[1]), "{letters:?}");
+    assert!((0..3).all(|l| letters.contains(&l)), "{letters:?}");
+    for (w, h) in [(120, 40), (200, 60)] {
+        let text = screen(&s, w, h);
+        assert!(
+            text.contains(
+                "3 emitter chains: A subagents_default_action_ids.ndjson:1, fixture-key-2"
+            ),
+            "{text}"
+        );
+        assert!(
+            ["│A ", "│B ", "│C "].iter().all(|l| text.contains(l)),
+            "{text}"
+        );
+    }
+    // One emitter (its chain continuing past a gap): no lanes.
+    let demo = "assets/demo";
+    let one = explorer(
+        &[&format!("{demo}/evidence")],
+        Some(&format!("{demo}/keys.json")),
+        None,
+    );
+    assert!(one.timeline.lanes().is_empty());
+    assert!(!screen(&one, 120, 40).contains("emitter chains:"));
+}

@@ -203,6 +203,19 @@ impl Lineages {
         self.of_record[record]
     }
 
+    /// The emitter chain `chain` belongs to: itself, or for the suffix after a gap the
+    /// chain it continues (what one emitter wrote, in one lane).
+    pub fn emitter(&self, chain: ChainId) -> ChainId {
+        // A chain after a gap is its emitter's, continued; a fork's branch is its own.
+        self.seen_from(chain)
+            .find(|&c| {
+                self.chains
+                    .get(c as usize)
+                    .is_none_or(|x| x.start != Start::Gap)
+            })
+            .unwrap_or(chain)
+    }
+
     /// A chain and every chain it continues, nearest first.
     pub fn seen_from(&self, chain: ChainId) -> impl Iterator<Item = ChainId> + '_ {
         // Parents are set only to chains made earlier or checked by `sees`: no cycle, but

@@ -199,7 +199,8 @@ mod tests {
         let s = state();
         let areas = layout(Rect::new(0, 0, 160, 48), &s);
         let n = areas.navigator.expect("wide layout");
-        // " Runs │ Chains │ …" drawn after the corner: "Chains" starts 9 columns in.
+        // " Runs│Chains│…" (short where columns are few) drawn after the corner:
+        // "Chains" starts 7 columns in.
         assert!(matches!(
             mouse_action(&s, &areas, &click(n.x + 9, n.y)),
             Some(Action::ShowList(crate::tui::state::NavList::Chains))
@@ -209,7 +210,7 @@ mod tests {
             Some(Action::ShowList(crate::tui::state::NavList::Runs))
         ));
         // The separator between two tabs is no tab.
-        assert!(mouse_action(&s, &areas, &click(n.x + 7, n.y)).is_none());
+        assert!(mouse_action(&s, &areas, &click(n.x + 6, n.y)).is_none());
         // Narrow: the one-line tab bar.
         let areas = layout(Rect::new(0, 0, 80, 24), &s);
         let bar = areas.tab_bar.expect("narrow layout");

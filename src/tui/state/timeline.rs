@@ -21,6 +21,9 @@ pub struct Timeline {
     pub(super) history_pos: usize,
     /// The child `c` last went to, per parent.
     pub(super) child_seen: HashMap<NodeId, usize>,
+    /// The run's emitter chains in order of their first action (a lane each), when it
+    /// has more than one; each as its first action.
+    pub(super) lanes: Vec<NodeId>,
 }
 
 impl Default for Timeline {
@@ -33,6 +36,7 @@ impl Default for Timeline {
             node: None,
             zoom: 1.0,
             pan: 0.0,
+            lanes: Vec::new(),
             history: Vec::new(),
             history_pos: 0,
             child_seen: HashMap::new(),
@@ -65,6 +69,12 @@ impl Timeline {
     pub fn pan(&self) -> f64 {
         self.pan
     }
+
+    /// The run's emitter chains, one lane each (empty when it has one): each as its
+    /// first action.
+    pub fn lanes(&self) -> &[NodeId] {
+        &self.lanes
+    }
 }
 
 /// One timeline row: an action in tree order.
@@ -76,6 +86,8 @@ pub struct Row {
     pub folded: bool,
     /// Flags of the node and everything under it.
     pub subtree: u16,
+    /// The lane of the node's emitter chain ([`Timeline::lanes`]).
+    pub lane: u16,
 }
 
 pub(super) fn timeline_command(state: &mut State, c: Command) {
@@ -245,12 +257,25 @@ pub fn rebuild_rows(state: &mut State) {
     };
     let run_idx = state.timeline.run as u32;
     let in_run = |n: NodeId| g.nodes[n as usize].run == run_idx;
-    let roots: Vec<NodeId> = run
+    // A lane per emitter chain (two emitters sharing the run, each branch of a fork):
+    // trees grouped by the lane of their root, in order of each lane's first action.
+    let mut lane_of: HashMap<u32, u16> = HashMap::new();
+    let mut lanes: Vec<NodeId> = Vec::new();
+    let emitter = |n: NodeId| g.lineages.emitter(g.nodes[n as usize].chain);
+    for &n in &run.nodes {
+        lane_of.entry(emitter(n)).or_insert_with(|| {
+            lanes.push(n);
+            (lanes.len() - 1) as u16
+        });
+    }
+    let lane = |n: NodeId| lane_of[&emitter(n)];
+    let mut roots: Vec<NodeId> = run
         .nodes
         .iter()
         .copied()
         .filter(|n| g.nodes[*n as usize].parent.is_none_or(|p| !in_run(p)))
         .collect();
+    roots.sort_by_key(|&n| lane(n));
     // Subtree flags (post-order), computed over the whole run so folded rows keep them.
     let mut visited: HashSet<NodeId> = HashSet::with_capacity(run.nodes.len());
     let mut order: Vec<(NodeId, u16)> = Vec::with_capacity(run.nodes.len());
@@ -312,8 +337,10 @@ pub fn rebuild_rows(state: &mut State) {
             has_children: has_children.contains(&n),
             folded,
             subtree: subtree.get(&n).copied().unwrap_or(0),
+            lane: lane(n),
         });
     }
+    state.timeline.lanes = if lanes.len() > 1 { lanes } else { Vec::new() };
 }
 
 /// Nodes with a problem flag, in run then time order.

@@ -263,7 +263,26 @@ pub(super) fn timeline(s: &State, area: Rect, buf: &mut Buffer) {
         span(lo, hi),
         s.timeline.zoom()
     );
-    pane_block(s, Pane::Timeline, Line::from(title)).render(area, buf);
+    let mut block = pane_block(s, Pane::Timeline, Line::from(title));
+    // One lane per emitter chain of the run (its rows lettered), named below.
+    let lanes = s.timeline.lanes();
+    if !lanes.is_empty() {
+        let named: Vec<String> = (lanes.iter().enumerate())
+            .map(|(i, &n)| {
+                let c = d.analysis.graph.chain_name(&d.corpus, n);
+                let head = c.head.rsplit_once('/').map_or(c.head.as_str(), |(_, h)| h);
+                let signer = c
+                    .signer
+                    .as_deref()
+                    .map(|k| format!(", {k}"))
+                    .unwrap_or_default();
+                format!("{} {}{}", lane_letter(i), sanitize(head), sanitize(&signer))
+            })
+            .collect();
+        let legend = format!(" {} emitter chains: {} ", lanes.len(), named.join(" · "));
+        block = block.title_bottom(Line::styled(legend, t.accent));
+    }
+    block.render(area, buf);
     if inner.height < 2 || inner.width < 20 {
         return;
     }
@@ -341,6 +360,14 @@ pub(super) fn timeline(s: &State, area: Rect, buf: &mut Buffer) {
     }
 }
 
+/// The letter of lane `i` (`A`…`Z`, then its number).
+fn lane_letter(i: usize) -> String {
+    u8::try_from(i)
+        .ok()
+        .filter(|i| *i < 26)
+        .map_or_else(|| (i + 1).to_string(), |i| char::from(b'A' + i).to_string())
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(super) fn timeline_row(
     s: &State,
@@ -372,7 +399,14 @@ pub(super) fn timeline_row(
     } else {
         ""
     };
-    let mut head = vec![Span::raw(format!("{indent}{marker}{cross}"))];
+    let mut head = Vec::new();
+    if !s.timeline.lanes().is_empty() {
+        head.push(Span::styled(
+            format!("{} ", lane_letter(row.lane.into())),
+            t.accent,
+        ));
+    }
+    head.push(Span::raw(format!("{indent}{marker}{cross}")));
     head.extend(node_mark(s, row.node));
     let name = vec![
         Span::raw(show_id(a.id().unwrap_or("(no id)")).into_owned()),
