@@ -78,6 +78,20 @@ fn report(s: &mut State) -> PathBuf {
     write_report(s, &keys(), &request).unwrap()
 }
 
+/// `m` on the first finding of the Findings list (its group unfolded), from the navigator.
+fn mark_first_finding(s: &mut State) {
+    update(s, Action::ShowList(aeplens::tui::state::NavList::Findings));
+    cmd(s, Command::Toggle);
+    let row = (s.nav.items().iter())
+        .position(|i| matches!(i.target, NavTarget::Finding(_)))
+        .unwrap();
+    while s.nav.cursor() < row {
+        cmd(s, Command::Down);
+    }
+    cmd(s, Command::FocusNavigator);
+    cmd(s, Command::Mark);
+}
+
 fn cmd(s: &mut State, c: Command) {
     update(s, Action::Command(c));
 }
@@ -601,19 +615,7 @@ fn reopening_unchanged_evidence_never_calls_a_finding_mark_stale() {
     let x = Scratch::new("finding-mark");
     // Mark a finding and save.
     let mut s = open(&x.evidence(), &x.review(), false);
-    update(
-        &mut s,
-        Action::ShowList(aeplens::tui::state::NavList::Findings),
-    );
-    cmd(&mut s, Command::Toggle);
-    let row = (s.nav.items().iter())
-        .position(|i| matches!(i.target, NavTarget::Finding(_)))
-        .unwrap();
-    while s.nav.cursor() < row {
-        cmd(&mut s, Command::Down);
-    }
-    cmd(&mut s, Command::FocusNavigator);
-    cmd(&mut s, Command::Mark);
+    mark_first_finding(&mut s);
     assert_eq!(s.review.counts(), (1, 0));
     save_review(&mut s, &keys()).unwrap();
     // Reopen as the explorer does: the analysis first, the verification after it.
@@ -792,19 +794,7 @@ fn the_marks_list_and_quote_keys_go_through_every_mark() {
     cmd(&mut s, Command::FocusDetail);
     cmd(&mut s, Command::Mark);
     cmd(&mut s, Command::Tab(1));
-    update(
-        &mut s,
-        Action::ShowList(aeplens::tui::state::NavList::Findings),
-    );
-    cmd(&mut s, Command::Toggle);
-    let row = (s.nav.items().iter())
-        .position(|i| matches!(i.target, NavTarget::Finding(_)))
-        .unwrap();
-    while s.nav.cursor() < row {
-        cmd(&mut s, Command::Down);
-    }
-    cmd(&mut s, Command::FocusNavigator);
-    cmd(&mut s, Command::Mark);
+    mark_first_finding(&mut s);
     assert_eq!(s.review.counts(), (3, 0));
     // The Marks list: every mark with its verdict, target, note's first line.
     update(

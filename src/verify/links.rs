@@ -537,10 +537,16 @@ fn paths(
         let mut current: Vec<usize> = Vec::new();
         // The first depth of `current` that no earlier path of this head listed.
         let mut diverged_at = 0;
+        // Where in `current` its first fork point is (kept as the walk goes: a path's
+        // fork is known without walking it again).
+        let mut fork_at: Option<usize> = None;
         while let Some((v, depth)) = stack.pop() {
             diverged_at = diverged_at.min(depth);
             for gone in current.drain(depth.min(current.len())..) {
                 on_path[gone] = false;
+            }
+            if fork_at.is_some_and(|f| f >= current.len()) {
+                fork_at = None;
             }
             if on_path[v] {
                 continue; // a cycle cannot come from hashes; never loop on one anyway
@@ -548,6 +554,9 @@ fn paths(
             on_path[v] = true;
             current.push(v);
             let next = successors.of(v);
+            if next.len() > 1 && fork_at.is_none() {
+                fork_at = Some(current.len() - 1);
+            }
             if !next.is_empty() {
                 stack.extend(next.iter().rev().map(|&s| (s as usize, depth + 1)));
                 continue;
@@ -566,14 +575,7 @@ fn paths(
             };
             let members = &current[from..];
             budget = budget.saturating_sub(members.len());
-            let fork = (graph.forked())
-                .then(|| {
-                    current
-                        .iter()
-                        .copied()
-                        .find(|&v| successors.of(v).len() > 1)
-                })
-                .flatten();
+            let fork = fork_at.map(|f| current[f]);
             for &m in members {
                 head_of[m] = head as u32;
                 graph.record_status[m] = graph.record_status[m].max(status);

@@ -101,16 +101,7 @@ pub(super) fn copy_menu(
             Line::styled(format!("{} {:<28} {preview}", i + 1, item.label()), style)
         })
         .collect();
-    let rect = centered(area, 84, lines.len() as u16 + 2);
-    Clear.render(rect, buf);
-    Paragraph::new(lines)
-        .block(
-            Block::default()
-                .borders(Borders::ALL)
-                .title(" Copy (number or Enter; Esc closes) ")
-                .border_style(t.focus_border),
-        )
-        .render(rect, buf);
+    small_box(s, " Copy (number or Enter; Esc closes) ", lines, area, buf);
 }
 
 /// `R`'s prompt: the formats (the chosen one highlighted) and the path being typed.
@@ -139,14 +130,19 @@ pub(super) fn report_prompt(
             t.dim,
         ),
     ];
+    small_box(s, " Write the report ", lines, area, buf);
+}
+
+/// `lines` in a focused box of 84 columns, centred over what is below it.
+fn small_box(s: &State, title: &str, lines: Vec<Line<'_>>, area: Rect, buf: &mut Buffer) {
     let rect = centered(area, 84, lines.len() as u16 + 2);
     Clear.render(rect, buf);
     Paragraph::new(lines)
         .block(
             Block::default()
                 .borders(Borders::ALL)
-                .title(" Write the report ")
-                .border_style(t.focus_border),
+                .title(title.to_string())
+                .border_style(s.theme.focus_border),
         )
         .render(rect, buf);
 }
