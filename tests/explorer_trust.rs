@@ -358,3 +358,44 @@ fn emitters_sharing_a_run_get_a_lane_each() {
     assert!(one.timeline.lanes().is_empty());
     assert!(!screen(&one, 120, 40).contains("emitter chains:"));
 }
+
+#[test]
+fn compare_on_a_fork_branch_puts_the_twin_on_the_other_branch_beside_it() {
+    use aeplens::tui::keymap::Command;
+    let mut s = explorer(
+        &[&format!("{STORES}/fork_branches_assembled.ndjson")],
+        Some(&format!("{STORES}/keys.json")),
+        None,
+    );
+    let d = s.data.as_ref().unwrap();
+    let twins = d
+        .analysis
+        .graph
+        .find_in_run(&d.corpus, "run-pub-ember", "emb-2");
+    assert_eq!(twins.len(), 2, "emb-2 executed on both branches");
+    // Before the fork, one action: no twin, no rewrite either.
+    let before = d
+        .analysis
+        .graph
+        .find_in_run(&d.corpus, "run-pub-ember", "emb-1");
+    assert_eq!(before.len(), 1);
+    aeplens::tui::state::select(&mut s, twins[0], true);
+    update(&mut s, Action::Command(Command::Compare));
+    let text = screen(&s, 200, 60);
+    assert!(
+        text.contains("the same action on the other branch of a fork"),
+        "{:?} {text}",
+        s.message
+    );
+    assert!(
+        text.contains("emb-2 (this branch, tests/fixtures/"),
+        "{text}"
+    );
+    assert!(
+        text.contains("emb-2 (the other branch, tests/fixtures/"),
+        "{text}"
+    );
+    // The two wire transfers differ: the rows that differ are marked.
+    assert!(text.contains("Δ"), "{text}");
+    assert!(!text.contains("rewritten in a later snapshot"), "{text}");
+}

@@ -148,13 +148,32 @@ pub fn counterpart<'c>(an: &Analysis, corpus: &'c Corpus, node: NodeId) -> Optio
             side(an, corpus, child, "re-approved")?,
         ));
     }
-    // A later copy of the action (chained snapshots repeat it) that differs from the first.
+    // On a branch of a fork: the same id executed on the other branch (its twin).
     let (first_record, first) = g.action(corpus, node)?;
     let id = first.id()?;
     let run = &g.runs[g.nodes[node as usize].run as usize];
+    let lineages = &g.lineages;
+    let chain = g.nodes[node as usize].chain;
+    let branch = |c: u32| {
+        let c = &lineages.chains[c as usize];
+        (c.start == super::lineage::Start::Fork).then_some(c.parent)
+    };
+    if let Some(fork) = branch(chain) {
+        let twin = (g.find_in_run(corpus, &run.id, id).into_iter())
+            .find(|&n| n != node && branch(g.nodes[n as usize].chain) == Some(fork));
+        if let Some(twin) = twin {
+            return Some(pair(
+                "the same action on the other branch of a fork",
+                side(an, corpus, node, "this branch")?,
+                side(an, corpus, twin, "the other branch")?,
+            ));
+        }
+    }
+    // A later copy of the action (its own chain's later snapshots repeat it) that differs
+    // from the first; another emitter's or branch's action of the same id is not a copy.
     for &r in &run.records {
         let record = corpus.record(r as usize);
-        if std::ptr::eq(record, first_record) {
+        if std::ptr::eq(record, first_record) || !lineages.sees(lineages.of(r as usize), chain) {
             continue;
         }
         if let Some(copy) = record.actions().find(|a| a.id() == Some(id))

@@ -442,7 +442,7 @@ fn open_compare(state: &mut State) {
         state.overlay = Overlay::Compare(Scroll::default());
     } else {
         state.message = Some(
-            "nothing to compare with: not re-approved, not re-approved later, no rewritten copy"
+            "nothing to compare with: not re-approved, not re-approved later, no twin on another branch of a fork, no rewritten copy (v chooses one)"
                 .into(),
         );
     }

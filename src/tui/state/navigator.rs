@@ -546,7 +546,7 @@ pub fn nav_text(state: &State, item: &NavItem) -> String {
     sanitize(&text).into_owned()
 }
 
-/// The chain verdict of a run's records: its glyph ([`ChainStatus::glyph_forked`]) and
+/// The chain verdict of a run's records: its glyph ([`crate::verify::chain::ChainStatus::glyph_forked`]) and
 /// its words (`intact, forked`; `…` while verifying, `—` when not evaluated).
 pub fn chain_status(d: &Data, run: usize) -> (char, String) {
     let Some(report) = d.report.as_ref() else {
