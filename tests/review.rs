@@ -849,3 +849,32 @@ fn the_marks_list_and_quote_keys_go_through_every_mark() {
     cmd(&mut s, Command::PrevMark);
     assert!(s.message.as_deref().unwrap().starts_with("mark 3 of 3"));
 }
+
+#[test]
+fn esc_on_a_changed_note_asks_before_discarding_it() {
+    let x = Scratch::new("note-esc");
+    let mut s = open(&x.evidence(), &x.review(), false);
+    go(&mut s, "act-003");
+    cmd(&mut s, Command::Note);
+    for c in "kept".chars() {
+        update(&mut s, Action::Char(c));
+    }
+    update(&mut s, Action::Submit);
+    cmd(&mut s, Command::Note);
+    update(&mut s, Action::Char('!'));
+    cmd(&mut s, Command::Cancel);
+    assert!(s.review.editor.is_some(), "asked, not closed");
+    assert!(screen(&s, 120, 40).contains("Esc again discards it"));
+    // Typing again takes the question back; Esc asks again, then discards.
+    update(&mut s, Action::Char('?'));
+    cmd(&mut s, Command::Cancel);
+    assert!(s.review.editor.is_some());
+    cmd(&mut s, Command::Cancel);
+    assert!(s.review.editor.is_none());
+    let r = s.review.review.as_ref().unwrap();
+    assert_eq!(r.marks[0].note, "kept", "the saved note is untouched");
+    // Unchanged: one Esc closes.
+    cmd(&mut s, Command::Note);
+    cmd(&mut s, Command::Cancel);
+    assert!(s.review.editor.is_none());
+}

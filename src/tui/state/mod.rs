@@ -212,6 +212,7 @@ pub fn update(state: &mut State, action: Action) {
 fn edit(state: &mut State, f: impl FnOnce(&mut String)) {
     if let Some(e) = state.review.editor.as_mut() {
         f(&mut e.text);
+        e.discarding = false;
     } else if let Overlay::Report(p) = &mut state.overlay {
         f(&mut p.path);
     } else if state.search.is_active() {
@@ -259,10 +260,17 @@ fn command(state: &mut State, c: Command) {
     if c != Command::Mark {
         state.review.confirm_unmark = None;
     }
-    if state.review.editor.is_some() {
+    if let Some(e) = state.review.editor.as_mut() {
         if c == Command::Cancel {
-            state.review.editor = None;
-            state.message = Some("note not changed".into());
+            // A changed note is never dropped by one key: Esc asks, Esc again discards.
+            if e.text == e.original || e.discarding {
+                state.review.editor = None;
+                state.message = Some("note not changed".into());
+            } else {
+                e.discarding = true;
+                state.message =
+                    Some("the note has changed: Esc again discards it, Ctrl-S saves it".into());
+            }
         }
         return;
     }

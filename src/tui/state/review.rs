@@ -104,6 +104,10 @@ pub struct NoteEditor {
     pub target: Target,
     pub label: String,
     pub text: String,
+    /// The note as it was when the editor opened (Esc on a changed note asks first).
+    pub original: String,
+    /// Esc was pressed on a changed note: Esc again discards the change.
+    pub discarding: bool,
 }
 
 impl ReviewState {
@@ -350,7 +354,9 @@ pub(super) fn edit_note(state: &mut State) {
         state.review.editor = Some(NoteEditor {
             target: t,
             label,
+            original: text.clone(),
             text,
+            discarding: false,
         });
     }
 }

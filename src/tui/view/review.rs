@@ -92,10 +92,14 @@ pub(super) fn note_editor(s: &State, area: Rect, buf: &mut Buffer) {
             format!(" Note on {} ", sanitize(&e.label)),
             t.title,
         ))
-        .title_bottom(Line::styled(
-            " Ctrl-S save · Esc cancel · Enter new line ",
-            t.dim,
-        ));
+        .title_bottom(if e.discarding {
+            Line::styled(
+                " the note has changed: Esc again discards it · Ctrl-S saves it ",
+                t.warn,
+            )
+        } else {
+            Line::styled(" Ctrl-S save · Esc cancel · Enter new line ", t.dim)
+        });
     let inner = block.inner(rect);
     block.render(rect, buf);
     // The end of the text stays in view.
