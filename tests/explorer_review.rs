@@ -188,3 +188,24 @@ fn goto_opens_at_one_action_or_says_why_not() {
     );
     assert_eq!(s.timeline.node(), before);
 }
+
+#[test]
+fn zoomed_in_an_action_off_screen_has_an_arrow_at_the_edge() {
+    let mut s = demo();
+    aeplens::tui::state::goto(&mut s, "run-deploy-0042/act-001");
+    for _ in 0..4 {
+        cmd(&mut s, Command::ZoomIn);
+    }
+    let text = screen(&s, 160, 48);
+    // The window shows the start of the run: the later actions point right.
+    let rows: Vec<&str> = text.lines().filter(|l| l.contains("act-00")).collect();
+    let pointing = rows
+        .iter()
+        .filter(|l| l.trim_end_matches(['│', ' ']).ends_with('→'))
+        .count();
+    assert!(pointing >= 3, "{text}");
+    assert!(
+        text.contains("showing"),
+        "the title names the window: {text}"
+    );
+}

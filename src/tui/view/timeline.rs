@@ -426,8 +426,23 @@ pub(super) fn timeline_row(
     if let Some(l) = d.analysis.leases.by_node.get(&row.node) {
         draw_window(s, axis, l, axis_x, axis_w, tree.y, buf);
     }
-    if let Some(time) = g.nodes[row.node as usize].time()
-        && let Some(x) = axis.x(time, axis_w, s.timeline.zoom(), s.timeline.pan())
+    let time = g.nodes[row.node as usize].time();
+    let (zoom, pan) = (s.timeline.zoom(), s.timeline.pan());
+    // Zoomed in, an action outside the visible window gets an arrow at the edge it is past.
+    if let Some(when) = time
+        && axis.x(when, axis_w, zoom, pan).is_none()
+        && axis_w > 1
+    {
+        let at = axis.x_clamped(when, axis_w, zoom, pan);
+        let (x, arrow) = if at < 0 {
+            (axis_x, "←")
+        } else {
+            (axis_x + axis_w - 1, "→")
+        };
+        buf.set_string(x, tree.y, arrow, t.dim);
+    }
+    if let Some(time) = time
+        && let Some(x) = axis.x(time, axis_w, zoom, pan)
     {
         // One meaning per glyph (the help's legend lists them).
         let (glyph, style) = if own & flag::EXEC_AFTER_DENY != 0 {
