@@ -150,6 +150,7 @@ pub fn resolve(records: &[&Record], verdicts: &[RecordResult]) -> Vec<Vec<Eviden
         return out;
     }
     let targets = Targets::of(records, verdicts);
+    let memory = targets.has_memory();
     for (i, v) in verdicts.iter().enumerate() {
         let record = records[i];
         if !v.kind.is_record() {
@@ -158,7 +159,7 @@ pub fn resolve(records: &[&Record], verdicts: &[RecordResult]) -> Vec<Vec<Eviden
                     out[i].push(targets.link(records, member.to_string(), value, to));
                 }
             }
-        } else if targets.has_memory() {
+        } else if memory {
             out[i] = record.with_record(|r| memory_links(r, &targets, records));
         }
     }
