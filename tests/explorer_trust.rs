@@ -10,6 +10,15 @@ use serde_json::Value;
 
 const STORES: &str = "tests/fixtures/reference-stores";
 
+/// The explorer on one reference store, with the stores' keys.
+fn store(name: &str) -> State {
+    explorer(
+        &[&format!("{STORES}/{name}")],
+        Some(&format!("{STORES}/keys.json")),
+        None,
+    )
+}
+
 /// The number after `glyph` in `header` (`✓12` → 12).
 fn count_after(header: &str, glyph: &str) -> usize {
     let at = header
@@ -25,8 +34,7 @@ fn count_after(header: &str, glyph: &str) -> usize {
 #[test]
 fn a_vacuous_chain_is_never_a_tick() {
     // One record, no link: nothing to check on the chain axis.
-    let path = format!("{STORES}/numbers_and_empty_actions.ndjson");
-    let s = explorer(&[&path], Some(&format!("{STORES}/keys.json")), None);
+    let s = store("numbers_and_empty_actions.ndjson");
     for (w, h) in [(80, 24), (120, 40), (200, 60)] {
         let text = screen(&s, w, h);
         assert!(!text.contains("chain ✓ not-present"), "{w}x{h}:\n{text}");
@@ -177,8 +185,7 @@ fn the_header_counts_what_check_counts_on_every_reference_store() {
 
 #[test]
 fn a_lease_file_problem_is_not_counted_as_a_load_error() {
-    let path = format!("{STORES}/crash_partial_last_line.ndjson");
-    let mut s = explorer(&[&path], Some(&format!("{STORES}/keys.json")), None);
+    let mut s = store("crash_partial_last_line.ndjson");
     assert_eq!(s.errors.len(), 1, "the torn last line");
     let lease = "leases.ndjson:2: neither a ScopeLease nor an ApprovalReceipt: skipped";
     update(&mut s, Action::Errors(vec![lease.into()]));
@@ -256,11 +263,7 @@ fn every_glyph_on_every_pane_is_in_the_legend_once() {
             Some(&format!("{demo}/leases.ndjson")),
         ),
         explorer(&["tests/fixtures/reference/v03.ndjson"], None, None),
-        explorer(
-            &[&format!("{STORES}/fork_parallel_emit.ndjson")],
-            Some(&format!("{STORES}/keys.json")),
-            None,
-        ),
+        store("fork_parallel_emit.ndjson"),
     ];
     let mut seen = std::collections::BTreeSet::new();
     for mut s in opened {
@@ -302,11 +305,7 @@ fn every_glyph_on_every_pane_is_in_the_legend_once() {
 
 #[test]
 fn homoglyph_and_non_nfc_ids_never_look_identical_in_the_tree() {
-    let s = explorer(
-        &[&format!("{STORES}/unicode_ids_and_values.ndjson")],
-        Some(&format!("{STORES}/keys.json")),
-        None,
-    );
+    let s = store("unicode_ids_and_values.ndjson");
     let text = screen(&s, 200, 60);
     // `step-ñ` in NFC and in NFD, `op-o` in Latin and with a Greek omicron.
     assert!(text.contains("⟨not NFC: step-n\\u{303}⟩"), "{text}");
@@ -320,11 +319,7 @@ fn homoglyph_and_non_nfc_ids_never_look_identical_in_the_tree() {
 
 #[test]
 fn emitters_sharing_a_run_get_a_lane_each() {
-    let s = explorer(
-        &[&format!("{STORES}/subagents_default_action_ids.ndjson")],
-        Some(&format!("{STORES}/keys.json")),
-        None,
-    );
+    let s = store("subagents_default_action_ids.ndjson");
     let lanes = s.timeline.lanes();
     assert_eq!(lanes.len(), 3, "three emitters, one key each");
     // Every action of the run is a row, lettered by its emitter's lane; trees grouped.
@@ -362,11 +357,7 @@ fn emitters_sharing_a_run_get_a_lane_each() {
 #[test]
 fn compare_on_a_fork_branch_puts_the_twin_on_the_other_branch_beside_it() {
     use aeplens::tui::keymap::Command;
-    let mut s = explorer(
-        &[&format!("{STORES}/fork_branches_assembled.ndjson")],
-        Some(&format!("{STORES}/keys.json")),
-        None,
-    );
+    let mut s = store("fork_branches_assembled.ndjson");
     let d = s.data.as_ref().unwrap();
     let twins = d
         .analysis

@@ -275,7 +275,7 @@ pub fn rebuild_rows(state: &mut State) {
         .copied()
         .filter(|n| g.nodes[*n as usize].parent.is_none_or(|p| !in_run(p)))
         .collect();
-    roots.sort_by_key(|&n| lane(n));
+    roots.sort_by_cached_key(|&n| lane(n));
     // Subtree flags (post-order), computed over the whole run so folded rows keep them.
     let mut visited: HashSet<NodeId> = HashSet::with_capacity(run.nodes.len());
     let mut order: Vec<(NodeId, u16)> = Vec::with_capacity(run.nodes.len());
