@@ -209,3 +209,169 @@ fn zoomed_in_an_action_off_screen_has_an_arrow_at_the_edge() {
         "the title names the window: {text}"
     );
 }
+
+/// The id of the selected action.
+fn selected_id(s: &State) -> String {
+    let d = s.data.as_ref().unwrap();
+    let n = s.timeline.node().unwrap();
+    let run = &d.analysis.graph.runs[d.run_of(n)].id;
+    let id = d.analysis.graph.facts(&d.corpus, n).unwrap().id().unwrap();
+    format!("{run}/{id}")
+}
+
+/// Types `line` into the `:` command line.
+fn palette(s: &mut State, line: &str) {
+    cmd(s, Command::Palette);
+    for c in line.chars() {
+        update(s, Action::Char(c));
+    }
+}
+
+/// `:` goes to a time (ISO-8601 UTC, zone and seconds optional, or epoch ms) or an
+/// action, completes action ids, commands and report formats with Tab, and says why a
+/// line is not a command.
+#[test]
+fn the_command_line_goes_to_times_and_actions_with_completion() {
+    use aeplens::tui::state::{Overlay, suggestions};
+    let mut s = demo();
+    // A time between two actions: the first at or after it, in any run.
+    palette(&mut s, "goto 2026-06-06T10:03:02");
+    update(&mut s, Action::Submit);
+    assert_eq!(selected_id(&s), "run-deploy-0042/act-004");
+    assert!(
+        s.message
+            .as_deref()
+            .unwrap()
+            .contains("2026-06-06T10:03:04"),
+        "{:?}",
+        s.message
+    );
+    palette(&mut s, "goto 1780740500000");
+    update(&mut s, Action::Submit);
+    assert_eq!(selected_id(&s), "run-deploy-0042/act-007");
+    palette(&mut s, "goto 2026-06-06T10:10Z");
+    update(&mut s, Action::Submit);
+    assert_eq!(selected_id(&s), "run-deploy-0043/act-001", "another run");
+    palette(&mut s, "goto 2030-01-01");
+    update(&mut s, Action::Submit);
+    assert_eq!(
+        selected_id(&s),
+        "run-deploy-0044/act-001",
+        "the last action"
+    );
+    assert!(
+        s.message
+            .as_deref()
+            .unwrap()
+            .starts_with("every action is before")
+    );
+    // Action ids complete from the shown run; Tab takes the first, Enter runs it.
+    aeplens::tui::state::goto(&mut s, "run-deploy-0042/act-001");
+    palette(&mut s, "goto 06");
+    let list = suggestions(&s, "goto 06");
+    assert_eq!(list[0].line, "goto run-deploy-0042/act-006", "{list:?}");
+    cmd(&mut s, Command::Right);
+    assert!(matches!(&s.overlay, Overlay::Palette(p) if p.text == "goto run-deploy-0042/act-006"));
+    update(&mut s, Action::Submit);
+    assert_eq!(selected_id(&s), "run-deploy-0042/act-006");
+    // ↓ picks another completion; Enter runs the one highlighted.
+    palette(&mut s, "goto act-00");
+    cmd(&mut s, Command::Down);
+    cmd(&mut s, Command::Down);
+    let chosen = suggestions(&s, "goto act-00")[1].line.clone();
+    update(&mut s, Action::Submit);
+    assert_eq!(format!("goto {}", selected_id(&s)), chosen);
+    // A command's first letters run it; the screen lists commands with their help.
+    palette(&mut s, "m");
+    let text = common::screen(&s, 80, 24);
+    assert!(text.contains(":m█"), "{text}");
+    assert!(text.contains("marks"), "{text}");
+    assert!(text.contains("Tab complete"), "{text}");
+    update(&mut s, Action::Submit);
+    assert_eq!(s.nav.list(), NavList::Marks);
+    assert_eq!(s.overlay, Overlay::None);
+    // What is not a command is said, and nothing changes.
+    let before = s.timeline.node();
+    palette(&mut s, "frobnicate");
+    update(&mut s, Action::Submit);
+    assert!(s.message.as_deref().unwrap().starts_with("no command"));
+    palette(&mut s, "goto act-999");
+    update(&mut s, Action::Submit);
+    assert_eq!(s.message.as_deref(), Some("no action act-999"));
+    assert_eq!(s.timeline.node(), before);
+    // Esc closes without running anything.
+    palette(&mut s, "quit");
+    cmd(&mut s, Command::Cancel);
+    assert!(!s.quit && s.overlay == Overlay::None);
+}
+
+/// `:filter` sets the filter (completing its terms) and `:filter` alone clears it;
+/// `:report FORMAT FILE` asks the loop to write that report there, without a file it
+/// opens `R`'s prompt on that format.
+#[test]
+fn the_command_line_sets_the_filter_and_writes_reports() {
+    use aeplens::review::report::Format;
+    use aeplens::tui::state::{Overlay, suggestions};
+    let mut s = demo();
+    let lines: Vec<String> = suggestions(&s, "filter is:p")
+        .into_iter()
+        .map(|x| x.line)
+        .collect();
+    assert_eq!(lines, ["filter is:problem"]);
+    palette(&mut s, "filter is:problem");
+    update(&mut s, Action::Submit);
+    assert!(s.filter.is_applied());
+    assert_eq!(s.filter.text(), "is:problem");
+    palette(&mut s, "filter bogus:1");
+    update(&mut s, Action::Submit);
+    assert!(s.message.as_deref().unwrap().contains("unknown filter key"));
+    assert_eq!(
+        s.filter.text(),
+        "is:problem",
+        "a bad filter changes nothing"
+    );
+    palette(&mut s, "filter");
+    update(&mut s, Action::Submit);
+    assert!(!s.filter.is_applied());
+    // Reports wait for verification: the demo here is verified.
+    let s2 = &mut s;
+    assert!(s2.data.as_ref().unwrap().report.is_some());
+    palette(s2, "report sarif /tmp/x.sarif");
+    update(s2, Action::Submit);
+    let asked = s2
+        .review
+        .report_requested
+        .take()
+        .expect("a report asked for");
+    assert_eq!(
+        (asked.format, asked.path.as_str()),
+        (Format::Sarif, "/tmp/x.sarif")
+    );
+    palette(s2, "report ju");
+    cmd(s2, Command::Right);
+    update(s2, Action::Submit);
+    assert!(
+        matches!(&s2.overlay, Overlay::Report(p) if p.format == Format::Junit),
+        "{:?}",
+        s2.overlay
+    );
+    cmd(s2, Command::Cancel);
+    palette(s2, "report pdf");
+    update(s2, Action::Submit);
+    assert!(
+        s2.message
+            .as_deref()
+            .unwrap()
+            .starts_with("report as what?")
+    );
+}
+
+#[test]
+fn snapshots_of_the_command_line() {
+    let mut s = demo();
+    palette(&mut s, "goto act");
+    cmd(&mut s, Command::Down);
+    for (w, h) in [(80, 24), (120, 40)] {
+        insta::assert_snapshot!(format!("palette_{w}x{h}"), screen(&s, w, h));
+    }
+}

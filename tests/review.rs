@@ -878,3 +878,63 @@ fn esc_on_a_changed_note_asks_before_discarding_it() {
     cmd(&mut s, Command::Cancel);
     assert!(s.review.editor.is_none());
 }
+
+/// The note editor is a text area: keys as a terminal sends them move the cursor by
+/// characters, words and lines, and edit the way readline does; pasted text arrives as
+/// one piece without terminal controls; Ctrl-Z undoes.
+#[test]
+fn the_note_editor_moves_and_edits_like_readline() {
+    use aeplens::tui::input::key_action;
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let x = Scratch::new("note-motions");
+    let mut s = open(&x.evidence(), &x.review(), false);
+    go(&mut s, "act-003");
+    cmd(&mut s, Command::Note);
+    let press = |s: &mut State, code: KeyCode, m: KeyModifiers| {
+        let a = key_action(s, &KeyEvent::new(code, m)).expect("the editor takes every key");
+        update(s, a);
+    };
+    let none = KeyModifiers::NONE;
+    let ctrl = KeyModifiers::CONTROL;
+    let alt = KeyModifiers::ALT;
+    let text = |s: &State| s.review.editor.as_ref().unwrap().text();
+    for c in "rotated key used".chars() {
+        press(&mut s, KeyCode::Char(c), none);
+    }
+    // Ctrl-A to the start, a word typed there; End and Ctrl-W removes the last word.
+    press(&mut s, KeyCode::Char('a'), ctrl);
+    for c in "old ".chars() {
+        press(&mut s, KeyCode::Char(c), none);
+    }
+    assert_eq!(text(&s), "old rotated key used");
+    press(&mut s, KeyCode::End, none);
+    press(&mut s, KeyCode::Char('w'), ctrl);
+    assert_eq!(text(&s), "old rotated key ");
+    // Alt-B back one word, Ctrl-K cuts to the end, Ctrl-E, then Ctrl-U cuts to the start.
+    press(&mut s, KeyCode::Char('b'), alt);
+    press(&mut s, KeyCode::Char('k'), ctrl);
+    assert_eq!(text(&s), "old rotated ");
+    press(&mut s, KeyCode::Left, none);
+    press(&mut s, KeyCode::Home, none);
+    press(&mut s, KeyCode::Delete, none);
+    assert_eq!(text(&s), "ld rotated ");
+    press(&mut s, KeyCode::Char('e'), ctrl);
+    press(&mut s, KeyCode::Char('u'), ctrl);
+    assert_eq!(text(&s), "");
+    press(&mut s, KeyCode::Char('z'), ctrl);
+    assert_eq!(text(&s), "ld rotated ", "Ctrl-Z undoes the cut");
+    // Enter is a new line; a paste keeps its line breaks and loses its controls.
+    press(&mut s, KeyCode::Enter, none);
+    update(
+        &mut s,
+        Action::Paste("see F-KEY\r\nrow 7\u{1b}[31m red\u{202e}".into()),
+    );
+    assert_eq!(text(&s), "ld rotated \nsee F-KEY\nrow 7[31m red");
+    let shown = screen(&s, 80, 24);
+    assert!(shown.contains("see F-KEY"), "{shown}");
+    assert!(shown.contains("Ctrl-S save"), "{shown}");
+    press(&mut s, KeyCode::Char('s'), ctrl);
+    assert!(s.review.editor.is_none());
+    let r = s.review.review.as_ref().unwrap();
+    assert_eq!(r.marks[0].note, "ld rotated \nsee F-KEY\nrow 7[31m red");
+}

@@ -738,6 +738,16 @@ fn explorer_page() -> clap::Command {
     for b in &keymap.bindings {
         let _ = write!(text, "\n{}: {}\n", keymap.keys_of(b), b.help);
     }
+    text.push_str(
+        "\nCOMMAND LINE\n\n`:` opens it; Tab completes, Up/Down choose, Enter runs, Esc closes.\n",
+    );
+    for (name, arg, help) in crate::tui::state::COMMANDS {
+        let _ = write!(text, "\n{}: {help}\n", format!("{name} {arg}").trim_end());
+    }
+    text.push_str("\nNOTE EDITOR\n\n`a` opens it on the selected action, record or finding (in $VISUAL or $EDITOR when set).\n");
+    for (keys, help) in crate::tui::state::NOTE_EDITOR_KEYS {
+        let _ = write!(text, "\n{keys}: {help}\n");
+    }
     text.push_str("\nGLYPHS\n");
     for line in crate::tui::view::GLYPH_LEGEND {
         let _ = write!(text, "\n{line}\n");

@@ -24,6 +24,10 @@ pub enum Action {
     /// A typed character while a prompt is open.
     Char(char),
     Backspace,
+    /// A key for the note editor (its text area reads cursor motions and editing keys).
+    Edit(ratatui_textarea::Input),
+    /// Text pasted into the terminal (bracketed paste).
+    Paste(String),
     Submit,
     Resize(u16, u16),
     /// Evidence loaded and analysed (first frame comes before verification).

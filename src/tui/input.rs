@@ -16,14 +16,26 @@ pub fn key_action(state: &State, key: &KeyEvent) -> Option<Action> {
         return None;
     }
     if state.review.editor.is_some() {
-        // The note editor: Enter is a new line, Ctrl-S saves, Esc cancels.
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        // The note editor: Ctrl-S saves, Esc cancels, every other key edits the text.
         return match key.code {
-            KeyCode::Char('s') if ctrl => Some(Action::Submit),
-            KeyCode::Char(c) if !ctrl => Some(Action::Char(c)),
-            KeyCode::Enter => Some(Action::Char('\n')),
-            KeyCode::Tab => Some(Action::Char('\t')),
+            KeyCode::Char('s') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                Some(Action::Submit)
+            }
+            KeyCode::Esc => Some(Action::Command(Command::Cancel)),
+            _ => Some(Action::Edit((*key).into())),
+        };
+    }
+    if matches!(state.overlay, super::state::Overlay::Palette(_)) {
+        // `:`: typed text, Tab completes, ↑↓ choose, Enter runs, Esc closes.
+        return match key.code {
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                Some(Action::Char(c))
+            }
             KeyCode::Backspace => Some(Action::Backspace),
+            KeyCode::Enter => Some(Action::Submit),
+            KeyCode::Up | KeyCode::BackTab => Some(Action::Command(Command::Up)),
+            KeyCode::Down => Some(Action::Command(Command::Down)),
+            KeyCode::Tab | KeyCode::Right => Some(Action::Command(Command::Right)),
             KeyCode::Esc => Some(Action::Command(Command::Cancel)),
             _ => None,
         };

@@ -17,7 +17,10 @@ use crate::review::file::{EvidenceSet, KeyRef, Review, default_path};
 use crate::verify::Keyring;
 use clipboard::{copy_native, osc52};
 use keymap::Keymap;
-use ratatui::crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event};
+use ratatui::crossterm::event::{
+    self, DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    Event,
+};
 use ratatui::crossterm::execute;
 use state::{Action, ReviewSettings, State, update};
 use std::io::Write;
@@ -200,7 +203,9 @@ pub fn run(options: &ExplorerOptions) -> i32 {
         tx.clone(),
     );
     let previous = std::panic::take_hook();
+    let mouse = options.mouse;
     std::panic::set_hook(Box::new(move |info| {
+        set_capture(false, mouse);
         eprintln!(
             "aeplens: internal error: {info}\nThe terminal has been restored; your evidence files were only read. \
              Please report this with the command line you used."
@@ -214,9 +219,7 @@ pub fn run(options: &ExplorerOptions) -> i32 {
             return 2;
         }
     };
-    if options.mouse {
-        let _ = execute!(std::io::stdout(), EnableMouseCapture);
-    }
+    set_capture(true, options.mouse);
     let mut state = State::new(options.keymap.clone(), options.theme.clone());
     state.banner.clone_from(&options.banner);
     state.review.settings = ReviewSettings {
@@ -225,9 +228,7 @@ pub fn run(options: &ExplorerOptions) -> i32 {
         evidence_args: options.evidence_args.clone(),
     };
     let result = event_loop(&mut terminal, &mut state, &rx, &tx, options);
-    if options.mouse {
-        let _ = execute!(std::io::stdout(), DisableMouseCapture);
-    }
+    set_capture(false, options.mouse);
     ratatui::restore();
     let printed = std::mem::take(&mut state.clipboard);
     for text in printed {
@@ -346,11 +347,29 @@ fn event_loop(
             Event::Key(k) => input::key_action(state, &k),
             Event::Mouse(m) if options.mouse => input::mouse_action(state, &areas, &m),
             Event::Resize(w, h) => Some(Action::Resize(w, h)),
+            Event::Paste(text) => Some(Action::Paste(text)),
             _ => None,
         };
         if let Some(a) = action {
             update(state, a);
         }
+    }
+}
+
+/// Asks the terminal for pasted text as one event (bracketed paste) and, with `mouse`,
+/// for mouse events; `on: false` gives both back.
+fn set_capture(on: bool, mouse: bool) {
+    let mut out = std::io::stdout();
+    if on {
+        let _ = execute!(out, EnableBracketedPaste);
+        if mouse {
+            let _ = execute!(out, EnableMouseCapture);
+        }
+    } else {
+        if mouse {
+            let _ = execute!(out, DisableMouseCapture);
+        }
+        let _ = execute!(out, DisableBracketedPaste);
     }
 }
 
@@ -407,9 +426,7 @@ fn edit_externally(
     if let Err(e) = crate::verify::index::write_private(&file, text.as_bytes()) {
         return Ok(Err(format!("cannot write the note for the editor: {e}")));
     }
-    if mouse {
-        let _ = execute!(std::io::stdout(), DisableMouseCapture);
-    }
+    set_capture(false, mouse);
     ratatui::restore();
     let status = std::process::Command::new("sh")
         .arg("-c")
@@ -418,9 +435,7 @@ fn edit_externally(
         .arg(&file)
         .status();
     *terminal = ratatui::try_init()?;
-    if mouse {
-        let _ = execute!(std::io::stdout(), EnableMouseCapture);
-    }
+    set_capture(true, mouse);
     terminal.clear()?;
     let result = match status {
         Ok(s) if s.success() => {

@@ -5,6 +5,7 @@ mod copy;
 mod detail;
 mod filter;
 mod navigator;
+mod palette;
 mod review;
 mod scroll;
 mod search;
@@ -25,7 +26,10 @@ pub use filter::{Filter, Term, parse_filter};
 pub use navigator::{
     NavItem, NavList, NavTarget, Navigator, chain_status, goto, nav_text, rebuild_nav,
 };
-pub use review::{MARKED_ONLY, NoteEditor, ReportPrompt, ReviewSettings, ReviewState, session};
+pub use palette::{COMMANDS, Palette, SHOWN, Suggestion, parse_time, suggestions};
+pub use review::{
+    MARKED_ONLY, NOTE_EDITOR_KEYS, NoteEditor, ReportPrompt, ReviewSettings, ReviewState, session,
+};
 pub use scroll::Scroll;
 pub use search::{AllMatches, BACKGROUND_SEARCH_FROM, Search, SearchJob, matches_all};
 pub use timeline::{Row, Timeline, rebuild_rows, select};
@@ -67,6 +71,8 @@ pub enum Overlay {
     Copy(Vec<CopyTarget>, usize),
     /// `R`: which report to write, and where.
     Report(review::ReportPrompt),
+    /// `:`: the command line and its completions.
+    Palette(palette::Palette),
 }
 
 /// A line editor for `/` and `f`.
@@ -185,6 +191,28 @@ pub fn update(state: &mut State, action: Action) {
             rebuild_nav(state);
         }
         Action::Resize(w, h) => state.size = (w, h),
+        Action::Char(c) if state.review.editor.is_some() => {
+            if let Some(e) = state.review.editor.as_mut() {
+                e.key(ratatui_textarea::Input {
+                    key: ratatui_textarea::Key::Char(c),
+                    ..Default::default()
+                });
+            }
+        }
+        Action::Backspace if state.review.editor.is_some() => {
+            if let Some(e) = state.review.editor.as_mut() {
+                e.key(ratatui_textarea::Input {
+                    key: ratatui_textarea::Key::Backspace,
+                    ..Default::default()
+                });
+            }
+        }
+        Action::Edit(input) => {
+            if let Some(e) = state.review.editor.as_mut() {
+                e.key(input);
+            }
+        }
+        Action::Paste(text) => paste(state, &text),
         Action::Char(c) => edit(state, |t| t.push(c)),
         Action::Backspace => edit(state, |t| {
             t.pop();
@@ -210,9 +238,8 @@ pub fn update(state: &mut State, action: Action) {
 }
 
 fn edit(state: &mut State, f: impl FnOnce(&mut String)) {
-    if let Some(e) = state.review.editor.as_mut() {
-        f(&mut e.text);
-        e.discarding = false;
+    if let Overlay::Palette(p) = &mut state.overlay {
+        palette::edit(p, f);
     } else if let Overlay::Report(p) = &mut state.overlay {
         f(&mut p.path);
     } else if state.search.is_active() {
@@ -223,9 +250,24 @@ fn edit(state: &mut State, f: impl FnOnce(&mut String)) {
     }
 }
 
+/// Pasted text: into the note editor as it is, into a one-line prompt as one line.
+fn paste(state: &mut State, text: &str) {
+    if let Some(e) = state.review.editor.as_mut() {
+        e.paste(text);
+        return;
+    }
+    let line: String = text
+        .chars()
+        .filter(|c| !crate::model::text::is_terminal_control(*c))
+        .collect();
+    edit(state, |t| t.push_str(&line));
+}
+
 fn submit(state: &mut State) {
-    if let Some(e) = state.review.editor.take() {
-        review::note_done(state, &e.target, &e.text);
+    if matches!(state.overlay, Overlay::Palette(_)) {
+        palette::submit(state);
+    } else if let Some(e) = state.review.editor.take() {
+        review::note_done(state, &e.target, &e.text());
     } else if let Overlay::Report(p) = &state.overlay {
         state.review.report_requested = Some(p.clone());
         state.overlay = Overlay::None;
@@ -263,7 +305,7 @@ fn command(state: &mut State, c: Command) {
     if let Some(e) = state.review.editor.as_mut() {
         if c == Command::Cancel {
             // A changed note is never dropped by one key: Esc asks, Esc again discards.
-            if e.text == e.original || e.discarding {
+            if e.text() == e.original || e.discarding {
                 state.review.editor = None;
                 state.message = Some("note not changed".into());
             } else {
@@ -272,6 +314,10 @@ fn command(state: &mut State, c: Command) {
                     Some("the note has changed: Esc again discards it, Ctrl-S saves it".into());
             }
         }
+        return;
+    }
+    if matches!(state.overlay, Overlay::Palette(_)) {
+        palette::command(state, c);
         return;
     }
     if let Overlay::Report(p) = &mut state.overlay {
@@ -326,6 +372,7 @@ fn command(state: &mut State, c: Command) {
         Command::NarrowNavigator => state.nav.resize(false),
         Command::WidenNavigator => state.nav.resize(true),
         Command::Help => state.overlay = Overlay::Help(Scroll::default()),
+        Command::Palette => palette::open(state),
         Command::Inputs => state.overlay = Overlay::Inputs(Scroll::default()),
         Command::Compare => open_compare(state),
         Command::ProblemsOnly => toggle_only(state, PROBLEMS_ONLY),

@@ -4,6 +4,7 @@
 //! read and written by the event loop; this module only changes state.
 
 use super::*;
+use crate::model::text::is_terminal_control;
 use crate::review::file::{ActionRef, Review, Session, now};
 use crate::review::marks::{Mark, Place, Target, Verdict};
 use crate::review::report::Format as ReportFormat;
@@ -68,12 +69,16 @@ impl ReportPrompt {
     pub fn cycle(&mut self, forward: bool) {
         let all = ReportFormat::ALL;
         let at = all.iter().position(|f| *f == self.format).unwrap_or(0);
-        let next = all[(at + if forward { 1 } else { all.len() - 1 }) % all.len()];
+        self.set_format(all[(at + if forward { 1 } else { all.len() - 1 }) % all.len()]);
+    }
+
+    /// Another format; a path ending in the old format's extension takes the new one's.
+    pub fn set_format(&mut self, format: ReportFormat) {
         let old = format!(".{}", self.format.extension());
         if let Some(stem) = self.path.strip_suffix(&old) {
-            self.path = format!("{stem}.{}", next.extension());
+            self.path = format!("{stem}.{}", format.extension());
         }
-        self.format = next;
+        self.format = format;
     }
 }
 
@@ -98,16 +103,118 @@ pub(super) fn open_report_prompt(state: &mut State) {
     state.overlay = Overlay::Report(ReportPrompt { format, path });
 }
 
-/// The inline note editor: what is being annotated and the text so far.
-#[derive(Clone, Debug, PartialEq)]
+/// The note editor's keys, as the help overlay and aeplens-explorer(1) list them.
+pub const NOTE_EDITOR_KEYS: [(&str, &str); 9] = [
+    ("Ctrl-S", "save the note"),
+    (
+        "Esc",
+        "leave (a changed note asks first; Esc again discards it)",
+    ),
+    ("Enter", "new line"),
+    (
+        "← → ↑ ↓ Home End",
+        "move; Ctrl-A / Ctrl-E to the line's start / end",
+    ),
+    ("Alt-B Alt-F Ctrl-← Ctrl-→", "back / forward a word"),
+    ("Ctrl-W Alt-D", "delete the word before / after the cursor"),
+    (
+        "Ctrl-U Ctrl-K",
+        "delete to the line's start / end (Ctrl-Y puts it back)",
+    ),
+    ("Ctrl-Z Ctrl-R", "undo / redo"),
+    (
+        "paste",
+        "pasted text goes in as it is (terminal controls left out)",
+    ),
+];
+
+/// The inline note editor: what is being annotated and the text so far, in a real text
+/// area (cursor, word motions, readline keys, undo; `ratatui-textarea`).
+#[derive(Clone, Debug)]
 pub struct NoteEditor {
     pub target: Target,
     pub label: String,
-    pub text: String,
-    /// The note as it was when the editor opened (Esc on a changed note asks first).
+    pub area: ratatui_textarea::TextArea<'static>,
+    /// The note as it was shown when the editor opened (Esc on a changed note asks first).
     pub original: String,
     /// Esc was pressed on a changed note: Esc again discards the change.
     pub discarding: bool,
+}
+
+impl NoteEditor {
+    /// An editor on `text`, the cursor at its end. Invisible characters a note may hold
+    /// (written in `$EDITOR` or by hand) are shown escaped, as everywhere else.
+    pub fn new(target: Target, label: String, text: &str) -> NoteEditor {
+        let lines = text.split('\n').map(|l| sanitize(l).into_owned());
+        let mut area = ratatui_textarea::TextArea::new(lines.collect());
+        area.move_cursor(ratatui_textarea::CursorMove::Bottom);
+        area.move_cursor(ratatui_textarea::CursorMove::End);
+        area.set_wrap_mode(ratatui_textarea::WrapMode::WordOrGlyph);
+        area.set_cursor_line_style(ratatui::style::Style::default());
+        let mut editor = NoteEditor {
+            target,
+            label,
+            area,
+            original: String::new(),
+            discarding: false,
+        };
+        editor.original = editor.text();
+        editor
+    }
+
+    /// The note as written so far.
+    pub fn text(&self) -> String {
+        self.area.lines().join("\n")
+    }
+
+    /// One key typed into the note. Readline's Ctrl-U (delete to the line's start) and
+    /// Ctrl-Z (undo) where the widget's own map differs; everything else is the widget's
+    /// (Ctrl-A/E, Ctrl-W, Ctrl-K, Alt-B/F and Ctrl-←/→ by words, Home/End, Ctrl-Y yank).
+    pub fn key(&mut self, input: ratatui_textarea::Input) {
+        use ratatui_textarea::{Input, Key};
+        match input {
+            Input {
+                key: Key::Char('u'),
+                ctrl: true,
+                alt: false,
+                ..
+            } => {
+                self.area.delete_line_by_head();
+            }
+            Input {
+                key: Key::Char('z'),
+                ctrl: true,
+                alt: false,
+                ..
+            } => {
+                self.area.undo();
+            }
+            // Terminal controls are never written into a note.
+            Input {
+                key: Key::Char(c),
+                ctrl: false,
+                alt: false,
+                ..
+            } if is_terminal_control(c) && c != '\n' && c != '\t' => {}
+            input => {
+                self.area.input(input);
+            }
+        }
+        self.discarding = false;
+    }
+
+    /// Pasted text, inserted at the cursor (CR LF as one line break, other terminal
+    /// controls left out).
+    pub fn paste(&mut self, text: &str) {
+        let clean: String = text
+            .replace("\r\n", "\n")
+            .replace('\r', "\n")
+            .chars()
+            .filter(|c| !is_terminal_control(*c) || *c == '\n' || *c == '\t')
+            .collect();
+        self.area.insert_str(clean);
+        self.discarding = false;
+    }
 }
 
 impl ReviewState {
@@ -351,13 +458,7 @@ pub(super) fn edit_note(state: &mut State) {
     if state.review.settings.external_editor {
         state.review.external_edit = Some((t, text));
     } else {
-        state.review.editor = Some(NoteEditor {
-            target: t,
-            label,
-            original: text.clone(),
-            text,
-            discarding: false,
-        });
+        state.review.editor = Some(NoteEditor::new(t, label, &text));
     }
 }
 

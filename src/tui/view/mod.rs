@@ -205,6 +205,7 @@ impl Widget for &Screen<'_> {
             Overlay::Compare(scroll) => compare(s, scroll.top(), area, buf),
             Overlay::Copy(items, i) => copy_menu(s, items, *i, area, buf),
             Overlay::Report(p) => report_prompt(s, p, area, buf),
+            Overlay::Palette(p) => palette(s, p, area, buf),
         }
         note_editor(s, area, buf);
     }

@@ -46,6 +46,22 @@ pub(super) fn help(s: &State, scroll: usize, area: Rect, buf: &mut Buffer) {
             Span::raw(b.help),
         ]));
     }
+    lines.push(Line::raw(""));
+    lines.push(Line::styled("COMMAND LINE (:)", t.title));
+    for (name, arg, help) in crate::tui::state::COMMANDS {
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:<16}", format!("{name} {arg}")), t.hint_key),
+            Span::raw(help),
+        ]));
+    }
+    lines.push(Line::raw(""));
+    lines.push(Line::styled("NOTE EDITOR (a)", t.title));
+    for (keys, help) in crate::tui::state::NOTE_EDITOR_KEYS {
+        lines.push(Line::from(vec![
+            Span::styled(format!("{keys:<16}"), t.hint_key),
+            Span::raw(help),
+        ]));
+    }
     scrolled_box(s, "Help", lines, 100, scroll, area, buf);
 }
 
@@ -131,6 +147,55 @@ pub(super) fn report_prompt(
         ),
     ];
     small_box(s, " Write the report ", lines, area, buf);
+}
+
+/// `:`: the command line at the top of the screen (as in k9s and vim), its completions
+/// below it, the highlighted one marked, and the keys it takes.
+pub(super) fn palette(s: &State, p: &crate::tui::state::Palette, area: Rect, buf: &mut Buffer) {
+    let t = &s.theme;
+    let list = crate::tui::state::suggestions(s, &p.text);
+    let width = area.width.min(100);
+    let inner_w = usize::from(width.saturating_sub(2));
+    let mut lines = vec![Line::from(vec![
+        Span::styled(":", t.accent),
+        Span::raw(sanitize(&p.text).into_owned()),
+        Span::styled("█", t.accent),
+    ])];
+    for (i, sug) in list.iter().enumerate() {
+        let chosen = p.selected == Some(i);
+        let line = Line::from(vec![
+            Span::styled(if chosen { "▸ " } else { "  " }, t.accent),
+            Span::styled(
+                sanitize(&sug.line).into_owned(),
+                if chosen { t.selected } else { t.base },
+            ),
+            Span::raw("  "),
+            Span::styled(sanitize(&sug.help).into_owned(), t.dim),
+        ]);
+        lines.push(fit_line(line, inner_w));
+    }
+    if list.is_empty() && !p.text.is_empty() {
+        lines.push(Line::styled(
+            "  no completion: Enter runs what is typed",
+            t.dim,
+        ));
+    }
+    let height = (lines.len() as u16 + 2).min(area.height);
+    let rect =
+        Rect::new(area.x + (area.width - width) / 2, area.y + 1, width, height).intersection(area);
+    Clear.render(rect, buf);
+    Paragraph::new(lines)
+        .block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(" Command ")
+                .title_bottom(Line::styled(
+                    " Tab complete · ↑↓ choose · Enter run · Esc close ",
+                    t.dim,
+                ))
+                .border_style(s.theme.focus_border),
+        )
+        .render(rect, buf);
 }
 
 /// `lines` in a focused box of 84 columns, centred over what is below it.

@@ -67,22 +67,16 @@ pub(super) fn mark_lines<'a>(s: &State, d: &Data, node: NodeId) -> Vec<Line<'a>>
     lines
 }
 
-/// The inline note editor over the screen.
+/// The inline note editor over the screen: the text area, its block saying what the
+/// note is on and which keys save or leave.
 pub(super) fn note_editor(s: &State, area: Rect, buf: &mut Buffer) {
     let Some(e) = &s.review.editor else {
         return;
     };
     let t = &s.theme;
-    let mut lines: Vec<Line> = e
-        .text
-        .split('\n')
-        .map(|l| Line::styled(sanitize(l).into_owned(), t.base))
-        .collect();
-    if let Some(last) = lines.last_mut() {
-        last.push_span(Span::styled("▏", t.accent));
-    }
     let width = area.width.min(90);
-    let height = (lines.len() as u16 + 4).clamp(8, area.height);
+    let lines = u16::try_from(e.area.lines().len()).unwrap_or(u16::MAX);
+    let height = lines.saturating_add(4).clamp(8, area.height);
     let rect = centered(area, width, height);
     Clear.render(rect, buf);
     let block = Block::default()
@@ -98,14 +92,12 @@ pub(super) fn note_editor(s: &State, area: Rect, buf: &mut Buffer) {
                 t.warn,
             )
         } else {
-            Line::styled(" Ctrl-S save · Esc cancel · Enter new line ", t.dim)
+            Line::styled(
+                " Ctrl-S save · Esc cancel · Enter new line · Ctrl-Z undo ",
+                t.dim,
+            )
         });
     let inner = block.inner(rect);
     block.render(rect, buf);
-    // The end of the text stays in view.
-    let scroll = lines.len().saturating_sub(usize::from(inner.height));
-    Paragraph::new(lines)
-        .wrap(Wrap { trim: false })
-        .scroll((scroll as u16, 0))
-        .render(inner, buf);
+    e.area.render(inner, buf);
 }
