@@ -390,3 +390,71 @@ fn compare_on_a_fork_branch_puts_the_twin_on_the_other_branch_beside_it() {
     assert!(text.contains("Δ"), "{text}");
     assert!(!text.contains("rewritten in a later snapshot"), "{text}");
 }
+
+/// Selects `id` on the chain whose first record is at `head` (`file:line`).
+fn select_on(s: &mut State, run: &str, id: &str, head: &str) {
+    let d = s.data.as_ref().unwrap();
+    let g = &d.analysis.graph;
+    let n = (g.find_in_run(&d.corpus, run, id).into_iter())
+        .find(|&n| g.chain_name(&d.corpus, n).is(head))
+        .unwrap_or_else(|| panic!("{id} on {head}"));
+    aeplens::tui::state::select(s, n, true);
+}
+
+/// `b` on an action of a fork's branch: the fork point named, both branches side by side
+/// with their records' verdicts, a row per action after the fork — the same (`=`), the
+/// same id changed (`Δ`, members named), or on one branch only (`–`).
+#[test]
+fn the_fork_view_shows_both_branches_from_where_they_part() {
+    use aeplens::tui::keymap::Command;
+    use aeplens::tui::state::Overlay;
+    // r0 r1 r2 r2': the wire transfer made twice, with different arguments.
+    let mut s = store("fork_branches_assembled.ndjson");
+    select_on(
+        &mut s,
+        "run-pub-ember",
+        "emb-2",
+        "fork_branches_assembled.ndjson:4",
+    );
+    update(&mut s, Action::Command(Command::Fork));
+    assert!(matches!(s.overlay, Overlay::Fork(_)), "{:?}", s.message);
+    let text = screen(&s, 160, 48);
+    assert!(
+        text.contains("forked at fork_branches_assembled.ndjson:2"),
+        "{text}"
+    );
+    assert!(text.contains("branch from"), "{text}");
+    let row = text.lines().find(|l| l.contains("Δ emb-2")).expect(&text);
+    assert_eq!(row.matches("wire_transfer").count(), 2, "{row}");
+    assert!(text.contains("differs: "), "{text}");
+    for (w, h) in [(80, 24), (120, 40)] {
+        insta::assert_snapshot!(format!("fork_assembled_{w}x{h}"), screen(&s, w, h));
+    }
+    // Two emitters racing: one branch runs further than the other.
+    let mut s = store("fork_parallel_emit.ndjson");
+    select_on(
+        &mut s,
+        "run-pub-delta-fork",
+        "df-2",
+        "fork_parallel_emit.ndjson:3",
+    );
+    update(&mut s, Action::Command(Command::Fork));
+    let text = screen(&s, 160, 48);
+    assert!(text.contains("forked at"), "{text}");
+    let only: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("– not on this branch"))
+        .collect();
+    assert!(!only.is_empty(), "{text}");
+    update(&mut s, Action::Command(Command::Cancel));
+    assert_eq!(s.overlay, Overlay::None);
+    // An action on no fork: said, nothing opened.
+    let mut s = explorer(
+        &["assets/demo/evidence"],
+        Some("assets/demo/keys.json"),
+        None,
+    );
+    update(&mut s, Action::Command(Command::Fork));
+    assert_eq!(s.overlay, Overlay::None);
+    assert!(s.message.as_deref().unwrap().starts_with("no fork"));
+}

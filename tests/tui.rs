@@ -1262,3 +1262,51 @@ fn a_filter_reads_no_record_and_a_record_changed_since_verification_is_not_shown
     assert!(!screen.contains("\"run_id\""));
     let _ = std::fs::remove_dir_all(store.parent().unwrap());
 }
+
+/// Every label on the time axis is whole (`HH:MM`, `HH:MM:SS`, `HH:MM:SS.mmm`, or a
+/// compressed gap `⋯41s⋯`), at every width, zoom and pan: none is cut at the pane's edge.
+#[test]
+fn axis_labels_are_never_cut() {
+    let whole = |label: &str| {
+        let shape: String = label
+            .chars()
+            .map(|c| if c.is_ascii_digit() { '9' } else { c })
+            .collect();
+        ["99:99", "99:99:99", "99:99:99.999"].contains(&shape.as_str())
+            || (label.starts_with('⋯') && label.ends_with('⋯') && label.chars().count() > 2)
+    };
+    let mut labels = 0;
+    for (mut s, run, id) in [
+        (demo(), "run-deploy-0042", "act-004"),
+        (rfc(), "run-rfc-leases-3", "K03-after-expiry"),
+    ] {
+        go(&mut s, run, id);
+        for zoom in 0..7 {
+            for pan in 0..4 {
+                for (w, h) in [(80, 24), (120, 40), (200, 60)] {
+                    let screen = text(&render(&s, w, h));
+                    let row = screen
+                        .lines()
+                        .find(|l| l.contains("│action"))
+                        .unwrap_or_else(|| panic!("no axis row:\n{screen}"));
+                    // The axis starts after the tree's column rule.
+                    let axis = row.split("│action").nth(1).unwrap();
+                    let axis = &axis[axis.find('│').unwrap() + '│'.len_utf8()..];
+                    let axis = axis.trim_end().trim_end_matches('│');
+                    for label in axis.split('│').map(str::trim).filter(|l| !l.is_empty()) {
+                        for part in label.split_whitespace() {
+                            assert!(
+                                whole(part),
+                                "{w}x{h} zoom {zoom} pan {pan}: {part:?} in {row}"
+                            );
+                            labels += 1;
+                        }
+                    }
+                }
+                cmd(&mut s, Command::Right);
+            }
+            cmd(&mut s, Command::ZoomIn);
+        }
+    }
+    assert!(labels > 200, "labels were read: {labels}");
+}

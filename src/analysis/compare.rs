@@ -7,6 +7,7 @@
 use super::Analysis;
 use super::chains::Role;
 use super::graph::NodeId;
+use super::lineage::{ChainId, Start};
 use crate::canon::{Variant, canonical_bytes};
 use crate::load::Corpus;
 use crate::model::Action;
@@ -195,4 +196,102 @@ pub fn counterpart<'c>(an: &Analysis, corpus: &'c Corpus, node: NodeId) -> Optio
         }
     }
     None
+}
+
+/// A fork seen from one of its branches: the record both branches claim as their
+/// predecessor, two branches side by side, and per action id where they part.
+pub struct Fork {
+    /// The fork point (flat record index), when its hash is among the records loaded.
+    pub point: Option<u32>,
+    /// The branch the action is on (or the first, seen from before the fork) and another.
+    pub branches: [ChainId; 2],
+    /// Further branches from the same point, not shown.
+    pub more: usize,
+    /// Every action id after the fork point on either branch, the left branch's first.
+    pub rows: Vec<ForkRow>,
+}
+
+/// One action id across two branches of a fork.
+pub struct ForkRow {
+    pub id: String,
+    pub left: Option<NodeId>,
+    pub right: Option<NodeId>,
+    /// The members that differ when both branches hold the id (empty: the same action).
+    pub differs: Vec<String>,
+}
+
+/// The fork `node` is on: its branch and the next, or — from the chain before a fork —
+/// its first two branches. `None` when no fork touches the node's chain.
+pub fn fork(an: &Analysis, corpus: &Corpus, node: NodeId) -> Option<Fork> {
+    let g = &an.graph;
+    let chains = &g.lineages.chains;
+    let n = &g.nodes[node as usize];
+    let branches_of = |parent: ChainId| -> Vec<ChainId> {
+        (0..chains.len() as ChainId)
+            .filter(|&c| {
+                let c = &chains[c as usize];
+                c.start == Start::Fork && c.parent == Some(parent)
+            })
+            .collect()
+    };
+    let own = &chains[n.chain as usize];
+    let mut branches = match (own.start, own.parent) {
+        (Start::Fork, Some(parent)) => branches_of(parent),
+        _ => branches_of(n.chain),
+    };
+    if let Some(at) = branches.iter().position(|&c| c == n.chain) {
+        branches[..=at].rotate_right(1);
+    }
+    let [left, right, ..] = branches[..] else {
+        return None;
+    };
+    let run = &g.runs[n.run as usize];
+    let on = |chain: ChainId| -> Vec<(String, NodeId)> {
+        (run.nodes.iter())
+            .filter(|&&m| g.nodes[m as usize].chain == chain)
+            .filter_map(|&m| Some((g.action(corpus, m)?.1.id()?.to_string(), m)))
+            .collect()
+    };
+    let (a, b) = (on(left), on(right));
+    let mut rows: Vec<ForkRow> = (a.iter())
+        .map(|(id, l)| {
+            let r = b.iter().find(|(other, _)| other == id).map(|(_, r)| *r);
+            let differs = match (g.action(corpus, *l), r.and_then(|r| g.action(corpus, r))) {
+                (Some((_, x)), Some((_, y))) => differing(&x, &y),
+                _ => Vec::new(),
+            };
+            ForkRow {
+                id: id.clone(),
+                left: Some(*l),
+                right: r,
+                differs,
+            }
+        })
+        .collect();
+    for (id, r) in &b {
+        if !a.iter().any(|(other, _)| other == id) {
+            rows.push(ForkRow {
+                id: id.clone(),
+                left: None,
+                right: Some(*r),
+                differs: Vec::new(),
+            });
+        }
+    }
+    // The fork point: the record the branches' first record links to.
+    let head = corpus.record(chains[left as usize].head as usize);
+    let point = match head.link() {
+        crate::model::Link::Hash(crate::model::LinkHashRef::Digest(d)) => run
+            .records
+            .iter()
+            .copied()
+            .find(|&r| an.hashes[r as usize] == d),
+        _ => None,
+    };
+    Some(Fork {
+        point,
+        branches: [left, right],
+        more: branches.len() - 2,
+        rows,
+    })
 }

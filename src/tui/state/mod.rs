@@ -67,6 +67,8 @@ pub enum Overlay {
     Inputs(Scroll),
     /// The selected action beside its counterpart (`analysis::compare`).
     Compare(Scroll),
+    /// The fork the selected action is on: both branches side by side.
+    Fork(Scroll),
     /// The copy menu: what can be copied for the selected action, and the highlighted entry.
     Copy(Vec<CopyTarget>, usize),
     /// `R`: which report to write, and where.
@@ -351,6 +353,7 @@ fn command(state: &mut State, c: Command) {
         Overlay::Help(scroll) => Some(scroll.command(c, page, Command::Help)),
         Overlay::Inputs(scroll) => Some(scroll.command(c, page, Command::Inputs)),
         Overlay::Compare(scroll) => Some(scroll.command(c, page, Command::Compare)),
+        Overlay::Fork(scroll) => Some(scroll.command(c, page, Command::Fork)),
         _ => None,
     };
     if let Some(open) = open {
@@ -375,6 +378,7 @@ fn command(state: &mut State, c: Command) {
         Command::Palette => palette::open(state),
         Command::Inputs => state.overlay = Overlay::Inputs(Scroll::default()),
         Command::Compare => open_compare(state),
+        Command::Fork => open_fork(state),
         Command::ProblemsOnly => toggle_only(state, PROBLEMS_ONLY),
         Command::MarkedOnly => toggle_only(state, MARKED_ONLY),
         Command::Mark => toggle_mark(state),
@@ -485,6 +489,18 @@ pub fn comparison<'d>(
     match state.review.compare_with {
         Some(other) if other != node => chosen(&d.analysis, &d.corpus, other, node),
         _ => counterpart(&d.analysis, &d.corpus, node),
+    }
+}
+
+/// Opens the fork view on the selected action's fork, or says why not.
+fn open_fork(state: &mut State) {
+    let (Some(d), Some(node)) = (&state.data, state.timeline.node) else {
+        return;
+    };
+    if crate::analysis::compare::fork(&d.analysis, &d.corpus, node).is_some() {
+        state.overlay = Overlay::Fork(Scroll::default());
+    } else {
+        state.message = Some("no fork: this action's chain has no branches".into());
     }
 }
 

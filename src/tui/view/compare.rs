@@ -5,7 +5,7 @@
 use super::*;
 
 /// `text` cut to `width` characters (… marks a cut).
-fn cell(text: &str, width: usize) -> String {
+pub(super) fn cell(text: &str, width: usize) -> String {
     if text.chars().count() <= width {
         format!("{text:<width$}")
     } else {

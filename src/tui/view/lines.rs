@@ -123,3 +123,22 @@ pub(super) fn finding_line<'a>(s: &State, f: &crate::model::finding::Finding) ->
         style,
     )
 }
+
+/// What happened to an action, as one glyph (one meaning each; the help's legend lists
+/// them): executed despite a deny, denied, outside its lease, failed, succeeded, no outcome.
+pub(super) fn point_glyph(t: &crate::tui::theme::Theme, own: u16) -> (&'static str, Style) {
+    use crate::tui::data::flag;
+    if own & flag::EXEC_AFTER_DENY != 0 {
+        ("‼", t.bad)
+    } else if own & flag::DENIED != 0 {
+        ("⊘", t.bad)
+    } else if own & flag::LEASE_OUT != 0 {
+        ("⌛", t.bad)
+    } else if own & flag::FAILED != 0 {
+        ("◆", t.bad)
+    } else if own & flag::EXECUTED != 0 {
+        ("●", t.good)
+    } else {
+        ("◌", t.dim)
+    }
+}

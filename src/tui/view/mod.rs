@@ -4,6 +4,7 @@
 mod compare;
 mod detail;
 mod finding;
+mod fork;
 mod header;
 mod inputs;
 mod lease;
@@ -203,6 +204,7 @@ impl Widget for &Screen<'_> {
             Overlay::Help(scroll) => help(s, scroll.top(), area, buf),
             Overlay::Inputs(scroll) => inputs(s, scroll.top(), area, buf),
             Overlay::Compare(scroll) => compare(s, scroll.top(), area, buf),
+            Overlay::Fork(scroll) => fork::fork(s, scroll.top(), area, buf),
             Overlay::Copy(items, i) => copy_menu(s, items, *i, area, buf),
             Overlay::Report(p) => report_prompt(s, p, area, buf),
             Overlay::Palette(p) => palette(s, p, area, buf),

@@ -158,6 +158,12 @@ fn tick_label(ms: f64, step: f64) -> String {
     full.get(11..end).map(str::to_string).unwrap_or(full)
 }
 
+/// True when columns `x..end` touch a label already drawn (a column apart at least, so
+/// two labels never read as one).
+fn overlaps(taken: &[(u16, u16)], x: u16, end: u16) -> bool {
+    taken.iter().any(|(a, b)| x <= *b && *a <= end)
+}
+
 /// The axis of the selected run (action times and lease window bounds).
 pub fn run_axis(s: &State, d: &Data) -> Axis {
     let g = &d.analysis.graph;
@@ -257,12 +263,22 @@ pub(super) fn timeline(s: &State, area: Rect, buf: &mut Buffer) {
     } else {
         String::new()
     };
-    let title = format!(
-        " Timeline · {} · {date} {}{showing} · zoom {}× ",
-        sanitize(run.map_or("", |r| r.id.as_str())),
-        span(lo, hi),
-        s.timeline.zoom()
-    );
+    // Parts of the title in the order they are given up when the pane is narrow (the
+    // zoom first, the run's span next): a part is shown whole or not at all.
+    let run_name = super::compare::cell(&sanitize(run.map_or("", |r| r.id.as_str())), 40);
+    let run_name = run_name.trim_end();
+    let mut parts = vec![
+        format!(" Timeline · {run_name}"),
+        format!(" · {date} {}", span(lo, hi)),
+        showing,
+        format!(" · zoom {}×", s.timeline.zoom()),
+    ];
+    let room = usize::from(area.width).saturating_sub(8);
+    while parts.len() > 1 && parts.iter().map(|p| p.chars().count()).sum::<usize>() + 1 > room {
+        let drop = if parts.len() == 4 { 3 } else { 1 };
+        parts.remove(drop.min(parts.len() - 1));
+    }
+    let title = format!("{} ", parts.concat());
     let mut block = pane_block(s, Pane::Timeline, Line::from(title));
     // One lane per emitter chain of the run (its rows lettered), named below.
     let lanes = s.timeline.lanes();
@@ -301,8 +317,10 @@ pub(super) fn timeline(s: &State, area: Rect, buf: &mut Buffer) {
             let label = format!("⋯{}⋯", format_duration_ms(*idle));
             let len = label.chars().count() as u16;
             let x = (x as u16).min(axis_w.saturating_sub(len));
-            buf.set_string(axis_x + x, inner.y, label, t.warn);
-            taken.push((x, x + len));
+            if len <= axis_w && !overlaps(&taken, x, x + len) {
+                buf.set_string(axis_x + x, inner.y, label, t.warn);
+                taken.push((x, x + len));
+            }
         }
     }
     let (step, mut ticks) = axis.ticks(axis_w, s.timeline.zoom(), s.timeline.pan(), 16);
@@ -319,10 +337,11 @@ pub(super) fn timeline(s: &State, area: Rect, buf: &mut Buffer) {
     for (time, x) in ticks {
         let label = format!("│{}", tick_label(time, step));
         let end = x + label.chars().count() as u16;
-        if taken.iter().any(|(a, b)| x < *b && *a < end) {
+        // A label is shown whole or not at all: never one cut at the pane's edge.
+        if end > axis_w || overlaps(&taken, x, end) {
             continue;
         }
-        buf.set_stringn(axis_x + x, inner.y, label, (axis_w - x) as usize, t.dim);
+        buf.set_string(axis_x + x, inner.y, label, t.dim);
         taken.push((x, end));
     }
     let body_h = (inner.height - 1) as usize;
@@ -444,20 +463,7 @@ pub(super) fn timeline_row(
     if let Some(time) = time
         && let Some(x) = axis.x(time, axis_w, zoom, pan)
     {
-        // One meaning per glyph (the help's legend lists them).
-        let (glyph, style) = if own & flag::EXEC_AFTER_DENY != 0 {
-            ("‼", t.bad)
-        } else if own & flag::DENIED != 0 {
-            ("⊘", t.bad)
-        } else if own & flag::LEASE_OUT != 0 {
-            ("⌛", t.bad)
-        } else if own & flag::FAILED != 0 {
-            ("◆", t.bad)
-        } else if own & flag::EXECUTED != 0 {
-            ("●", t.good)
-        } else {
-            ("◌", t.dim)
-        };
+        let (glyph, style) = point_glyph(t, own);
         buf.set_string(axis_x + x, tree.y, glyph, style);
     }
 }
