@@ -447,3 +447,89 @@ fn a_note_in_the_editor() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The explorer's round-3 journeys on the real binary, on a store with a fork (a wire
+/// transfer made twice): the fork view, the note editor's cursor motions, the `:` command
+/// line opening the marks list, unmark and undo, a finding marked, and a reopen that finds
+/// every mark where it was, without a warning.
+#[test]
+fn journey_fork_note_motions_marks_undo_reopen() {
+    let dir = std::env::temp_dir().join(format!("aeplens-tmux-fork-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let stores = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/reference-stores"
+    );
+    let cmd = format!(
+        "{BIN} --keys {stores}/keys.json --review {} {stores}/fork_branches_assembled.ndjson",
+        dir.join("r.json").display()
+    );
+    let Some(t) = Tmux::start_sized("fork", &cmd, 120, 40) else {
+        return;
+    };
+    t.wait_for("⋎1 (fork_branches_assembled:2)");
+    // The fork view from the first emb-2: where the branches part, and how.
+    t.keys(&["/", "emb-2", "Enter", "b"]);
+    let s = t.wait_for("forked at fork_branches_assembled.ndjson:2");
+    assert!(
+        s.contains("branch from fork_branches_assembled.ndjson:3"),
+        "{s}"
+    );
+    assert!(
+        s.contains("branch from fork_branches_assembled.ndjson:4"),
+        "{s}"
+    );
+    assert!(s.contains("Δ emb-2"), "{s}");
+    assert!(s.contains("differs: timestamp_ms"), "{s}");
+    t.keys(&["Escape", "="]);
+    t.wait_for("the same action on the other branch of a fork");
+    t.keys(&["Escape"]);
+    // A note written with cursor motions: Home, End, Ctrl-W, ←, Ctrl-K, Ctrl-Z.
+    t.keys(&["a"]);
+    t.wait_for("Note on run-pub-ember/emb-2");
+    t.keys(&[
+        "transfer made twice",
+        "Home",
+        "wire ",
+        "End",
+        " again",
+        "C-w",
+    ]);
+    t.wait_for("│wire transfer made twice ");
+    t.keys(&["Left", "Left", "Left", "Left", "Left", "Left", "C-k"]);
+    let s = t.wait_for("│wire transfer made ");
+    assert!(!s.contains("made twice"), "{s}");
+    t.keys(&["C-z", "C-s"]);
+    t.wait_for("⚑ FOLLOW-UP · wire transfer made twice");
+    // `:marks`: the marks list; `m` on the noted mark asks, `m` unmarks, Ctrl-Z puts back.
+    t.keys(&[":", "marks", "Enter"]);
+    t.wait_for("⚑ FOLLOW-UP run-pub-ember/emb-2 · wi");
+    t.keys(&["F3", "m"]);
+    t.wait_for("has a note: m again to unmark it");
+    t.keys(&["m"]);
+    t.wait_for("unmarked run-pub-ember/emb-2");
+    t.keys(&["C-z"]);
+    t.wait_for("mark on run-pub-ember/emb-2 put back");
+    // A finding marked from the Findings list.
+    t.keys(&["F2", "L", "L", "Enter", "Down", "m"]);
+    t.wait_for("marked F-CHAIN-FORK");
+    t.keys(&["q"]);
+    t.wait_for("AEPLENS-EXIT=0");
+    drop(t);
+    // Reopened on the same evidence: both marks, neither said to have moved or changed.
+    let Some(t) = Tmux::start_sized("fork2", &cmd, 120, 40) else {
+        return;
+    };
+    t.wait_for("⚑2");
+    t.wait_for("▲1 ■0");
+    t.keys(&[":", "marks", "Enter"]);
+    let s = t.wait_for("⚑ SUSPICIOUS F-CHAIN-FORK");
+    assert!(s.contains("⚑ FOLLOW-UP run-pub-ember/emb-2 · wi"), "{s}");
+    for warning in ["no longer", "⚑!", "moved", "changed since"] {
+        assert!(!s.contains(warning), "{warning}:\n{s}");
+    }
+    t.keys(&["q"]);
+    t.wait_for("AEPLENS-EXIT=0");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -455,13 +455,16 @@ pub fn nav_text(state: &State, item: &NavItem) -> String {
                 return String::new();
             };
             let m = &r.marks[i];
-            let note = m.note.lines().next().unwrap_or("");
+            let note = match m.note.lines().next() {
+                Some(first) if !first.trim().is_empty() => format!(" · {first}"),
+                _ => " · no note".to_string(),
+            };
             let status = match place.warning() {
                 Some(_) => format!(" · {}", place.status()),
                 None => String::new(),
             };
             format!(
-                "⚑ {} {} · {note}{status}",
+                "⚑ {} {}{note}{status}",
                 m.verdict.name().to_uppercase(),
                 m.target.label()
             )

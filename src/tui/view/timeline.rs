@@ -296,7 +296,8 @@ pub(super) fn timeline(s: &State, area: Rect, buf: &mut Buffer) {
             })
             .collect();
         let legend = format!(" {} emitter chains: {} ", lanes.len(), named.join(" · "));
-        block = block.title_bottom(Line::styled(legend, t.accent));
+        let room = usize::from(area.width.saturating_sub(4));
+        block = block.title_bottom(fit_line(Line::styled(legend, t.accent), room));
     }
     block.render(area, buf);
     if inner.height < 2 || inner.width < 20 {
