@@ -318,16 +318,34 @@ fn the_command_line_sets_the_filter_and_writes_reports() {
         .map(|x| x.line)
         .collect();
     assert_eq!(lines, ["filter is:problem"]);
-    palette(&mut s, "filter is:problem");
+    palette(&mut s, "filter tool:write_file");
     update(&mut s, Action::Submit);
     assert!(s.filter.is_applied());
-    assert_eq!(s.filter.text(), "is:problem");
+    assert_eq!(s.filter.text(), "tool:write_file");
+    // The timeline shows what passes and the ancestors that place it in its tree.
+    let rows: Vec<u32> = s.timeline.rows().iter().map(|r| r.node).collect();
+    let d = s.data.as_ref().unwrap();
+    let run = &d.analysis.graph.runs[s.timeline.run()];
+    let hidden: Vec<u32> = (run.nodes.iter().copied())
+        .filter(|n| !rows.contains(n))
+        .collect();
+    assert!(!hidden.is_empty(), "a filter hides what it does not pass");
+    for n in hidden {
+        assert!(!s.passes(n), "{n} passes and is hidden");
+    }
+    for &n in &rows {
+        let passing_below = rows
+            .iter()
+            .any(|&m| s.passes(m) && d.analysis.graph.nodes[m as usize].parent == Some(n));
+        assert!(s.passes(n) || passing_below, "{n} shown for nothing");
+    }
+    assert!(s.cursor_row().is_some(), "the selection is a row");
     palette(&mut s, "filter bogus:1");
     update(&mut s, Action::Submit);
     assert!(s.message.as_deref().unwrap().contains("unknown filter key"));
     assert_eq!(
         s.filter.text(),
-        "is:problem",
+        "tool:write_file",
         "a bad filter changes nothing"
     );
     palette(&mut s, "filter");

@@ -294,7 +294,7 @@ const DEFAULTS: &[(Command, &str, &str, &str, Scope, bool)] = &[
         Command::Filter,
         "filter",
         "f",
-        "filter the navigator (tool: decision: class: lease: finding: run: !)",
+        "filter the navigator and the timeline (tool: decision: class: lease: finding: run: is:problem is:marked !)",
         Scope::Everywhere,
         true,
     ),

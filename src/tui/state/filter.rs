@@ -124,6 +124,7 @@ pub(super) fn apply_filter(state: &mut State) {
     let Some(d) = state.data.as_ref() else { return };
     if terms.is_empty() {
         state.filter.pass = None;
+        rebuild_rows(state);
         rebuild_nav(state);
         return;
     }
@@ -181,5 +182,17 @@ pub(super) fn apply_filter(state: &mut State) {
     state.message = Some(format!("filter: {count} of {} actions", pass.len()));
     state.filter.pass = Some(pass);
     state.nav.set_cursor(0);
+    rebuild_rows(state);
+    keep_selection_in_view(state);
     rebuild_nav(state);
+}
+
+/// After the timeline's rows changed: the selection stays when it is still a row, else
+/// the first row is selected.
+fn keep_selection_in_view(state: &mut State) {
+    if state.cursor_row().is_none()
+        && let Some(first) = state.timeline.rows.first().map(|r| r.node)
+    {
+        select(state, first, false);
+    }
 }

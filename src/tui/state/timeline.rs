@@ -244,7 +244,9 @@ pub fn select(state: &mut State, node: NodeId, record: bool) {
     }
 }
 
-/// Rebuilds the timeline rows of the selected run: tree order, folded subtrees hidden.
+/// Rebuilds the timeline rows of the selected run: tree order, folded subtrees hidden;
+/// with a filter applied, only the actions it passes and their ancestors (drawn dimmed,
+/// for the tree's sake).
 pub fn rebuild_rows(state: &mut State) {
     state.timeline.rows.clear();
     state.timeline.row_of.clear();
@@ -318,8 +320,24 @@ pub fn rebuild_rows(state: &mut State) {
             *subtree.entry(p).or_default() |= f;
         }
     }
+    // With a filter: the nodes it passes and every ancestor of one.
+    let shown: Option<HashSet<NodeId>> = state.filter.is_applied().then(|| {
+        let mut keep = HashSet::new();
+        for &(n, _) in order.iter().rev() {
+            if keep.contains(&n) || state.filter.passes(n) {
+                keep.insert(n);
+                if let Some(p) = g.nodes[n as usize].parent.filter(|&p| in_run(p)) {
+                    keep.insert(p);
+                }
+            }
+        }
+        keep
+    });
     let mut hidden_below: Option<u16> = None;
     for &(n, depth) in &order {
+        if shown.as_ref().is_some_and(|k| !k.contains(&n)) {
+            continue;
+        }
         if let Some(d) = hidden_below {
             if depth > d {
                 continue;
