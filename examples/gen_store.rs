@@ -2,7 +2,12 @@
 //!
 //! ```text
 //! cargo run --release --example gen_store -- OUT.ndjson [RECORDS] [--emitter-order]
+//! cargo run --release --example gen_store -- OUT.ndjson [RECORDS] --shape incident
 //! ```
+//! `--shape incident`: the shape real incident evidence has (`support/incident.rs`): short
+//! emitter chains of cumulative snapshots, several emitters a run, about one finding a
+//! record, some retried appends.
+//!
 //! Writes OUT.ndjson (RECORDS records, default 20000: 3–10 actions each, about 7 % DSSE,
 //! chains of up to 12 records per emitter) and OUT.keys.json with the test key.
 //! Output is deterministic: the same arguments give the same bytes.
@@ -13,6 +18,9 @@
 //! `verifier_results`, `created_at_ms`, `prev_record_hash`, …, `signature`; in an action
 //! `action_id`, `tool_name`, `state_changing`, …), as real stores are: no line is then
 //! already canonical.
+
+#[path = "support/incident.rs"]
+mod incident;
 
 use aeplens::model::json::Json;
 use aeplens::verify::sign::{link_to, sign_dsse, sign_legacy, signing_key, to_line};
@@ -48,14 +56,27 @@ fn digest(rng: &mut Rng) -> String {
 fn main() {
     let all: Vec<String> = std::env::args().skip(1).collect();
     let emitter_order = all.iter().any(|a| a == "--emitter-order");
-    let mut args = all.into_iter().filter(|a| a != "--emitter-order");
-    let out = args.next().unwrap_or_else(|| {
-        eprintln!("usage: gen_store OUT.ndjson [RECORDS] [--emitter-order]");
+    let incident = all
+        .windows(2)
+        .any(|w| w[0] == "--shape" && w[1] == "incident");
+    let mut args =
+        (all.iter()).filter(|a| !["--emitter-order", "--shape", "incident"].contains(&a.as_str()));
+    let out = args.next().cloned().unwrap_or_else(|| {
+        eprintln!("usage: gen_store OUT.ndjson [RECORDS] [--emitter-order] [--shape incident]");
         std::process::exit(2);
     });
     let count: usize = args
         .next()
         .map_or(20_000, |n| n.parse().expect("RECORDS is a number"));
+    if incident {
+        let mut file = std::io::BufWriter::new(std::fs::File::create(&out).expect("create output"));
+        incident::generate(count, &mut file).expect("write");
+        file.flush().expect("flush");
+        let keys_path = format!("{}.keys.json", out.trim_end_matches(".ndjson"));
+        std::fs::write(&keys_path, incident::keys_json()).expect("write keys");
+        eprintln!("wrote {count} incident-shaped records to {out} and the keys to {keys_path}");
+        return;
+    }
     let seed: [u8; 32] = Sha256::digest(b"aeplens-bench-key").into();
     let key = signing_key(&seed);
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);

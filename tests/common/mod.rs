@@ -190,3 +190,31 @@ pub fn explorer(
     update(&mut s, Action::Errors(errors));
     s
 }
+
+/// The official SARIF 2.1.0 schema (`scripts/test` fetches it into `target/`), as a
+/// validator; `None` (a skip, said) outside CI when it is missing.
+pub fn sarif_validator() -> Option<jsonschema::Validator> {
+    let path = std::env::var("AEPLENS_SARIF_SCHEMA").unwrap_or_else(|_| {
+        format!(
+            "{}/target/sarif-schema/sarif-2.1.0-rtm.5.json",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    });
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "the SARIF 2.1.0 schema is missing ({path}); scripts/test fetches it"
+        );
+        eprintln!("skipped: no SARIF schema at {path} (scripts/test fetches it)");
+        return None;
+    };
+    // The published schema's `run.language` pattern has a stray `]` that a strict regex
+    // engine refuses at compile time; it constrains only `language`, which aeplens never
+    // writes, so it is replaced by the pattern it means.
+    let text = text.replace(
+        "^[a-zA-Z]{2}|^[a-zA-Z]{2}-[a-zA-Z]{2}]?$",
+        "^[a-zA-Z]{2}(-[a-zA-Z]{2})?$",
+    );
+    let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
+    Some(jsonschema::draft4::new(&schema).unwrap())
+}

@@ -1,24 +1,29 @@
 //! The report as JUnit XML, for CI dashboards: a test suite per input, a test case per
 //! record and axis (structural, semantic, authenticity, chain) — failed, skipped when the
-//! axis was not evaluated, passed otherwise. Evidence text is XML-escaped and stripped of
-//! control characters (XML 1.0 cannot hold most of them).
+//! axis was not evaluated, passed otherwise — and a test case in error per load error.
+//! Evidence text is XML-escaped, and every character XML 1.0 cannot hold (most controls,
+//! U+FFFE, U+FFFF) or a terminal must not receive (bidi overrides) is written as a visible
+//! escape. The attributes are those Jenkins' `junit-10.xsd` allows.
 
 use super::IncidentReport;
 use crate::verify::chain::{ChainStatus, LinkState};
 use crate::verify::{AuthStatus, CheckStatus};
 use std::fmt::Write as _;
 
-/// Text safe in XML content and attributes: controls dropped, markup escaped.
+/// Text safe in XML content and attributes: markup escaped; terminal controls and what
+/// XML 1.0 forbids (U+FFFE, U+FFFF) shown as `\u{XXXX}` escapes, never dropped.
 fn xml(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
+    for c in crate::model::text::sanitize(text).chars() {
         match c {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '&' => out.push_str("&amp;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
-            c if crate::model::text::is_terminal_control(c) || (c.is_control() && c != ' ') => {}
+            '\u{fffe}' | '\u{ffff}' => {
+                let _ = write!(out, "\\u{{{:04X}}}", c as u32);
+            }
             c => out.push(c),
         }
     }
@@ -31,7 +36,7 @@ type Outcome = Option<Result<String, String>>;
 /// Renders the report.
 pub fn render(r: &IncidentReport, report: &crate::verify::Report) -> String {
     let mut suites = String::new();
-    let (mut tests, mut failures, mut skipped) = (0, 0, 0);
+    let (mut tests, mut failures, mut errors) = (0, 0, 0);
     let mut flat = 0;
     for input in r.inputs {
         let mut cases = String::new();
@@ -118,11 +123,13 @@ pub fn render(r: &IncidentReport, report: &crate::verify::Report) -> String {
                 }
             }
         }
+        // A load error is a test case in error: counted in `tests` and `errors`.
+        let e = input.errors.len();
         let _ = write!(
             suites,
-            "  <testsuite name=\"{}\" tests=\"{t}\" failures=\"{f}\" errors=\"{}\" skipped=\"{sk}\">\n{cases}",
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{f}\" errors=\"{e}\" skipped=\"{sk}\">\n{cases}",
             xml(&input.path),
-            input.errors.len()
+            t + e
         );
         for e in &input.errors {
             let _ = writeln!(
@@ -134,12 +141,12 @@ pub fn render(r: &IncidentReport, report: &crate::verify::Report) -> String {
             );
         }
         suites.push_str("  </testsuite>\n");
-        tests += t;
+        tests += t + e;
         failures += f;
-        skipped += sk;
+        errors += e;
     }
     format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"aeplens {}\" tests=\"{tests}\" failures=\"{failures}\" skipped=\"{skipped}\">\n{suites}</testsuites>\n",
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"aeplens {}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\">\n{suites}</testsuites>\n",
         xml(r.version)
     )
 }
@@ -148,7 +155,10 @@ pub fn render(r: &IncidentReport, report: &crate::verify::Report) -> String {
 mod tests {
     #[test]
     fn xml_text_has_no_markup_and_no_controls() {
-        let out = super::xml("a<b>&\"'\u{1b}[2J\u{0}\u{7}\u{202e}z");
-        assert_eq!(out, "a&lt;b&gt;&amp;&quot;&apos;[2Jz");
+        let out = super::xml("a<b>&\"'\u{1b}[2J\u{0}\u{7}\u{202e}\u{fffe}\u{ffff}z");
+        assert_eq!(
+            out,
+            "a&lt;b&gt;&amp;&quot;&apos;\\e[2J\\u{0000}\\u{0007}\\u{202E}\\u{FFFE}\\u{FFFF}z"
+        );
     }
 }

@@ -1,0 +1,162 @@
+//! Incident-shaped evidence, as the unmodified reference emitter writes it for a fleet of
+//! agents with sub-agents: runs of one to three emitters (each its own key and chain, all
+//! using the default action ids `action-0`, `action-1`, …), short chains of cumulative
+//! snapshots (3 to 6 records, each repeating its emitter's actions so far and adding one or
+//! two), 3–7 actions a record, and about one finding a record: state-changing actions with
+//! no capability decision, and actions executed although their decision was deny. About
+//! one record in a hundred is written twice (a retried append). Signed (S1, a tenth DSSE),
+//! deterministic. Shared by `gen_store --shape incident` and the consumer tests (`#[path]`
+//! module).
+
+use aeplens::model::json::Json;
+use aeplens::verify::sign::{link_to, sign_dsse, sign_legacy, signing_key};
+use sha2::{Digest, Sha256};
+use std::io::Write;
+
+/// The emitters' keys: `incident-key-1` … `incident-key-3`.
+pub fn keys() -> Vec<(String, ed25519_dalek::SigningKey)> {
+    (1..=3)
+        .map(|i| {
+            let seed: [u8; 32] = Sha256::digest(format!("aeplens-incident-key-{i}")).into();
+            (format!("incident-key-{i}"), signing_key(&seed))
+        })
+        .collect()
+}
+
+/// The keyring file for [`keys`] (`{"key id": "public key hex"}`).
+pub fn keys_json() -> String {
+    let entries: Vec<String> = keys()
+        .iter()
+        .map(|(id, k)| {
+            let hex = aeplens::canon::hex(k.verifying_key().as_bytes());
+            format!("  \"{id}\": \"{hex}\"")
+        })
+        .collect();
+    format!("{{\n{}\n}}\n", entries.join(",\n"))
+}
+
+/// A tiny deterministic generator (xorshift).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn digest(&mut self) -> String {
+        format!(
+            "sha256:{:016x}{:016x}{:016x}{:016x}",
+            self.next(),
+            self.next(),
+            self.next(),
+            self.next()
+        )
+    }
+}
+
+/// Writes `records` records (a retried append counts as one) to `out`.
+pub fn generate(records: usize, out: &mut impl Write) -> std::io::Result<()> {
+    let keys = keys();
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let tools = [
+        ("read_file", "read"),
+        ("write_file", "mutate-local"),
+        ("exec_command", "mutate-local"),
+        ("http_post", "network-egress"),
+        ("sql_exec", "mutate-external"),
+        ("git_push", "mutate-external"),
+    ];
+    let mut written = 0usize;
+    let mut t = 1_780_000_000_000u64;
+    let mut run = 0usize;
+    while written < records {
+        let run_id = format!("run-incident-{run:05}");
+        run += 1;
+        let emitters = 1 + rng.below(3) as usize;
+        for (key_id, key) in keys.iter().take(emitters) {
+            let chain_len = 3 + rng.below(4) as usize;
+            let mut actions: Vec<serde_json::Value> = Vec::new();
+            let mut previous: Option<Json> = None;
+            for _ in 0..chain_len {
+                if written >= records {
+                    break;
+                }
+                // A snapshot adds one or two actions, so that it holds 3–7 in all.
+                let add = if actions.len() < 2 {
+                    3 - actions.len()
+                } else {
+                    1 + rng.below(2) as usize
+                };
+                for _ in 0..add.min(7usize.saturating_sub(actions.len()).max(1)) {
+                    t += 1 + rng.below(4000);
+                    let (tool, class) = tools[rng.below(tools.len() as u64) as usize];
+                    let roll = rng.below(100);
+                    let mutates = class != "read";
+                    let mut action = serde_json::json!({
+                        "action_id": format!("action-{}", actions.len()),
+                        "tool_name": tool,
+                        "state_changing": mutates,
+                        "evidence_refs": [],
+                        "timestamp_ms": t,
+                        "recording_mode": "validation",
+                        "side_effect_class": class,
+                        "arguments_digest": rng.digest(),
+                        "outcome": "success",
+                    });
+                    if mutates && roll < 80 {
+                        // No decision at all: F-UNAPPROVED-MUTATION.
+                    } else {
+                        let deny = (80..95).contains(&roll);
+                        action["capability_decision"] = serde_json::json!({
+                            "capability": tool,
+                            "subject": format!("agent:{key_id}"),
+                            "resource": format!("res://incident/{}", rng.below(40)),
+                            "decision": if deny { "deny" } else { "allow" },
+                            "reason_code": if deny { "DENY_POLICY" } else { "ALLOW_POLICY" },
+                            "approval_mode": if deny { "policy-deny-with-evidence" } else { "policy-allow-with-receipt" },
+                        });
+                        // A deny that executed anyway (F-EXEC-AFTER-DENY) in two thirds of them.
+                        if deny && roll < 85 {
+                            action["outcome"] = "denied".into();
+                        }
+                    }
+                    actions.push(action);
+                }
+                let record = serde_json::json!({
+                    "schema_version": "aep/v0.5",
+                    "run_id": run_id,
+                    "user_id": "user:oncall",
+                    "policy_bundle_digest": rng.digest(),
+                    "input_refs": [],
+                    "output_refs": [],
+                    "capability_decisions": [],
+                    "actions": actions,
+                    "verifier_results": [],
+                    "created_at_ms": t,
+                });
+                let mut record = Json::from_serde(&record);
+                link_to(&mut record, previous.as_ref());
+                if rng.below(10) == 0 {
+                    sign_dsse(&mut record, key_id, key);
+                } else {
+                    sign_legacy(&mut record, key_id, key);
+                }
+                // Members in the order they were written, as the emitter writes them.
+                let line = serde_json::to_string(&record).unwrap_or_default();
+                out.write_all(line.as_bytes())?;
+                out.write_all(b"\n")?;
+                if rng.below(100) == 0 {
+                    out.write_all(line.as_bytes())?;
+                    out.write_all(b"\n")?;
+                }
+                written += 1;
+                previous = Some(record);
+            }
+        }
+    }
+    Ok(())
+}
