@@ -436,3 +436,418 @@ fn junit_is_read_by_junitparser_and_lxml_and_valid_for_jenkins() {
         "{hostile}"
     );
 }
+
+const OTLP_CHECK: &str = r"
+import sys
+from google.protobuf import json_format
+from opentelemetry.proto.trace.v1.trace_pb2 import TracesData, Status
+for path in sys.argv[1:]:
+    spans = errors = lines = 0
+    with open(path, encoding='utf-8') as f:
+        for line in f:
+            lines += 1
+            data = json_format.Parse(line, TracesData())
+            for rs in data.resource_spans:
+                for ss in rs.scope_spans:
+                    for span in ss.spans:
+                        spans += 1
+                        assert span.start_time_unix_nano <= span.end_time_unix_nano
+                        if span.status.code == Status.STATUS_CODE_ERROR:
+                            errors += 1
+    print(path, lines, spans, errors)
+";
+
+#[test]
+fn otlp_lines_are_read_by_the_protobuf_definitions() {
+    let Some(py) = python() else {
+        return;
+    };
+    let dir = scratch("otlp");
+    for (name, evidence) in evidence_sets() {
+        let mut args = vec!["export", "--format", "otlp-json", "--no-index"];
+        args.extend(evidence.iter().map(String::as_str));
+        let (code, text, err) = aeplens(&args);
+        assert_eq!(code, 0, "{err}");
+        let path = dir.join(format!("{name}.jsonl"));
+        std::fs::write(&path, &text).unwrap();
+        let out = run_python(&py, OTLP_CHECK, &[&path.display().to_string()])
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let counts: Vec<usize> = (out.split_whitespace().skip(1))
+            .map(|n| n.parse().unwrap())
+            .collect();
+        let (lines, spans, errors) = (counts[0], counts[1], counts[2]);
+        // What our own reading says: a line per run, ERROR exactly on failed/denied calls,
+        // times in whole milliseconds as recorded (integer arithmetic).
+        let docs: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let all: Vec<&Value> = (docs.iter())
+            .flat_map(|d| {
+                d["resourceSpans"][0]["scopeSpans"][0]["spans"]
+                    .as_array()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!((lines, spans), (docs.len(), all.len()), "{name}");
+        let attr = |s: &Value, key: &str| {
+            (s["attributes"].as_array().unwrap().iter())
+                .find(|a| a["key"] == key)
+                .and_then(|a| a["value"]["stringValue"].as_str().map(str::to_string))
+        };
+        let failed = (all.iter())
+            .filter(|s| {
+                matches!(
+                    attr(s, "aep.observed").as_deref(),
+                    Some("failure" | "denied")
+                )
+            })
+            .count();
+        assert_eq!(
+            errors, failed,
+            "{name}: ERROR on every failed or denied call"
+        );
+        for s in &all {
+            let nanos = s["startTimeUnixNano"].as_str().unwrap();
+            if attr(s, "aep.time_unusable").is_none() {
+                assert!(
+                    nanos.ends_with("000000"),
+                    "{name}: {nanos} is not the recorded ms"
+                );
+            }
+        }
+        let runs = (docs.iter())
+            .map(|d| attr(&d["resourceSpans"][0]["resource"], "gen_ai.agent.run.id"))
+            .collect::<std::collections::HashSet<_>>();
+        assert_eq!(runs.len(), docs.len(), "{name}: one line per run");
+        if name == "hostile" {
+            assert_eq!(errors, 2, "the denied call that ran and the failed one");
+            let clamped = (all.iter())
+                .filter(|s| attr(s, "gen_ai.operation.name").is_some())
+                .filter(|s| attr(s, "aep.time_unusable").is_some())
+                .count();
+            assert_eq!(clamped, 2, "-1 ms and year 2603");
+            assert!(err.contains("clamped"), "said on stderr: {err}");
+        }
+    }
+}
+
+const TIMESKETCH_CHECK: &str = r"
+import sys, pandas
+from timesketch_import_client import importer
+for path in sys.argv[1:]:
+    streamer = importer.ImportStreamer()
+    streamer._sketch = object()  # no server: the events stay in the streamer's buffer
+    streamer._threshold_entry = 10**9
+    streamer.add_file(path)
+    events = streamer._data_lines
+    with open(path, 'rb') as f:
+        written = [l for l in f.read().split(b'\n') if l]
+    assert len(events) == len(written), (path, len(events), len(written))
+    for e in events:
+        assert e.get('datetime'), e
+    frame = streamer._fix_data_frame(pandas.DataFrame(events))
+    assert frame['datetime'].notna().all(), path
+    assert (frame['datetime'] != '').all(), path
+    tagged = [e for e in events if e.get('tag')]
+    print(path, len(events), len(tagged), sum(1 for e in events if 'time_unusable' in e))
+";
+
+#[test]
+fn timesketch_reads_every_event_with_a_datetime_and_the_marks_as_tags() {
+    use aeplens::review::file::{EvidenceSet, KeyRef, Review};
+    use aeplens::review::marks::{Mark, Target, Verdict};
+    let Some(py) = python() else {
+        return;
+    };
+    let dir = scratch("timesketch");
+    // A review of the demo: act-003 marked root cause, with a note.
+    let (corpus, keys, supplied) = common::inputs(
+        &["assets/demo/evidence"],
+        Some("assets/demo/keys.json"),
+        Some("assets/demo/leases.ndjson"),
+    );
+    let ev = aeplens::analysis::evidence::Evidence::open(
+        corpus,
+        &keys,
+        &aeplens::verify::Options::default(),
+        &supplied,
+    );
+    let node = ev
+        .analysis
+        .graph
+        .find(&ev.corpus, "run-deploy-0042", "act-003")
+        .unwrap();
+    let mut review = Review::new(EvidenceSet::of(&ev.corpus), KeyRef::all(&keys));
+    let mut mark = Mark::new(
+        Target::action(&ev.corpus, &ev.analysis, node).unwrap(),
+        Verdict::RootCause,
+    );
+    mark.note = format!("re-approved with drifted arguments {HOSTILE}");
+    review.marks.push(mark);
+    let review_path = dir.join("review.json");
+    review.write(&review_path).unwrap();
+    let mut files = Vec::new();
+    for (name, mut evidence) in evidence_sets() {
+        if name == "demo" {
+            evidence.splice(
+                0..0,
+                ["--review".to_string(), review_path.display().to_string()],
+            );
+        } else {
+            evidence.insert(0, "--no-review".into());
+        }
+        let path = dir.join(format!("{name}.jsonl"));
+        std::fs::write(&path, output("export", "timesketch", &evidence)).unwrap();
+        files.push(path.display().to_string());
+    }
+    let args: Vec<&str> = files.iter().map(String::as_str).collect();
+    let out = run_python(&py, TIMESKETCH_CHECK, &args).unwrap_or_else(|e| panic!("{e}"));
+    let line = |name: &str| -> Vec<usize> {
+        let l = out
+            .lines()
+            .find(|l| l.contains(&format!("{name}.jsonl")))
+            .unwrap();
+        l.split_whitespace()
+            .skip(1)
+            .map(|n| n.parse().unwrap())
+            .collect()
+    };
+    assert_eq!(line("demo")[1], 1, "the marked action is tagged: {out}");
+    assert_eq!(line("hostile")[2], 1, "year 2603 said unusable: {out}");
+    let demo = std::fs::read_to_string(dir.join("demo.jsonl")).unwrap();
+    assert!(demo.contains("\"tag\":[\"aeplens-root-cause\"]"), "{demo}");
+    assert!(
+        demo.contains("re-approved with drifted arguments"),
+        "{demo}"
+    );
+    // The line separators are JSON escapes, never raw.
+    let hostile = std::fs::read_to_string(dir.join("hostile.jsonl")).unwrap();
+    for raw in ['\u{2028}', '\u{2029}', '\u{85}'] {
+        assert!(!hostile.contains(raw) && !demo.contains(raw), "{raw:?} raw");
+    }
+}
+
+/// Chrome's flow binding (the Trace Event Format, as DevTools and Perfetto apply it): a
+/// flow step binds to the slice on its pid and tid that encloses its time, in its
+/// category; the two ends of one flow share id and category.
+#[test]
+fn chrome_trace_flows_bind_to_their_slices() {
+    for (name, evidence) in evidence_sets() {
+        let mut args = vec!["export", "--format", "chrome-trace", "--no-index"];
+        args.extend(evidence.iter().map(String::as_str));
+        let (code, text, err) = aeplens(&args);
+        assert_eq!(code, 0, "{err}");
+        let trace: Value = serde_json::from_str(&text).unwrap();
+        let events = trace["traceEvents"].as_array().unwrap();
+        let slices: Vec<&Value> = events.iter().filter(|e| e["ph"] == "X").collect();
+        let flows: Vec<&Value> = events
+            .iter()
+            .filter(|e| matches!(e["ph"].as_str(), Some("s" | "f")))
+            .collect();
+        for f in &flows {
+            let ts = f["ts"].as_f64().unwrap();
+            let bound = slices.iter().any(|s| {
+                let (start, dur) = (s["ts"].as_f64().unwrap(), s["dur"].as_f64().unwrap());
+                s["pid"] == f["pid"]
+                    && s["tid"] == f["tid"]
+                    && s["cat"] == f["cat"]
+                    && start <= ts
+                    && ts <= start + dur
+            });
+            assert!(bound, "{name}: flow step binds to no slice: {f}");
+            let ends: Vec<&&Value> = flows.iter().filter(|g| g["id"] == f["id"]).collect();
+            assert_eq!(ends.len(), 2, "{name}: {f}");
+            assert!(ends.iter().all(|g| g["cat"] == f["cat"]), "{name}: {f}");
+        }
+        if name == "demo" {
+            assert_eq!(flows.len(), 2, "the demo's deny→re-approval arrow");
+        }
+    }
+}
+
+/// The text of an SVG read as XML: `Err` with the parser's complaint.
+fn xml_ok(svg: &str) -> Result<(), String> {
+    let options = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..roxmltree::ParsingOptions::default()
+    };
+    roxmltree::Document::parse_with_options(svg, options)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn graphviz_and_mermaid_render_svg_an_xml_parser_accepts() {
+    let dir = scratch("svg");
+    // Graphviz.
+    if std::process::Command::new("dot").arg("-V").output().is_ok() {
+        for (name, evidence) in evidence_sets().into_iter().take(2) {
+            let dot = output("export", "dot", &evidence);
+            let path = dir.join(format!("{name}.dot"));
+            std::fs::write(&path, dot).unwrap();
+            let out = std::process::Command::new("dot")
+                .arg("-Tsvg")
+                .arg(&path)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{name}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let svg = String::from_utf8(out.stdout).unwrap();
+            xml_ok(&svg).unwrap_or_else(|e| panic!("{name}: dot's SVG: {e}"));
+        }
+    } else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "Graphviz is required in CI"
+        );
+    }
+    // Mermaid, rendered by mermaid.js in headless Chromium (SVG labels, no HTML).
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mermaid/mermaid.min.js");
+    let Some(bin) = common::chromium() else {
+        return;
+    };
+    if !script.exists() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{} is missing: scripts/test fetches it",
+            script.display()
+        );
+        eprintln!("skipped: no {}", script.display());
+        return;
+    }
+    for (name, evidence) in evidence_sets().into_iter().take(2) {
+        let mermaid = output("export", "mermaid", &evidence);
+        let page = dir.join(format!("{name}-mermaid.html"));
+        let text = serde_json::to_string(&mermaid)
+            .unwrap()
+            .replace("</", "<\\/");
+        std::fs::write(
+            &page,
+            format!(
+                "<!doctype html><html><body><pre id=\"out\">pending</pre><script src=\"file://{}\"></script><script>\
+                 mermaid.initialize({{startOnLoad: false, securityLevel: 'strict', htmlLabels: false, flowchart: {{htmlLabels: false}}}});\
+                 mermaid.render('g', {text}).then(r => {{ document.getElementById('out').textContent = r.svg; }},\
+                 e => {{ document.getElementById('out').textContent = 'ERROR ' + e; }});</script></body></html>",
+                script.display()
+            ),
+        )
+        .unwrap();
+        let dom = common::run_chromium(
+            &bin,
+            &dir.join(format!("profile-{name}")),
+            &[
+                "--dump-dom",
+                "--allow-file-access-from-files",
+                "--virtual-time-budget=10000",
+            ],
+            &page,
+        );
+        let inner = dom
+            .split("<pre id=\"out\">")
+            .nth(1)
+            .and_then(|s| s.split("</pre>").next())
+            .unwrap_or_default();
+        let svg = inner
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&quot;", "\"")
+            .replace("&nbsp;", "\u{a0}")
+            .replace("&amp;", "&");
+        assert!(
+            svg.starts_with("<svg"),
+            "{name}: mermaid did not render: {inner}"
+        );
+        xml_ok(&svg).unwrap_or_else(|e| panic!("{name}: mermaid's SVG: {e}"));
+    }
+}
+
+/// The HTML report in headless Chromium: no console message on any of the three, and the
+/// 20,000-record report prints to a document, not a thousand pages.
+#[test]
+fn the_html_report_loads_without_a_console_error_and_prints_short() {
+    let Some(bin) = common::chromium() else {
+        return;
+    };
+    let dir = scratch("html");
+    for (name, evidence) in evidence_sets() {
+        let page = dir.join(format!("{name}.html"));
+        std::fs::write(&page, output("report", "html", &evidence)).unwrap();
+        let out = std::process::Command::new(&bin)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--enable-logging=stderr",
+                "--v=0",
+                "--virtual-time-budget=2000",
+            ])
+            .arg(format!(
+                "--user-data-dir={}",
+                dir.join(format!("p-{name}")).display()
+            ))
+            .arg(format!(
+                "--print-to-pdf={}",
+                dir.join(format!("{name}.pdf")).display()
+            ))
+            .arg(format!("file://{}", page.display()))
+            .output()
+            .unwrap();
+        let log = String::from_utf8_lossy(&out.stderr);
+        let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+        assert!(console.is_empty(), "{name}: {console:#?}");
+        let pdf = std::fs::read(dir.join(format!("{name}.pdf"))).unwrap();
+        // Page objects (`/Type /Page`, not `/Pages`).
+        let pages = [&b"/Type /Page"[..], b"/Type/Page"]
+            .iter()
+            .map(|p| {
+                (pdf.windows(p.len() + 1))
+                    .filter(|w| w.starts_with(p) && w[p.len()] != b's')
+                    .count()
+            })
+            .sum::<usize>();
+        assert!(pages >= 1, "{name}: a PDF");
+        if name == "incident-20k" {
+            assert!(pages < 80, "{name}: {pages} pages");
+        }
+    }
+}
+
+const MARKDOWN_CHECK: &str = r"
+import sys, cmarkgfm
+for path in sys.argv[1:]:
+    html = cmarkgfm.github_flavored_markdown_to_html(open(path, encoding='utf-8').read())
+    links = html.count('<a ')
+    print(path, links)
+";
+
+/// GitHub's Markdown (cmark-gfm with its extensions) makes no link of record text: bare
+/// URLs, `www.` names and email addresses in evidence stay text.
+#[test]
+fn markdown_record_text_stays_text_on_github() {
+    let Some(py) = python() else {
+        return;
+    };
+    let dir = scratch("markdown");
+    let mut files = Vec::new();
+    for (name, evidence) in evidence_sets().into_iter().take(2) {
+        let path = dir.join(format!("{name}.md"));
+        std::fs::write(&path, output("report", "md", &evidence)).unwrap();
+        files.push(path.display().to_string());
+    }
+    let args: Vec<&str> = files.iter().map(String::as_str).collect();
+    let out = run_python(&py, MARKDOWN_CHECK, &args).unwrap_or_else(|e| panic!("{e}"));
+    for line in out.lines() {
+        assert!(line.ends_with(" 0"), "links made of record text: {line}");
+    }
+    let hostile = std::fs::read_to_string(dir.join("hostile.md")).unwrap();
+    assert!(
+        hostile.contains("bare.example"),
+        "the URL is there, as text"
+    );
+}

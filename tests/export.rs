@@ -181,18 +181,26 @@ fn timeline_formats_for_timesketch_perfetto_and_otlp() {
         list.iter()
             .any(|e| e["name"] == "lease lease-0007" && e["dur"].as_f64() == Some(300_000_000.0))
     );
-    let otlp: serde_json::Value =
-        serde_json::from_str(&export("otlp-json", &demo, "assets/demo/evidence")).unwrap();
+    // One TracesData line per run.
+    let otlp: Vec<serde_json::Value> = export("otlp-json", &demo, "assets/demo/evidence")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(otlp.len(), 3, "a line per run");
     insta::assert_json_snapshot!("demo_otlp", otlp);
-    let spans = otlp["resourceSpans"][0]["scopeSpans"][0]["spans"]
-        .as_array()
-        .unwrap();
+    let spans: Vec<&serde_json::Value> = (otlp.iter())
+        .flat_map(|t| {
+            t["resourceSpans"][0]["scopeSpans"][0]["spans"]
+                .as_array()
+                .unwrap()
+        })
+        .collect();
     let ids: std::collections::HashSet<&str> = spans
         .iter()
         .map(|s| s["spanId"].as_str().unwrap())
         .collect();
     assert_eq!(ids.len(), spans.len(), "span ids are unique");
-    for s in spans {
+    for s in &spans {
         assert_eq!(s["traceId"].as_str().unwrap().len(), 32);
         assert_eq!(s["spanId"].as_str().unwrap().len(), 16);
         if let Some(p) = s["parentSpanId"].as_str() {

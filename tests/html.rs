@@ -8,8 +8,7 @@ mod common;
 use common::{DEMO, aeplens};
 use std::io::Read;
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::time::Duration;
 
 fn html(args: &[&str]) -> String {
@@ -54,52 +53,9 @@ fn demo_golden_is_one_self_contained_file() {
     );
 }
 
-/// Debian's Chromium, headless, as the machine's probe runs it (no background
-/// networking, a fresh profile); `None` when it is not installed outside CI.
-fn chromium() -> Option<PathBuf> {
-    for c in ["/usr/bin/chromium", "/usr/bin/chromium-browser"] {
-        if Path::new(c).exists() {
-            return Some(PathBuf::from(c));
-        }
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "chromium is required in CI (scripts/test installs it)"
-    );
-    eprintln!("chromium not installed: skipping the browser test");
-    None
-}
-
-/// Runs headless Chromium on a file; returns its stdout (the DOM, with `--dump-dom`).
-fn run_chromium(bin: &Path, profile: &Path, args: &[&str], page: &Path) -> String {
-    let out = Command::new(bin)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--virtual-time-budget=2000",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(args)
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .expect("chromium runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 #[test]
 fn the_report_renders_in_chromium_and_hostile_evidence_stays_inert() {
-    let Some(bin) = chromium() else {
+    let Some(bin) = common::chromium() else {
         return;
     };
     let dir = scratch("browser");
@@ -136,14 +92,14 @@ fn the_report_renders_in_chromium_and_hostile_evidence_stays_inert() {
     std::fs::write(&demo, html(&DEMO)).unwrap();
 
     // The demo renders: a title, and a screenshot that is a real picture.
-    let dom = run_chromium(&bin, &dir.join("p1"), &["--dump-dom"], &demo);
+    let dom = common::run_chromium(&bin, &dir.join("p1"), &["--dump-dom"], &demo);
     assert!(
         dom.contains("<title>aeplens incident report</title>"),
         "{dom}"
     );
     assert!(dom.contains("<svg"), "{dom}");
     let shot = dir.join("demo.png");
-    run_chromium(
+    common::run_chromium(
         &bin,
         &dir.join("p2"),
         &[
@@ -162,7 +118,7 @@ fn the_report_renders_in_chromium_and_hostile_evidence_stays_inert() {
 
     // The hostile page: no script ran (the title is ours), no element came from the
     // evidence, and no request reached the listener.
-    let dom = run_chromium(&bin, &dir.join("p3"), &["--dump-dom"], &evil);
+    let dom = common::run_chromium(&bin, &dir.join("p3"), &["--dump-dom"], &evil);
     assert!(
         dom.contains("<title>aeplens incident report</title>"),
         "a script ran"
@@ -175,7 +131,7 @@ fn the_report_renders_in_chromium_and_hostile_evidence_stays_inert() {
         assert!(!dom.contains(element), "{element} in the DOM");
     }
     assert!(dom.contains("&lt;script"), "the markup shows as text");
-    run_chromium(
+    common::run_chromium(
         &bin,
         &dir.join("p4"),
         &[&format!("--screenshot={}", dir.join("evil.png").display())],

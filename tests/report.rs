@@ -186,7 +186,7 @@ fn hostile_evidence_stays_inert_in_every_format() {
     roxmltree::Document::parse(&xml).unwrap();
     let md = report("md", &[path]);
     assert!(
-        md.contains("&lt;script&gt;") && md.contains("\\[l\\](http://e)"),
+        md.contains("&lt;script&gt;") && md.contains("\\[l\\](http\\://e)"),
         "{md}"
     );
     // The gate, and no write over evidence.

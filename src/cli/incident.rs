@@ -1,8 +1,8 @@
 //! `aeplens report`: the incident report (`review::report`) in the format asked for,
 //! with the reviewer's marks and notes when there is a review.
 
-use super::ReportArgs;
 use super::report::{emit, open_with_keys, refuses_output};
+use super::{ReportArgs, ReviewArgs};
 use crate::model::text::sanitize;
 use crate::review::file::{EvidenceSet, Review, default_path};
 use crate::review::report::IncidentReport;
@@ -23,9 +23,9 @@ pub fn command_line() -> String {
         .join(" ")
 }
 
-/// The review to report: `--review FILE` (which must exist), else the explorer's review
-/// of this evidence set when there is one, else none. Err is an exit code.
-fn review(args: &ReportArgs, set: &EvidenceSet) -> Result<Option<(Review, String)>, i32> {
+/// The review an output carries: `--review FILE` (which must exist), else the explorer's
+/// review of this evidence set when there is one, else none. Err is an exit code.
+pub fn review(args: &ReviewArgs, set: &EvidenceSet) -> Result<Option<(Review, String)>, i32> {
     if args.no_review {
         return Ok(None);
     }
@@ -76,7 +76,7 @@ pub fn run(args: &ReportArgs) -> i32 {
         eprintln!("aeplens: nothing to report: no evidence file with a record");
         return super::check::EXIT_NOTHING_TO_VERIFY;
     }
-    let review = match review(args, &EvidenceSet::of(&ev.corpus)) {
+    let review = match review(&args.review, &EvidenceSet::of(&ev.corpus)) {
         Ok(r) => r,
         Err(code) => return code,
     };

@@ -453,6 +453,9 @@ pub struct ExportArgs {
     /// Write to FILE instead of stdout (never one of the evidence files).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<String>,
+    /// The reviewer's marks and notes (Timesketch: tags and a note on each marked event).
+    #[command(flatten)]
+    pub review: ReviewArgs,
     #[command(flatten)]
     pub evidence: EvidenceArgs,
 }
@@ -482,15 +485,22 @@ pub struct ReportArgs {
     /// Exit 1 when a finding at or above this severity exists (for CI gates).
     #[arg(long, value_enum, value_name = "SEVERITY")]
     pub fail_on: Option<SeverityArg>,
-    /// The review whose marks and notes lead the report [default: the explorer's review
+    #[command(flatten)]
+    pub review: ReviewArgs,
+    #[command(flatten)]
+    pub evidence: EvidenceArgs,
+}
+
+/// Which review's marks and notes an output carries.
+#[derive(Args, Debug, Clone)]
+pub struct ReviewArgs {
+    /// The review whose marks and notes the output carries [default: the explorer's review
     /// of this evidence set, under $XDG_DATA_HOME/aeplens/reviews/, when there is one].
     #[arg(long, value_name = "FILE", conflicts_with = "no_review")]
     pub review: Option<String>,
     /// Leave the reviewer's marks and notes out.
     #[arg(long)]
     pub no_review: bool,
-    #[command(flatten)]
-    pub evidence: EvidenceArgs,
 }
 
 /// Formats `report` writes (the one list, the explorer's `R` offers it too).

@@ -21,10 +21,19 @@ pub fn is_terminal_control(c: char) -> bool {
         | '\u{e0000}'..='\u{e007f}')
 }
 
-/// The text with every terminal control shown visibly escaped (`\u{1b}` → `\e`,
-/// others as `\u{XXXX}`, tab/newline as `\t`/`\n`); borrowed when nothing needs escaping.
+/// True for the noncharacters (U+FDD0–U+FDEF and the last two code points of every plane,
+/// U+FFFE/U+FFFF among them): XML 1.0 cannot hold U+FFFE/U+FFFF, and none is text.
+pub fn is_noncharacter(c: char) -> bool {
+    matches!(c, '\u{fdd0}'..='\u{fdef}') || (c as u32) & 0xfffe == 0xfffe
+}
+
+/// The text with every terminal control and noncharacter shown visibly escaped (`\u{1b}` →
+/// `\e`, others as `\u{XXXX}`, tab/newline as `\t`/`\n`); borrowed when nothing needs
+/// escaping. What every output shows of record text: a terminal, XML, SVG and HTML all
+/// receive it safely.
 pub fn sanitize(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(is_terminal_control) {
+    let unsafe_char = |c: char| is_terminal_control(c) || is_noncharacter(c);
+    if !text.chars().any(unsafe_char) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
@@ -34,7 +43,7 @@ pub fn sanitize(text: &str) -> Cow<'_, str> {
             '\t' => out.push_str("\\t"),
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
-            c if is_terminal_control(c) => {
+            c if unsafe_char(c) => {
                 let _ = write!(out, "\\u{{{:04X}}}", c as u32);
             }
             c => out.push(c),

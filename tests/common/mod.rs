@@ -218,3 +218,46 @@ pub fn sarif_validator() -> Option<jsonschema::Validator> {
     let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
     Some(jsonschema::draft4::new(&schema).unwrap())
 }
+
+/// Debian's Chromium, headless, as the machine's probe runs it (no background
+/// networking, a fresh profile); `None` when it is not installed outside CI.
+pub fn chromium() -> Option<PathBuf> {
+    for c in ["/usr/bin/chromium", "/usr/bin/chromium-browser"] {
+        if Path::new(c).exists() {
+            return Some(PathBuf::from(c));
+        }
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "chromium is required in CI (scripts/test installs it)"
+    );
+    eprintln!("chromium not installed: skipping the browser test");
+    None
+}
+
+/// Runs headless Chromium on a file; returns its stdout (the DOM, with `--dump-dom`).
+pub fn run_chromium(bin: &Path, profile: &Path, args: &[&str], page: &Path) -> String {
+    let out = std::process::Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--virtual-time-budget=2000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}

@@ -37,7 +37,13 @@ pub fn run(args: &ExportArgs) -> i32 {
     let text = match args.format {
         ExportFormat::Dot => dot(&graph),
         ExportFormat::Mermaid => mermaid(&graph),
-        ExportFormat::Timesketch => timeline::timesketch(&ev, &args.run),
+        ExportFormat::Timesketch => {
+            let set = crate::review::file::EvidenceSet::of(&ev.corpus);
+            match super::incident::review(&args.review, &set) {
+                Ok(review) => timeline::timesketch(&ev, &args.run, review.as_ref().map(|r| &r.0)),
+                Err(code) => return code,
+            }
+        }
         ExportFormat::ChromeTrace => timeline::chrome_trace(&ev, &args.run),
         ExportFormat::OtlpJson => timeline::otlp_json(&ev, &args.run),
         ExportFormat::Parquet => return parquet(args),

@@ -12,6 +12,8 @@ use crate::analysis::lineage::ChainName;
 use crate::model::Decision;
 use crate::model::facts::ActionFacts;
 use crate::model::time::format_ms;
+use crate::review::file::Review;
+use crate::review::marks::Mark;
 use crate::verify::verdict::RecordVerdict;
 use serde_json::{Value, json};
 
@@ -112,28 +114,53 @@ fn with_verdict(mut object: Value, e: &Event, prefix: &str) -> Value {
     object
 }
 
+/// JSON Lines: one value a line, with U+2028, U+2029 and U+0085 written as JSON escapes —
+/// readers that split lines on them (Python's `str.splitlines`, codecs) would otherwise cut
+/// an event in two and drop it. The values are the same.
+pub(super) fn json_line(value: &Value, out: &mut String) {
+    let text = value.to_string();
+    for c in text.chars() {
+        match c {
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            '\u{85}' => out.push_str("\\u0085"),
+            c => out.push(c),
+        }
+    }
+    out.push('\n');
+}
+
 fn lines(values: impl Iterator<Item = Value>) -> String {
     let mut s = String::new();
     for v in values {
-        s.push_str(&v.to_string());
-        s.push('\n');
+        json_line(&v, &mut s);
     }
     s
 }
 
+/// The times pandas (and so Timesketch's importer) can hold: its nanosecond timestamps
+/// reach from 1677-09-21 to 2262-04-11.
+const TIMESKETCH_MS: std::ops::RangeInclusive<f64> = -9_223_372_036_854.0..=9_223_372_036_854.0;
+
 /// Timesketch JSONL: one event per timed action, with the three fields Timesketch requires
-/// (`message`, `datetime`, `timestamp_desc`) and the action's facts as attributes.
-pub fn timesketch(ev: &Evidence, runs: &[String]) -> String {
+/// (`message`, `datetime`, `timestamp_desc`) and the action's facts as attributes. A time
+/// Timesketch cannot hold puts the event at 1970-01-01 and says so (`time_unusable`, the
+/// recorded `timestamp_ms`). A marked action's event carries the mark: the tag
+/// `aeplens-<verdict>` and the note.
+pub fn timesketch(ev: &Evidence, runs: &[String], review: Option<&Review>) -> String {
+    let marks = marks_by_node(ev, review);
     lines(events(ev, runs).iter().map(|e| {
         let f = &e.facts;
         let words: Vec<&str> = [f.id(), f.tool(), f.outcome(), f.observed()]
             .into_iter()
             .flatten()
             .collect();
-        let event = json!({
+        let usable = TIMESKETCH_MS.contains(&e.time);
+        let time = if usable { e.time } else { 0.0 };
+        let mut event = json!({
             "message": format!("{} (run {})", words.join(" · "), e.run),
-            "datetime": format_ms(e.time),
-            "timestamp": (e.time * 1000.0).round() as i64,
+            "datetime": format_ms(time),
+            "timestamp": (time * 1000.0).round() as i64,
             "timestamp_desc": "AEP action timestamp_ms",
             "data_type": "aep:action",
             "run_id": e.run,
@@ -145,9 +172,40 @@ pub fn timesketch(ev: &Evidence, runs: &[String]) -> String {
             "source": e.source,
             "findings": findings_of(ev, e),
         });
+        if !usable {
+            event["time_unusable"] = format!(
+                "timestamp_ms {} is outside what Timesketch can hold (1677 to 2262): the event is placed at 1970-01-01",
+                e.time
+            )
+            .into();
+            event["recorded_timestamp_ms"] = e.time.into();
+        }
+        if let Some(mark) = marks.get(&e.node) {
+            event["tag"] = json!([format!("aeplens-{}", mark.verdict.name())]);
+            event["aeplens_verdict"] = mark.verdict.name().into();
+            if !mark.note.is_empty() {
+                event["aeplens_note"] = mark.note.clone().into();
+            }
+        }
         with_verdict(event, e, "")
     }))
 }
+
+/// The review's marks on actions, by the node they are on.
+fn marks_by_node<'r>(
+    ev: &Evidence,
+    review: Option<&'r Review>,
+) -> std::collections::HashMap<NodeId, &'r Mark> {
+    (review.iter().flat_map(|r| &r.marks))
+        .filter_map(|m| {
+            let place = m.target.place(&ev.corpus, &ev.analysis, &ev.findings);
+            Some((place.node()?, m))
+        })
+        .collect()
+}
+
+/// The category of every action slice and deny→re-approval flow in the Chrome trace.
+const ACTION_CATEGORY: &str = "aep.action";
 
 /// A Chrome / Perfetto trace (Trace Event JSON): a process per run, each action a slice of
 /// no duration on its `actions` thread (flows bind to slices), each lease window with known bounds a slice on the
@@ -167,7 +225,9 @@ pub fn chrome_trace(ev: &Evidence, runs: &[String]) -> String {
         let f = &e.facts;
         out.push(json!({
             "name": f.tool().or(f.id()).unwrap_or("action"),
-            "cat": f.outcome().unwrap_or("no decision"),
+            // One category for every action: Chrome binds a flow to the slice with its
+            // pid, tid, time and category, and both ends of a flow share one category.
+            "cat": ACTION_CATEGORY,
             "ph": "X",
             "dur": 0,
             "ts": e.time * 1000.0,
@@ -226,7 +286,7 @@ pub fn chrome_trace(ev: &Evidence, runs: &[String]) -> String {
             };
             flow += 1;
             for (ph, e) in [("s", a), ("f", b)] {
-                let mut v = json!({"name": "re-approved", "cat": "deny-reapproval", "ph": ph, "id": flow, "ts": e.time * 1000.0, "pid": e.track + 1, "tid": 1});
+                let mut v = json!({"name": "re-approved", "cat": ACTION_CATEGORY, "ph": ph, "id": flow, "ts": e.time * 1000.0, "pid": e.track + 1, "tid": 1});
                 if ph == "f" {
                     v["bp"] = "e".into();
                 }
@@ -249,10 +309,31 @@ fn attr(key: &str, value: Option<&str>) -> Option<Value> {
     value.map(|v| json!({"key": key, "value": {"stringValue": v}}))
 }
 
-/// OTLP/JSON: a trace per run; per timed action an `execute_tool` span (OpenTelemetry GenAI
-/// attributes `gen_ai.operation.name`, `gen_ai.tool.name`, `gen_ai.tool.call.id`) and, when
-/// the action records a decision, a child `guardrail` span with the decision as `aep.*`
-/// attributes. A parent action in the same run is the parent span.
+/// An action's time in OTLP nanoseconds, computed in integers from the recorded
+/// milliseconds; `Err` with why when OTLP's unsigned 64-bit nanoseconds (1970 to 2554)
+/// cannot hold it, and the nearest time it can.
+fn otlp_nanos(ms: f64) -> Result<u64, (u64, String)> {
+    let nanos = if ms.fract() == 0.0 && ms.abs() < 9.0e15 {
+        i128::from(ms as i64) * 1_000_000
+    } else {
+        (ms * 1_000_000.0).round() as i128
+    };
+    u64::try_from(nanos).map_err(|_| {
+        let clamped = if nanos < 0 { 0 } else { u64::MAX };
+        (
+            clamped,
+            format!("timestamp_ms {ms} is outside what OTLP can hold (1970 to 2554); the span's time is clamped"),
+        )
+    })
+}
+
+/// OTLP/JSON: a trace per run, written as one `TracesData` line per run (the Collector's
+/// file format); per timed action an `execute_tool` span (OpenTelemetry GenAI attributes
+/// `gen_ai.operation.name`, `gen_ai.tool.name`, `gen_ai.tool.call.id`) with an ERROR status
+/// and `error.type` when the call failed or was denied, and, when the action records a
+/// decision, a child `guardrail` span with the decision as `aep.*` attributes. A parent
+/// action in the same run is the parent span. A time OTLP cannot hold is clamped, said in
+/// `aep.time_unusable` and noted on stderr.
 pub fn otlp_json(ev: &Evidence, runs: &[String]) -> String {
     let events = events(ev, runs);
     let g = &ev.analysis.graph;
@@ -260,24 +341,37 @@ pub fn otlp_json(ev: &Evidence, runs: &[String]) -> String {
         let node = &g.nodes[n as usize];
         id_hex(&format!("span\0{}\0{n}", g.runs[node.run as usize].id), 8)
     };
-    let mut spans = Vec::new();
+    // Spans per run, in the order the runs come.
+    let mut by_run: Vec<(&str, Vec<Value>)> = Vec::new();
+    let mut clamped = 0;
     for e in &events {
         let f = &e.facts;
-        let nanos = format!("{}", (e.time * 1_000_000.0).round() as i128);
+        let (nanos, unusable) = match otlp_nanos(e.time) {
+            Ok(n) => (n, None),
+            Err((n, why)) => {
+                clamped += 1;
+                (n, Some(why))
+            }
+        };
+        let nanos = nanos.to_string();
         let trace = id_hex(&format!("run\0{}", e.run), 16);
         let parent = g.nodes[e.node as usize]
             .parent
             .filter(|p| g.nodes[*p as usize].run == g.nodes[e.node as usize].run)
             .map(span_id);
         let verdict = e.verdict_attributes();
+        // A failed or denied tool call is an error, as GenAI `execute_tool` spans say it.
+        let error = f.observed().filter(|o| matches!(*o, "failure" | "denied"));
         let attributes: Vec<Value> = [
             attr("gen_ai.operation.name", Some("execute_tool")),
             attr("gen_ai.tool.name", f.tool()),
             attr("gen_ai.tool.call.id", f.id()),
+            attr("error.type", error),
             attr("aep.run_id", Some(e.run)),
             attr("aep.observed", f.observed()),
             attr("aep.side_effect_class", f.side_effect_class()),
             attr("aep.source", Some(&e.source)),
+            attr("aep.time_unusable", unusable.as_deref()),
         ]
         .into_iter()
         .flatten()
@@ -295,7 +389,10 @@ pub fn otlp_json(ev: &Evidence, runs: &[String]) -> String {
         if let Some(p) = &parent {
             span["parentSpanId"] = p.clone().into();
         }
-        spans.push(span);
+        if let Some(kind) = error {
+            span["status"] = json!({"code": 2, "message": format!("tool call {kind}")});
+        }
+        let mut spans = vec![span];
         if let Some(decision) = &e.decision {
             let attributes: Vec<Value> = [
                 attr("aep.decision", decision.str_field("decision")),
@@ -303,6 +400,7 @@ pub fn otlp_json(ev: &Evidence, runs: &[String]) -> String {
                 attr("aep.resource", decision.str_field("resource")),
                 attr("aep.approval_grant", f.grant()),
                 attr("aep.approval_decision", f.approval_decision()),
+                attr("aep.time_unusable", unusable.as_deref()),
             ]
             .into_iter()
             .flatten()
@@ -318,18 +416,31 @@ pub fn otlp_json(ev: &Evidence, runs: &[String]) -> String {
                 "attributes": attributes,
             }));
         }
+        match by_run.last_mut() {
+            Some((run, list)) if *run == e.run => list.extend(spans),
+            _ => by_run.push((e.run, spans)),
+        }
     }
-    let doc = json!({"resourceSpans": [{
-        "resource": {"attributes": [
-            {"key": "service.name", "value": {"stringValue": "aep-evidence"}},
-            {"key": "telemetry.sdk.name", "value": {"stringValue": "aeplens"}},
-        ]},
-        "scopeSpans": [{
-            "scope": {"name": "aeplens", "version": env!("CARGO_PKG_VERSION")},
-            "spans": spans,
-        }],
-    }]});
-    let mut s = serde_json::to_string(&doc).unwrap_or_default();
-    s.push('\n');
+    if clamped > 0 {
+        super::super::note(&format!(
+            "{clamped} span time{} outside what OTLP can hold (1970 to 2554): clamped, and said in aep.time_unusable",
+            if clamped == 1 { "" } else { "s" }
+        ));
+    }
+    let mut s = String::new();
+    for (run, spans) in by_run {
+        let doc = json!({"resourceSpans": [{
+            "resource": {"attributes": [
+                {"key": "service.name", "value": {"stringValue": "aep-evidence"}},
+                {"key": "telemetry.sdk.name", "value": {"stringValue": "aeplens"}},
+                {"key": "gen_ai.agent.run.id", "value": {"stringValue": run}},
+            ]},
+            "scopeSpans": [{
+                "scope": {"name": "aeplens", "version": env!("CARGO_PKG_VERSION")},
+                "spans": spans,
+            }],
+        }]});
+        json_line(&doc, &mut s);
+    }
     s
 }

@@ -25,6 +25,12 @@ pub const WATERFALL_ROWS: usize = 200;
 /// How many runs get a waterfall, and how many chains the chain graph draws.
 pub const WATERFALLS: usize = 10;
 pub const CHAINS_DRAWN: usize = 50;
+/// How many rows a table lists (findings of one id, chains, chain paths) before saying how
+/// many more there are and which command lists them all: a report of a 20,000-record
+/// store stays a document a reviewer reads, not a thousand printed pages.
+pub const ROWS_LISTED: usize = 100;
+/// How many runs not drawn the report names.
+const RUNS_NAMED: usize = 50;
 
 /// Renders the report.
 pub fn render(r: &IncidentReport, ev: EvidenceRef) -> String {
@@ -50,9 +56,11 @@ pub fn render(r: &IncidentReport, ev: EvidenceRef) -> String {
     let at = |a: Option<&crate::verify::links::RecordAt>| {
         a.map_or("—".to_string(), |a| format!("{}:{}", a.path, a.line))
     };
-    let paths: Vec<[String; 5]> = r
-        .chain_paths
-        .iter()
+    // Paths that are not intact first: what a reviewer reads when not all are listed.
+    let mut ordered: Vec<&crate::verify::links::ChainPath> = r.chain_paths.iter().collect();
+    ordered.sort_by_key(|p| p.status == crate::verify::chain::ChainStatus::Intact);
+    let paths: Vec<[String; 5]> = ordered
+        .into_iter()
         .map(|p| {
             [
                 p.status.name().to_string(),
@@ -70,11 +78,17 @@ pub fn render(r: &IncidentReport, ev: EvidenceRef) -> String {
             links: o.links.iter().map(EvidenceLink::words).collect(),
         })
         .collect();
+    let (drawn, not_drawn, unnamed) = waterfalls(r, ev);
     let ctx = minijinja::context! {
         r => Value::from(Serde(r)),
         marks => Value::from(Serde(marks)),
         actions => Value::from(Serde(r.actions.iter().map(Answers::of).collect::<Vec<_>>())),
-        waterfalls => Value::from(Serde(waterfalls(r, ev))),
+        waterfalls => Value::from(Serde(drawn)),
+        waterfalls_drawn => WATERFALLS,
+        runs_not_drawn => Value::from(Serde(not_drawn)),
+        runs_unnamed => unnamed,
+        chains_drawn => CHAINS_DRAWN,
+        listed => ROWS_LISTED,
         chains => Value::from(Serde(chain_graph(r))),
         path_counts => super::counts(&r.summary.chain_paths).join(", "),
         paths => Value::from(Serde(paths)),
@@ -153,9 +167,12 @@ const LABEL_W: f64 = 230.0;
 const PLOT_W: f64 = 640.0;
 const ROW_H: u32 = 18;
 const TOP: u32 = 34;
+/// Half the width of a tick label (`HH:MM:SS`, 8 characters of 11 px monospace).
+const TICK_LABEL_HALF: f64 = 8.0 * 11.0 * 0.6 / 2.0;
 
-/// The waterfalls of the marked runs, else of the runs of actions behind high findings.
-fn waterfalls(r: &IncidentReport, ev: EvidenceRef) -> Vec<Waterfall> {
+/// The waterfalls of the marked runs, else of the runs of actions behind high findings
+/// (at most [`WATERFALLS`]), and the ids of the runs beyond that (at most [`RUNS_NAMED`]).
+fn waterfalls(r: &IncidentReport, ev: EvidenceRef) -> (Vec<Waterfall>, Vec<String>, usize) {
     let g = &ev.analysis.graph;
     let marked: HashSet<NodeId> = r
         .review
@@ -185,10 +202,14 @@ fn waterfalls(r: &IncidentReport, ev: EvidenceRef) -> Vec<Waterfall> {
         }
     }
     let roles = crate::analysis::chains::roles(&ev.analysis.chains);
-    runs.into_iter()
-        .take(WATERFALLS)
+    let not_drawn: Vec<String> = (runs.iter().skip(WATERFALLS).take(RUNS_NAMED))
+        .map(|(run, _)| g.runs[*run].id.clone())
+        .collect();
+    let unnamed = runs.len().saturating_sub(WATERFALLS + not_drawn.len());
+    let drawn = (runs.into_iter().take(WATERFALLS))
         .map(|(run, why)| waterfall(ev, run, why, &marked, &roles))
-        .collect()
+        .collect();
+    (drawn, not_drawn, unnamed)
 }
 
 fn waterfall(
@@ -289,7 +310,8 @@ fn waterfall(
     Waterfall {
         run_id: g.runs[run].id.clone(),
         why,
-        width: (LABEL_W + PLOT_W) as u32 + 20,
+        // Room right of the axis for half the last tick's label (centred on its tick).
+        width: (LABEL_W + PLOT_W + TICK_LABEL_HALF) as u32 + 8,
         height: TOP + shown.len() as u32 * ROW_H + 10,
         rows,
         leases: windows,

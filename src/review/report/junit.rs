@@ -11,7 +11,7 @@ use crate::verify::{AuthStatus, CheckStatus};
 use std::fmt::Write as _;
 
 /// Text safe in XML content and attributes: markup escaped; terminal controls and what
-/// XML 1.0 forbids (U+FFFE, U+FFFF) shown as `\u{XXXX}` escapes, never dropped.
+/// XML 1.0 forbids (U+FFFE, U+FFFF) shown as `\u{XXXX}` escapes by `sanitize`, never dropped.
 fn xml(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in crate::model::text::sanitize(text).chars() {
@@ -21,9 +21,6 @@ fn xml(text: &str) -> String {
             '&' => out.push_str("&amp;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
-            '\u{fffe}' | '\u{ffff}' => {
-                let _ = write!(out, "\\u{{{:04X}}}", c as u32);
-            }
             c => out.push(c),
         }
     }

@@ -10,8 +10,14 @@ use std::fmt::Write as _;
 /// Evidence text as inert inline Markdown: controls escaped (a line break becomes `\n`),
 /// inline Markdown punctuation backslashed, `<`, `>` and `&` as entities.
 pub(super) fn md(text: &str) -> String {
+    let text = sanitize(text);
+    // GitHub links an email address whatever is escaped around it: a code span keeps it text.
+    if text.contains('@') {
+        return code_span(&text);
+    }
+    let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
-    for c in sanitize(text).chars() {
+    for (i, &c) in chars.iter().enumerate() {
         match c {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
@@ -21,10 +27,34 @@ pub(super) fn md(text: &str) -> String {
                 out.push('\\');
                 out.push(c);
             }
+            // What GitHub links bare: `scheme://` and `www.` (escaped, they stay text).
+            ':' if chars.get(i + 1..i + 3) == Some(&['/', '/']) => out.push_str("\\:"),
+            '.' if i >= 3 && chars[i - 3..i].iter().all(|w| w.eq_ignore_ascii_case(&'w')) => {
+                out.push_str("\\.");
+            }
             c => out.push(c),
         }
     }
     out
+}
+
+/// `text` as a Markdown code span (inert: no emphasis, link or autolink), `|` escaped for
+/// tables, fenced by more backticks than any run it holds.
+fn code_span(text: &str) -> String {
+    let content = text.replace('|', "\\|");
+    let mut longest = 0;
+    let mut run = 0;
+    for c in content.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let pad = if content.starts_with('`') || content.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{content}{pad}{fence}")
 }
 
 /// One action's three answers, drift, lease, digests and findings, under its title.
@@ -325,7 +355,7 @@ mod tests {
         let hostile = "<script>x</script> [a](http://e) **b** | c `d`\n# e \u{1b}[2J";
         let out = md(hostile);
         assert!(!out.contains('<') && !out.contains('\n') && !out.contains('\u{1b}'));
-        assert!(out.contains("\\[a\\](http://e)"), "{out}");
+        assert!(out.contains("\\[a\\](http\\://e)"), "{out}");
         assert!(out.contains("\\|") && out.contains("\\`d\\`"), "{out}");
     }
 }
