@@ -178,12 +178,23 @@ fn ev(a: &Action<'_>, keys: &[&str]) -> serde_json::Value {
 /// Every finding the analysis makes (not those of the verifier).
 pub fn analyse(corpus: &Corpus, an: &Analysis) -> Vec<Timed> {
     let g = &an.graph;
-    // Actions are independent: checked in parallel, kept in node order.
-    let mut out: Vec<Timed> = (0..g.nodes.len() as NodeId)
+    // Actions are independent: checked in parallel, kept in node order. The nodes first
+    // stored in one record are consecutive: they are checked together, so that a record
+    // whose tree was let go is read again once, not once per finding.
+    let mut groups: Vec<std::ops::Range<NodeId>> = Vec::new();
+    for n in 0..g.nodes.len() as NodeId {
+        match groups.last_mut() {
+            Some(r) if g.nodes[r.start as usize].record == g.nodes[n as usize].record => {
+                r.end = n + 1;
+            }
+            _ => groups.push(n..n + 1),
+        }
+    }
+    let mut out: Vec<Timed> = groups
         .into_par_iter()
-        .flat_map_iter(|n| {
+        .flat_map_iter(|nodes| {
             let mut found = Vec::new();
-            per_action(corpus, an, n, &mut found);
+            per_record(corpus, an, nodes, &mut found);
             found
         })
         .collect();
@@ -317,7 +328,32 @@ pub fn checks(f: &ActionFacts) -> u8 {
 }
 
 /// The findings about node `n`, reading its action's JSON only when there are some.
-fn per_action(corpus: &Corpus, an: &Analysis, n: NodeId, out: &mut Vec<Timed>) {
+/// The findings of consecutive nodes first stored in one record, the record read once
+/// for all of them (and not at all when none has anything to say).
+fn per_record(
+    corpus: &Corpus,
+    an: &Analysis,
+    nodes: std::ops::Range<NodeId>,
+    out: &mut Vec<Timed>,
+) {
+    let concerned: Vec<(NodeId, Concerns)> =
+        nodes.filter_map(|n| Some((n, concerns(an, n)?))).collect();
+    let Some(&(first, _)) = concerned.first() else {
+        return;
+    };
+    let record = an.graph.nodes[first as usize].record;
+    corpus.record(record as usize).with_record(|record| {
+        for (n, concerns) in &concerned {
+            let pos = an.graph.nodes[*n as usize].pos;
+            if let Some(a) = record.action_at(pos as usize) {
+                action_findings(corpus, an, *n, record, &a, concerns, out);
+            }
+        }
+    });
+}
+
+/// What there is to say about node `n`, known before its JSON is read; `None`: nothing.
+fn concerns(an: &Analysis, n: NodeId) -> Option<Concerns<'_>> {
     let bits = an.checks[n as usize];
     let parent = an.graph.nodes[n as usize]
         .parent
@@ -333,23 +369,17 @@ fn per_action(corpus: &Corpus, an: &Analysis, n: NodeId, out: &mut Vec<Timed>) {
         | check::UNKNOWN_CLASS_ALLOWED
         | check::DRIFT_EXECUTED;
     if bits & own == 0 && parent.is_none() && lease.is_none() && coverage.is_none() {
-        return;
+        return None;
     }
-    let node = &an.graph.nodes[n as usize];
-    let concerns = Concerns {
+    Some(Concerns {
         bits,
         parent,
         lease,
         coverage,
-    };
-    corpus.record(node.record as usize).with_record(|record| {
-        if let Some(a) = record.action_at(node.pos as usize) {
-            action_findings(corpus, an, n, record, &a, &concerns, out);
-        }
-    });
+    })
 }
 
-/// What [`per_action`] finds there is to say about a node, before reading its JSON.
+/// What [`concerns`] finds there is to say about a node, before reading its JSON.
 struct Concerns<'a> {
     bits: u8,
     /// Its parent, denied after its arguments drifted.

@@ -11,28 +11,43 @@ use crate::model::{Source, Span};
 /// what a record whose tree was let go gives when asked for. The JSON stands only if its
 /// canonical SHA-256 is still `canonical` (when given), the hash it was verified with.
 pub fn reread(source: &Source, span: Span, canonical: Option<&[u8; 32]>) -> Result<Json, String> {
-    let json = parse_again(&read_line(source, span)?)?;
-    if let Some(canonical) = canonical {
-        let bytes = crate::canon::canonical_bytes_without(
-            &json,
-            crate::canon::CHAIN_EXCLUDED,
-            crate::canon::Variant::C1,
-        );
-        if Sha256Digest::of(&bytes).0 != *canonical {
-            return Err(changed());
+    let read = || -> Result<Json, String> {
+        let json = parse_again(&read_line(source, span)?)?;
+        if let Some(canonical) = canonical {
+            let bytes = crate::canon::canonical_bytes_without(
+                &json,
+                crate::canon::CHAIN_EXCLUDED,
+                crate::canon::Variant::C1,
+            );
+            if Sha256Digest::of(&bytes).0 != *canonical {
+                return Err(changed());
+            }
         }
-    }
-    Ok(json)
+        Ok(json)
+    };
+    // A file kept open may be one since replaced (a rotated store): once more, opened anew.
+    read().or_else(|_| {
+        forget_open();
+        read()
+    })
 }
 
 /// [`reread`] for a record bound to the bytes of its line, as verified in this process
 /// ([`line_digest`]): the line stands only if they are still the same — byte for byte,
 /// which needs no canonical form made again.
 pub fn reread_line(source: &Source, span: Span, line: Option<&[u8; 32]>) -> Result<Json, String> {
-    let bytes = read_line(source, span)?;
-    if line.is_some_and(|digest| line_digest(&bytes) != *digest) {
-        return Err(changed());
-    }
+    let read = || -> Result<Vec<u8>, String> {
+        let bytes = read_line(source, span)?;
+        if line.is_some_and(|digest| line_digest(&bytes) != *digest) {
+            return Err(changed());
+        }
+        Ok(bytes)
+    };
+    // A file kept open may be one since replaced (a rotated store): once more, opened anew.
+    let bytes = read().or_else(|_| {
+        forget_open();
+        read()
+    })?;
     parse_again(&bytes)
 }
 
@@ -42,17 +57,49 @@ pub fn line_digest(bytes: &[u8]) -> [u8; 32] {
     Sha256Digest::of(bytes).0
 }
 
-/// A record's line, read again from its file.
+/// A record's line, read again from its file. Each thread keeps the last file it read
+/// open, so the records of a batch — read in file order — cost one `open` a file, not one
+/// a record (the bytes are still checked against what was verified).
 fn read_line(source: &Source, span: Span) -> Result<Vec<u8>, String> {
-    use std::io::{Read, Seek, SeekFrom};
     let mut bytes = vec![0; span.len as usize];
-    std::fs::File::open(&*source.path)
-        .and_then(|mut file| {
-            file.seek(SeekFrom::Start(span.offset))?;
-            file.read_exact(&mut bytes)
-        })
+    read_at(&source.path, span.offset, &mut bytes)
         .map_err(|e| format!("cannot read its line again: {e}"))?;
     Ok(bytes)
+}
+
+#[cfg(unix)]
+thread_local! {
+    /// The last file this thread read a line from, kept open.
+    static OPEN: std::cell::RefCell<Option<(std::sync::Arc<str>, std::fs::File)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Closes the file this thread kept open.
+fn forget_open() {
+    #[cfg(unix)]
+    OPEN.with_borrow_mut(|open| *open = None);
+}
+
+#[cfg(unix)]
+fn read_at(path: &std::sync::Arc<str>, offset: u64, into: &mut [u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    OPEN.with_borrow_mut(|open| {
+        if open.as_ref().is_none_or(|(p, _)| p != path) {
+            *open = Some((path.clone(), std::fs::File::open(&**path)?));
+        }
+        match open {
+            Some((_, file)) => file.read_exact_at(into, offset),
+            None => Ok(()),
+        }
+    })
+}
+
+#[cfg(not(unix))]
+fn read_at(path: &std::sync::Arc<str>, offset: u64, into: &mut [u8]) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(&**path)?;
+    file.seek(SeekFrom::Start(offset))?;
+    file.read_exact(into)
 }
 
 /// A line read again, parsed.
