@@ -36,7 +36,7 @@ fn every_fixture_answers_as_pinned() {
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             let (code, out, _) = common::aeplens(&args);
             let digest = Sha256::digest(out.as_bytes());
-            let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+            let hex = aeplens::canon::hex(&digest);
             let _ = writeln!(now, "{hex} {code} {command} {rel}");
         }
     }
