@@ -405,7 +405,7 @@ fn action_findings(
         coverage,
     } = *concerns;
     let fields = ActionFields::of(a.0);
-    let (facts, drift) = ActionFacts::with_drift(record, &fields);
+    let (facts, drift) = ActionFacts::with_drift(record, a.0, &fields);
     let outcome = facts.outcome();
     let class = facts.side_effect_class();
     if bits & check::EXEC_AFTER_DENY != 0 {

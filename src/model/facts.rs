@@ -242,6 +242,9 @@ pub struct ActionFacts {
     pub bounded_lease_evidence: Option<Box<Obj>>,
     /// The state digest members, when the action carries a pre or post digest.
     pub state_digest: Option<Box<StateDigest>>,
+    /// The whole action's [`Json::equality_digest`]: two copies of an action (cumulative
+    /// snapshots repeat them) are compared by it, their trees read only when they differ.
+    pub copy_digest: [u8; 16],
 }
 
 /// An optional JSON number in eight bytes instead of sixteen (a million actions' facts
@@ -289,12 +292,16 @@ impl StateDigest {
 impl ActionFacts {
     /// Reads the facts of one action of `record`.
     pub fn of(record: &Record, action: &Action<'_>) -> ActionFacts {
-        ActionFacts::with_drift(record, &ActionFields::of(action.0)).0
+        ActionFacts::with_drift(record, action.0, &ActionFields::of(action.0)).0
     }
 
-    /// The facts among an action's indexed members (`record` holds the action), with
-    /// the whole normalised drift check.
-    pub fn with_drift<'a>(record: &'a Record, f: &ActionFields<'a>) -> (ActionFacts, Drift<'a>) {
+    /// The facts of `action` (its members indexed in `f`; `record` holds it), with the
+    /// whole normalised drift check.
+    pub fn with_drift<'a>(
+        record: &'a Record,
+        action: &Obj,
+        f: &ActionFields<'a>,
+    ) -> (ActionFacts, Drift<'a>) {
         let decision = f.obj(Key::CapabilityDecision);
         let members = DecisionMembers::of(decision);
         let grant = members.grant();
@@ -334,6 +341,7 @@ impl ActionFacts {
             has_result_digest: f.get(Key::ResultDigest).is_some(),
             bounded_lease_evidence: f.obj(Key::BoundedLeaseEvidence).cloned().map(Box::new),
             state_digest,
+            copy_digest: action.equality_digest(),
         };
         (facts, drift)
     }
@@ -456,6 +464,7 @@ impl ActionFacts {
                 }
             }
         }
+        w.bytes(&self.copy_digest);
     }
 
     fn decode(r: &mut Reader<'_>) -> Option<ActionFacts> {
@@ -499,6 +508,7 @@ impl ActionFacts {
             } else {
                 None
             },
+            copy_digest: r.bytes()?.try_into().ok()?,
         })
     }
 }

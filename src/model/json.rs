@@ -65,6 +65,21 @@ pub struct Obj {
 }
 
 impl Obj {
+    /// [`Json::equality_digest`] of this object.
+    pub fn equality_digest(&self) -> [u8; 16] {
+        digest_of(|h| self.feed(h))
+    }
+
+    fn feed(&self, h: &mut sha2::Sha256) {
+        use sha2::Digest as _;
+        h.update([6]);
+        h.update((self.members.len() as u64).to_le_bytes());
+        for (k, v) in &self.members {
+            feed_str(h, k);
+            v.feed(h);
+        }
+    }
+
     /// The value of `key` (the last one when the key is repeated).
     pub fn get(&self, key: &str) -> Option<&Json> {
         let key = key.as_bytes();
@@ -257,6 +272,32 @@ pub enum Json {
 }
 
 impl Json {
+    /// A digest two values share exactly when they are equal (`==`: members in their
+    /// order, duplicates kept, numbers as written): 16 bytes of SHA-256 over a tagged,
+    /// length-prefixed walk of the value. What tells two copies of an action apart
+    /// without keeping either's tree.
+    pub fn equality_digest(&self) -> [u8; 16] {
+        digest_of(|h| self.feed(h))
+    }
+
+    fn feed(&self, h: &mut sha2::Sha256) {
+        use sha2::Digest as _;
+        match self {
+            Json::Null => h.update([0]),
+            Json::Bool(b) => h.update([1, u8::from(*b)]),
+            Json::Number(n) => feed_bytes(h, 2, n.raw.as_bytes()),
+            Json::String(s) => feed_str(h, s),
+            Json::Array(items) => {
+                h.update([5]);
+                h.update((items.len() as u64).to_le_bytes());
+                for v in items {
+                    v.feed(h);
+                }
+            }
+            Json::Object(o) => o.feed(h),
+        }
+    }
+
     /// The object, if this is one.
     pub fn as_object(&self) -> Option<&Obj> {
         match self {
@@ -474,5 +515,32 @@ mod tests {
         }
         assert_eq!(KEYS.position("x"), Some(3));
         assert_eq!(KEYS.position("approved_args_digest"), None);
+    }
+}
+
+/// 16 bytes of the SHA-256 of what `feed` writes.
+fn digest_of(feed: impl FnOnce(&mut sha2::Sha256)) -> [u8; 16] {
+    use sha2::Digest as _;
+    let mut h = sha2::Sha256::new();
+    feed(&mut h);
+    let full = h.finalize();
+    let mut out = [0; 16];
+    out.copy_from_slice(&full[..16]);
+    out
+}
+
+/// A tag, the length, the bytes.
+fn feed_bytes(h: &mut sha2::Sha256, tag: u8, bytes: &[u8]) {
+    use sha2::Digest as _;
+    h.update([tag]);
+    h.update((bytes.len() as u64).to_le_bytes());
+    h.update(bytes);
+}
+
+/// A string, its two forms told apart.
+fn feed_str(h: &mut sha2::Sha256, s: &JStr) {
+    match s {
+        JStr::Utf8(s) => feed_bytes(h, 3, s.as_bytes()),
+        JStr::Wtf8(b) => feed_bytes(h, 4, b),
     }
 }

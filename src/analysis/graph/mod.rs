@@ -264,7 +264,8 @@ impl Graph {
                     let seen = (self.lineages.seen_from(chain))
                         .find_map(|c| self.index.node(&self.nodes, c, id, of_node));
                     if let Some(first) = seen {
-                        self.add_copy(first, records, component, ri, pos);
+                        let same = node_facts[first as usize].copy_digest == f.copy_digest;
+                        self.add_copy(first, records, component, ri, pos, same);
                         continue;
                     }
                     let key = (chain, run);
@@ -303,12 +304,21 @@ impl Graph {
     }
 
     /// Counts a copy of node `n` found at `pos` of record `ri`, and reports it when it
-    /// differs from the first copy within one record chain (V17).
-    fn add_copy(&mut self, n: NodeId, records: &[&Record], component: &[u32], ri: u32, pos: u32) {
+    /// differs from the first copy within one record chain (V17). `same`: the two copies'
+    /// digests agree ([`ActionFacts::copy_digest`]), so neither record is read again.
+    fn add_copy(
+        &mut self,
+        n: NodeId,
+        records: &[&Record],
+        component: &[u32],
+        ri: u32,
+        pos: u32,
+        same: bool,
+    ) {
         let node = &mut self.nodes[n as usize];
         node.copies += 1;
         let first_record = node.record;
-        if component[first_record as usize] != component[ri as usize] {
+        if same || component[first_record as usize] != component[ri as usize] {
             return;
         }
         // Both copies read for the comparison alone when their trees were let go.
