@@ -468,6 +468,33 @@ pub fn opt_number<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, 
     }
 }
 
+/// 16 bytes of the SHA-256 of what `feed` writes.
+fn digest_of(feed: impl FnOnce(&mut sha2::Sha256)) -> [u8; 16] {
+    use sha2::Digest as _;
+    let mut h = sha2::Sha256::new();
+    feed(&mut h);
+    let full = h.finalize();
+    let mut out = [0; 16];
+    out.copy_from_slice(&full[..16]);
+    out
+}
+
+/// A tag, the length, the bytes.
+fn feed_bytes(h: &mut sha2::Sha256, tag: u8, bytes: &[u8]) {
+    use sha2::Digest as _;
+    h.update([tag]);
+    h.update((bytes.len() as u64).to_le_bytes());
+    h.update(bytes);
+}
+
+/// A string, its two forms told apart.
+fn feed_str(h: &mut sha2::Sha256, s: &JStr) {
+    match s {
+        JStr::Utf8(s) => feed_bytes(h, 3, s.as_bytes()),
+        JStr::Wtf8(b) => feed_bytes(h, 4, b),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -516,31 +543,33 @@ mod tests {
         assert_eq!(KEYS.position("x"), Some(3));
         assert_eq!(KEYS.position("approved_args_digest"), None);
     }
-}
 
-/// 16 bytes of the SHA-256 of what `feed` writes.
-fn digest_of(feed: impl FnOnce(&mut sha2::Sha256)) -> [u8; 16] {
-    use sha2::Digest as _;
-    let mut h = sha2::Sha256::new();
-    feed(&mut h);
-    let full = h.finalize();
-    let mut out = [0; 16];
-    out.copy_from_slice(&full[..16]);
-    out
-}
-
-/// A tag, the length, the bytes.
-fn feed_bytes(h: &mut sha2::Sha256, tag: u8, bytes: &[u8]) {
-    use sha2::Digest as _;
-    h.update([tag]);
-    h.update((bytes.len() as u64).to_le_bytes());
-    h.update(bytes);
-}
-
-/// A string, its two forms told apart.
-fn feed_str(h: &mut sha2::Sha256, s: &JStr) {
-    match s {
-        JStr::Utf8(s) => feed_bytes(h, 3, s.as_bytes()),
-        JStr::Wtf8(b) => feed_bytes(h, 4, b),
+    #[test]
+    fn equality_digests_agree_exactly_when_values_are_equal() {
+        let parse = |t: &str| crate::load::parser::parse(t).unwrap();
+        let same = [
+            (
+                r#"{"a":1,"b":[true,null,"x"]}"#,
+                r#"{"a":1,"b":[true,null,"x"]}"#,
+            ),
+            (r#"{"a":1.0}"#, r#"{"a":1.0}"#),
+        ];
+        let differ = [
+            (r#"{"a":1,"b":2}"#, r#"{"b":2,"a":1}"#),
+            (r#"{"a":1}"#, r#"{"a":1.0}"#),
+            (r#"{"a":"1"}"#, r#"{"a":1}"#),
+            (r#"{"a":1,"a":1}"#, r#"{"a":1}"#),
+            (r#"{"a":["x","y"]}"#, r#"{"a":["xy"]}"#),
+            (r#"{"ab":"c"}"#, r#"{"a":"bc"}"#),
+            (r#"{"a":"\ud800"}"#, r#"{"a":"\ud801"}"#),
+        ];
+        for (a, b) in same.into_iter().chain(differ) {
+            let (x, y) = (parse(a), parse(b));
+            assert_eq!(
+                x.equality_digest() == y.equality_digest(),
+                x == y,
+                "{a} against {b}"
+            );
+        }
     }
 }
