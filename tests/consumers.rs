@@ -835,7 +835,7 @@ fn markdown_record_text_stays_text_on_github() {
     };
     let dir = scratch("markdown");
     let mut files = Vec::new();
-    for (name, evidence) in evidence_sets().into_iter().take(2) {
+    for (name, evidence) in evidence_sets() {
         let path = dir.join(format!("{name}.md"));
         std::fs::write(&path, output("report", "md", &evidence)).unwrap();
         files.push(path.display().to_string());
@@ -850,4 +850,27 @@ fn markdown_record_text_stays_text_on_github() {
         hostile.contains("bare.example"),
         "the URL is there, as text"
     );
+}
+
+/// The waterfall's axis labels are centred on their ticks: the last one needs half its
+/// width right of the axis (8 characters of 11 px monospace, 0.6 em each), inside the SVG.
+#[test]
+fn the_waterfalls_last_axis_label_is_inside_its_svg() {
+    let html = output("report", "html", &evidence_sets()[0].1);
+    let svg_start = html.find("aria-label=\"waterfall of run").expect("a waterfall");
+    let svg = &html[html[..svg_start].rfind("<svg").unwrap()..];
+    let svg = &svg[..svg.find("</svg>").unwrap()];
+    let attr = |tag: &str, name: &str| -> f64 {
+        let at = tag.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
+        tag[at..at + tag[at..].find('"').unwrap()].parse().unwrap()
+    };
+    let width = attr(svg, "width");
+    let last_tick = svg
+        .match_indices("<text x=")
+        .map(|(i, _)| &svg[i..i + svg[i..].find('>').unwrap()])
+        .filter(|t| t.contains("text-anchor=\"middle\""))
+        .last()
+        .expect("tick labels");
+    let x = attr(last_tick, "x");
+    assert!(x + 8.0 * 11.0 * 0.6 / 2.0 <= width, "label at {x} in an SVG {width} wide");
 }
