@@ -36,7 +36,17 @@ pub fn run(args: &ExportArgs) -> i32 {
     }
     let text = match args.format {
         ExportFormat::Dot => dot(&graph),
-        ExportFormat::Mermaid => mermaid(&graph),
+        ExportFormat::Mermaid => {
+            let (text, left_out) = mermaid(&graph);
+            if left_out > 0 {
+                super::note(&format!(
+                    "{left_out} of {} runs left out of the Mermaid diagram: Mermaid refuses one over {} characters (--run picks runs; --format dot has no limit)",
+                    graph.runs.len(),
+                    crate::review::report::graph::MERMAID_MAX_TEXT
+                ));
+            }
+            text
+        }
         ExportFormat::Timesketch => {
             let set = crate::review::file::EvidenceSet::of(&ev.corpus);
             match super::incident::review(&args.review, &set) {

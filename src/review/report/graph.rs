@@ -7,6 +7,7 @@ use crate::analysis::evidence::EvidenceRef;
 use crate::analysis::graph::NodeId;
 use crate::model::text::sanitize;
 use crate::verify::verdict::RecordVerdict;
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 /// How an action is drawn.
@@ -168,11 +169,39 @@ pub fn dot(graph: &ActionGraph) -> String {
 }
 
 /// The graph as a Mermaid flowchart.
-pub fn mermaid(graph: &ActionGraph) -> String {
-    let mut s =
-        String::from("%% aeplens export --format mermaid: the action graph\nflowchart TD\n");
+/// The most text Mermaid renders (its default `maxTextSize`; GitHub keeps it): a larger
+/// diagram is refused whole.
+pub const MERMAID_MAX_TEXT: usize = 50_000;
+
+/// The graph as Mermaid, runs in order for as long as the diagram stays under
+/// [`MERMAID_MAX_TEXT`]; the runs left out are counted in a comment and returned.
+pub fn mermaid(graph: &ActionGraph) -> (String, usize) {
+    let head = "%% aeplens export --format mermaid: the action graph\nflowchart TD\n";
+    let tail = "  classDef denied stroke:#c62828,color:#c62828\n  classDef reapproved stroke:#ef6c00,stroke-width:3px\n";
+    // Room kept for the tail and the comment saying what was left out.
+    let budget = MERMAID_MAX_TEXT - head.len() - tail.len() - 200;
+    // An edge is drawn with the later of its two ends' runs.
+    let mut run_of: HashMap<NodeId, usize> = HashMap::new();
+    for (i, (_, nodes)) in graph.runs.iter().enumerate() {
+        run_of.extend(nodes.iter().map(|d| (d.0, i)));
+    }
+    let mut edges_of: Vec<String> = vec![String::new(); graph.runs.len()];
+    for (from, to, link) in &graph.edges {
+        let (Some(a), Some(b)) = (run_of.get(from), run_of.get(to)) else {
+            continue;
+        };
+        let arrow = match link {
+            Link::Parent => "-->",
+            Link::ParentCrossRun => "-. cross-run parent .->",
+            Link::Reapproval => "== re-approved ==>",
+            Link::Causal => "-. causal .->",
+        };
+        let _ = writeln!(edges_of[*a.max(b)], "  n{from} {arrow} n{to}");
+    }
+    let (mut blocks, mut edges) = (String::new(), String::new());
+    let mut left_out = 0;
     for (i, (run, nodes)) in graph.runs.iter().enumerate() {
-        let _ = writeln!(s, "  subgraph r{i}[\"run {}\"]", mermaid_text(run));
+        let mut block = format!("  subgraph r{i}[\"run {}\"]\n", mermaid_text(run));
         for (n, [id, detail], class) in nodes {
             let class = match class {
                 Class::Plain => "",
@@ -180,27 +209,33 @@ pub fn mermaid(graph: &ActionGraph) -> String {
                 Class::Reapproved => ":::reapproved",
             };
             let _ = writeln!(
-                s,
+                block,
                 "    n{n}[\"{}<br/>{}\"]{class}",
                 mermaid_text(id),
                 mermaid_text(detail)
             );
         }
-        s.push_str("  end\n");
+        block.push_str("  end\n");
+        let size = blocks.len() + edges.len() + block.len() + edges_of[i].len();
+        if left_out > 0 || size > budget {
+            left_out += 1;
+            continue;
+        }
+        blocks.push_str(&block);
+        edges.push_str(&edges_of[i]);
     }
-    for (from, to, link) in &graph.edges {
-        let arrow = match link {
-            Link::Parent => "-->",
-            Link::ParentCrossRun => "-. cross-run parent .->",
-            Link::Reapproval => "== re-approved ==>",
-            Link::Causal => "-. causal .->",
-        };
-        let _ = writeln!(s, "  n{from} {arrow} n{to}");
+    let mut s = String::from(head);
+    s.push_str(&blocks);
+    s.push_str(&edges);
+    if left_out > 0 {
+        let _ = writeln!(
+            s,
+            "%% {left_out} of {} runs left out: Mermaid refuses a diagram over {MERMAID_MAX_TEXT} characters (export --run RUN_ID draws the runs named)",
+            graph.runs.len()
+        );
     }
-    s.push_str(
-        "  classDef denied stroke:#c62828,color:#c62828\n  classDef reapproved stroke:#ef6c00,stroke-width:3px\n",
-    );
-    s
+    s.push_str(tail);
+    (s, left_out)
 }
 
 #[cfg(test)]

@@ -139,7 +139,7 @@ fn marks(s: &mut String, review: &super::ReviewOut, ev: EvidenceRef) {
         let _ = writeln!(
             s,
             "Action graph of the marked runs:\n\n```mermaid\n{}```\n",
-            super::graph::mermaid(&graph)
+            super::graph::mermaid(&graph).0
         );
     }
 }
