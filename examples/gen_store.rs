@@ -24,34 +24,11 @@ mod incident;
 
 use aeplens::model::json::Json;
 use aeplens::verify::sign::{link_to, sign_dsse, sign_legacy, signing_key, to_line};
+use incident::Rng;
 use sha2::{Digest, Sha256};
 use std::io::Write;
 
 const KEY_ID: &str = "bench-key-1";
-
-/// A tiny deterministic generator (xorshift), so the store is reproducible.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-fn digest(rng: &mut Rng) -> String {
-    format!(
-        "sha256:{:016x}{:016x}{:016x}{:016x}",
-        rng.next(),
-        rng.next(),
-        rng.next(),
-        rng.next()
-    )
-}
 
 fn main() {
     let all: Vec<String> = std::env::args().skip(1).collect();
@@ -105,7 +82,7 @@ fn main() {
             let tool = tools[rng.below(tools.len() as u64) as usize];
             let deny = rng.below(20) == 0;
             // Drawn in the same order as ever, so the default store keeps its bytes.
-            let (arguments_digest, result_digest) = (digest(&mut rng), digest(&mut rng));
+            let (arguments_digest, result_digest) = (rng.digest(), rng.digest());
             let resource = format!("res://bench/{}", rng.below(50));
             // Members in the reference emitter's order (kept by --emitter-order).
             actions.push(serde_json::json!({
@@ -133,9 +110,9 @@ fn main() {
             "schema_version": "aep/v0.5",
             "run_id": run_id,
             "user_id": "user:reviewer-7",
-            "policy_bundle_digest": digest(&mut rng),
-            "tool_manifest_digest": digest(&mut rng),
-            "input_refs": [{ "uri": format!("task:bench/{i}"), "digest": digest(&mut rng), "taint_labels": [] }],
+            "policy_bundle_digest": rng.digest(),
+            "tool_manifest_digest": rng.digest(),
+            "input_refs": [{ "uri": format!("task:bench/{i}"), "digest": rng.digest(), "taint_labels": [] }],
             "output_refs": [],
             "capability_decisions": [],
             "actions": actions,

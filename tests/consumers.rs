@@ -307,16 +307,10 @@ fn sarif_is_accepted_by_github_code_scanning_and_nothing_is_dropped() {
 fn sarif_split_over_runs_and_aggregated_past_the_last_says_so() {
     use aeplens::review::report::{IncidentReport, sarif};
     let (evidence, keys) = incident_store();
-    let (corpus, keys, supplied) = common::inputs(
+    let (ev, keys) = common::open_evidence(
         &[&evidence.display().to_string()],
         Some(&keys.display().to_string()),
         None,
-    );
-    let ev = aeplens::analysis::evidence::Evidence::open(
-        corpus,
-        &keys,
-        &aeplens::verify::Options::default(),
-        &supplied,
     );
     let report = IncidentReport::of(ev.as_ref(), &keys, "aeplens report".into(), None, None);
     let total = ev.findings.len();
@@ -562,16 +556,10 @@ fn timesketch_reads_every_event_with_a_datetime_and_the_marks_as_tags() {
     };
     let dir = scratch("timesketch");
     // A review of the demo: act-003 marked root cause, with a note.
-    let (corpus, keys, supplied) = common::inputs(
+    let (ev, keys) = common::open_evidence(
         &["assets/demo/evidence"],
         Some("assets/demo/keys.json"),
         Some("assets/demo/leases.ndjson"),
-    );
-    let ev = aeplens::analysis::evidence::Evidence::open(
-        corpus,
-        &keys,
-        &aeplens::verify::Options::default(),
-        &supplied,
     );
     let node = ev
         .analysis

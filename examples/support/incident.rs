@@ -35,19 +35,20 @@ pub fn keys_json() -> String {
     format!("{{\n{}\n}}\n", entries.join(",\n"))
 }
 
-/// A tiny deterministic generator (xorshift).
-struct Rng(u64);
+/// A tiny deterministic generator (xorshift), so a store is reproducible.
+pub struct Rng(pub u64);
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         self.0
     }
-    fn below(&mut self, n: u64) -> u64 {
+    pub fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
-    fn digest(&mut self) -> String {
+    /// A `sha256:` digest of four draws.
+    pub fn digest(&mut self) -> String {
         format!(
             "sha256:{:016x}{:016x}{:016x}{:016x}",
             self.next(),

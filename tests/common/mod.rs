@@ -261,3 +261,16 @@ pub fn run_chromium(bin: &Path, profile: &Path, args: &[&str], page: &Path) -> S
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// The evidence of `paths` opened as every command opens it (verified, analysed), with
+/// the keyring it was opened with.
+pub fn open_evidence(
+    paths: &[&str],
+    keys: Option<&str>,
+    leases: Option<&str>,
+) -> (aeplens::analysis::evidence::Evidence, Keyring) {
+    let (corpus, keys, supplied) = inputs(paths, keys, leases);
+    let ev =
+        aeplens::analysis::evidence::Evidence::open(corpus, &keys, &Options::default(), &supplied);
+    (ev, keys)
+}
