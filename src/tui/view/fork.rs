@@ -21,7 +21,7 @@ pub(super) fn fork(s: &State, scroll: usize, area: Rect, buf: &mut Buffer) {
     let inner = usize::from(width.saturating_sub(2));
     let id_w = (f.rows.iter().map(|r| r.id.chars().count()).max())
         .unwrap_or(0)
-        .clamp(6, inner / 4);
+        .clamp(6, (inner / 4).max(6));
     let col = inner.saturating_sub(id_w + 6) / 2;
     // A record's place as the header names it: file name and line (the Inputs overlay and
     // the Record tab have the whole path).

@@ -76,7 +76,9 @@ pub(super) fn note_editor(s: &State, area: Rect, buf: &mut Buffer) {
     let t = &s.theme;
     let width = area.width.min(90);
     let lines = u16::try_from(e.area.lines().len()).unwrap_or(u16::MAX);
-    let height = lines.saturating_add(4).clamp(8, area.height);
+    let height = lines
+        .saturating_add(4)
+        .clamp(8.min(area.height), area.height);
     let rect = centered(area, width, height);
     Clear.render(rect, buf);
     let block = Block::default()
