@@ -278,6 +278,7 @@ pub(super) fn submit(state: &mut State) {
     let Overlay::Palette(p) = std::mem::replace(&mut state.overlay, Overlay::None) else {
         return;
     };
+    state.message = None;
     let list = suggestions(state, &p.text);
     let line = match p.selected.and_then(|i| list.get(i)) {
         Some(s) => s.line.clone(),
