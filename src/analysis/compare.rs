@@ -246,18 +246,25 @@ pub fn fork(an: &Analysis, corpus: &Corpus, node: NodeId) -> Option<Fork> {
         return None;
     };
     let run = &g.runs[n.run as usize];
+    // Ids from the facts; the JSON is read only for twins whose digests differ.
     let on = |chain: ChainId| -> Vec<(String, NodeId)> {
         (run.nodes.iter())
             .filter(|&&m| g.nodes[m as usize].chain == chain)
-            .filter_map(|&m| Some((g.action(corpus, m)?.1.id()?.to_string(), m)))
+            .filter_map(|&m| Some((g.facts(corpus, m)?.id()?.to_string(), m)))
             .collect()
     };
+    let digest = |m: NodeId| g.facts(corpus, m).map(|f| f.copy_digest);
     let (a, b) = (on(left), on(right));
     let mut rows: Vec<ForkRow> = (a.iter())
         .map(|(id, l)| {
             let r = b.iter().find(|(other, _)| other == id).map(|(_, r)| *r);
-            let differs = match (g.action(corpus, *l), r.and_then(|r| g.action(corpus, r))) {
-                (Some((_, x)), Some((_, y))) => differing(&x, &y),
+            let differs = match r {
+                Some(r) if digest(*l) != digest(r) => {
+                    match (g.action(corpus, *l), g.action(corpus, r)) {
+                        (Some((_, x)), Some((_, y))) => differing(&x, &y),
+                        _ => Vec::new(),
+                    }
+                }
                 _ => Vec::new(),
             };
             ForkRow {

@@ -11,7 +11,7 @@ use crate::model::{Source, Span};
 /// what a record whose tree was let go gives when asked for. The JSON stands only if its
 /// canonical SHA-256 is still `canonical` (when given), the hash it was verified with.
 pub fn reread(source: &Source, span: Span, canonical: Option<&[u8; 32]>) -> Result<Json, String> {
-    let read = || -> Result<Json, String> {
+    once_more(|| {
         let json = parse_again(&read_line(source, span)?)?;
         if let Some(canonical) = canonical {
             let bytes = crate::canon::canonical_bytes_without(
@@ -24,11 +24,6 @@ pub fn reread(source: &Source, span: Span, canonical: Option<&[u8; 32]>) -> Resu
             }
         }
         Ok(json)
-    };
-    // A file kept open may be one since replaced (a rotated store): once more, opened anew.
-    read().or_else(|_| {
-        forget_open();
-        read()
     })
 }
 
@@ -36,19 +31,23 @@ pub fn reread(source: &Source, span: Span, canonical: Option<&[u8; 32]>) -> Resu
 /// ([`line_digest`]): the line stands only if they are still the same — byte for byte,
 /// which needs no canonical form made again.
 pub fn reread_line(source: &Source, span: Span, line: Option<&[u8; 32]>) -> Result<Json, String> {
-    let read = || -> Result<Vec<u8>, String> {
+    let bytes = once_more(|| {
         let bytes = read_line(source, span)?;
         if line.is_some_and(|digest| line_digest(&bytes) != *digest) {
             return Err(changed());
         }
         Ok(bytes)
-    };
-    // A file kept open may be one since replaced (a rotated store): once more, opened anew.
-    let bytes = read().or_else(|_| {
-        forget_open();
-        read()
     })?;
     parse_again(&bytes)
+}
+
+/// `read`, and when it fails once more with the file opened anew: the file this thread
+/// kept open may be one since replaced (a rotated store).
+fn once_more<T>(read: impl Fn() -> Result<T, String>) -> Result<T, String> {
+    read().or_else(|_| {
+        forget_open();
+        read()
+    })
 }
 
 /// What binds a line to the bytes it had ([`reread_line`]): their SHA-256 (faster than
@@ -84,13 +83,13 @@ fn forget_open() {
 fn read_at(path: &std::sync::Arc<str>, offset: u64, into: &mut [u8]) -> std::io::Result<()> {
     use std::os::unix::fs::FileExt;
     OPEN.with_borrow_mut(|open| {
-        if open.as_ref().is_none_or(|(p, _)| p != path) {
-            *open = Some((path.clone(), std::fs::File::open(&**path)?));
-        }
-        match open {
-            Some((_, file)) => file.read_exact_at(into, offset),
-            None => Ok(()),
-        }
+        let file = match open.take() {
+            Some((p, file)) if p == *path => file,
+            _ => std::fs::File::open(&**path)?,
+        };
+        let read = file.read_exact_at(into, offset);
+        *open = Some((path.clone(), file));
+        read
     })
 }
 

@@ -122,6 +122,16 @@ pub fn render_within(
     limits: Limits,
 ) -> String {
     let cwd = std::env::current_dir().unwrap_or_default();
+    // Each input's location made once: every finding's locations are in the inputs.
+    let known: std::collections::HashMap<&str, Value> = (r.inputs.iter())
+        .map(|i| (i.path.as_str(), artifact_location(&i.path, &cwd)))
+        .collect();
+    let locate = |path: &str| {
+        known
+            .get(path)
+            .cloned()
+            .unwrap_or_else(|| artifact_location(path, &cwd))
+    };
     let verdicts = |f: &crate::model::finding::Finding| -> Vec<Value> {
         let mut seen: Vec<usize> = Vec::new();
         for l in &f.locations {
@@ -155,7 +165,7 @@ pub fn render_within(
     let result_of = |index: usize, f: &crate::model::finding::Finding| {
         let place = |l: &crate::model::finding::Location| {
             json!({
-                "artifactLocation": artifact_location(&l.path, &cwd),
+                "artifactLocation": locate(&l.path),
                 "region": { "startLine": l.line },
             })
         };
@@ -199,8 +209,13 @@ pub fn render_within(
     // allowed, one result per rule counts what is left of it.
     let total: usize = r.findings.iter().map(|g| g.findings.len()).sum();
     let per_run = limits.results_per_run.max(1);
-    let rule_count = r.findings.len();
-    let room = (limits.runs.max(1) * per_run).saturating_sub(rule_count);
+    // When all do not fit, room is kept for one result a rule counting the rest.
+    let capacity = limits.runs.max(1) * per_run;
+    let listable = if total <= capacity {
+        total
+    } else {
+        capacity.saturating_sub(r.findings.len())
+    };
     let mut runs: Vec<Vec<Value>> = Vec::new();
     // A result into the last run, or a new one when it is full.
     let push = |runs: &mut Vec<Vec<Value>>, result: Value| match runs.last_mut() {
@@ -212,7 +227,7 @@ pub fn render_within(
     for (index, g) in r.findings.iter().enumerate() {
         let mut left = 0usize;
         for f in &g.findings {
-            if total > room + rule_count && listed >= room {
+            if listed >= listable {
                 left += 1;
                 continue;
             }
@@ -273,7 +288,7 @@ pub fn render_within(
                 "automationDetails": { "id": category },
                 "originalUriBaseIds": bases,
                 "artifacts": r.inputs.iter().map(|i| {
-                    let mut a = json!({ "location": artifact_location(&i.path, &cwd) });
+                    let mut a = json!({ "location": locate(&i.path) });
                     if let Some(h) = &i.sha256 { a["hashes"] = json!({ "sha-256": h }); }
                     if let Some(b) = i.bytes { a["length"] = json!(b); }
                     a

@@ -193,27 +193,14 @@ pub fn update(state: &mut State, action: Action) {
             rebuild_nav(state);
         }
         Action::Resize(w, h) => state.size = (w, h),
+        // A typed character or Backspace is a plain key for the note editor.
         Action::Char(c) if state.review.editor.is_some() => {
-            if let Some(e) = state.review.editor.as_mut() {
-                e.key(ratatui_textarea::Input {
-                    key: ratatui_textarea::Key::Char(c),
-                    ..Default::default()
-                });
-            }
+            note_key(state, plain(ratatui_textarea::Key::Char(c)));
         }
         Action::Backspace if state.review.editor.is_some() => {
-            if let Some(e) = state.review.editor.as_mut() {
-                e.key(ratatui_textarea::Input {
-                    key: ratatui_textarea::Key::Backspace,
-                    ..Default::default()
-                });
-            }
+            note_key(state, plain(ratatui_textarea::Key::Backspace));
         }
-        Action::Edit(input) => {
-            if let Some(e) = state.review.editor.as_mut() {
-                e.key(input);
-            }
-        }
+        Action::Edit(input) => note_key(state, input),
         Action::Paste(text) => paste(state, &text),
         Action::Char(c) => edit(state, |t| t.push(c)),
         Action::Backspace => edit(state, |t| {
@@ -249,6 +236,21 @@ fn edit(state: &mut State, f: impl FnOnce(&mut String)) {
         search_run(state);
     } else if state.filter.is_active() {
         state.filter.edit(f);
+    }
+}
+
+/// A key with no modifier.
+fn plain(key: ratatui_textarea::Key) -> ratatui_textarea::Input {
+    ratatui_textarea::Input {
+        key,
+        ..Default::default()
+    }
+}
+
+/// One key for the note editor, when it is open.
+fn note_key(state: &mut State, input: ratatui_textarea::Input) {
+    if let Some(e) = state.review.editor.as_mut() {
+        e.key(input);
     }
 }
 

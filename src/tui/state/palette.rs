@@ -160,8 +160,10 @@ fn action_completions(state: &State, typed: &str) -> Vec<Suggestion> {
     let matcher = SkimMatcherV2::default();
     let mut scored: Vec<(i64, String, String)> = Vec::new();
     let mut seen = HashSet::new();
+    // The facts, not the records: the completions are made at every frame, and a record
+    // whose tree was let go would be read again for each.
     for &n in run.nodes.iter().take(LOOKED_AT) {
-        let Some((_, action)) = g.action(&d.corpus, n) else {
+        let Some(action) = g.facts(&d.corpus, n) else {
             continue;
         };
         let Some(id) = action.id() else {

@@ -46,7 +46,7 @@ pub(super) fn fork(s: &State, scroll: usize, area: Rect, buf: &mut Buffer) {
             return "– not on this branch".into();
         };
         let node = &g.nodes[n as usize];
-        let Some((_, a)) = g.action(&d.corpus, n) else {
+        let Some(a) = g.facts(&d.corpus, n) else {
             return String::new();
         };
         let time = node

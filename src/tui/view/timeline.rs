@@ -267,18 +267,32 @@ pub(super) fn timeline(s: &State, area: Rect, buf: &mut Buffer) {
     // zoom first, the run's span next): a part is shown whole or not at all.
     let run_name = super::compare::cell(&sanitize(run.map_or("", |r| r.id.as_str())), 40);
     let run_name = run_name.trim_end();
-    let mut parts = vec![
+    let parts = [
         format!(" Timeline · {run_name}"),
         format!(" · {date} {}", span(lo, hi)),
         showing,
         format!(" · zoom {}×", s.timeline.zoom()),
     ];
     let room = usize::from(area.width).saturating_sub(8);
-    while parts.len() > 1 && parts.iter().map(|p| p.chars().count()).sum::<usize>() + 1 > room {
-        let drop = if parts.len() == 4 { 3 } else { 1 };
-        parts.remove(drop.min(parts.len() - 1));
+    let mut kept = [true; 4];
+    let width = |kept: &[bool; 4]| -> usize {
+        (parts.iter().zip(kept))
+            .filter(|(_, k)| **k)
+            .map(|(p, _)| p.chars().count())
+            .sum::<usize>()
+            + 1
+    };
+    for give_up in [3, 1, 2] {
+        if width(&kept) <= room {
+            break;
+        }
+        kept[give_up] = false;
     }
-    let title = format!("{} ", parts.concat());
+    let shown: String = (parts.iter().zip(kept))
+        .filter(|(_, k)| *k)
+        .map(|(p, _)| p.as_str())
+        .collect();
+    let title = format!("{shown} ");
     let mut block = pane_block(s, Pane::Timeline, Line::from(title));
     // One lane per emitter chain of the run (its rows lettered), named below.
     let lanes = s.timeline.lanes();
