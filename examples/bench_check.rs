@@ -42,7 +42,7 @@ fn main() {
         aeplens::verify::verify_inputs(&inputs, &keys, &aeplens::verify::Options::default(), None);
     let verify = t.elapsed();
     let t = Instant::now();
-    let text = aeplens::cli::check::text_report(&report, &[], None);
+    let text = aeplens::cli::check::text_report(&report, &[], None, None);
     let output = t.elapsed();
     let total = start.elapsed();
     let n = report.records.len();
@@ -102,6 +102,7 @@ fn floor(keys: &aeplens::verify::Keyring, paths: &[String]) {
         &ev.report,
         &ev.findings,
         aeplens::verify::Profile::Forensic,
+        None,
     )
     .expect("report");
     let json = json.into_inner().expect("flush").0;

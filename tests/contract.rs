@@ -141,6 +141,36 @@ fn every_command_validates_on_every_fixture_set() {
     }
 }
 
+/// With the agent's telemetry (`--traces`): the capture axes, the `telemetry` member and
+/// the capture findings validate too.
+#[test]
+fn every_command_validates_with_telemetry() {
+    let mut evidence = evidence_sets().remove(0).args();
+    let path = evidence.pop().unwrap();
+    evidence.extend(["--traces".into(), "assets/demo/traces.jsonl".into(), path]);
+    for command in ["check", "findings", "chains", "report"] {
+        let doc: Value = serde_json::from_str(&run_json(command, &evidence)).unwrap();
+        assert_valid(command, &doc, &format!("{command} with --traces"));
+        let text = doc.to_string();
+        assert!(
+            text.contains("F-CAPTURE-GAP") || command == "chains",
+            "{command}"
+        );
+    }
+    let doc: Value = serde_json::from_str(&run_json("check", &evidence)).unwrap();
+    assert_eq!(doc["records"][0]["capture"]["status"], "gaps");
+    for action in ["act-005", "act-006", "act-007"] {
+        let mut args = vec![action.to_string(), "--run".into(), "run-deploy-0042".into()];
+        args.extend(evidence.iter().cloned());
+        let doc: Value = serde_json::from_str(&run_json("show", &args)).unwrap();
+        assert_valid("show", &doc, &format!("show {action} with --traces"));
+        assert!(
+            doc["telemetry"]["span"]["span_id"].is_string(),
+            "{action}: {doc}"
+        );
+    }
+}
+
 #[test]
 fn every_command_validates_on_every_fixture_file_alone() {
     // A file alone has statuses and counts a whole set never shows (no chain path of

@@ -25,6 +25,8 @@ pub struct Evidence {
     pub timings: Vec<(&'static str, std::time::Duration)>,
     /// What the evidence index did (all zero without one).
     pub index: IndexUse,
+    /// The agent's telemetry joined to the evidence (`--traces`), when given.
+    pub capture: Option<super::capture::Capture>,
 }
 
 /// How far [`Evidence::load`] is.
@@ -44,6 +46,8 @@ pub struct EvidenceRef<'a> {
     pub report: &'a Report,
     pub analysis: &'a Analysis,
     pub findings: &'a [Finding],
+    /// The telemetry joined to the evidence, when given.
+    pub capture: Option<&'a super::capture::Capture>,
 }
 
 impl EvidenceRef<'_> {
@@ -65,7 +69,57 @@ impl Evidence {
             report: &self.report,
             analysis: &self.analysis,
             findings: &self.findings,
+            capture: self.capture.as_ref(),
         }
+    }
+
+    /// Joins the agent's telemetry to the evidence (analysis-rules §9): each record of a
+    /// traced run gets its `capture` axis, the capture findings join the others (after
+    /// those of the same severity, in time order). Kept answers of the evidence index
+    /// never hold any of it: they are made without telemetry.
+    pub fn add_capture(&mut self, telemetry: crate::load::traces::Telemetry, tolerance_ms: f64) {
+        use crate::verify::{CaptureAxis, RunCaptured};
+        let mut capture =
+            super::capture::Capture::join(&self.corpus, &self.analysis, telemetry, tolerance_ms);
+        let runs: rustc_hash::FxHashMap<&str, &super::capture::RunCapture> = capture
+            .runs
+            .iter()
+            .map(|r| (r.run_id.as_str(), r))
+            .collect();
+        for r in &mut self.report.records {
+            if let Some(run) = r.run_id.as_deref().and_then(|id| runs.get(id)) {
+                r.capture = CaptureAxis {
+                    evaluated: true,
+                    run: Some(Box::new(RunCaptured {
+                        status: run.status.to_string(),
+                        witness: "opentelemetry-traces".to_string(),
+                        run_spans: run.spans,
+                        spans_without_action: run.spans_without_action,
+                        run_actions: run.actions,
+                        actions_without_span: run.actions_without_span,
+                        not_judged: run.not_judged,
+                    })),
+                };
+            }
+        }
+        let mut found = std::mem::take(&mut capture.findings);
+        found.sort_by(|(a, ta), (b, tb)| {
+            a.severity
+                .cmp(&b.severity)
+                .then(super::graph::time_order(*ta, *tb))
+                .then_with(|| a.message.cmp(&b.message))
+        });
+        let mut merged = Vec::with_capacity(self.findings.len() + found.len());
+        let mut found = found.into_iter().map(|(f, _)| f).peekable();
+        for f in std::mem::take(&mut self.findings) {
+            while let Some(c) = found.next_if(|c| c.severity < f.severity) {
+                merged.push(c);
+            }
+            merged.push(f);
+        }
+        merged.extend(found);
+        self.findings = merged;
+        self.capture = Some(capture);
     }
 
     /// Verifies and analyses a corpus. V17 (copies rewritten across chained snapshots)
@@ -160,6 +214,7 @@ impl Evidence {
             findings,
             timings,
             index: IndexUse::default(),
+            capture: None,
         };
         ev.note_rereads();
         ev

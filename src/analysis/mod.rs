@@ -4,6 +4,7 @@
 
 pub mod action_table;
 pub mod authority;
+pub mod capture;
 pub mod chains;
 pub mod comparability;
 pub mod compare;
@@ -104,6 +105,10 @@ pub struct ActionReport<'a> {
     pub state_gaps: Vec<&'a StateGap>,
     pub envelope: DecisionEnvelope<'a>,
     pub findings: Vec<&'a Finding>,
+    /// What the agent's telemetry saw of it (`--traces`, a traced run only):
+    /// [`capture::Capture::action_view`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<serde_json::Value>,
 }
 
 /// What an action's views take from the rest of the evidence: its run and emitter chain,
@@ -175,6 +180,7 @@ impl<'a> ActionReport<'a> {
             findings,
             run_id,
             action_id,
+            telemetry: None,
         }
     }
 }

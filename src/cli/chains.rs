@@ -26,7 +26,7 @@ pub fn chains(args: &ChainsArgs) -> i32 {
         Format::Json => emit(text),
         Format::Text => emit(&fit_lines(text, terminal_width())),
     };
-    let index = setting.index.as_ref();
+    let index = setting.answers();
     let kind = kind(format);
     let kept = index.and_then(|i| {
         let kept = Evidence::unchanged_opening(paths, i, &kind)?;

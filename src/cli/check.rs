@@ -42,18 +42,22 @@ pub fn run(args: &CheckArgs) -> i32 {
         }
     };
     let paths = &args.paths;
-    let opened = match index.as_ref() {
-        Some(index) => Opened::Whole(Box::new(super::open_indexed(
-            paths,
-            &keys,
-            &options,
-            &leases,
-            Some(index),
-            Trees::OnDisk,
-        ))),
-        None => Opened::Batches(Box::new(super::open_in_batches(
+    let telemetry = args.traces.load();
+    let opened = match (index.as_ref(), telemetry) {
+        (None, None) => Opened::Batches(Box::new(super::open_in_batches(
             paths, &keys, &options, &leases,
         ))),
+        // The telemetry is joined to the whole analysis.
+        (index, telemetry) => {
+            let mut ev = super::open_indexed(paths, &keys, &options, &leases, index, Trees::OnDisk);
+            if let Some((telemetry, notes)) = telemetry {
+                for n in &notes {
+                    super::note(n);
+                }
+                super::join_telemetry(&mut ev, telemetry, &args.traces);
+            }
+            Opened::Whole(Box::new(ev))
+        }
     };
     let (corpus, report, findings) = opened.parts();
     let load_errors = corpus.errors().count();
@@ -66,9 +70,21 @@ pub fn run(args: &CheckArgs) -> i32 {
     let write = || {
         let mut out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
         let written = match format {
-            Format::Json => write_json_report(&mut out, report, findings, options.profile),
+            Format::Json => write_json_report(
+                &mut out,
+                report,
+                findings,
+                options.profile,
+                opened.capture(),
+            ),
             Format::Text => out.write_all(
-                text_report(report, findings, super::report::terminal_width()).as_bytes(),
+                text_report(
+                    report,
+                    findings,
+                    opened.capture(),
+                    super::report::terminal_width(),
+                )
+                .as_bytes(),
             ),
         };
         written.and_then(|()| out.flush())
@@ -76,7 +92,9 @@ pub fn run(args: &CheckArgs) -> i32 {
     // What `show` and `chains` answer from later is kept beside the report, on the other
     // core (for the profile they open evidence with).
     let keep = || {
-        let forensic = options.profile == Options::default().profile;
+        // Kept answers are made without telemetry.
+        let forensic =
+            options.profile == Options::default().profile && args.traces.traces.is_empty();
         if let (Some(index), Opened::Whole(ev)) = (index.as_ref().filter(|_| forensic), &opened) {
             super::report::keep_answers(index, ev);
         }
@@ -144,6 +162,14 @@ impl Opened {
         }
     }
 
+    /// The telemetry joined to the evidence (`--traces`).
+    fn capture(&self) -> Option<&crate::analysis::capture::Capture> {
+        match self {
+            Opened::Whole(ev) => ev.capture.as_ref(),
+            Opened::Batches(_) => None,
+        }
+    }
+
     fn timings(&self) -> &[(&'static str, std::time::Duration)] {
         match self {
             Opened::Whole(ev) => &ev.timings,
@@ -190,7 +216,11 @@ fn finish(args: &CheckArgs, opened: &Opened, format: Format, load_errors: usize)
         );
         return EXIT_NOTHING_TO_VERIFY;
     }
-    report.exit_code()
+    let (_, _, findings) = opened.parts();
+    // A tool call the agent's own telemetry saw and the evidence does not record fails
+    // the check as a bad record does.
+    let capture_gap = findings.iter().any(|f| f.id == "F-CAPTURE-GAP");
+    report.exit_code().max(i32::from(capture_gap))
 }
 
 /// `check`'s exit code when no record was found to verify (distinct from a usage
@@ -200,7 +230,7 @@ pub const EXIT_NOTHING_TO_VERIFY: i32 = 3;
 /// The stable JSON document; `findings` is every finding (also in `findings`).
 pub fn json_report(report: &Report, findings: &[Finding], profile: Profile) -> String {
     let mut out = Vec::new();
-    write_json_report(&mut out, report, findings, profile).expect("writing to memory");
+    write_json_report(&mut out, report, findings, profile, None).expect("writing to memory");
     String::from_utf8(out).expect("serde_json writes UTF-8")
 }
 
@@ -213,6 +243,7 @@ pub fn write_json_report(
     report: &Report,
     findings: &[Finding],
     profile: Profile,
+    capture: Option<&crate::analysis::capture::Capture>,
 ) -> std::io::Result<()> {
     let profile = match profile {
         Profile::Forensic => "forensic",
@@ -239,6 +270,9 @@ pub fn write_json_report(
     write_list(out, "chain_paths", &report.links.paths)?;
     out.write_all(b",\n")?;
     write_list(out, "findings", findings)?;
+    if let Some(capture) = capture {
+        write!(out, ",\n  \"telemetry\": {}", nested(&capture.summary(), 1))?;
+    }
     let summary = nested(&report.summary_with(findings), 1);
     write!(out, ",\n  \"summary\": {summary}\n}}\n")
 }
@@ -288,7 +322,12 @@ fn auth_cell(r: &crate::verify::RecordResult) -> String {
 /// The human table: one line per record, the problems under it, then chains and a summary.
 /// `width`: the terminal's columns when printing to one (columns are cut to fit); `None`
 /// when piped, where nothing is ever cut.
-pub fn text_report(report: &Report, findings: &[Finding], width: Option<usize>) -> String {
+pub fn text_report(
+    report: &Report,
+    findings: &[Finding],
+    capture: Option<&crate::analysis::capture::Capture>,
+    width: Option<usize>,
+) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
     for input in &report.inputs {
@@ -409,6 +448,9 @@ pub fn text_report(report: &Report, findings: &[Finding], width: Option<usize>) 
         );
     }
     s.push_str(&paths_text(report));
+    for line in capture.iter().flat_map(|c| c.run_lines()) {
+        let _ = writeln!(s, "capture {}", sanitize(&line));
+    }
     let sum = report.summary_with(findings);
     let chains = counts(&sum.chains);
     let paths = counts(&sum.chain_paths);

@@ -42,6 +42,8 @@ pub(super) struct Setting {
     leases: SuppliedLeases,
     lease_errors: Vec<LoadError>,
     pub(super) index: Option<Index>,
+    /// `--traces`: what to join to the evidence once opened.
+    traces: super::TraceArgs,
 }
 
 impl Setting {
@@ -66,17 +68,39 @@ impl Setting {
             leases,
             lease_errors,
             index,
+            traces: args.traces.clone(),
         })
+    }
+
+    /// The index to answer from, and to keep answers in: none with `--traces` (kept
+    /// answers are made without telemetry; the verdicts of each file are still used).
+    pub(super) fn answers(&self) -> Option<&Index> {
+        self.index
+            .as_ref()
+            .filter(|_| self.traces.traces.is_empty())
     }
 
     /// Loads, verifies and analyses `paths`; load problems go to stderr. Err is an exit
     /// code (2: nothing loaded).
     pub(super) fn open(&self, paths: &[String], trees: Trees) -> Result<Evidence, i32> {
         let index = self.index.as_ref();
-        let ev = super::open_indexed(paths, &self.keys, &self.options, &self.leases, index, trees);
-        self.say_problems(ev.corpus.errors().map(LoadError::render));
+        let mut ev =
+            super::open_indexed(paths, &self.keys, &self.options, &self.leases, index, trees);
+        let telemetry = self.traces.load();
+        let trace_errors = telemetry
+            .iter()
+            .flat_map(|(_, notes)| notes.iter().cloned());
+        self.say_problems(
+            ev.corpus
+                .errors()
+                .map(LoadError::render)
+                .chain(trace_errors),
+        );
         if ev.corpus.is_empty() && ev.corpus.errors().next().is_some() {
             return Err(2);
+        }
+        if let Some((telemetry, _)) = telemetry {
+            super::join_telemetry(&mut ev, telemetry, &self.traces);
         }
         Ok(ev)
     }
@@ -137,11 +161,11 @@ pub fn findings(args: &FindingsArgs) -> i32 {
         Err(code) => return code,
     };
     let paths = &args.evidence.paths;
-    if let Some(kept) = (setting.index.as_ref()).and_then(|i| Evidence::recall_findings(paths, i)) {
+    if let Some(kept) = (setting.answers()).and_then(|i| Evidence::recall_findings(paths, i)) {
         setting.say_problems(kept.errors.into_iter());
         return findings_out(args, &kept.findings);
     }
-    if setting.index.is_none() {
+    if setting.index.is_none() && args.evidence.traces.traces.is_empty() {
         // Nothing to keep for later: the analysis is made in batches and let go.
         let (keys, leases) = (&setting.keys, &setting.leases);
         let checked = super::open_in_batches(paths, keys, &setting.options, leases);
@@ -228,8 +252,7 @@ pub fn show(args: &ShowArgs) -> i32 {
         Ok(setting) => setting,
         Err(code) => return code,
     };
-    if let Some(code) = (setting.index.as_ref()).and_then(|index| show_kept(args, &setting, index))
-    {
+    if let Some(code) = (setting.answers()).and_then(|index| show_kept(args, &setting, index)) {
         return code;
     }
     let ev = match setting.open(&args.evidence.paths, Trees::OnDisk) {
@@ -237,7 +260,7 @@ pub fn show(args: &ShowArgs) -> i32 {
         Err(code) => return code,
     };
     let code = show_opened(args, &ev);
-    if let (Some(index), Some(opening)) = (&setting.index, kept_opening(&ev)) {
+    if let (Some(index), Some(opening)) = (setting.answers(), kept_opening(&ev)) {
         // Not kept (a full disk, a document among the inputs): the next show opens again.
         let _ = action_table::keep(index, &opening, ev.as_ref());
     }
@@ -286,13 +309,14 @@ fn show_opened(args: &ShowArgs, ev: &Evidence) -> i32 {
             return 2;
         }
     };
-    let Some(report) = ev
-        .analysis
-        .show(&ev.corpus, node, &ev.findings, Some(&ev.report.records))
+    let Some(mut report) =
+        ev.analysis
+            .show(&ev.corpus, node, &ev.findings, Some(&ev.report.records))
     else {
         reread_failures(ev);
         return 2;
     };
+    report.telemetry = (ev.capture.as_ref()).and_then(|c| c.action_view(node, report.run_id));
     let code = show_out(args, &report);
     if reread_failures(ev) { 2 } else { code }
 }
@@ -481,6 +505,19 @@ pub fn show_text(r: &ActionReport<'_>, width: Option<usize>) -> String {
             c.status.name(),
             fit(&sanitize(&c.summary.to_string()), room(38))
         );
+    }
+    if let Some(t) = &r.telemetry {
+        let line = match t["span"].as_object() {
+            Some(span) => format!(
+                "telemetry: span {} ({}, {}) joined by {}",
+                span["span_id"].as_str().unwrap_or(""),
+                span["name"].as_str().unwrap_or(""),
+                span["status"].as_str().unwrap_or(""),
+                t["joined_by"].as_str().unwrap_or("")
+            ),
+            None => "telemetry: no span of the run's telemetry saw this action".to_string(),
+        };
+        let _ = writeln!(s, "{}", sanitize(&line));
     }
     findings_section(&mut s, &r.findings);
     let d = &r.drift;

@@ -8,6 +8,7 @@ mod ndjson;
 pub mod parser;
 mod reread;
 pub mod stream;
+pub mod traces;
 
 pub use reread::{line_digest, reread, reread_line};
 

@@ -22,6 +22,8 @@ pub struct RecordFacts {
     /// Its evidence type: only an AEP record has a run and actions here.
     pub kind: Kind,
     pub run_id: Option<CompactString>,
+    /// `trace_id`: the OpenTelemetry trace the run's telemetry is in (`--traces`).
+    pub trace_id: Option<CompactString>,
     pub created_at_ms: Option<f64>,
     pub link: LinkFacts,
     /// `signature.key_id`, when it is a string.
@@ -121,6 +123,7 @@ impl RecordFacts {
         RecordFacts {
             kind,
             run_id: text(obj.get("run_id").filter(|_| is_record)),
+            trace_id: text(obj.get("trace_id").filter(|_| is_record)),
             created_at_ms: obj.get("created_at_ms").and_then(Json::as_f64),
             link: match obj.get("prev_record_hash") {
                 None => LinkFacts::Absent,
@@ -159,6 +162,7 @@ impl RecordFacts {
     pub fn encode(&self, w: &mut Writer) {
         w.uint(u64::from(self.kind.code()));
         w.opt_str(self.run_id.as_deref());
+        w.opt_str(self.trace_id.as_deref());
         w.opt_f64(self.created_at_ms);
         match &self.link {
             LinkFacts::Absent => w.uint(0),
@@ -183,6 +187,7 @@ impl RecordFacts {
         let text = |s: Option<&str>| s.map(CompactString::from);
         let kind = Kind::from_code(r.uint()?)?;
         let run_id = text(r.opt_str()?);
+        let trace_id = text(r.opt_str()?);
         let created_at_ms = r.opt_f64()?;
         let link = match r.uint()? {
             0 => LinkFacts::Absent,
@@ -210,6 +215,7 @@ impl RecordFacts {
         Some(RecordFacts {
             kind,
             run_id,
+            trace_id,
             created_at_ms,
             link,
             key_id,

@@ -254,6 +254,10 @@ pub const RULES: &[(&str, &str)] = &[
         "V17: an action differs between two chained snapshots of its run (the emitter rewrote history).",
     ),
     (
+        "F-CAPTURE-GAP",
+        "A tool-call span of a traced run has no action in the evidence: the agent did something the evidence does not record (--traces).",
+    ),
+    (
         "F-CHAIN-FORK",
         "Two distinct records name the same predecessor: the history forks (both branches named).",
     ),
@@ -334,6 +338,10 @@ pub const RULES: &[(&str, &str)] = &[
         "The post-state of one action differs from the pre-state of the next over the same coverage tuple, with nothing recorded in between.",
     ),
     (
+        "F-TELEMETRY-MISMATCH",
+        "A span joined to an action disagrees with it: another tool name, or an ERROR status where the action succeeded (or an OK status where it failed) (--traces).",
+    ),
+    (
         "F-TERMINAL-CONTROL",
         "A string holds terminal control, bidi or invisible characters (shown escaped, never sent to the terminal).",
     ),
@@ -344,6 +352,10 @@ pub const RULES: &[(&str, &str)] = &[
     (
         "F-UNKNOWN-CLASS-ALLOWED",
         "An action of unknown side-effect class allowed without any approval (approval_mode none).",
+    ),
+    (
+        "F-UNOBSERVED-ACTION",
+        "An action of a traced run has no span inside the telemetry's time window: the evidence claims a call the runtime's tracing did not see, or tracing dropped it (--traces).",
     ),
     (
         "F-UNSIGNED-IN-SIGNED-RUN",
@@ -361,8 +373,6 @@ pub const RULES: &[(&str, &str)] = &[
         "V3",
         "A pre or post state digest comes with both state_digest_kind and state_digest_coverage.",
     ),
-    ("V4", "deny_reason_class appears only on a deny decision."),
-    ("V5", "A bounded-lease grant names its scope_lease_id."),
     (
         "V6",
         "bounded_lease_evidence appears only under a bounded-lease grant, for the same lease id.",

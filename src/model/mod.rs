@@ -14,6 +14,7 @@ pub mod json;
 pub mod kind;
 pub mod name;
 pub mod prefetch;
+pub mod telemetry;
 pub mod text;
 mod texts;
 pub mod time;

@@ -43,6 +43,8 @@ pub struct Data {
     pub analysis: Arc<Analysis>,
     /// The verification report, once the background worker has finished.
     pub report: Option<Arc<Report>>,
+    /// The agent's telemetry joined to the evidence (`--traces`), once verified.
+    pub capture: Option<Arc<crate::analysis::capture::Capture>>,
     /// Every finding (the analysis's first; all once verified).
     pub findings: Vec<Finding>,
     pub flags: Vec<u16>,
@@ -225,6 +227,7 @@ impl Data {
             corpus,
             analysis,
             report: None,
+            capture: None,
             findings: Vec::new(),
             flags,
             rank,

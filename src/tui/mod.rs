@@ -114,6 +114,7 @@ pub fn write_report(
         report,
         analysis: &d.analysis,
         findings: &d.findings,
+        capture: d.capture.as_deref(),
     };
     let out = PathBuf::from(request.path.trim());
     if out.as_os_str().is_empty() {

@@ -107,11 +107,33 @@ pub struct ChainAxis {
     pub forked_at: Option<SourceOut>,
 }
 
-/// The capture axis: completeness is not provable from producer-signed records, so it is
-/// never evaluated (contract rule 6).
+/// The capture axis: completeness is not provable from producer-signed records alone, so
+/// it is evaluated only against an independent witness (contract rule 6): the agent's
+/// OpenTelemetry traces (`--traces`, `analysis::capture`), for the records of a run they
+/// name.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct CaptureAxis {
     pub evaluated: bool,
+    /// What the witness says of the record's run (absent when not evaluated).
+    #[serde(default, flatten)]
+    pub run: Option<Box<RunCaptured>>,
+}
+
+/// The capture of a record's run as its witness saw it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RunCaptured {
+    /// `complete` or `gaps`.
+    pub status: String,
+    /// The witness: `opentelemetry-traces`.
+    pub witness: String,
+    /// Tool-call spans of the run, and those with no action in the evidence.
+    pub run_spans: usize,
+    pub spans_without_action: usize,
+    /// Actions of the run, those inside the telemetry's window with no span, and those
+    /// outside it (or untimed), not judged.
+    pub run_actions: usize,
+    pub actions_without_span: usize,
+    pub not_judged: usize,
 }
 
 /// Where a record came from, as output.
@@ -710,7 +732,10 @@ pub fn verify_record(
             link: None,
             forked_at: None,
         },
-        capture: CaptureAxis { evaluated: false },
+        capture: CaptureAxis {
+            evaluated: false,
+            run: None,
+        },
         findings,
         links: Vec::new(),
         signed: record.is_signed(),

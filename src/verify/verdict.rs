@@ -50,12 +50,9 @@ impl RecordVerdict {
             forked_at: (r.chain.forked_at.as_ref()).map(|f| format!("{}:{}", f.path, f.line)),
             structural: check(r.structural.evaluated, r.structural.status),
             semantic: check(r.semantic.evaluated, r.semantic.status),
-            capture: if r.capture.evaluated {
-                "evaluated"
-            } else {
-                "not-evaluated"
-            }
-            .to_string(),
+            capture: (r.capture.run.as_ref())
+                .filter(|_| r.capture.evaluated)
+                .map_or_else(|| "not-evaluated".to_string(), |c| c.status.clone()),
         }
     }
 

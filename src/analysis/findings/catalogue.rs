@@ -51,7 +51,22 @@ fn evidence(case: &Value) -> Evidence {
     if case["leases"].is_string() {
         let _ = leases.add_file(Path::new(&fixture(&case["leases"])));
     }
-    Evidence::open(Corpus::new(inputs), &keys, &Options::default(), &leases)
+    let mut ev = Evidence::open(Corpus::new(inputs), &keys, &Options::default(), &leases);
+    let traces: Vec<String> = (case["traces"].as_array().into_iter().flatten())
+        .map(fixture)
+        .collect();
+    if !traces.is_empty() {
+        let telemetry = crate::load::traces::load_traces(&traces);
+        assert!(telemetry.errors.is_empty(), "{:?}", telemetry.errors);
+        ev.add_capture(telemetry, crate::analysis::capture::DEFAULT_TOLERANCE_MS);
+    }
+    ev
+}
+
+/// The JSON at `line` of a telemetry file (a span's location).
+fn telemetry_line(path: &str, line: usize) -> Option<Value> {
+    let text = std::fs::read_to_string(root().join(path)).ok()?;
+    serde_json::from_str(text.lines().nth(line - 1)?).ok()
 }
 
 /// The findings of `id`, each location checked: a loaded record starts at its line,
@@ -64,9 +79,12 @@ fn of_id(ev: &Evidence, id: &str) -> Value {
             let record = ev
                 .corpus
                 .records()
-                .find(|r| *r.source.path == *l.path && r.source.line == l.line)
-                .unwrap_or_else(|| panic!("{id}: no record at {}:{}", l.path, l.line));
-            let json = serde_json::to_value(record.json()).unwrap();
+                .find(|r| *r.source.path == *l.path && r.source.line == l.line);
+            let json = match record {
+                Some(record) => serde_json::to_value(record.json()).unwrap(),
+                None => telemetry_line(&l.path, l.line)
+                    .unwrap_or_else(|| panic!("{id}: no record or span at {}:{}", l.path, l.line)),
+            };
             assert!(
                 json.pointer(&l.pointer).is_some(),
                 "{id}: {} not in its record",

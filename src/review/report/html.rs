@@ -93,6 +93,7 @@ pub fn render(r: &IncidentReport, ev: EvidenceRef) -> String {
         path_counts => super::counts(&r.summary.chain_paths).join(", "),
         paths => Value::from(Serde(paths)),
         other => Value::from(Serde(other)),
+        capture => Value::from(Serde(&r.capture_lines)),
     };
 
     match env.template_from_str(TEMPLATE).and_then(|t| t.render(ctx)) {

@@ -181,6 +181,14 @@ pub fn render(r: &IncidentReport, ev: EvidenceRef) -> String {
         marks(&mut s, review, ev);
     }
 
+    if !r.capture_lines.is_empty() {
+        s.push_str("## Capture: what the agent's telemetry saw\n\n");
+        for line in &r.capture_lines {
+            let _ = writeln!(s, "- {}", md(line));
+        }
+        s.push('\n');
+    }
+
     s.push_str("## Findings\n\n");
     if r.findings.is_empty() {
         s.push_str("No findings.\n\n");

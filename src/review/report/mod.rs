@@ -117,6 +117,13 @@ pub struct IncidentReport<'a> {
     /// The evidence beside the runs' records (aep-fields §16): checkpoints, forks, memory
     /// ops, replay attestations, events, seeds — each with its verdict and what it names.
     pub other_evidence: Vec<SiblingOut<'a>>,
+    /// The agent's telemetry joined to the evidence (`--traces`): each traced run's
+    /// capture state (`Capture::summary`); absent when no telemetry was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capture: Option<serde_json::Value>,
+    /// The same, one line a traced run and one for the telemetry (text formats).
+    #[serde(skip)]
+    pub capture_lines: Vec<String>,
 }
 
 /// One record of a sibling evidence type, as reported.
@@ -307,6 +314,10 @@ impl<'a> IncidentReport<'a> {
                     links: &r.links,
                 })
                 .collect(),
+            capture: ev.capture.map(crate::analysis::capture::Capture::summary),
+            capture_lines: (ev.capture)
+                .map(crate::analysis::capture::Capture::run_lines)
+                .unwrap_or_default(),
         }
     }
 }

@@ -278,7 +278,7 @@ pub fn render_within(
             } else {
                 format!("aeplens/{}/part-{}-of-{parts}/", &set[..16], i + 1)
             };
-            json!({
+            let mut run = json!({
                 "tool": { "driver": {
                     "name": "aeplens",
                     "version": r.version,
@@ -301,7 +301,11 @@ pub fn render_within(
                     "listed": listed,
                 }},
                 "results": results,
-            })
+            });
+            if let Some(capture) = &r.capture {
+                run["properties"]["aeplens"]["capture"] = capture.clone();
+            }
+            run
         })
         .collect();
     let doc = json!({

@@ -1,0 +1,337 @@
+//! Telemetry files (`--traces`) → the tool-call spans they hold. OTLP JSON as the OTLP/HTTP
+//! JSON encoding and the Collector's file exporter write it: one `TracesData` /
+//! `ExportTraceServiceRequest` object a line, or one object a file, read with the
+//! OpenTelemetry project's own protobuf types and their JSON mapping. A bad document is a
+//! [`LoadError`] naming file, line and column; the documents after it still load. Files
+//! are only read.
+
+use super::{LoadError, Origin, origins};
+use crate::model::telemetry::{SpanStatus, TraceSpan};
+use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value::Value};
+use opentelemetry_proto::tonic::trace::v1::{Span, TracesData};
+use std::sync::Arc;
+
+/// What the telemetry files gave.
+#[derive(Debug, Default)]
+pub struct Telemetry {
+    /// Every tool-call span, in file order.
+    pub spans: Vec<TraceSpan>,
+    pub files: Vec<TraceFile>,
+    pub errors: Vec<LoadError>,
+}
+
+/// One telemetry file and what it held.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceFile {
+    pub path: Arc<str>,
+    /// `TracesData` documents read.
+    pub documents: usize,
+    /// Spans of every kind.
+    pub spans: usize,
+    /// Tool-call spans among them.
+    pub tool_spans: usize,
+}
+
+/// Reads every path (a file, or a directory's `.json`, `.jsonl` and `.ndjson` files in
+/// sorted order). Never fails as a whole: each problem is an error of the result.
+pub fn load_traces(paths: &[String]) -> Telemetry {
+    let mut out = Telemetry::default();
+    for origin in origins(paths) {
+        match origin {
+            Origin::Stdin => out.errors.push(LoadError::whole(
+                "-",
+                "telemetry cannot be read from stdin: give --traces a file or a directory".into(),
+            )),
+            Origin::Problem(input) => out.errors.extend(input.errors),
+            Origin::File(path) => {
+                let name: Arc<str> = path.display().to_string().into();
+                match std::fs::read(&path) {
+                    Ok(bytes) => read_file(&name, &bytes, &mut out),
+                    Err(e) => out.errors.push(LoadError::whole(
+                        &name,
+                        format!("cannot read telemetry file: {e}"),
+                    )),
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Reads one file's documents into `out`.
+fn read_file(path: &Arc<str>, bytes: &[u8], out: &mut Telemetry) {
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => {
+            let at = e.valid_up_to();
+            let text = String::from_utf8_lossy(bytes);
+            out.errors.push(LoadError::located(
+                path,
+                &text,
+                at,
+                "telemetry is not UTF-8 (OTLP JSON is)".into(),
+            ));
+            return;
+        }
+    };
+    let mut file = TraceFile {
+        path: path.clone(),
+        documents: 0,
+        spans: 0,
+        tool_spans: 0,
+    };
+    let mut offset = 0;
+    let mut line = 1;
+    loop {
+        let skipped = text[offset..].len() - text[offset..].trim_start().len();
+        line += count_lines(&text[offset..offset + skipped]);
+        offset += skipped;
+        if offset >= text.len() {
+            break;
+        }
+        let rest = &text[offset..];
+        let mut stream = serde_json::Deserializer::from_str(rest).into_iter::<TracesData>();
+        match stream.next() {
+            Some(Ok(doc)) => {
+                file.documents += 1;
+                spans_of(path, line, &doc, &mut file, out);
+                let used = stream.byte_offset();
+                line += count_lines(&rest[..used]);
+                offset += used;
+            }
+            Some(Err(e)) => {
+                let at = offset + byte_at(rest, e.line(), e.column());
+                out.errors.push(LoadError::located(
+                    path,
+                    text,
+                    at,
+                    format!(
+                        "not an OTLP JSON TracesData document: {}",
+                        without_place(&e)
+                    ),
+                ));
+                // Go on at the next line that opens a document (one a line, as files of
+                // the Collector's file exporter are).
+                let next = next_document(text, at);
+                line += count_lines(&text[offset..next]);
+                offset = next;
+            }
+            None => break,
+        }
+    }
+    out.files.push(file);
+}
+
+/// serde_json's message without its own " at line L column C" (relative to the document,
+/// where the error names the file's).
+fn without_place(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" at line ") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}
+
+fn count_lines(text: &str) -> usize {
+    memchr::memchr_iter(b'\n', text.as_bytes()).count()
+}
+
+/// The byte offset of 1-based `line` and `column` (serde_json counts bytes) in `text`.
+fn byte_at(text: &str, line: usize, column: usize) -> usize {
+    let start: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    (start + column.saturating_sub(1)).min(text.len())
+}
+
+/// The start of the first line after byte `at` that begins with `{`; the end when none.
+fn next_document(text: &str, at: usize) -> usize {
+    let mut pos = at;
+    while let Some(nl) = text[pos..].find('\n') {
+        pos += nl + 1;
+        if text[pos..].starts_with('{') {
+            return pos;
+        }
+    }
+    text.len()
+}
+
+/// The tool-call spans of one document.
+fn spans_of(
+    path: &Arc<str>,
+    line: usize,
+    doc: &TracesData,
+    file: &mut TraceFile,
+    out: &mut Telemetry,
+) {
+    for (r, resource_spans) in doc.resource_spans.iter().enumerate() {
+        let resource: &[KeyValue] = resource_spans
+            .resource
+            .as_ref()
+            .map_or(&[], |res| &res.attributes);
+        for (s, scope) in resource_spans.scope_spans.iter().enumerate() {
+            for (k, span) in scope.spans.iter().enumerate() {
+                file.spans += 1;
+                let pointer = format!("/resourceSpans/{r}/scopeSpans/{s}/spans/{k}");
+                let attributes: Vec<(String, String)> = (span.attributes.iter())
+                    .map(|kv| (kv.key.clone(), value_text(kv.value.as_ref())))
+                    .collect();
+                let get = |key: &str| {
+                    (attributes.iter())
+                        .find(|(k, _)| k == key)
+                        .map(|(_, v)| v.clone())
+                };
+                let from_resource = |key: &str| {
+                    (resource.iter())
+                        .find(|kv| kv.key == key)
+                        .map(|kv| value_text(kv.value.as_ref()))
+                };
+                let tool = get("gen_ai.tool.name");
+                let is_tool_call = get("gen_ai.operation.name").as_deref() == Some("execute_tool")
+                    || tool.is_some();
+                if !is_tool_call {
+                    continue;
+                }
+                match tool_span(span, &pointer) {
+                    Ok((trace_id, span_id, parent_span_id)) => {
+                        file.tool_spans += 1;
+                        out.spans.push(TraceSpan {
+                            trace_id,
+                            span_id,
+                            parent_span_id,
+                            name: span.name.clone(),
+                            start_ns: span.start_time_unix_nano,
+                            end_ns: span.end_time_unix_nano,
+                            status: match span.status.as_ref().map_or(0, |s| s.code) {
+                                1 => SpanStatus::Ok,
+                                2 => SpanStatus::Error,
+                                _ => SpanStatus::Unset,
+                            },
+                            status_message: (span.status.as_ref())
+                                .map_or_else(String::new, |s| s.message.clone()),
+                            tool,
+                            call_id: get("gen_ai.tool.call.id").or_else(|| get("aep.action_id")),
+                            run_id: get("gen_ai.agent.run.id")
+                                .or_else(|| get("aep.run_id"))
+                                .or_else(|| from_resource("gen_ai.agent.run.id"))
+                                .or_else(|| from_resource("aep.run_id")),
+                            service: from_resource("service.name"),
+                            attributes,
+                            path: path.clone(),
+                            line,
+                            pointer,
+                        });
+                    }
+                    Err(message) => out.errors.push(LoadError {
+                        path: path.clone(),
+                        line: Some(line),
+                        column: None,
+                        excerpt: None,
+                        message,
+                    }),
+                }
+            }
+        }
+    }
+}
+
+/// A tool-call span's trace id, span id and parent as lower-case hex; `Err` says why the
+/// span cannot be joined (ids of the wrong length).
+fn tool_span(span: &Span, pointer: &str) -> Result<(String, String, Option<String>), String> {
+    if span.trace_id.len() != 16 || span.trace_id.iter().all(|b| *b == 0) {
+        return Err(format!(
+            "span {pointer}: traceId must be 32 hex digits, not all zero (OTLP JSON); the span is left out"
+        ));
+    }
+    if span.span_id.len() != 8 || span.span_id.iter().all(|b| *b == 0) {
+        return Err(format!(
+            "span {pointer}: spanId must be 16 hex digits, not all zero (OTLP JSON); the span is left out"
+        ));
+    }
+    let parent = (!span.parent_span_id.is_empty()).then(|| hex(&span.parent_span_id));
+    Ok((hex(&span.trace_id), hex(&span.span_id), parent))
+}
+
+/// Lower-case hex of `bytes`.
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes
+        .iter()
+        .fold(String::with_capacity(2 * bytes.len()), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
+
+/// An attribute's value as text: strings as they are, other values as JSON would write
+/// them.
+fn value_text(value: Option<&AnyValue>) -> String {
+    match value.and_then(|v| v.value.as_ref()) {
+        None => String::new(),
+        Some(Value::StringValue(s)) => s.clone(),
+        Some(Value::BoolValue(b)) => b.to_string(),
+        Some(Value::IntValue(i)) => i.to_string(),
+        Some(Value::DoubleValue(d)) => d.to_string(),
+        Some(Value::BytesValue(b)) => hex(b),
+        Some(Value::ArrayValue(a)) => {
+            let items: Vec<String> = a.values.iter().map(|v| value_text(Some(v))).collect();
+            format!("[{}]", items.join(", "))
+        }
+        Some(Value::KvlistValue(kv)) => {
+            let items: Vec<String> = (kv.values.iter())
+                .map(|kv| format!("{}={}", kv.key, value_text(kv.value.as_ref())))
+                .collect();
+            format!("{{{}}}", items.join(", "))
+        }
+        Some(Value::StringValueStrindex(i)) => format!("(string table entry {i})"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Telemetry {
+        let mut out = Telemetry::default();
+        read_file(&Arc::from("t.jsonl"), text.as_bytes(), &mut out);
+        out
+    }
+
+    const SPAN: &str = r#"{"resourceSpans":[{"resource":{"attributes":[{"key":"gen_ai.agent.run.id","value":{"stringValue":"run-1"}}]},"scopeSpans":[{"spans":[{"traceId":"0af7651916cd43dd8448eb211c80319c","spanId":"b7ad6b7169203331","name":"execute_tool read_file","kind":1,"startTimeUnixNano":"1780740120000000000","endTimeUnixNano":"1780740120500000000","attributes":[{"key":"gen_ai.operation.name","value":{"stringValue":"execute_tool"}},{"key":"gen_ai.tool.name","value":{"stringValue":"read_file"}},{"key":"gen_ai.tool.call.id","value":{"stringValue":"act-001"}}],"status":{"code":2}},{"traceId":"0af7651916cd43dd8448eb211c80319c","spanId":"b7ad6b7169203332","name":"chat","kind":1,"startTimeUnixNano":"1","endTimeUnixNano":"2"}]}]}]}"#;
+
+    #[test]
+    fn one_document_a_line_and_a_bad_line_between() {
+        let text = format!("{SPAN}\n{{\"resourceSpans\": [oops]}}\n{SPAN}\n");
+        let t = read(&text);
+        assert_eq!(t.spans.len(), 2, "the lines around the bad one load");
+        assert_eq!((t.spans[0].line, t.spans[1].line), (1, 3));
+        let s = &t.spans[0];
+        assert_eq!(s.span_id, "b7ad6b7169203331");
+        assert_eq!(s.tool.as_deref(), Some("read_file"));
+        assert_eq!(s.call_id.as_deref(), Some("act-001"));
+        assert_eq!(s.run_id.as_deref(), Some("run-1"), "from the resource");
+        assert_eq!(s.status, SpanStatus::Error);
+        assert_eq!(s.start_ms(), 1_780_740_120_000.0);
+        assert_eq!(s.pointer, "/resourceSpans/0/scopeSpans/0/spans/0");
+        assert_eq!(t.files[0].spans, 4, "the chat spans are counted, not kept");
+        assert_eq!(t.errors.len(), 1);
+        let e = &t.errors[0];
+        assert_eq!((e.line, e.column), (Some(2), Some(20)), "{}", e.render());
+        assert!(!e.message.contains("line 1"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_whole_file_document_and_ids_of_the_wrong_length() {
+        let pretty =
+            serde_json::to_string_pretty(&serde_json::from_str::<serde_json::Value>(SPAN).unwrap())
+                .unwrap();
+        let t = read(&pretty);
+        assert_eq!((t.spans.len(), t.errors.len()), (1, 0));
+        let short = SPAN.replacen("b7ad6b7169203331", "b7ad", 1);
+        let t = read(&short);
+        assert_eq!(t.spans.len(), 0);
+        assert!(t.errors[0].message.contains("spanId must be 16 hex digits"));
+    }
+}
