@@ -264,6 +264,12 @@ fn every_glyph_on_every_pane_is_in_the_legend_once() {
         ),
         explorer(&["tests/fixtures/reference/v03.ndjson"], None, None),
         store("fork_parallel_emit.ndjson"),
+        common::explorer_traced(
+            &[&format!("{demo}/evidence")],
+            Some(&format!("{demo}/keys.json")),
+            Some(&format!("{demo}/leases.ndjson")),
+            &[&format!("{demo}/traces.jsonl")],
+        ),
     ];
     let mut seen = std::collections::BTreeSet::new();
     for mut s in opened {

@@ -847,12 +847,20 @@ fn the_explorer_reopens_from_the_index_with_the_same_verdicts() {
     // The worker's verdicts and findings, and the phases it said it was in.
     let run = |index: Option<PathBuf>| {
         let (tx, rx) = std::sync::mpsc::channel();
-        aeplens::tui::worker::spawn_worker(paths.clone(), keys.clone(), Vec::new(), index, tx);
+        let traces = aeplens::tui::worker::Traces::default();
+        aeplens::tui::worker::spawn_worker(
+            paths.clone(),
+            keys.clone(),
+            Vec::new(),
+            traces,
+            index,
+            tx,
+        );
         let mut phases = Vec::new();
         loop {
             match rx.recv().unwrap() {
                 Action::Progress(p) => phases.push(p.phase),
-                Action::Verified(report, findings) => {
+                Action::Verified(report, findings, _) => {
                     return (serde_json::to_value(&*report).unwrap(), findings, phases);
                 }
                 _ => {}

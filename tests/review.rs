@@ -636,7 +636,10 @@ fn reopening_unchanged_evidence_never_calls_a_finding_mark_stale() {
     assert_eq!(s.review.counts(), (1, 0), "pending, not stale");
     assert_eq!(s.message, None);
     let report = verified.report.clone().unwrap();
-    update(&mut s, Action::Verified(report, verified.findings.clone()));
+    update(
+        &mut s,
+        Action::Verified(report, verified.findings.clone(), None),
+    );
     assert_eq!(s.review.counts(), (1, 0));
     assert!(matches!(s.review.places[0], Place::Finding(_)));
     assert_eq!(s.message, None, "nothing said to no longer match");

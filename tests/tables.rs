@@ -95,7 +95,7 @@ fn the_tables_are_the_documented_ones() {
     assert_eq!(
         built.iter().map(|t| t.name.to_string()).collect::<Vec<_>>(),
         [
-            "inputs", "records", "actions", "findings", "edges", "leases"
+            "inputs", "records", "actions", "findings", "edges", "leases", "spans"
         ]
     );
     assert_eq!(docs.len(), built.len(), "{docs:?}");
@@ -125,7 +125,7 @@ fn re_exporting_writes_the_same_files_and_never_touches_evidence() {
     let files = |d: &Path| {
         let mut v = Vec::new();
         for t in [
-            "inputs", "records", "actions", "findings", "edges", "leases", "manifest",
+            "inputs", "records", "actions", "findings", "edges", "leases", "spans", "manifest",
         ] {
             for part in std::fs::read_dir(d.join(t)).unwrap() {
                 let p = part.unwrap().path();
@@ -149,7 +149,7 @@ fn re_exporting_writes_the_same_files_and_never_touches_evidence() {
     export(&MIXED, &out);
     assert_eq!(files(&out), first, "a second export changed the files");
     assert_eq!(std::fs::read(MIXED[0]).unwrap(), before);
-    assert_eq!(first.len(), 7);
+    assert_eq!(first.len(), 8);
     let manifest: Value = serde_json::from_slice(
         &first
             .iter()
@@ -196,7 +196,7 @@ import json, re, sys
 import duckdb
 out, doc = sys.argv[1], sys.argv[2]
 con = duckdb.connect()
-tables = ["inputs", "records", "actions", "findings", "edges", "leases"]
+tables = ["inputs", "records", "actions", "findings", "edges", "leases", "spans"]
 for t in tables:
     con.execute(f"CREATE VIEW {t} AS SELECT * FROM read_parquet('{out}/{t}/*/*.parquet', hive_partitioning = true)")
 res = {"rows": {t: con.execute(f"SELECT COUNT(*) FROM {t}").fetchall()[0][0] for t in tables}}
@@ -389,6 +389,48 @@ fn every_recipe_runs_in_duckdb_and_agrees_with_aeplens() {
         );
     }
     assert_recipes(&actual, &want, false);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// With the agent's telemetry, the `spans` table holds every tool-call span with the action
+/// it is joined to, and the `capture_gaps` recipe finds what `check` reports as
+/// F-CAPTURE-GAP.
+#[test]
+fn the_spans_table_holds_the_telemetry_and_its_gaps() {
+    let out = scratch("spans");
+    let data = out.join("tables");
+    let traces = "tests/fixtures/otel/demo.jsonl";
+    let evidence = "tests/fixtures/otel/demo_incident.ndjson";
+    let keys = "tests/fixtures/otel/demo_keys.json";
+    let data_dir = data.to_str().unwrap();
+    let (code, _, err) = common::aeplens(&[
+        "export", "--format", "parquet", "-q", "--keys", keys, "--traces", traces, "-o", data_dir,
+        evidence,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let Some(actual) = duckdb(&data) else { return };
+    assert_eq!(actual["rows"]["spans"], 10);
+    let (_, check, _) = common::aeplens(&[
+        "check",
+        "--format",
+        "json",
+        "--no-index",
+        "--keys",
+        keys,
+        "--traces",
+        traces,
+        evidence,
+    ]);
+    let check: Value = serde_json::from_str(&check).unwrap();
+    let gaps: Vec<Value> = (check["findings"].as_array().unwrap().iter())
+        .filter(|f| f["id"] == "F-CAPTURE-GAP")
+        .map(|f| {
+            let s = &f["evidence"]["span"];
+            json!([f["run_id"], s["tool"], s["span_id"], s["trace_id"]])
+        })
+        .collect();
+    assert_eq!(gaps.len(), 1);
+    assert_eq!(actual["capture_gaps"], json!(gaps));
     let _ = std::fs::remove_dir_all(&out);
 }
 

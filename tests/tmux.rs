@@ -533,3 +533,37 @@ fn journey_fork_note_motions_marks_undo_reopen() {
     t.wait_for("AEPLENS-EXIT=0");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The demo opens with its agent's telemetry: the run's telemetry lane shows one call the
+/// evidence never recorded, `e` goes to it and the detail pane describes the span; the
+/// Record tab of an action shows the span joined to it.
+#[test]
+fn journey_to_a_capture_gap() {
+    let Some(t) = Tmux::start_sized("capture", BIN, 120, 40) else {
+        return;
+    };
+    t.wait_for("demo incident");
+    let s = t.wait_for("✚1 not in evidence");
+    assert!(s.contains("telemetry 8 spans"), "{s}");
+    let mut s = String::new();
+    for _ in 0..12 {
+        t.keys(&["e"]);
+        s = t.screen();
+        if s.contains("Capture gap") {
+            break;
+        }
+    }
+    assert!(
+        s.contains("F-CAPTURE-GAP") && s.contains("shell_exec"),
+        "{s}"
+    );
+    assert!(s.contains("no action: a capture gap"), "{s}");
+    // The action before the gap, on the Record tab: its span and how it was joined.
+    t.keys(&["5"]);
+    let s = t.wait_for("TELEMETRY");
+    assert!(s.contains("same run and tool"), "{s}");
+    assert!(s.contains("capture           ✗ gaps"), "{s}");
+    t.keys(&["q"]);
+    let s = t.wait_for("TTY-");
+    assert!(s.contains("AEPLENS-EXIT=0"), "{s}");
+}

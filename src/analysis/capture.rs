@@ -34,6 +34,15 @@ pub enum JoinRule {
 }
 
 impl JoinRule {
+    /// The name outputs give it.
+    pub fn name(self) -> &'static str {
+        match self {
+            JoinRule::SpanId => "span-id",
+            JoinRule::CallId => "call-id",
+            JoinRule::RunToolTime => "run-tool-time",
+        }
+    }
+
     /// What the rule compared, for a reviewer.
     pub fn explain(self) -> &'static str {
         match self {
@@ -186,6 +195,11 @@ impl Capture {
                 json!({"span": null, "join": null, "joined_by": "no span of the run's telemetry"})
             }
         })
+    }
+
+    /// Span `s`'s start in evidence time: the clock offset taken off.
+    pub fn evidence_time(&self, s: u32) -> f64 {
+        self.spans[s as usize].start_ms() - self.offset_ms.unwrap_or(0.0)
     }
 
     /// What the telemetry says of run number `run` of the graph (`None`: not traced).

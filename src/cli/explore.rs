@@ -1,6 +1,6 @@
 //! `aeplens [PATH...]`: open the explorer (the bundled demo when no path is given).
 
-use super::{DEMO_EVIDENCE, DEMO_KEYS, DEMO_LEASES, ExploreArgs};
+use super::{DEMO_EVIDENCE, DEMO_KEYS, DEMO_LEASES, DEMO_TRACES, ExploreArgs};
 use crate::model::text::sanitize;
 use crate::tui::keymap::Keymap;
 use crate::tui::theme::Theme;
@@ -15,6 +15,9 @@ pub fn run(mut args: ExploreArgs) -> i32 {
         args.keys.keys.push(DEMO_KEYS.to_string());
         if std::path::Path::new(DEMO_LEASES).exists() {
             args.leases.push(DEMO_LEASES.to_string());
+        }
+        if std::path::Path::new(DEMO_TRACES).exists() {
+            args.traces.traces.push(DEMO_TRACES.to_string());
         }
     }
     if let Some(e) = crate::load::unopenable(&args.paths) {
@@ -104,6 +107,10 @@ pub fn run(mut args: ExploreArgs) -> i32 {
         paths: args.paths,
         keys,
         leases: args.leases,
+        traces: crate::tui::worker::Traces {
+            tolerance_ms: args.traces.tolerance_ms(),
+            files: args.traces.traces,
+        },
         index_dir,
         theme,
         keymap,
@@ -134,11 +141,16 @@ fn evidence_args(args: &ExploreArgs) -> Vec<String> {
         ("--keys", &args.keys.keys, true),
         ("--key", &args.keys.key, false),
         ("--leases", &args.leases, true),
+        ("--traces", &args.traces.traces, true),
     ] {
         for v in values {
             out.push(flag.to_string());
             out.push(if files { absolute(v) } else { v.clone() });
         }
+    }
+    if args.traces.clock_skew != super::TraceArgs::default_skew() {
+        out.push("--clock-skew".into());
+        out.push(args.traces.clock_skew.to_string());
     }
     out.extend(args.paths.iter().map(absolute));
     out

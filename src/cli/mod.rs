@@ -20,6 +20,8 @@ pub const DEMO_EVIDENCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/dem
 pub const DEMO_KEYS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/demo/keys.json");
 /// The demo's lease file (the gateway's ScopeLease / ApprovalReceipt objects).
 pub const DEMO_LEASES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/demo/leases.ndjson");
+/// The demo agent's own OpenTelemetry traces (written by the OpenTelemetry Python SDK).
+pub const DEMO_TRACES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/demo/traces.jsonl");
 
 /// aeplens: forensic explorer and independent verifier for AEP evidence records.
 #[derive(Parser, Debug)]
@@ -281,7 +283,7 @@ pub struct TraceArgs {
     /// How far apart, in seconds, a span's start and its action's timestamp_ms may be
     /// when they are joined by run, tool and time (after the clock offset measured from
     /// the id joins is taken off).
-    #[arg(long = "clock-skew", value_name = "SECONDS", default_value_t = 2.0,
+    #[arg(long = "clock-skew", value_name = "SECONDS", default_value_t = TraceArgs::default_skew(),
           value_parser = parse_skew)]
     pub clock_skew: f64,
 }
@@ -294,6 +296,11 @@ fn parse_skew(text: &str) -> Result<f64, String> {
 }
 
 impl TraceArgs {
+    /// `--clock-skew`'s default: analysis-rules §9's ±2 s.
+    pub const fn default_skew() -> f64 {
+        crate::analysis::capture::DEFAULT_TOLERANCE_MS / 1000.0
+    }
+
     /// The telemetry, when `--traces` was given; what could not be read is noted
     /// (ready-made lines for stderr in the second part).
     pub fn load(&self) -> Option<(crate::load::traces::Telemetry, Vec<String>)> {

@@ -32,8 +32,13 @@ pub enum Action {
     Resize(u16, u16),
     /// Evidence loaded and analysed (first frame comes before verification).
     Loaded(Box<Data>),
-    /// Verification finished: the report and the full finding list.
-    Verified(Arc<Report>, Vec<crate::model::finding::Finding>),
+    /// Verification finished: the report, the full finding list, and the agent's
+    /// telemetry joined to the evidence (`--traces`).
+    Verified(
+        Arc<Report>,
+        Vec<crate::model::finding::Finding>,
+        Option<Arc<crate::analysis::capture::Capture>>,
+    ),
     Progress(Progress),
     /// Problems to show (load errors, lease-file errors).
     Errors(Vec<String>),

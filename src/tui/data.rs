@@ -265,6 +265,23 @@ impl Data {
         data
     }
 
+    /// [`Data::open`] with the agent's telemetry joined to the evidence (`--traces`).
+    pub fn open_traced(
+        corpus: Corpus,
+        keys: &crate::verify::Keyring,
+        leases: &crate::analysis::lease::SuppliedLeases,
+        telemetry: crate::load::traces::Telemetry,
+        tolerance_ms: f64,
+    ) -> Data {
+        let options = crate::verify::Options::default();
+        let mut ev = crate::analysis::evidence::Evidence::open(corpus, keys, &options, leases);
+        ev.add_capture(telemetry, tolerance_ms);
+        let mut data = Data::new(Arc::new(ev.corpus), Arc::new(ev.analysis), Vec::new());
+        data.set_report(Arc::new(ev.report), ev.findings);
+        data.capture = ev.capture.map(Arc::new);
+        data
+    }
+
     /// Replaces the findings (marking nodes with a high finding).
     pub fn set_findings(&mut self, findings: Vec<Finding>) {
         for f in findings.iter().filter(|f| f.severity == Severity::High) {

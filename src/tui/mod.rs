@@ -37,6 +37,8 @@ pub struct ExplorerOptions {
     pub paths: Vec<String>,
     pub keys: Keyring,
     pub leases: Vec<String>,
+    /// The agent's telemetry (`--traces`) and the clock tolerance of its join.
+    pub traces: worker::Traces,
     /// The evidence index's directory (none: verify everything).
     pub index_dir: Option<PathBuf>,
     pub theme: Theme,
@@ -200,6 +202,7 @@ pub fn run(options: &ExplorerOptions) -> i32 {
         options.paths.clone(),
         options.keys.clone(),
         options.leases.clone(),
+        options.traces.clone(),
         options.index_dir.clone(),
         tx.clone(),
     );
@@ -336,6 +339,7 @@ fn event_loop(
                     options.paths.clone(),
                     options.keys.clone(),
                     options.leases.clone(),
+                    options.traces.clone(),
                     options.index_dir.clone(),
                     tx.clone(),
                 );

@@ -20,6 +20,14 @@ use std::time::SystemTime;
 /// How much of a large store the first frame shows while the rest loads.
 pub const QUICK_LOOK_BYTES: u64 = 4 * 1024 * 1024;
 
+/// The agent's telemetry to join to the evidence (`--traces`; none when empty) and the
+/// clock tolerance of the join.
+#[derive(Clone, Debug, Default)]
+pub struct Traces {
+    pub files: Vec<String>,
+    pub tolerance_ms: f64,
+}
+
 /// Loads and verifies, then analyses, in the background — files the evidence index
 /// under `index_dir` holds are not verified again (nor parsed, when unchanged) —,
 /// reporting by `tx`.
@@ -27,6 +35,7 @@ pub fn spawn_worker(
     paths: Vec<String>,
     keys: Keyring,
     leases: Vec<String>,
+    traces: Traces,
     index_dir: Option<PathBuf>,
     tx: Sender<Action>,
 ) {
@@ -89,7 +98,7 @@ pub fn spawn_worker(
             };
             send(Action::Progress(p));
         };
-        let ev = Evidence::load(
+        let mut ev = Evidence::load(
             &paths,
             &keys,
             &options,
@@ -105,6 +114,16 @@ pub fn spawn_worker(
             }));
         }
         errors.extend(ev.corpus.errors().map(std::string::ToString::to_string));
+        if !traces.files.is_empty() {
+            let telemetry = crate::load::traces::load_traces(&traces.files);
+            errors.extend(
+                telemetry
+                    .errors
+                    .iter()
+                    .map(std::string::ToString::to_string),
+            );
+            ev.add_capture(telemetry, traces.tolerance_ms);
+        }
         if !errors.is_empty() {
             send(Action::Errors(errors));
         }
@@ -112,7 +131,11 @@ pub fn spawn_worker(
         if !send(Action::Loaded(Box::new(data))) {
             return;
         }
-        send(Action::Verified(Arc::new(ev.report), ev.findings));
+        send(Action::Verified(
+            Arc::new(ev.report),
+            ev.findings,
+            ev.capture.map(Arc::new),
+        ));
     });
 }
 

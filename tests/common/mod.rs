@@ -191,6 +191,33 @@ pub fn explorer(
     s
 }
 
+/// [`explorer`] with the agent's telemetry (`--traces`) joined to the evidence.
+pub fn explorer_traced(
+    paths: &[&str],
+    keys: Option<&str>,
+    leases: Option<&str>,
+    traces: &[&str],
+) -> aeplens::tui::state::State {
+    use aeplens::tui::state::{Action, State, update};
+    let (corpus, keys, supplied) = inputs(paths, keys, leases);
+    let traces: Vec<String> = traces.iter().map(|t| (*t).to_string()).collect();
+    let telemetry = aeplens::load::traces::load_traces(&traces);
+    assert!(telemetry.errors.is_empty(), "{:?}", telemetry.errors);
+    let d = aeplens::tui::data::Data::open_traced(
+        corpus,
+        &keys,
+        &supplied,
+        telemetry,
+        aeplens::analysis::capture::DEFAULT_TOLERANCE_MS,
+    );
+    let mut s = State::new(
+        aeplens::tui::keymap::Keymap::default(),
+        aeplens::tui::theme::Theme::dark(),
+    );
+    update(&mut s, Action::Loaded(Box::new(d)));
+    s
+}
+
 /// The official SARIF 2.1.0 schema (`scripts/test` fetches it into `target/`), as a
 /// validator; `None` (a skip, said) outside CI when it is missing.
 pub fn sarif_validator() -> Option<jsonschema::Validator> {

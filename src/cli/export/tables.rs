@@ -153,6 +153,7 @@ pub fn tables(ev: EvidenceRef) -> Vec<Table> {
         findings(ev),
         edges(ev),
         leases(ev),
+        spans(ev),
     ]
 }
 
@@ -520,6 +521,68 @@ fn leases(ev: EvidenceRef) -> Table {
         t.f("first_use_ms", l.first_use_ms);
         t.f("last_use_ms", l.last_use_ms);
         t.i("actions", Some(l.nodes.len() as i64));
+    }
+    t
+}
+
+/// The agent's tool-call spans (`--traces`; no rows without), each with the action it is
+/// joined to and the rule that joined them.
+fn spans(ev: EvidenceRef) -> Table {
+    let mut t = Table::new(
+        "spans",
+        &[
+            ("trace_id", Str),
+            ("span_id", Str),
+            ("parent_span_id", Str),
+            ("name", Str),
+            ("tool_name", Str),
+            ("call_id", Str),
+            ("run_id", Str),
+            ("start_unix_nano", Int),
+            ("end_unix_nano", Int),
+            ("evidence_time_ms", Float),
+            ("status", Str),
+            ("service", Str),
+            ("path", Str),
+            ("line", Int),
+            ("pointer", Str),
+            ("join_rule", Str),
+            ("action_id", Str),
+            ("action_record_sha256", Str),
+            ("run_capture", Str),
+        ],
+    );
+    let Some(c) = ev.capture else {
+        return t;
+    };
+    let g = &ev.analysis.graph;
+    for (i, span) in c.spans.iter().enumerate() {
+        let run = c.span_runs[i].map(|r| g.runs[r as usize].id.as_str());
+        let join = c.joins[i];
+        let node = join.map(|j| j.node);
+        t.s("trace_id", Some(&span.trace_id));
+        t.s("span_id", Some(&span.span_id));
+        t.s("parent_span_id", span.parent_span_id.as_deref());
+        t.s("name", Some(&span.name));
+        t.s("tool_name", span.tool.as_deref());
+        t.s("call_id", span.call_id.as_deref());
+        t.s("run_id", run.or(span.run_id.as_deref()));
+        t.i("start_unix_nano", i64::try_from(span.start_ns).ok());
+        t.i("end_unix_nano", i64::try_from(span.end_ns).ok());
+        t.f("evidence_time_ms", run.map(|_| c.evidence_time(i as u32)));
+        t.s("status", Some(span.status.name()));
+        t.s("service", span.service.as_deref());
+        t.s("path", Some(&span.path));
+        t.i("line", Some(span.line as i64));
+        t.s("pointer", Some(&span.pointer));
+        t.s("join_rule", join.map(|j| j.rule.name()));
+        t.s("action_id", node.and_then(|n| g.facts(ev.corpus, n)?.id()));
+        let hash = node.and_then(|n| ev.analysis.hashes.get(g.nodes[n as usize].record as usize));
+        t.s(
+            "action_record_sha256",
+            hash.map(ToString::to_string).as_deref(),
+        );
+        t.s("run_capture", run.and_then(|r| c.run(r)).map(|r| r.status));
     }
     t
 }

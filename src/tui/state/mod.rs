@@ -174,9 +174,10 @@ pub fn update(state: &mut State, action: Action) {
             review::resolve(state);
             rebuild_nav(state);
         }
-        Action::Verified(report, findings) => {
+        Action::Verified(report, findings, capture) => {
             if let Some(d) = state.data.as_mut() {
                 d.set_report(report, findings);
+                d.capture = capture;
             }
             state.progress.finished = true;
             state.progress.phase = "verified".into();
@@ -415,6 +416,8 @@ fn command(state: &mut State, c: Command) {
                 .checked_sub(1)
                 .and_then(|i| DetailTab::ALL.get(i))
             {
+                // A tab is the selected action's: a capture gap shown gives way to it.
+                state.timeline.gap = None;
                 state.detail.show(*t);
             }
         }
@@ -432,9 +435,9 @@ fn command(state: &mut State, c: Command) {
             }
         }
         Command::NextProblem | Command::PrevProblem => {
-            let problems = problem_nodes(state);
-            match next_in(state, &problems, c == Command::NextProblem) {
-                Some(n) => select(state, n, true),
+            match next_problem(state, c == Command::NextProblem) {
+                Some(Stop::Node(n)) => select(state, n, true),
+                Some(Stop::Gap(g)) => select_gap(state, g),
                 None => state.message = Some("no problems recorded".into()),
             }
         }

@@ -24,6 +24,9 @@ pub struct Timeline {
     /// The run's emitter chains in order of their first action (a lane each), when it
     /// has more than one; each as its first action.
     pub(super) lanes: Vec<NodeId>,
+    /// A capture gap `e` stopped at (a span of the run's telemetry with no action: its
+    /// index among the capture's spans), shown instead of the selected action.
+    pub(super) gap: Option<u32>,
 }
 
 impl Default for Timeline {
@@ -37,6 +40,7 @@ impl Default for Timeline {
             zoom: 1.0,
             pan: 0.0,
             lanes: Vec::new(),
+            gap: None,
             history: Vec::new(),
             history_pos: 0,
             child_seen: HashMap::new(),
@@ -74,6 +78,11 @@ impl Timeline {
     /// first action.
     pub fn lanes(&self) -> &[NodeId] {
         &self.lanes
+    }
+
+    /// The capture gap `e` stopped at, when one is shown (its span's index).
+    pub fn gap(&self) -> Option<u32> {
+        self.gap
     }
 }
 
@@ -228,9 +237,10 @@ pub fn select(state: &mut State, node: NodeId, record: bool) {
     {
         state.nav.set_cursor(i);
     }
-    if state.timeline.node != Some(node) {
+    if state.timeline.node != Some(node) || state.timeline.gap.is_some() {
         state.detail.new_action();
     }
+    state.timeline.gap = None;
     state.timeline.node = Some(node);
     if record {
         state.timeline.history.truncate(state.timeline.history_pos);
@@ -373,6 +383,101 @@ pub(super) fn problem_nodes(state: &State) -> Vec<NodeId> {
         .flat_map(|r| r.nodes.iter().copied())
         .filter(|n| d.flags[*n as usize] & flag::PROBLEM != 0 && state.passes(*n))
         .collect()
+}
+
+/// Where `e`/`E` stop: an action with a problem, or a capture gap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    Node(NodeId),
+    /// A span of a traced run with no action (its index among the capture's spans).
+    Gap(u32),
+}
+
+/// The next (or previous) problem after the selection in run, then time order, wrapping:
+/// the problem actions and the capture gaps (each placed after the run's actions that
+/// come no later than it).
+pub(super) fn next_problem(state: &State, forward: bool) -> Option<Stop> {
+    let d = state.data.as_ref()?;
+    let mut stops: Vec<((usize, usize), Stop)> = (problem_nodes(state).into_iter())
+        .map(|n| {
+            (
+                (d.run_of(n), 2 * d.rank[n as usize] as usize),
+                Stop::Node(n),
+            )
+        })
+        .collect();
+    if let Some(c) = d.capture.as_deref() {
+        for (r, run) in d.analysis.graph.runs.iter().enumerate() {
+            for g in c.gaps_in(r as u32) {
+                let at = c.evidence_time(g);
+                let before = (run.nodes.iter())
+                    .filter(|n| {
+                        d.analysis.graph.nodes[**n as usize]
+                            .time()
+                            .is_some_and(|t| t <= at)
+                    })
+                    .count();
+                stops.push(((r, 2 * before + 1), Stop::Gap(g)));
+            }
+        }
+    }
+    if stops.is_empty() {
+        return None;
+    }
+    let here = match (state.timeline.gap, state.timeline.node) {
+        (Some(g), _) => stops
+            .iter()
+            .find(|(_, s)| *s == Stop::Gap(g))
+            .map(|(k, _)| *k),
+        (None, Some(n)) => Some((d.run_of(n), 2 * d.rank[n as usize] as usize)),
+        _ => None,
+    };
+    let Some(here) = here else {
+        return stops.iter().min_by_key(|(k, _)| *k).map(|x| x.1);
+    };
+    if forward {
+        (stops
+            .iter()
+            .filter(|(k, _)| *k > here)
+            .min_by_key(|(k, _)| *k))
+        .or_else(|| stops.iter().min_by_key(|(k, _)| *k))
+        .map(|x| x.1)
+    } else {
+        (stops
+            .iter()
+            .filter(|(k, _)| *k < here)
+            .max_by_key(|(k, _)| *k))
+        .or_else(|| stops.iter().max_by_key(|(k, _)| *k))
+        .map(|x| x.1)
+    }
+}
+
+/// Shows capture gap `g`: its run's timeline with the last action before it selected
+/// (the first when none is earlier), and the gap described in the detail pane.
+pub(super) fn select_gap(state: &mut State, g: u32) {
+    let Some(d) = state.data.as_ref() else {
+        return;
+    };
+    let Some(c) = d.capture.as_deref() else {
+        return;
+    };
+    let Some(run) = c.span_runs.get(g as usize).copied().flatten() else {
+        return;
+    };
+    let at = c.evidence_time(g);
+    let graph = &d.analysis.graph;
+    let nodes = &graph.runs[run as usize].nodes;
+    let before = (nodes.iter().copied())
+        .filter(|n| graph.nodes[*n as usize].time().is_some_and(|t| t <= at))
+        .max_by_key(|n| d.rank[*n as usize]);
+    let Some(node) = before.or_else(|| nodes.first().copied()) else {
+        return;
+    };
+    select(state, node, true);
+    state.timeline.gap = Some(g);
+    state.message = Some(
+        "a tool call the agent's telemetry saw and no action records (e: next problem)".into(),
+    );
 }
 
 /// The next (or previous) node of `list` after the selection, in run/time order, wrapping.

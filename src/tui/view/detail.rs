@@ -8,6 +8,10 @@ pub(super) fn detail(s: &State, area: Rect, buf: &mut Buffer) {
         finding_detail(s, d, i, area, buf);
         return;
     }
+    if let (Some(d), Some(g)) = (s.data.as_ref(), s.timeline.gap()) {
+        gap_detail(s, d, g, area, buf);
+        return;
+    }
     let (Some(d), Some(node)) = (s.data.as_ref(), s.timeline.node()) else {
         let block = pane_block(s, Pane::Detail, Line::from(" Detail "));
         let inner = block.inner(area);

@@ -13,6 +13,7 @@ mod navigator;
 mod overlay;
 mod record;
 mod review;
+mod telemetry;
 mod timeline;
 
 use compare::*;
@@ -26,6 +27,7 @@ use navigator::*;
 use overlay::*;
 use record::*;
 use review::*;
+use telemetry::*;
 use timeline::*;
 
 pub use lines::abbreviate;

@@ -3,7 +3,7 @@
 use super::*;
 
 /// Every glyph and its one meaning, one a line.
-pub const GLYPH_LEGEND: [&str; 24] = [
+pub const GLYPH_LEGEND: [&str; 26] = [
     "⊘  denied (the first deny of a tree starts a chain)",
     "↻  re-approved after a deny",
     "≠  argument drift",
@@ -27,6 +27,8 @@ pub const GLYPH_LEGEND: [&str; 24] = [
     "▲  high finding (■ medium, · low, i info)",
     "?  parent not found",
     "⋯  idle time compressed on the timeline",
+    "✚  a tool call the agent's telemetry saw and no action records (capture gap)",
+    "┆  a telemetry span joined to its action (telemetry lane)",
     "⚑  marked by you (colour: verdict; ⚑! the evidence changed since)",
 ];
 

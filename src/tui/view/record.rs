@@ -72,7 +72,20 @@ pub(super) fn record_lines<'a>(s: &State, d: &Data, node: NodeId) -> Vec<Line<'a
             (text, c.glyph_forked(fork.is_some()))
         }),
     ));
-    lines.push(axis("capture", None));
+    let capture = (r.capture.run.as_ref())
+        .filter(|_| r.capture.evaluated)
+        .map(|c| {
+            let text = format!(
+                "{} (its run: {} tool-call spans, {} without action; {} actions, {} without span)",
+                c.status,
+                c.run_spans,
+                c.spans_without_action,
+                c.run_actions,
+                c.actions_without_span
+            );
+            (text, if c.status == "complete" { '✓' } else { '✗' })
+        });
+    lines.push(axis("capture", capture));
     let a = &r.authenticity;
     if let Some(c) = a.construction {
         lines.push(kv(s, "construction", c.name()));
@@ -89,6 +102,7 @@ pub(super) fn record_lines<'a>(s: &State, d: &Data, node: NodeId) -> Vec<Line<'a
     if let Some(link) = &r.chain.link {
         lines.push(kv(s, "chain link", link.name()));
     }
+    lines.extend(action_telemetry_lines(s, d, node));
     let violations = r.structural.violations.len() + r.semantic.violations.len();
     if violations > 0 {
         lines.push(Line::styled(

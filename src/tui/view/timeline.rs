@@ -181,6 +181,15 @@ pub fn run_axis(s: &State, d: &Data) -> Axis {
             times.extend(l.expires_at_ms);
         }
     }
+    // The telemetry lane's spans, at their evidence time.
+    if let Some(c) = d.capture.as_deref() {
+        let run = s.timeline.run() as u32;
+        times.extend(
+            (0..c.spans.len() as u32)
+                .filter(|&i| c.span_runs[i as usize] == Some(run))
+                .map(|i| c.evidence_time(i)),
+        );
+    }
     Axis::new(times)
 }
 
@@ -359,7 +368,15 @@ pub(super) fn timeline(s: &State, area: Rect, buf: &mut Buffer) {
         buf.set_string(axis_x + x, inner.y, label, t.dim);
         taken.push((x, end));
     }
-    let body_h = (inner.height - 1) as usize;
+    // A traced run keeps its last row for the telemetry lane.
+    let capture = (d.capture.as_deref())
+        .filter(|c| run.is_some_and(|r| c.run(&r.id).is_some()) && inner.height > 3);
+    let body_h = (inner.height - 1) as usize - usize::from(capture.is_some());
+    if let Some(c) = capture {
+        let y = inner.y + inner.height - 1;
+        let tree = Rect::new(inner.x, y, tree_w, 1);
+        telemetry_lane(s, d, c, &axis, tree, axis_x, axis_w, buf);
+    }
     let cursor = s.cursor_row().unwrap_or(0);
     let offset = window(cursor, s.timeline.rows().len(), body_h);
     let searching = !s.search.text().is_empty();

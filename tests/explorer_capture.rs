@@ -1,0 +1,106 @@
+//! The agent's telemetry in the explorer (`--traces`): the telemetry lane under a traced
+//! run, `e` stopping at a capture gap with the span described, and the span joined to an
+//! action on the Record tab — snapshots at 80×24 and 120×40.
+
+mod common;
+
+use aeplens::tui::keymap::Command;
+use aeplens::tui::state::{Action, State, update};
+use common::{explorer, explorer_traced, go, screen};
+
+const DEMO: [&str; 3] = [
+    "assets/demo/evidence",
+    "assets/demo/keys.json",
+    "assets/demo/leases.ndjson",
+];
+
+fn traced() -> State {
+    explorer_traced(
+        &[DEMO[0]],
+        Some(DEMO[1]),
+        Some(DEMO[2]),
+        &["assets/demo/traces.jsonl"],
+    )
+}
+
+#[test]
+fn a_traced_run_has_a_telemetry_lane_and_e_stops_at_its_capture_gap() {
+    let mut s = traced();
+    go(&mut s, "run-deploy-0042", "act-001");
+    let lane = screen(&s, 120, 40);
+    assert!(
+        lane.contains("telemetry 8 spans ✚1 not in evidence"),
+        "{lane}"
+    );
+    assert!(lane.contains('✚') && lane.contains('┆'), "{lane}");
+    insta::assert_snapshot!("capture_lane_120x40", lane);
+    insta::assert_snapshot!("capture_lane_80x24", screen(&s, 80, 24));
+    // `e` goes through the problems in time order and stops at the gap.
+    let mut stops = 0;
+    while s.timeline.gap().is_none() && stops < 20 {
+        update(&mut s, Action::Command(Command::NextProblem));
+        stops += 1;
+    }
+    let g = s.timeline.gap().expect("e stops at the capture gap");
+    let d = s.data.as_ref().unwrap();
+    let c = d.capture.as_deref().unwrap();
+    assert_eq!(c.spans[g as usize].tool.as_deref(), Some("shell_exec"));
+    // The action before it (act-006, 10:04:10; the gap is at 10:08:20) is the cursor's.
+    let node = s.timeline.node().unwrap();
+    let id = d
+        .analysis
+        .graph
+        .facts(&d.corpus, node)
+        .unwrap()
+        .id()
+        .unwrap();
+    assert_eq!(id, "act-006");
+    let gap = screen(&s, 120, 40);
+    for needed in [
+        "Capture gap",
+        "F-CAPTURE-GAP",
+        "shell_exec",
+        "no action: a capture gap",
+        "offset +1.500",
+    ] {
+        assert!(gap.contains(needed), "{needed}:\n{gap}");
+    }
+    insta::assert_snapshot!("capture_gap_120x40", gap);
+    insta::assert_snapshot!("capture_gap_80x24", screen(&s, 80, 24));
+    // The next `e` leaves the gap; moving the cursor does too.
+    update(&mut s, Action::Command(Command::NextProblem));
+    assert_eq!(s.timeline.gap(), None);
+}
+
+#[test]
+fn the_record_tab_shows_the_span_joined_to_the_action_and_how() {
+    let mut s = traced();
+    go(&mut s, "run-deploy-0042", "act-005");
+    update(&mut s, Action::Command(Command::Tab(5)));
+    let text = screen(&s, 120, 40);
+    for needed in [
+        "capture",
+        "gaps (its run",
+        "TELEMETRY",
+        "same run and tool",
+        "execute_tool write_file",
+    ] {
+        assert!(text.contains(needed), "{needed}:\n{text}");
+    }
+    insta::assert_snapshot!("capture_record_tab_120x40", text);
+    insta::assert_snapshot!("capture_record_tab_80x24", screen(&s, 80, 24));
+}
+
+#[test]
+fn without_telemetry_nothing_is_claimed() {
+    let mut s = explorer(&[DEMO[0]], Some(DEMO[1]), Some(DEMO[2]));
+    go(&mut s, "run-deploy-0042", "act-005");
+    update(&mut s, Action::Command(Command::Tab(5)));
+    let text = screen(&s, 120, 40);
+    assert!(!text.contains("telemetry"), "{text}");
+    assert!(text.contains("capture           ○ not evaluated"), "{text}");
+    for _ in 0..12 {
+        update(&mut s, Action::Command(Command::NextProblem));
+        assert_eq!(s.timeline.gap(), None);
+    }
+}
