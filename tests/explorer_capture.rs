@@ -35,12 +35,10 @@ fn a_traced_run_has_a_telemetry_lane_and_e_stops_at_its_capture_gap() {
     assert!(lane.contains('✚') && lane.contains('┆'), "{lane}");
     insta::assert_snapshot!("capture_lane_120x40", lane);
     insta::assert_snapshot!("capture_lane_80x24", screen(&s, 80, 24));
-    // `e` goes through the problems in time order and stops at the gap.
-    let mut stops = 0;
-    while s.timeline.gap().is_none() && stops < 20 {
-        update(&mut s, Action::Command(Command::NextProblem));
-        stops += 1;
-    }
+    // `e` goes through the problems in time order: from act-006 (10:04:10) to the gap
+    // (10:08:20), then act-007 (10:08:30); `E` comes back.
+    go(&mut s, "run-deploy-0042", "act-006");
+    update(&mut s, Action::Command(Command::NextProblem));
     let g = s.timeline.gap().expect("e stops at the capture gap");
     let d = s.data.as_ref().unwrap();
     let c = d.capture.as_deref().unwrap();
@@ -67,9 +65,23 @@ fn a_traced_run_has_a_telemetry_lane_and_e_stops_at_its_capture_gap() {
     }
     insta::assert_snapshot!("capture_gap_120x40", gap);
     insta::assert_snapshot!("capture_gap_80x24", screen(&s, 80, 24));
-    // The next `e` leaves the gap; moving the cursor does too.
+    // The next `e` leaves the gap for act-007; `E` comes back to it, and again to act-006.
     update(&mut s, Action::Command(Command::NextProblem));
     assert_eq!(s.timeline.gap(), None);
+    let id = |s: &State| {
+        let d = s.data.as_ref().unwrap();
+        let f = d
+            .analysis
+            .graph
+            .facts(&d.corpus, s.timeline.node().unwrap())
+            .unwrap();
+        f.id().unwrap().to_string()
+    };
+    assert_eq!(id(&s), "act-007");
+    update(&mut s, Action::Command(Command::PrevProblem));
+    assert_eq!(s.timeline.gap(), Some(g));
+    update(&mut s, Action::Command(Command::PrevProblem));
+    assert_eq!((s.timeline.gap(), id(&s).as_str()), (None, "act-006"));
 }
 
 #[test]

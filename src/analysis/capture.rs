@@ -89,8 +89,11 @@ pub struct Capture {
     pub span_runs: Vec<Option<u32>>,
     /// Per node, the span joined to it.
     span_of: FxHashMap<NodeId, u32>,
-    /// The traced runs, in graph order.
+    /// Per graph run, its spans in file order.
+    spans_by_run: Vec<Vec<u32>>,
+    /// The traced runs, in graph order, and each by its id.
     pub runs: Vec<RunCapture>,
+    run_index: FxHashMap<String, u32>,
     /// Telemetry time minus evidence time, the median over the id joins (ms).
     pub offset_ms: Option<f64>,
     pub tolerance_ms: f64,
@@ -204,15 +207,21 @@ impl Capture {
 
     /// What the telemetry says of run number `run` of the graph (`None`: not traced).
     pub fn run(&self, run_id: &str) -> Option<&RunCapture> {
-        self.runs.iter().find(|r| r.run_id == run_id)
+        let i = *self.run_index.get(run_id)?;
+        self.runs.get(i as usize)
+    }
+
+    /// The spans of graph run `run`, in file order.
+    pub fn spans_in(&self, run: u32) -> &[u32] {
+        self.spans_by_run
+            .get(run as usize)
+            .map_or(&[], Vec::as_slice)
     }
 
     /// The spans of graph run `run` without an action, in time order.
     pub fn gaps_in(&self, run: u32) -> Vec<u32> {
-        let mut out: Vec<u32> = (0..self.spans.len() as u32)
-            .filter(|&s| {
-                self.span_runs[s as usize] == Some(run) && self.joins[s as usize].is_none()
-            })
+        let mut out: Vec<u32> = (self.spans_in(run).iter().copied())
+            .filter(|&s| self.joins[s as usize].is_none())
             .collect();
         out.sort_by_key(|&s| self.spans[s as usize].start_ns);
         out
@@ -260,6 +269,7 @@ impl Capture {
                 run
             })
             .collect();
+        // Action ids, each to the nodes that carry it.
         // Action ids, each to the nodes that carry it.
         let mut by_id: FxHashMap<&str, Vec<NodeId>> = FxHashMap::default();
         for n in 0..graph.nodes.len() as NodeId {
@@ -339,13 +349,21 @@ impl Capture {
         let span_of = (joins.iter().enumerate())
             .filter_map(|(s, j)| Some((j.as_ref()?.node, s as u32)))
             .collect();
+        let mut spans_by_run = vec![Vec::new(); graph.runs.len()];
+        for (s, run) in span_runs.iter().enumerate() {
+            if let Some(r) = run {
+                spans_by_run[*r as usize].push(s as u32);
+            }
+        }
         let mut capture = Capture {
             spans,
             files,
             joins,
             span_runs,
             span_of,
+            spans_by_run,
             runs: Vec::new(),
+            run_index: FxHashMap::default(),
             offset_ms,
             tolerance_ms,
             ignored,
@@ -360,8 +378,8 @@ impl Capture {
         let graph = &analysis.graph;
         let offset = self.offset_ms.unwrap_or(0.0);
         for (r, run) in graph.runs.iter().enumerate() {
-            let spans: Vec<usize> = (0..self.spans.len())
-                .filter(|&s| self.span_runs[s] == Some(r as u32))
+            let spans: Vec<usize> = (self.spans_in(r as u32).iter())
+                .map(|&s| s as usize)
                 .collect();
             if spans.is_empty() {
                 continue;
@@ -417,6 +435,8 @@ impl Capture {
             if counts.spans_without_action + counts.actions_without_span > 0 {
                 counts.status = "gaps";
             }
+            self.run_index
+                .insert(run.id.clone(), self.runs.len() as u32);
             self.runs.push(counts);
         }
     }

@@ -79,6 +79,8 @@ impl Evidence {
     /// never hold any of it: they are made without telemetry.
     pub fn add_capture(&mut self, telemetry: crate::load::traces::Telemetry, tolerance_ms: f64) {
         use crate::verify::{CaptureAxis, RunCaptured};
+        let clock = std::time::Instant::now();
+        self.timings.push(("telemetry: read", telemetry.read_time));
         let mut capture =
             super::capture::Capture::join(&self.corpus, &self.analysis, telemetry, tolerance_ms);
         let runs: rustc_hash::FxHashMap<&str, &super::capture::RunCapture> = capture
@@ -120,6 +122,7 @@ impl Evidence {
         merged.extend(found);
         self.findings = merged;
         self.capture = Some(capture);
+        self.timings.push(("telemetry: join", clock.elapsed()));
     }
 
     /// Verifies and analyses a corpus. V17 (copies rewritten across chained snapshots)

@@ -42,14 +42,17 @@ pub fn run(args: &CheckArgs) -> i32 {
         }
     };
     let paths = &args.paths;
-    let telemetry = args.traces.load();
-    let opened = match (index.as_ref(), telemetry) {
-        (None, None) => Opened::Batches(Box::new(super::open_in_batches(
+    let traced = !args.traces.traces.is_empty();
+    let opened = match index.as_ref() {
+        None if !traced => Opened::Batches(Box::new(super::open_in_batches(
             paths, &keys, &options, &leases,
         ))),
-        // The telemetry is joined to the whole analysis.
-        (index, telemetry) => {
-            let mut ev = super::open_indexed(paths, &keys, &options, &leases, index, Trees::OnDisk);
+        // The telemetry, read beside the evidence, is joined to the whole analysis.
+        index => {
+            let (mut ev, telemetry) = rayon::join(
+                || super::open_indexed(paths, &keys, &options, &leases, index, Trees::OnDisk),
+                || args.traces.load(),
+            );
             if let Some((telemetry, notes)) = telemetry {
                 for n in &notes {
                     super::note(n);

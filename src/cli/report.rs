@@ -84,9 +84,11 @@ impl Setting {
     /// code (2: nothing loaded).
     pub(super) fn open(&self, paths: &[String], trees: Trees) -> Result<Evidence, i32> {
         let index = self.index.as_ref();
-        let mut ev =
-            super::open_indexed(paths, &self.keys, &self.options, &self.leases, index, trees);
-        let telemetry = self.traces.load();
+        // The telemetry is read beside the evidence.
+        let (mut ev, telemetry) = rayon::join(
+            || super::open_indexed(paths, &self.keys, &self.options, &self.leases, index, trees),
+            || self.traces.load(),
+        );
         let trace_errors = telemetry
             .iter()
             .flat_map(|(_, notes)| notes.iter().cloned());

@@ -18,6 +18,8 @@ pub struct Telemetry {
     pub spans: Vec<TraceSpan>,
     pub files: Vec<TraceFile>,
     pub errors: Vec<LoadError>,
+    /// How long reading took (`check --timings`).
+    pub read_time: std::time::Duration,
 }
 
 /// One telemetry file and what it held.
@@ -35,6 +37,7 @@ pub struct TraceFile {
 /// Reads every path (a file, or a directory's `.json`, `.jsonl` and `.ndjson` files in
 /// sorted order). Never fails as a whole: each problem is an error of the result.
 pub fn load_traces(paths: &[String]) -> Telemetry {
+    let clock = std::time::Instant::now();
     let mut out = Telemetry::default();
     for origin in origins(paths) {
         match origin {
@@ -55,6 +58,14 @@ pub fn load_traces(paths: &[String]) -> Telemetry {
             }
         }
     }
+    out.read_time = clock.elapsed();
+    out
+}
+
+/// The telemetry in `bytes`, as the file `path` would give it (the fuzz target's way in).
+pub fn read_bytes(path: &str, bytes: &[u8]) -> Telemetry {
+    let mut out = Telemetry::default();
+    read_file(&Arc::from(path), bytes, &mut out);
     out
 }
 
@@ -74,27 +85,82 @@ fn read_file(path: &Arc<str>, bytes: &[u8], out: &mut Telemetry) {
             return;
         }
     };
+    // Parts of about a megabyte, each starting on a line that opens a document, read on
+    // every core and put back in order.
+    use rayon::prelude::*;
+    let parts = parts_of(text, 1 << 20);
+    let read: Vec<Telemetry> = parts
+        .par_iter()
+        .map(|&(start, end, line)| read_part(path, text, start, end, line))
+        .collect();
     let mut file = TraceFile {
         path: path.clone(),
         documents: 0,
         spans: 0,
         tool_spans: 0,
     };
-    let mut offset = 0;
-    let mut line = 1;
+    for part in read {
+        for f in &part.files {
+            file.documents += f.documents;
+            file.spans += f.spans;
+            file.tool_spans += f.tool_spans;
+        }
+        out.spans.extend(part.spans);
+        out.errors.extend(part.errors);
+    }
+    out.files.push(file);
+}
+
+/// `text` cut into parts of about `size` bytes, each starting on a line that begins with
+/// `{` (one document a line, as the Collector's file exporter writes them; a whole-file
+/// document is one part): (start, end, 1-based line of the start).
+fn parts_of(text: &str, size: usize) -> Vec<(usize, usize, usize)> {
+    let mut parts = Vec::new();
+    let (mut start, mut line) = (0, 1);
+    while start < text.len() {
+        let mut end = text.len();
+        let mut at = start + size;
+        while at < text.len() {
+            match text.as_bytes()[at..].iter().position(|&b| b == b'\n') {
+                Some(nl) if text.as_bytes().get(at + nl + 1) == Some(&b'{') => {
+                    end = at + nl + 1;
+                    break;
+                }
+                Some(nl) => at += nl + 1,
+                None => break,
+            }
+        }
+        parts.push((start, end, line));
+        line += count_lines(&text[start..end]);
+        start = end;
+    }
+    parts
+}
+
+/// The documents of `text[start..end]`, which begins on 1-based `line`.
+fn read_part(path: &Arc<str>, text: &str, start: usize, end: usize, mut line: usize) -> Telemetry {
+    let mut out = Telemetry::default();
+    let mut file = TraceFile {
+        path: path.clone(),
+        documents: 0,
+        spans: 0,
+        tool_spans: 0,
+    };
+    let mut offset = start;
     loop {
-        let skipped = text[offset..].len() - text[offset..].trim_start().len();
-        line += count_lines(&text[offset..offset + skipped]);
+        let here = &text[offset..end];
+        let skipped = here.len() - here.trim_start().len();
+        line += count_lines(&here[..skipped]);
         offset += skipped;
-        if offset >= text.len() {
+        if offset >= end {
             break;
         }
-        let rest = &text[offset..];
+        let rest = &text[offset..end];
         let mut stream = serde_json::Deserializer::from_str(rest).into_iter::<TracesData>();
         match stream.next() {
             Some(Ok(doc)) => {
                 file.documents += 1;
-                spans_of(path, line, &doc, &mut file, out);
+                spans_of(path, line, doc, &mut file, &mut out);
                 let used = stream.byte_offset();
                 line += count_lines(&rest[..used]);
                 offset += used;
@@ -112,7 +178,7 @@ fn read_file(path: &Arc<str>, bytes: &[u8], out: &mut Telemetry) {
                 ));
                 // Go on at the next line that opens a document (one a line, as files of
                 // the Collector's file exporter are).
-                let next = next_document(text, at);
+                let next = next_document(text, at).min(end);
                 line += count_lines(&text[offset..next]);
                 offset = next;
             }
@@ -120,6 +186,7 @@ fn read_file(path: &Arc<str>, bytes: &[u8], out: &mut Telemetry) {
         }
     }
     out.files.push(file);
+    out
 }
 
 /// serde_json's message without its own " at line L column C" (relative to the document,
@@ -158,71 +225,54 @@ fn next_document(text: &str, at: usize) -> usize {
     text.len()
 }
 
-/// The tool-call spans of one document.
+/// The tool-call spans of one document (moved out of it: nothing is copied).
 fn spans_of(
     path: &Arc<str>,
     line: usize,
-    doc: &TracesData,
+    doc: TracesData,
     file: &mut TraceFile,
     out: &mut Telemetry,
 ) {
-    for (r, resource_spans) in doc.resource_spans.iter().enumerate() {
-        let resource: &[KeyValue] = resource_spans
-            .resource
-            .as_ref()
-            .map_or(&[], |res| &res.attributes);
-        for (s, scope) in resource_spans.scope_spans.iter().enumerate() {
-            for (k, span) in scope.spans.iter().enumerate() {
+    for (r, resource_spans) in doc.resource_spans.into_iter().enumerate() {
+        let resource: &[KeyValue] =
+            (resource_spans.resource.as_ref()).map_or(&[], |res| &res.attributes);
+        let from_resource = |key: &str| {
+            (resource.iter())
+                .find(|kv| kv.key == key)
+                .map(|kv| value_text(kv.value.clone()))
+        };
+        let resource_run =
+            from_resource("gen_ai.agent.run.id").or_else(|| from_resource("aep.run_id"));
+        let service = from_resource("service.name");
+        for (s, scope) in resource_spans.scope_spans.into_iter().enumerate() {
+            for (k, span) in scope.spans.into_iter().enumerate() {
                 file.spans += 1;
-                let pointer = format!("/resourceSpans/{r}/scopeSpans/{s}/spans/{k}");
-                let attributes: Vec<(String, String)> = (span.attributes.iter())
-                    .map(|kv| (kv.key.clone(), value_text(kv.value.as_ref())))
-                    .collect();
-                let get = |key: &str| {
-                    (attributes.iter())
-                        .find(|(k, _)| k == key)
-                        .map(|(_, v)| v.clone())
+                let has = |key: &str, value: Option<&str>| {
+                    span.attributes.iter().any(|kv| {
+                        kv.key == key
+                            && value.is_none_or(|v| {
+                                matches!(kv.value.as_ref().and_then(|a| a.value.as_ref()),
+                                    Some(Value::StringValue(s)) if s == v)
+                            })
+                    })
                 };
-                let from_resource = |key: &str| {
-                    (resource.iter())
-                        .find(|kv| kv.key == key)
-                        .map(|kv| value_text(kv.value.as_ref()))
-                };
-                let tool = get("gen_ai.tool.name");
-                let is_tool_call = get("gen_ai.operation.name").as_deref() == Some("execute_tool")
-                    || tool.is_some();
-                if !is_tool_call {
+                if !has("gen_ai.operation.name", Some("execute_tool"))
+                    && !has("gen_ai.tool.name", None)
+                {
                     continue;
                 }
-                match tool_span(span, &pointer) {
-                    Ok((trace_id, span_id, parent_span_id)) => {
+                let pointer = format!("/resourceSpans/{r}/scopeSpans/{s}/spans/{k}");
+                match tool_span(
+                    span,
+                    pointer,
+                    path,
+                    line,
+                    resource_run.clone(),
+                    service.clone(),
+                ) {
+                    Ok(span) => {
                         file.tool_spans += 1;
-                        out.spans.push(TraceSpan {
-                            trace_id,
-                            span_id,
-                            parent_span_id,
-                            name: span.name.clone(),
-                            start_ns: span.start_time_unix_nano,
-                            end_ns: span.end_time_unix_nano,
-                            status: match span.status.as_ref().map_or(0, |s| s.code) {
-                                1 => SpanStatus::Ok,
-                                2 => SpanStatus::Error,
-                                _ => SpanStatus::Unset,
-                            },
-                            status_message: (span.status.as_ref())
-                                .map_or_else(String::new, |s| s.message.clone()),
-                            tool,
-                            call_id: get("gen_ai.tool.call.id").or_else(|| get("aep.action_id")),
-                            run_id: get("gen_ai.agent.run.id")
-                                .or_else(|| get("aep.run_id"))
-                                .or_else(|| from_resource("gen_ai.agent.run.id"))
-                                .or_else(|| from_resource("aep.run_id")),
-                            service: from_resource("service.name"),
-                            attributes,
-                            path: path.clone(),
-                            line,
-                            pointer,
-                        });
+                        out.spans.push(span);
                     }
                     Err(message) => out.errors.push(LoadError {
                         path: path.clone(),
@@ -237,9 +287,16 @@ fn spans_of(
     }
 }
 
-/// A tool-call span's trace id, span id and parent as lower-case hex; `Err` says why the
+/// A tool-call span as aeplens keeps it, its ids as lower-case hex; `Err` says why the
 /// span cannot be joined (ids of the wrong length).
-fn tool_span(span: &Span, pointer: &str) -> Result<(String, String, Option<String>), String> {
+fn tool_span(
+    span: Span,
+    pointer: String,
+    path: &Arc<str>,
+    line: usize,
+    resource_run: Option<String>,
+    service: Option<String>,
+) -> Result<TraceSpan, String> {
     if span.trace_id.len() != 16 || span.trace_id.iter().all(|b| *b == 0) {
         return Err(format!(
             "span {pointer}: traceId must be 32 hex digits, not all zero (OTLP JSON); the span is left out"
@@ -250,8 +307,42 @@ fn tool_span(span: &Span, pointer: &str) -> Result<(String, String, Option<Strin
             "span {pointer}: spanId must be 16 hex digits, not all zero (OTLP JSON); the span is left out"
         ));
     }
-    let parent = (!span.parent_span_id.is_empty()).then(|| hex(&span.parent_span_id));
-    Ok((hex(&span.trace_id), hex(&span.span_id), parent))
+    let attributes: Vec<(String, String)> = (span.attributes.into_iter())
+        .map(|kv| (kv.key, value_text(kv.value)))
+        .collect();
+    let get = |key: &str| {
+        (attributes.iter())
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+    };
+    let (status, status_message) = match span.status {
+        Some(s) => (s.code, s.message),
+        None => (0, String::new()),
+    };
+    Ok(TraceSpan {
+        trace_id: hex(&span.trace_id),
+        span_id: hex(&span.span_id),
+        parent_span_id: (!span.parent_span_id.is_empty()).then(|| hex(&span.parent_span_id)),
+        name: span.name,
+        start_ns: span.start_time_unix_nano,
+        end_ns: span.end_time_unix_nano,
+        status: match status {
+            1 => SpanStatus::Ok,
+            2 => SpanStatus::Error,
+            _ => SpanStatus::Unset,
+        },
+        status_message,
+        tool: get("gen_ai.tool.name"),
+        call_id: get("gen_ai.tool.call.id").or_else(|| get("aep.action_id")),
+        run_id: get("gen_ai.agent.run.id")
+            .or_else(|| get("aep.run_id"))
+            .or(resource_run),
+        service,
+        attributes,
+        path: path.clone(),
+        line,
+        pointer,
+    })
 }
 
 /// Lower-case hex of `bytes`.
@@ -265,23 +356,23 @@ fn hex(bytes: &[u8]) -> String {
         })
 }
 
-/// An attribute's value as text: strings as they are, other values as JSON would write
-/// them.
-fn value_text(value: Option<&AnyValue>) -> String {
-    match value.and_then(|v| v.value.as_ref()) {
+/// An attribute's value as text: strings as they are (moved), other values as JSON would
+/// write them.
+fn value_text(value: Option<AnyValue>) -> String {
+    match value.and_then(|v| v.value) {
         None => String::new(),
-        Some(Value::StringValue(s)) => s.clone(),
+        Some(Value::StringValue(s)) => s,
         Some(Value::BoolValue(b)) => b.to_string(),
         Some(Value::IntValue(i)) => i.to_string(),
         Some(Value::DoubleValue(d)) => d.to_string(),
-        Some(Value::BytesValue(b)) => hex(b),
+        Some(Value::BytesValue(b)) => hex(&b),
         Some(Value::ArrayValue(a)) => {
-            let items: Vec<String> = a.values.iter().map(|v| value_text(Some(v))).collect();
+            let items: Vec<String> = a.values.into_iter().map(|v| value_text(Some(v))).collect();
             format!("[{}]", items.join(", "))
         }
         Some(Value::KvlistValue(kv)) => {
-            let items: Vec<String> = (kv.values.iter())
-                .map(|kv| format!("{}={}", kv.key, value_text(kv.value.as_ref())))
+            let items: Vec<String> = (kv.values.into_iter())
+                .map(|kv| format!("{}={}", kv.key, value_text(kv.value)))
                 .collect();
             format!("{{{}}}", items.join(", "))
         }
@@ -320,6 +411,40 @@ mod tests {
         let e = &t.errors[0];
         assert_eq!((e.line, e.column), (Some(2), Some(20)), "{}", e.render());
         assert!(!e.message.contains("line 1"), "{}", e.message);
+    }
+
+    #[test]
+    fn parts_start_on_document_lines_and_read_as_the_whole() {
+        let mut text = String::new();
+        for i in 0..40 {
+            text.push_str(if i == 17 {
+                "{\"resourceSpans\": 3}"
+            } else {
+                SPAN
+            });
+            text.push('\n');
+        }
+        let parts = parts_of(&text, 700);
+        assert!(parts.len() > 10, "{}", parts.len());
+        assert_eq!(parts[0].0, 0);
+        for w in parts.windows(2) {
+            assert_eq!(w[0].1, w[1].0, "contiguous");
+            assert_eq!(text.as_bytes()[w[1].0], b'{');
+        }
+        let path = Arc::from("t.jsonl");
+        let whole = read_part(&path, &text, 0, text.len(), 1);
+        let mut spans = Vec::new();
+        let mut errors = Vec::new();
+        for &(start, end, line) in &parts {
+            let part = read_part(&path, &text, start, end, line);
+            spans.extend(part.spans);
+            errors.extend(part.errors);
+        }
+        assert_eq!(spans, whole.spans);
+        assert_eq!(errors, whole.errors);
+        assert_eq!(whole.spans.len(), 39);
+        assert_eq!(whole.spans[17].line, 19, "lines counted across parts");
+        assert_eq!(errors[0].line, Some(18));
     }
 
     #[test]

@@ -4,6 +4,7 @@ mapping with trace and span ids as hex (OTLP JSON): one ExportTraceServiceReques
 as the Collector's file exporter writes them.
 
     python make_traces.py OUT_DIR
+    python make_traces.py --store STORE.ndjson OUT.jsonl   (a span per action of a store)
 
 Ids come from a counter, so every run writes the same bytes: `demo.jsonl` is the file
 shipped as assets/demo/traces.jsonl (tests/capture.rs holds them equal).
@@ -202,5 +203,34 @@ def main(out):
             f.write(text)
 
 
+def from_store(store, out):
+    """The traces an agent would have written for every action of an NDJSON store: one
+    `execute_tool` span per action (its call id, tool and time; an ERROR status for a
+    failed or denied call), a trace per run: the benchmark's telemetry."""
+    runs = {}
+    seen = set()
+    with open(store) as f:
+        for line in f:
+            record = json.loads(line)
+            run = record.get("run_id")
+            for a in record.get("actions") or []:
+                key = (run, a.get("action_id"), a.get("tool_name"), a.get("timestamp_ms"))
+                if run is None or a.get("timestamp_ms") is None or key in seen:
+                    continue
+                seen.add(key)
+                failed = a.get("outcome") in ("failure", "error", "failed", "denied")
+                call = {"call_id": a.get("action_id"), "tool": a.get("tool_name") or "unknown",
+                        "start_ms": int(a["timestamp_ms"])}
+                if failed:
+                    call["status"] = "error"
+                runs.setdefault(run, []).append(call)
+    with open(out, "w") as f:
+        for run, calls in runs.items():
+            f.write(run_trace(f"store/{run}", run, calls, service="agent") + "\n")
+
+
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if sys.argv[1] == "--store":
+        from_store(sys.argv[2], sys.argv[3])
+    else:
+        main(sys.argv[1])

@@ -398,13 +398,10 @@ pub enum Stop {
 /// come no later than it).
 pub(super) fn next_problem(state: &State, forward: bool) -> Option<Stop> {
     let d = state.data.as_ref()?;
+    // In a run, the action of rank r sorts at 2r + 1 and a gap after k actions at 2k.
+    let key = |n: NodeId| (d.run_of(n), 2 * d.rank[n as usize] as usize + 1);
     let mut stops: Vec<((usize, usize), Stop)> = (problem_nodes(state).into_iter())
-        .map(|n| {
-            (
-                (d.run_of(n), 2 * d.rank[n as usize] as usize),
-                Stop::Node(n),
-            )
-        })
+        .map(|n| (key(n), Stop::Node(n)))
         .collect();
     if let Some(c) = d.capture.as_deref() {
         for (r, run) in d.analysis.graph.runs.iter().enumerate() {
@@ -417,7 +414,7 @@ pub(super) fn next_problem(state: &State, forward: bool) -> Option<Stop> {
                             .is_some_and(|t| t <= at)
                     })
                     .count();
-                stops.push(((r, 2 * before + 1), Stop::Gap(g)));
+                stops.push(((r, 2 * before), Stop::Gap(g)));
             }
         }
     }
@@ -429,7 +426,7 @@ pub(super) fn next_problem(state: &State, forward: bool) -> Option<Stop> {
             .iter()
             .find(|(_, s)| *s == Stop::Gap(g))
             .map(|(k, _)| *k),
-        (None, Some(n)) => Some((d.run_of(n), 2 * d.rank[n as usize] as usize)),
+        (None, Some(n)) => Some(key(n)),
         _ => None,
     };
     let Some(here) = here else {

@@ -39,9 +39,7 @@ pub(super) fn telemetry_lane(
     buf.set_line(tree.x, tree.y, &line, tree.width);
     let (zoom, pan) = (s.timeline.zoom(), s.timeline.pan());
     // Joined spans first, so that a gap at the same column is the one seen.
-    let mut spans: Vec<u32> = (0..c.spans.len() as u32)
-        .filter(|&i| c.span_runs[i as usize] == Some(run as u32))
-        .collect();
+    let mut spans: Vec<u32> = c.spans_in(run as u32).to_vec();
     spans.sort_by_key(|&i| c.joins[i as usize].is_none());
     for i in spans {
         let Some(x) = axis.x(c.evidence_time(i), axis_w, zoom, pan) else {

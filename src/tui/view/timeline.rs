@@ -184,11 +184,7 @@ pub fn run_axis(s: &State, d: &Data) -> Axis {
     // The telemetry lane's spans, at their evidence time.
     if let Some(c) = d.capture.as_deref() {
         let run = s.timeline.run() as u32;
-        times.extend(
-            (0..c.spans.len() as u32)
-                .filter(|&i| c.span_runs[i as usize] == Some(run))
-                .map(|i| c.evidence_time(i)),
-        );
+        times.extend(c.spans_in(run).iter().map(|&i| c.evidence_time(i)));
     }
     Axis::new(times)
 }
