@@ -271,7 +271,7 @@ pub struct EvidenceArgs {
 }
 
 /// The agent's own telemetry, joined to the evidence to judge its capture (analysis-rules §9).
-#[derive(Args, Debug, Clone, Default)]
+#[derive(Args, Debug, Clone)]
 pub struct TraceArgs {
     /// OpenTelemetry traces of the agent (OTLP JSON, as the OTLP/HTTP exporter and the
     /// Collector's file exporter write it: one TracesData object a line, or a whole file;
@@ -292,6 +292,15 @@ fn parse_skew(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(s) if s.is_finite() && s >= 0.0 => Ok(s),
         _ => Err("a number of seconds, 0 or more (e.g. 2 or 0.5)".into()),
+    }
+}
+
+impl Default for TraceArgs {
+    fn default() -> TraceArgs {
+        TraceArgs {
+            traces: Vec::new(),
+            clock_skew: TraceArgs::default_skew(),
+        }
     }
 }
 
@@ -323,7 +332,7 @@ impl TraceArgs {
 }
 
 /// Joins `telemetry` to `ev` and says, once each, the runs the telemetry names that the
-/// evidence does not hold and the clock offset found.
+/// evidence does not hold (the clock offset found is in every output).
 pub fn join_telemetry(
     ev: &mut crate::analysis::evidence::Evidence,
     telemetry: crate::load::traces::Telemetry,

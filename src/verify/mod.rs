@@ -19,6 +19,7 @@ pub mod sign;
 pub mod signature;
 pub mod structural;
 pub mod timestamp;
+pub mod tsa;
 pub mod verdict;
 
 pub use counts::{AuthCounts, SeverityCounts, Summary};

@@ -1,0 +1,502 @@
+//! RFC 3161 time-stamp tokens (verification.md d.6), verified offline: the token's
+//! imprint against the stamped bytes, its CMS signature under the signer certificate it
+//! carries, and that certificate's chain to a trusted root, its critical `timeStamping`
+//! usage and its validity at `genTime`. Parsed with the RustCrypto `cms`, `x509-cert`
+//! and `x509-tsp` crates; signatures checked with `rsa`, `p256`, `p384` and
+//! `ed25519-dalek`.
+
+use cms::cert::CertificateChoices;
+use cms::content_info::ContentInfo;
+use cms::signed_data::{SignedData, SignerIdentifier, SignerInfo};
+use der::asn1::{ObjectIdentifier as Oid, OctetString};
+use der::{Decode, Encode};
+use sha2_10::Digest;
+use x509_cert::Certificate;
+use x509_tsp::{TimeStampResp, TstInfo};
+
+/// What a token is worth.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TsaState {
+    /// Signed by a certificate chaining to a trusted root, for these bytes: the time is
+    /// proven.
+    Verified,
+    /// Well-formed and self-consistent, but no trusted root reached: never proven.
+    Untrusted,
+    /// A good token for other bytes (moved from another record, or the record edited).
+    ImprintMismatch,
+    /// Its signature or a certificate check fails.
+    Invalid,
+    /// Decodes, but is not a time-stamp token.
+    Malformed,
+}
+
+impl TsaState {
+    /// The name used in output.
+    pub fn name(self) -> &'static str {
+        match self {
+            TsaState::Verified => "tsa-verified",
+            TsaState::Untrusted => "tsa-untrusted",
+            TsaState::ImprintMismatch => "tsa-imprint-mismatch",
+            TsaState::Invalid => "tsa-invalid",
+            TsaState::Malformed => "tsa-malformed",
+        }
+    }
+}
+
+/// A token's verdict, and what it says when it says anything.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TsaCheck {
+    pub state: TsaState,
+    /// `genTime`, milliseconds since the epoch.
+    pub gen_time_ms: Option<i64>,
+    /// The accuracy, milliseconds.
+    pub accuracy_ms: Option<u64>,
+    /// The signer certificate's subject common name (else its whole subject).
+    pub tsa: Option<String>,
+    /// Why, in a sentence.
+    pub reason: String,
+}
+
+const SIGNED_DATA: Oid = Oid::new_unwrap("1.2.840.113549.1.7.2");
+const TST_INFO: Oid = Oid::new_unwrap("1.2.840.113549.1.9.16.1.4");
+const CONTENT_TYPE: Oid = Oid::new_unwrap("1.2.840.113549.1.9.3");
+const MESSAGE_DIGEST: Oid = Oid::new_unwrap("1.2.840.113549.1.9.4");
+const SHA256: Oid = Oid::new_unwrap("2.16.840.1.101.3.4.2.1");
+const SHA384: Oid = Oid::new_unwrap("2.16.840.1.101.3.4.2.2");
+const SHA512: Oid = Oid::new_unwrap("2.16.840.1.101.3.4.2.3");
+const RSA: Oid = Oid::new_unwrap("1.2.840.113549.1.1.1");
+const RSA_SHA256: Oid = Oid::new_unwrap("1.2.840.113549.1.1.11");
+const RSA_SHA384: Oid = Oid::new_unwrap("1.2.840.113549.1.1.12");
+const RSA_SHA512: Oid = Oid::new_unwrap("1.2.840.113549.1.1.13");
+const ECDSA_SHA256: Oid = Oid::new_unwrap("1.2.840.10045.4.3.2");
+const ECDSA_SHA384: Oid = Oid::new_unwrap("1.2.840.10045.4.3.3");
+const ECDSA_SHA512: Oid = Oid::new_unwrap("1.2.840.10045.4.3.4");
+const EC_PUBLIC_KEY: Oid = Oid::new_unwrap("1.2.840.10045.2.1");
+const P256: Oid = Oid::new_unwrap("1.2.840.10045.3.1.7");
+const P384: Oid = Oid::new_unwrap("1.3.132.0.34");
+const ED25519: Oid = Oid::new_unwrap("1.3.101.112");
+const EXT_KEY_USAGE: Oid = Oid::new_unwrap("2.5.29.37");
+const TIME_STAMPING: Oid = Oid::new_unwrap("1.3.6.1.5.5.7.3.8");
+const COMMON_NAME: Oid = Oid::new_unwrap("2.5.4.3");
+
+/// The certificates of a PEM bundle (`--tsa-certs`): the roots a token must chain to.
+/// Each `CERTIFICATE` block is decoded alone (x509-cert's own chain loader panics on a
+/// file with none).
+pub fn roots_from_pem(pem: &[u8]) -> Result<Vec<Certificate>, String> {
+    use der::DecodePem;
+    const END: &str = "-----END CERTIFICATE-----";
+    let text = std::str::from_utf8(pem).map_err(|_| "not PEM: the file is not text")?;
+    let mut roots = Vec::new();
+    for (i, block) in text
+        .split("-----BEGIN CERTIFICATE-----")
+        .skip(1)
+        .enumerate()
+    {
+        let end = block
+            .find(END)
+            .ok_or_else(|| format!("certificate {} has no END line", i + 1))?;
+        let pem = format!("-----BEGIN CERTIFICATE-----{}{END}\n", &block[..end]);
+        let cert = Certificate::from_pem(pem.as_bytes())
+            .map_err(|e| format!("certificate {}: {e}", i + 1))?;
+        roots.push(cert);
+    }
+    if roots.is_empty() {
+        return Err("no PEM certificate in the file".into());
+    }
+    Ok(roots)
+}
+
+/// How deep a certificate chain may go before it is given up on (loops, hostile chains).
+const MAX_CHAIN: usize = 8;
+
+/// The token in `der` (a `TimeStampResp` or a bare `TimeStampToken`), verified as a stamp
+/// of `stamped` under `roots`.
+pub fn verify(der: &[u8], stamped: &[u8], roots: &[Certificate]) -> TsaCheck {
+    let mut check = TsaCheck {
+        state: TsaState::Malformed,
+        gen_time_ms: None,
+        accuracy_ms: None,
+        tsa: None,
+        reason: String::new(),
+    };
+    let parsed = match parse(der) {
+        Ok(parsed) => parsed,
+        Err(why) => {
+            check.reason = why;
+            return check;
+        }
+    };
+    let Parsed {
+        signed,
+        tst,
+        econtent,
+    } = parsed;
+    check.gen_time_ms = Some(tst.gen_time.to_unix_duration().as_millis() as i64);
+    check.accuracy_ms = tst.accuracy.as_ref().map(|a| {
+        a.seconds.unwrap_or(0) * 1000
+            + u64::try_from(a.millis.unwrap_or(0)).unwrap_or(0)
+            + u64::try_from(a.micros.unwrap_or(0)).unwrap_or(0) / 1000
+    });
+    let certs: Vec<&Certificate> = (signed.certificates.iter())
+        .flat_map(|set| set.0.iter())
+        .filter_map(|c| match c {
+            CertificateChoices::Certificate(c) => Some(c),
+            CertificateChoices::Other(_) => None,
+        })
+        .collect();
+    let Some(info) = signed.signer_infos.0.iter().next() else {
+        check.state = TsaState::Invalid;
+        check.reason = "the token has no signer".into();
+        return check;
+    };
+    let Some(signer) = (certs.iter().copied())
+        .chain(roots.iter())
+        .find(|c| identifies(&info.sid, c))
+    else {
+        check.state = TsaState::Invalid;
+        check.reason = "the token carries no certificate for its signer".into();
+        return check;
+    };
+    check.tsa = Some(common_name(signer));
+    let checked = signature_ok(info, signer, &econtent)
+        .and_then(|()| usage_ok(signer))
+        .and_then(|()| valid_at(signer, check.gen_time_ms.unwrap_or(0)));
+    if let Err(why) = checked {
+        check.state = TsaState::Invalid;
+        check.reason = why;
+        return check;
+    }
+    match imprint_ok(&tst, stamped) {
+        Ok(()) => {}
+        Err(why) => {
+            check.state = TsaState::ImprintMismatch;
+            check.reason = why;
+            return check;
+        }
+    }
+    match chains_to(signer, &certs, roots) {
+        Ok(true) => {
+            check.state = TsaState::Verified;
+            check.reason = format!(
+                "signed by {}, which chains to a trusted root",
+                check.tsa.as_deref().unwrap_or("")
+            );
+        }
+        Ok(false) => {
+            check.state = TsaState::Untrusted;
+            check.reason = if roots.is_empty() {
+                "no TSA root given (--tsa-certs): the token is not trusted".into()
+            } else {
+                "the signer's certificate chain reaches none of the given roots".into()
+            };
+        }
+        Err(why) => {
+            check.state = TsaState::Invalid;
+            check.reason = why;
+        }
+    }
+    check
+}
+
+struct Parsed {
+    signed: SignedData,
+    tst: TstInfo,
+    /// The encapsulated TSTInfo's bytes, as signed.
+    econtent: Vec<u8>,
+}
+
+fn parse(der: &[u8]) -> Result<Parsed, String> {
+    let token = match TimeStampResp::from_der(der) {
+        Ok(resp) => {
+            let status = resp.status.status as u8;
+            if status > 1 {
+                return Err(format!("the response is not granted (PKIStatus {status})"));
+            }
+            resp.time_stamp_token.ok_or("a response without a token")?
+        }
+        Err(_) => ContentInfo::from_der(der)
+            .map_err(|e| format!("neither a TimeStampResp nor a TimeStampToken: {e}"))?,
+    };
+    if token.content_type != SIGNED_DATA {
+        return Err(format!(
+            "the token's content is {}, not SignedData",
+            token.content_type
+        ));
+    }
+    let inner = token.content.to_der().map_err(|e| e.to_string())?;
+    let signed = SignedData::from_der(&inner).map_err(|e| format!("SignedData: {e}"))?;
+    let encap = &signed.encap_content_info;
+    if encap.econtent_type != TST_INFO {
+        return Err(format!(
+            "the signed content is {}, not TSTInfo",
+            encap.econtent_type
+        ));
+    }
+    let econtent = encap
+        .econtent
+        .as_ref()
+        .ok_or("the token holds no TSTInfo")?
+        .decode_as::<OctetString>()
+        .map_err(|e| format!("eContent: {e}"))?
+        .into_bytes();
+    let tst = TstInfo::from_der(&econtent).map_err(|e| format!("TSTInfo: {e}"))?;
+    Ok(Parsed {
+        signed,
+        tst,
+        econtent,
+    })
+}
+
+/// The digest named by `oid` of `data`; `None` for another algorithm.
+fn digest(oid: &Oid, data: &[u8]) -> Option<Vec<u8>> {
+    Some(match *oid {
+        SHA256 => sha2_10::Sha256::digest(data).to_vec(),
+        SHA384 => sha2_10::Sha384::digest(data).to_vec(),
+        SHA512 => sha2_10::Sha512::digest(data).to_vec(),
+        _ => return None,
+    })
+}
+
+fn imprint_ok(tst: &TstInfo, stamped: &[u8]) -> Result<(), String> {
+    let imprint = &tst.message_imprint;
+    let want = digest(&imprint.hash_algorithm.oid, stamped).ok_or_else(|| {
+        format!(
+            "imprint hash {} is not SHA-256/384/512",
+            imprint.hash_algorithm.oid
+        )
+    })?;
+    if imprint.hashed_message.as_bytes() == want.as_slice() {
+        Ok(())
+    } else {
+        Err("the token's imprint is not the digest of this record's signed bytes".into())
+    }
+}
+
+fn identifies(sid: &SignerIdentifier, cert: &Certificate) -> bool {
+    match sid {
+        SignerIdentifier::IssuerAndSerialNumber(i) => {
+            cert.tbs_certificate.issuer == i.issuer
+                && cert.tbs_certificate.serial_number == i.serial_number
+        }
+        SignerIdentifier::SubjectKeyIdentifier(ski) => {
+            (cert.tbs_certificate.extensions.iter().flatten()).any(|e| {
+                e.extn_id == Oid::new_unwrap("2.5.29.14")
+                    && OctetString::from_der(e.extn_value.as_bytes())
+                        .is_ok_and(|v| v.as_bytes() == ski.0.as_bytes())
+            })
+        }
+    }
+}
+
+fn common_name(cert: &Certificate) -> String {
+    let subject = &cert.tbs_certificate.subject;
+    (subject.0.iter().flat_map(|rdn| rdn.0.iter()))
+        .find(|a| a.oid == COMMON_NAME)
+        .and_then(|a| {
+            der::asn1::Utf8StringRef::try_from(&a.value)
+                .map(|s| s.as_str().to_string())
+                .ok()
+                .or_else(|| {
+                    der::asn1::PrintableStringRef::try_from(&a.value)
+                        .map(|s| s.as_str().to_string())
+                        .ok()
+                })
+        })
+        .unwrap_or_else(|| subject.to_string())
+}
+
+/// The signed attributes hold the TSTInfo content type and its digest, and the signature
+/// over them verifies under the signer's key.
+fn signature_ok(info: &SignerInfo, signer: &Certificate, econtent: &[u8]) -> Result<(), String> {
+    let attrs = info
+        .signed_attrs
+        .as_ref()
+        .ok_or("the signer has no signed attributes")?;
+    let value = |oid: Oid| {
+        (attrs.iter())
+            .find(|a| a.oid == oid)
+            .and_then(|a| a.values.iter().next())
+    };
+    let content_type = value(CONTENT_TYPE).and_then(|v| v.decode_as::<Oid>().ok());
+    if content_type != Some(TST_INFO) {
+        return Err("the signed content-type attribute is not TSTInfo".into());
+    }
+    let md = value(MESSAGE_DIGEST)
+        .and_then(|v| v.decode_as::<OctetString>().ok())
+        .ok_or("no message-digest attribute")?;
+    let want = digest(&info.digest_alg.oid, econtent).ok_or_else(|| {
+        format!(
+            "digest algorithm {} is not SHA-256/384/512",
+            info.digest_alg.oid
+        )
+    })?;
+    if md.as_bytes() != want.as_slice() {
+        return Err("the message-digest attribute is not the TSTInfo's digest".into());
+    }
+    let signed = attrs.to_der().map_err(|e| e.to_string())?;
+    let alg = &info.signature_algorithm.oid;
+    verify_signature(
+        signer,
+        alg,
+        Some(&info.digest_alg.oid),
+        &signed,
+        info.signature.as_bytes(),
+    )
+    .map_err(|why| format!("the token's signature does not verify: {why}"))
+}
+
+/// `sig` over `msg` under `key`'s public key, by algorithm `alg` (`hash` names the digest
+/// when `alg` does not: CMS's plain rsaEncryption).
+fn verify_signature(
+    key: &Certificate,
+    alg: &Oid,
+    hash: Option<&Oid>,
+    msg: &[u8],
+    sig: &[u8],
+) -> Result<(), String> {
+    use ::signature::Verifier;
+    use ::signature::hazmat::PrehashVerifier;
+    let spki = &key.tbs_certificate.subject_public_key_info;
+    let named = match *alg {
+        RSA_SHA256 | ECDSA_SHA256 => SHA256,
+        RSA_SHA384 | ECDSA_SHA384 => SHA384,
+        RSA_SHA512 | ECDSA_SHA512 => SHA512,
+        RSA => *hash.ok_or("rsaEncryption without a digest algorithm")?,
+        ED25519 => ED25519,
+        other => return Err(format!("signature algorithm {other} is not supported")),
+    };
+    let bad = |e: ::signature::Error| format!("{e}");
+    match *alg {
+        RSA | RSA_SHA256 | RSA_SHA384 | RSA_SHA512 => {
+            use rsa::pkcs8::DecodePublicKey;
+            let der = spki.to_der().map_err(|e| e.to_string())?;
+            let public = rsa::RsaPublicKey::from_public_key_der(&der)
+                .map_err(|e| format!("RSA key: {e}"))?;
+            let sig = rsa::pkcs1v15::Signature::try_from(sig).map_err(bad)?;
+            match named {
+                SHA256 => {
+                    rsa::pkcs1v15::VerifyingKey::<sha2_10::Sha256>::new(public).verify(msg, &sig)
+                }
+                SHA384 => {
+                    rsa::pkcs1v15::VerifyingKey::<sha2_10::Sha384>::new(public).verify(msg, &sig)
+                }
+                SHA512 => {
+                    rsa::pkcs1v15::VerifyingKey::<sha2_10::Sha512>::new(public).verify(msg, &sig)
+                }
+                other => return Err(format!("digest {other} is not supported")),
+            }
+            .map_err(bad)
+        }
+        ECDSA_SHA256 | ECDSA_SHA384 | ECDSA_SHA512 => {
+            if spki.algorithm.oid != EC_PUBLIC_KEY {
+                return Err("an ECDSA signature under a key that is not an EC key".into());
+            }
+            let curve = (spki.algorithm.parameters.as_ref())
+                .and_then(|p| p.decode_as::<Oid>().ok())
+                .ok_or("an EC key without its curve")?;
+            let prehash = digest(&named, msg).ok_or("unsupported digest")?;
+            let point = spki.subject_public_key.raw_bytes();
+            match curve {
+                P256 => {
+                    let vk = p256::ecdsa::VerifyingKey::from_sec1_bytes(point).map_err(bad)?;
+                    let sig = p256::ecdsa::Signature::from_der(sig).map_err(bad)?;
+                    vk.verify_prehash(&prehash, &sig).map_err(bad)
+                }
+                P384 => {
+                    let vk = p384::ecdsa::VerifyingKey::from_sec1_bytes(point).map_err(bad)?;
+                    let sig = p384::ecdsa::Signature::from_der(sig).map_err(bad)?;
+                    vk.verify_prehash(&prehash, &sig).map_err(bad)
+                }
+                other => Err(format!("curve {other} is not supported (P-256, P-384)")),
+            }
+        }
+        ED25519 => {
+            let bytes: [u8; 32] = (spki.subject_public_key.raw_bytes().try_into())
+                .map_err(|_| "an Ed25519 key that is not 32 bytes")?;
+            let vk = ed25519_dalek::VerifyingKey::from_bytes(&bytes).map_err(bad)?;
+            let sig = ed25519_dalek::Signature::from_slice(sig).map_err(bad)?;
+            vk.verify_strict(msg, &sig).map_err(bad)
+        }
+        other => Err(format!("signature algorithm {other} is not supported")),
+    }
+}
+
+/// The signer's certificate has the critical extended key usage `timeStamping`, alone
+/// (RFC 3161 §2.3).
+fn usage_ok(cert: &Certificate) -> Result<(), String> {
+    let eku = (cert.tbs_certificate.extensions.iter().flatten())
+        .find(|e| e.extn_id == EXT_KEY_USAGE)
+        .ok_or("the signer's certificate has no extended key usage (timeStamping is required)")?;
+    if !eku.critical {
+        return Err("the signer's timeStamping key usage is not critical".into());
+    }
+    let usages = x509_cert::ext::pkix::ExtendedKeyUsage::from_der(eku.extn_value.as_bytes())
+        .map_err(|e| format!("extended key usage: {e}"))?;
+    if usages.0 != [TIME_STAMPING] {
+        return Err("the signer's certificate is not for timeStamping alone".into());
+    }
+    Ok(())
+}
+
+/// The signer's certificate was valid at `gen_ms`.
+fn valid_at(cert: &Certificate, gen_ms: i64) -> Result<(), String> {
+    let v = &cert.tbs_certificate.validity;
+    let ms = |t: &x509_cert::time::Time| t.to_unix_duration().as_millis() as i64;
+    if gen_ms < ms(&v.not_before) || gen_ms > ms(&v.not_after) {
+        return Err(format!(
+            "the signer's certificate was not valid at genTime (valid {} to {})",
+            v.not_before, v.not_after
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `cert` chains, through the token's certificates, to one of `roots`; `Err` when
+/// a certificate's signature does not verify under its issuer.
+fn chains_to(
+    cert: &Certificate,
+    certs: &[&Certificate],
+    roots: &[Certificate],
+) -> Result<bool, String> {
+    let mut cur = cert;
+    for _ in 0..MAX_CHAIN {
+        if roots.iter().any(|r| r == cur) {
+            return Ok(true);
+        }
+        let issuer_name = &cur.tbs_certificate.issuer;
+        let issued = |by: &Certificate| {
+            let tbs = cur.tbs_certificate.to_der().map_err(|e| e.to_string())?;
+            verify_signature(
+                by,
+                &cur.signature_algorithm.oid,
+                None,
+                &tbs,
+                cur.signature.raw_bytes(),
+            )
+            .map_err(|why| {
+                format!(
+                    "the certificate of {} does not verify under its issuer {}: {why}",
+                    common_name(cur),
+                    common_name(by)
+                )
+            })
+        };
+        if let Some(root) = roots
+            .iter()
+            .find(|r| r.tbs_certificate.subject == *issuer_name)
+        {
+            issued(root)?;
+            return Ok(true);
+        }
+        match (certs.iter().copied())
+            .find(|c| c.tbs_certificate.subject == *issuer_name && *c != cur)
+        {
+            Some(issuer) => {
+                issued(issuer)?;
+                cur = issuer;
+            }
+            None => return Ok(false),
+        }
+    }
+    Ok(false)
+}
