@@ -3,7 +3,8 @@
 //! carries, and that certificate's chain to a trusted root, its critical `timeStamping`
 //! usage and its validity at `genTime`. Parsed with the RustCrypto `cms`, `x509-cert`
 //! and `x509-tsp` crates; signatures checked with `rsa`, `p256`, `p384` and
-//! `ed25519-dalek`.
+//! `ed25519-dalek`. The timestamp axis does not call it yet: a record's non-local proof is
+//! still reported `opaque (not verified)`.
 
 use cms::cert::CertificateChoices;
 use cms::content_info::ContentInfo;
