@@ -99,6 +99,17 @@ impl Excerpt {
     }
 }
 
+/// The byte offset in `text` of a 1-based `line` and `column` as serde_json reports them
+/// (columns counted in bytes), clamped to the text.
+pub fn byte_offset(text: &str, line: usize, column: usize) -> usize {
+    let start: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    (start + column.saturating_sub(1)).min(text.len())
+}
+
 impl LoadError {
     /// An error at byte `offset` of a whole file's `text` (a keyring, a configuration):
     /// its line, its column in characters and the excerpt of that line.

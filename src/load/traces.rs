@@ -166,7 +166,7 @@ fn read_part(path: &Arc<str>, text: &str, start: usize, end: usize, mut line: us
                 offset += used;
             }
             Some(Err(e)) => {
-                let at = offset + byte_at(rest, e.line(), e.column());
+                let at = offset + super::byte_offset(rest, e.line(), e.column());
                 out.errors.push(LoadError::located(
                     path,
                     text,
@@ -178,7 +178,7 @@ fn read_part(path: &Arc<str>, text: &str, start: usize, end: usize, mut line: us
                 ));
                 // Go on at the next line that opens a document (one a line, as files of
                 // the Collector's file exporter are).
-                let next = next_document(text, at).min(end);
+                let next = next_document(text, offset, at).min(end);
                 line += count_lines(&text[offset..next]);
                 offset = next;
             }
@@ -203,26 +203,23 @@ fn count_lines(text: &str) -> usize {
     memchr::memchr_iter(b'\n', text.as_bytes()).count()
 }
 
-/// The byte offset of 1-based `line` and `column` (serde_json counts bytes) in `text`.
-fn byte_at(text: &str, line: usize, column: usize) -> usize {
-    let start: usize = text
-        .split_inclusive('\n')
-        .take(line.saturating_sub(1))
-        .map(str::len)
-        .sum();
-    (start + column.saturating_sub(1)).min(text.len())
-}
-
-/// The start of the first line after byte `at` that begins with `{`; the end when none.
-fn next_document(text: &str, at: usize) -> usize {
-    let mut pos = at;
-    while let Some(nl) = text[pos..].find('\n') {
-        pos += nl + 1;
-        if text[pos..].starts_with('{') {
+/// Where to go on after a bad document that starts at `offset` and fails at byte `at`: the
+/// first line, from the one holding `at`, that begins with `{` and starts after `offset`;
+/// the end when none. `at` may fall inside a character (serde_json counts columns in
+/// bytes): the search is over bytes, and a line's start is always a character boundary.
+fn next_document(text: &str, offset: usize, at: usize) -> usize {
+    let bytes = text.as_bytes();
+    let at = at.min(bytes.len());
+    let mut pos = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
+    loop {
+        if pos > offset && bytes.get(pos) == Some(&b'{') {
             return pos;
         }
+        match memchr::memchr(b'\n', &bytes[pos..]) {
+            Some(nl) => pos += nl + 1,
+            None => return text.len(),
+        }
     }
-    text.len()
 }
 
 /// The tool-call spans of one document (moved out of it: nothing is copied).
@@ -445,6 +442,22 @@ mod tests {
         assert_eq!(whole.spans.len(), 39);
         assert_eq!(whole.spans[17].line, 19, "lines counted across parts");
         assert_eq!(errors[0].line, Some(18));
+    }
+
+    /// Found by the fuzz target: an error inside a multi-byte character, then a search
+    /// for the next document from there.
+    #[test]
+    fn an_error_inside_a_multi_byte_character_is_reported_not_a_panic() {
+        let text = "                        \"μη-αξιόπι\n{\"resourceSpans\":[]}\n";
+        let t = read_bytes("t.jsonl", text.as_bytes());
+        assert_eq!(t.errors.len(), 1, "{:?}", t.errors);
+        assert_eq!(t.files[0].documents, 1, "the next line still loads");
+        let crash = [
+            32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32,
+            32, 32, 34, 206, 188, 206, 183, 45, 206, 177, 206, 190, 206, 185, 207, 140, 207, 128,
+            206, 185,
+        ];
+        assert_eq!(read_bytes("t.jsonl", &crash).errors.len(), 1);
     }
 
     #[test]

@@ -194,7 +194,7 @@ impl Review {
     /// Parses a review file's text; errors name `path:line:column` with the line.
     pub fn parse(text: &str, path: &str) -> Result<Review, LoadError> {
         let located = |e: &serde_json::Error| {
-            let offset = offset_of(text, e.line(), e.column());
+            let offset = crate::load::byte_offset(text, e.line(), e.column());
             let message = e.to_string();
             // serde_json appends " at line L column C": the place is shown already.
             let message = message
@@ -303,16 +303,6 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(suffix);
     path.with_file_name(name)
-}
-
-/// The byte offset of a 1-based line and column (serde_json counts columns in bytes).
-fn offset_of(text: &str, line: usize, column: usize) -> usize {
-    let start: usize = text
-        .split_inclusive('\n')
-        .take(line.saturating_sub(1))
-        .map(str::len)
-        .sum();
-    (start + column.saturating_sub(1)).min(text.len())
 }
 
 /// The offset of `"name"` as a member name, else 0.
