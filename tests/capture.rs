@@ -283,6 +283,18 @@ fn a_bad_trace_line_is_named_and_the_rest_loads() {
         before,
         "a trace file is never written to"
     );
+    // `--strict` makes a telemetry load error fatal as it does an evidence one; a missing
+    // file is one.
+    assert_eq!(doc["telemetry"]["load_errors"], 1);
+    let (code, _, _) = check(DEMO, &[bad.to_str().unwrap()], &["--no-index", "--strict"]);
+    assert_eq!(code, 2);
+    let (code, doc, err) = check(DEMO, &["no/such/traces.jsonl"], &["--no-index", "--strict"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("no/such/traces.jsonl: cannot read telemetry file"),
+        "{err}"
+    );
+    assert_eq!(doc["telemetry"]["load_errors"], 1);
 }
 
 /// The evidence index never answers with telemetry it was not given, nor without

@@ -97,6 +97,8 @@ pub struct Capture {
     /// Telemetry time minus evidence time, the median over the id joins (ms).
     pub offset_ms: Option<f64>,
     pub tolerance_ms: f64,
+    /// Lines or files of the telemetry that could not be read (each said where it was).
+    pub load_errors: usize,
     /// Runs the telemetry names that the evidence does not hold, with their span counts
     /// (spans with no run and no known trace under `""`): ignored.
     pub ignored: Vec<(String, usize)>,
@@ -143,6 +145,7 @@ impl Capture {
             "clock_tolerance_ms": self.tolerance_ms,
             "runs": self.runs,
             "ignored_runs": ignored,
+            "load_errors": self.load_errors,
         })
     }
 
@@ -175,10 +178,15 @@ impl Capture {
             })
             .collect();
         out.push(format!(
-            "telemetry: {} in {} · {offset}, tolerance ±{} s",
+            "telemetry: {} in {} · {offset}, tolerance ±{} s{}",
             plural(self.spans.len(), "tool-call span"),
             plural(self.files.len(), "file"),
-            self.tolerance_ms / 1000.0
+            self.tolerance_ms / 1000.0,
+            if self.load_errors > 0 {
+                format!(" · {} (said above)", plural(self.load_errors, "load error"))
+            } else {
+                String::new()
+            }
         ));
         out
     }
@@ -235,7 +243,12 @@ impl Capture {
         tolerance_ms: f64,
     ) -> Capture {
         let graph = &analysis.graph;
-        let Telemetry { spans, files, .. } = telemetry;
+        let Telemetry {
+            spans,
+            files,
+            errors,
+            ..
+        } = telemetry;
         let facts = |n: NodeId| graph.facts(corpus, n);
         let time = |n: NodeId| graph.nodes[n as usize].time();
         // Runs by id, and by the trace ids their records carry.
@@ -366,6 +379,7 @@ impl Capture {
             run_index: FxHashMap::default(),
             offset_ms,
             tolerance_ms,
+            load_errors: errors.len(),
             ignored,
             findings: Vec::new(),
         };

@@ -199,7 +199,8 @@ fn finish(args: &CheckArgs, opened: &Opened, format: Format, load_errors: usize)
             }
         }
     }
-    if args.strict && load_errors > 0 {
+    let trace_errors = opened.capture().map_or(0, |c| c.load_errors);
+    if args.strict && load_errors + trace_errors > 0 {
         return 2;
     }
     if opened.reread_failures() > 0 {
