@@ -265,6 +265,7 @@ impl Capture {
             }
         }
         let mut ignored: Vec<(String, usize)> = Vec::new();
+        let mut ignored_at: FxHashMap<&str, usize> = FxHashMap::default();
         let span_runs: Vec<Option<u32>> = spans
             .iter()
             .map(|s| {
@@ -273,16 +274,16 @@ impl Capture {
                     None => traces.get(s.trace_id.as_str()).copied(),
                 };
                 if run.is_none() {
-                    let name = s.run_id.clone().unwrap_or_default();
-                    match ignored.iter_mut().find(|(n, _)| *n == name) {
-                        Some((_, count)) => *count += 1,
-                        None => ignored.push((name, 1)),
-                    }
+                    let name = s.run_id.as_deref().unwrap_or("");
+                    let i = *ignored_at.entry(name).or_insert_with(|| {
+                        ignored.push((name.to_string(), 0));
+                        ignored.len() - 1
+                    });
+                    ignored[i].1 += 1;
                 }
                 run
             })
             .collect();
-        // Action ids, each to the nodes that carry it.
         // Action ids, each to the nodes that carry it.
         let mut by_id: FxHashMap<&str, Vec<NodeId>> = FxHashMap::default();
         for n in 0..graph.nodes.len() as NodeId {
@@ -337,11 +338,16 @@ impl Capture {
                 continue;
             };
             let at = span.start_ms() - offset;
-            for &n in &graph.runs[run as usize].nodes {
-                let close = time(n)
-                    .map(|t| (t - at).abs())
-                    .filter(|d| *d <= tolerance_ms);
-                if let Some(d) = close
+            // A run's nodes are in time order (untimed last): only those in the window.
+            let nodes = &graph.runs[run as usize].nodes;
+            let from = nodes.partition_point(|&n| time(n).is_some_and(|t| t < at - tolerance_ms));
+            for &n in &nodes[from..] {
+                let Some(t) = time(n) else { break };
+                if t > at + tolerance_ms {
+                    break;
+                }
+                let d = (t - at).abs();
+                if d <= tolerance_ms
                     && !used[n as usize]
                     && facts(n).and_then(|f| f.tool()) == Some(tool)
                 {
