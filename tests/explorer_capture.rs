@@ -23,6 +23,16 @@ fn traced() -> State {
     )
 }
 
+/// The id of the selected action.
+fn selected_id(s: &State) -> String {
+    let d = s.data.as_ref().unwrap();
+    let facts = d
+        .analysis
+        .graph
+        .facts(&d.corpus, s.timeline.node().unwrap());
+    facts.unwrap().id().unwrap().to_string()
+}
+
 #[test]
 fn a_traced_run_has_a_telemetry_lane_and_e_stops_at_its_capture_gap() {
     let mut s = traced();
@@ -44,15 +54,7 @@ fn a_traced_run_has_a_telemetry_lane_and_e_stops_at_its_capture_gap() {
     let c = d.capture.as_deref().unwrap();
     assert_eq!(c.spans[g as usize].tool.as_deref(), Some("shell_exec"));
     // The action before it (act-006, 10:04:10; the gap is at 10:08:20) is the cursor's.
-    let node = s.timeline.node().unwrap();
-    let id = d
-        .analysis
-        .graph
-        .facts(&d.corpus, node)
-        .unwrap()
-        .id()
-        .unwrap();
-    assert_eq!(id, "act-006");
+    assert_eq!(selected_id(&s), "act-006");
     let gap = screen(&s, 120, 40);
     for needed in [
         "Capture gap",
@@ -68,20 +70,14 @@ fn a_traced_run_has_a_telemetry_lane_and_e_stops_at_its_capture_gap() {
     // The next `e` leaves the gap for act-007; `E` comes back to it, and again to act-006.
     update(&mut s, Action::Command(Command::NextProblem));
     assert_eq!(s.timeline.gap(), None);
-    let id = |s: &State| {
-        let d = s.data.as_ref().unwrap();
-        let f = d
-            .analysis
-            .graph
-            .facts(&d.corpus, s.timeline.node().unwrap())
-            .unwrap();
-        f.id().unwrap().to_string()
-    };
-    assert_eq!(id(&s), "act-007");
+    assert_eq!(selected_id(&s), "act-007");
     update(&mut s, Action::Command(Command::PrevProblem));
     assert_eq!(s.timeline.gap(), Some(g));
     update(&mut s, Action::Command(Command::PrevProblem));
-    assert_eq!((s.timeline.gap(), id(&s).as_str()), (None, "act-006"));
+    assert_eq!(
+        (s.timeline.gap(), selected_id(&s).as_str()),
+        (None, "act-006")
+    );
 }
 
 #[test]

@@ -21,9 +21,8 @@ use serde_json::json;
 /// The default clock tolerance of rule (3), in milliseconds (`--clock-skew`).
 pub const DEFAULT_TOLERANCE_MS: f64 = 2000.0;
 
-/// Which rule joined a span to its action.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
+/// Which rule joined a span to its action (written by its [`JoinRule::name`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JoinRule {
     /// (1) The span id is the action id.
     SpanId,
@@ -33,7 +32,16 @@ pub enum JoinRule {
     RunToolTime,
 }
 
+impl Serialize for JoinRule {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
 impl JoinRule {
+    /// Every rule, in the order they are tried.
+    pub const ALL: [JoinRule; 3] = [JoinRule::SpanId, JoinRule::CallId, JoinRule::RunToolTime];
+
     /// The name outputs give it.
     pub fn name(self) -> &'static str {
         match self {
@@ -129,6 +137,9 @@ impl Capture {
                 json!({"path": &*f.path, "documents": f.documents, "spans": f.spans, "tool_spans": f.tool_spans})
             })
             .collect();
+        let joined: serde_json::Map<String, serde_json::Value> = (JoinRule::ALL.into_iter())
+            .map(|r| (r.name().to_string(), count(r).into()))
+            .collect();
         let ignored: Vec<serde_json::Value> = (self.ignored.iter())
             .map(|(run, spans)| json!({"run_id": (!run.is_empty()).then_some(run), "tool_spans": spans}))
             .collect();
@@ -136,11 +147,7 @@ impl Capture {
             "witness": "opentelemetry-traces",
             "files": files,
             "tool_spans": self.spans.len(),
-            "joined": {
-                "span-id": count(JoinRule::SpanId),
-                "call-id": count(JoinRule::CallId),
-                "run-tool-time": count(JoinRule::RunToolTime),
-            },
+            "joined": joined,
             "clock_offset_ms": self.offset_ms,
             "clock_tolerance_ms": self.tolerance_ms,
             "runs": self.runs,
