@@ -6,7 +6,7 @@
 
 mod common;
 
-use aeplens::verify::tsa::{TsaState, roots_from_pem, verify};
+use aeplens::verify::tsa::{Stamped, TsaCheck, TsaState, roots_from_pem};
 use std::path::{Path, PathBuf};
 
 /// The bytes the tokens stamp (in a record, `B`: what its signature covers).
@@ -46,6 +46,10 @@ fn read(dir: &Path, name: &str) -> Vec<u8> {
     std::fs::read(dir.join(name)).unwrap()
 }
 
+fn verify(der: &[u8], stamped: &[u8], roots: &[x509_cert::Certificate]) -> TsaCheck {
+    aeplens::verify::tsa::verify(der, Stamped::Bytes(stamped), roots)
+}
+
 #[test]
 fn every_authority_s_token_is_verified_under_its_root() {
     let Some(dir) = authority() else { return };
@@ -57,14 +61,19 @@ fn every_authority_s_token_is_verified_under_its_root() {
         ("rsa.token.der", "aeplens RSA TSA"),
     ] {
         let check = verify(&read(&dir, file), STAMPED, &root);
-        assert_eq!(check.state, TsaState::Verified, "{file}: {}", check.reason);
-        assert_eq!(check.tsa.as_deref(), Some(tsa));
-        assert_eq!(check.accuracy_ms, Some(1500), "secs:1, millisecs:500");
+        assert_eq!(
+            check.state,
+            TsaState::Verified,
+            "{file}: {}",
+            check.token.reason
+        );
+        assert_eq!(check.token.tsa.as_deref(), Some(tsa));
+        assert_eq!(check.token.accuracy_ms, Some(1500), "secs:1, millisecs:500");
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()
             .as_millis() as i64;
-        let gen_time = check.gen_time_ms.unwrap();
+        let gen_time = check.token.gen_time_ms.unwrap();
         assert!(
             (now - gen_time).abs() < 10 * 60 * 1000,
             "genTime is when it was made"
@@ -80,27 +89,41 @@ fn each_way_a_token_fails_has_its_state() {
     let rsa = read(&dir, "rsa.tsr");
     // Moved to other bytes: the imprint is not theirs.
     let moved = verify(&rsa, b"another record", &root);
-    assert_eq!(moved.state, TsaState::ImprintMismatch, "{}", moved.reason);
+    assert_eq!(
+        moved.state,
+        TsaState::ImprintMismatch,
+        "{}",
+        moved.token.reason
+    );
     // No root given, or a root that issued nothing of it: never proven.
     let none = verify(&rsa, STAMPED, &[]);
     assert_eq!(none.state, TsaState::Untrusted);
-    assert!(none.reason.contains("--tsa-certs"), "{}", none.reason);
+    assert!(
+        none.token.reason.contains("--tsa-certs"),
+        "{}",
+        none.token.reason
+    );
     let foreign = verify(&rsa, STAMPED, &other);
-    assert_eq!(foreign.state, TsaState::Untrusted, "{}", foreign.reason);
+    assert_eq!(
+        foreign.state,
+        TsaState::Untrusted,
+        "{}",
+        foreign.token.reason
+    );
     // The TSA's certificate had expired when it signed.
     let expired = verify(&read(&dir, "expired.tsr"), STAMPED, &root);
     assert_eq!(expired.state, TsaState::Invalid);
     assert!(
-        expired.reason.contains("not valid at genTime"),
+        expired.token.reason.contains("not valid at genTime"),
         "{}",
-        expired.reason
+        expired.token.reason
     );
     // A flipped bit in the signature.
     let mut flipped = rsa.clone();
     let at = flipped.len() - 5;
     flipped[at] ^= 1;
     let bad = verify(&flipped, STAMPED, &root);
-    assert_eq!(bad.state, TsaState::Invalid, "{}", bad.reason);
+    assert_eq!(bad.state, TsaState::Invalid, "{}", bad.token.reason);
     // Truncated DER, and DER that is no token.
     for broken in [
         &rsa[..100],
@@ -109,7 +132,7 @@ fn each_way_a_token_fails_has_its_state() {
         b"\x30\x03\x02\x01\x05",
     ] {
         let check = verify(broken, STAMPED, &root);
-        assert_eq!(check.state, TsaState::Malformed, "{}", check.reason);
+        assert_eq!(check.state, TsaState::Malformed, "{}", check.token.reason);
     }
 }
 
@@ -117,4 +140,541 @@ fn each_way_a_token_fails_has_its_state() {
 fn a_pem_file_without_a_certificate_is_refused() {
     assert!(roots_from_pem(b"not a certificate").is_err());
     assert!(roots_from_pem(b"").is_err());
+}
+
+// ---- Records stamped by the authority, as an emitter stamps them, and their anchors ----
+
+/// The test key's id and seed (tests/fixtures/tsa/keys.json holds its public half).
+const KEY_ID: &str = "tsa-test-key";
+const SEED: [u8; 32] = [41; 32];
+
+/// Asks the authority `tsa` (rsa, ec, ec384, expired) to stamp `digest` (hex): the DER
+/// response, as `openssl ts -query` and `openssl ts -reply` make it.
+fn stamp(dir: &Path, tsa: &str, digest: &str) -> Vec<u8> {
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let query = format!("{digest}.tsq");
+    let reply = format!("{digest}.{tsa}.tsr");
+    run(&[
+        "ts", "-query", "-digest", digest, "-sha256", "-cert", "-out", &query,
+    ]);
+    let config = format!("{tsa}.cnf");
+    run(&[
+        "ts",
+        "-reply",
+        "-queryfile",
+        &query,
+        "-config",
+        &config,
+        "-section",
+        "this",
+        "-out",
+        &reply,
+    ]);
+    read(dir, &reply)
+}
+
+/// Epoch milliseconds now.
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+/// How a record of a made store is stamped.
+#[derive(Clone, Copy)]
+enum Proof<'a> {
+    /// By this authority, claiming the time it asked at.
+    By(&'a str),
+    /// By this authority, claiming a time an hour later.
+    ClaimingLater(&'a str),
+    /// With the token of the record before it.
+    Moved,
+    /// With DER that is no token (the root certificate).
+    NotAToken,
+}
+
+/// Writes a chain of signed records, one per entry of `proofs`, each stamped after it was
+/// signed as the emitter does (so its chain hash covers the proof); `created_back` makes
+/// the record at that position claim it was created an hour before the one before it was
+/// stamped. Returns the records' chain hashes.
+fn make_store(
+    dir: &Path,
+    out: &Path,
+    run: &str,
+    proofs: &[Proof<'_>],
+    created_back: Option<usize>,
+) -> Vec<String> {
+    use aeplens::canon::{SIGNED_EXCLUDED, Variant, canonical_bytes_without, sha256_hex};
+    use aeplens::model::json::Json;
+    use aeplens::verify::sign::{link_to, sign_legacy, signing_key, to_line};
+    let key = signing_key(&SEED);
+    let mut previous: Option<Json> = None;
+    let mut last_token: Vec<u8> = Vec::new();
+    let (mut lines, mut hashes) = (String::new(), Vec::new());
+    for (i, proof) in proofs.iter().enumerate() {
+        let created = if created_back == Some(i) {
+            now_ms() - 3_600_000
+        } else {
+            now_ms()
+        };
+        let record = serde_json::json!({
+            "schema_version": "aep/v0.3",
+            "run_id": run,
+            "input_refs": [],
+            "output_refs": [],
+            "capability_decisions": [],
+            "actions": [{
+                "action_id": format!("act-{i:03}"),
+                "tool_name": "list_buckets",
+                "state_changing": false,
+                "outcome": "success",
+                "arguments_digest": format!("sha256:{}", "0".repeat(64)),
+                "evidence_refs": [],
+                "timestamp_ms": created,
+                "recording_mode": "validation",
+                "side_effect_class": "read",
+            }],
+            "verifier_results": [],
+            "created_at_ms": created,
+            "run_side_effect_class_max": "read",
+        });
+        let mut record = Json::from_serde(&record);
+        link_to(&mut record, previous.as_ref());
+        sign_legacy(&mut record, KEY_ID, &key);
+        let signed = canonical_bytes_without(&record, SIGNED_EXCLUDED, Variant::C1);
+        let asked = aeplens::model::time::format_ms(now_ms() as f64);
+        let (token, authority, claimed) = match *proof {
+            Proof::By(tsa) => (stamp(dir, tsa, &sha256_hex(&signed)), tsa, asked),
+            Proof::ClaimingLater(tsa) => (
+                stamp(dir, tsa, &sha256_hex(&signed)),
+                tsa,
+                aeplens::model::time::format_ms((now_ms() + 3_600_000) as f64),
+            ),
+            Proof::Moved => (last_token.clone(), "rsa", asked),
+            Proof::NotAToken => {
+                let pem = String::from_utf8(read(dir, "root.pem")).unwrap();
+                let der = x509_cert::der::Encode::to_der(
+                    &<x509_cert::Certificate as x509_cert::der::DecodePem>::from_pem(
+                        pem.as_bytes(),
+                    )
+                    .unwrap(),
+                )
+                .unwrap();
+                (der, "rsa", asked)
+            }
+        };
+        last_token.clone_from(&token);
+        let mut value: serde_json::Value = serde_json::to_value(&record).unwrap();
+        value["timestamp_proof"] = serde_json::json!({
+            "timestamp": claimed,
+            "authority": format!("aeplens {authority} TSA"),
+            "proof": aeplens::verify::encoding::encode_base64(&token),
+        });
+        let record = Json::from_serde(&value);
+        lines.push_str(&to_line(&record));
+        lines.push('\n');
+        hashes.push(sha256_hex(&canonical_bytes_without(
+            &record,
+            aeplens::canon::CHAIN_EXCLUDED,
+            Variant::C1,
+        )));
+        previous = Some(record);
+    }
+    std::fs::write(out, lines).unwrap();
+    hashes
+}
+
+/// Anchors the record `digest` (hex) with the RSA authority through the binary:
+/// `aeplens anchor --add` with the evidence, appending to `anchors`.
+fn anchor(dir: &Path, digest: &str, anchors: &Path, evidence: &Path) {
+    let reply = stamp(dir, "rsa", digest);
+    let tsr = dir.join(format!("{digest}.anchor.tsr"));
+    std::fs::write(&tsr, reply).unwrap();
+    let root = dir.join("root.pem");
+    let (code, _, err) = common::aeplens(&[
+        "anchor",
+        "--add",
+        tsr.to_str().unwrap(),
+        "--tsa-certs",
+        root.to_str().unwrap(),
+        "-o",
+        anchors.to_str().unwrap(),
+        evidence.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+}
+
+/// The stores and anchors of tests/fixtures/tsa/, made by the authority in `dir` into
+/// `out`: what the catalogue cases and these tests read.
+fn make_fixtures(dir: &Path, out: &Path) {
+    std::fs::create_dir_all(out).unwrap();
+    for file in [
+        "root.pem",
+        "other-root.pem",
+        "rsa.tsr",
+        "ec.tsr",
+        "rsa.token.der",
+    ] {
+        std::fs::copy(dir.join(file), out.join(file)).unwrap();
+    }
+    let key = aeplens::verify::sign::signing_key(&SEED);
+    let public = aeplens::canon::Sha256Digest(*key.verifying_key().as_bytes()).to_string();
+    std::fs::write(
+        out.join("keys.json"),
+        format!("{{\"{KEY_ID}\": \"{public}\"}}\n"),
+    )
+    .unwrap();
+    use Proof::*;
+    let store = out.join("stamped.ndjson");
+    let hashes = make_store(dir, &store, "run-tsa-stamped", &[By("rsa"); 4], None);
+    make_store(
+        dir,
+        &out.join("stamped_ec.ndjson"),
+        "run-tsa-ec",
+        &[By("ec"), By("ec384")],
+        None,
+    );
+    make_store(
+        dir,
+        &out.join("moved.ndjson"),
+        "run-tsa-moved",
+        &[By("rsa"), Moved],
+        None,
+    );
+    make_store(
+        dir,
+        &out.join("expired.ndjson"),
+        "run-tsa-expired",
+        &[By("expired")],
+        None,
+    );
+    make_store(
+        dir,
+        &out.join("malformed.ndjson"),
+        "run-tsa-malformed",
+        &[NotAToken],
+        None,
+    );
+    make_store(
+        dir,
+        &out.join("claim.ndjson"),
+        "run-tsa-claim",
+        &[ClaimingLater("rsa")],
+        None,
+    );
+    make_store(
+        dir,
+        &out.join("order.ndjson"),
+        "run-tsa-order",
+        &[By("rsa"), By("rsa")],
+        Some(1),
+    );
+    let text = std::fs::read_to_string(&store).unwrap();
+    let cut: String = text.split_inclusive('\n').take(3).collect();
+    std::fs::write(out.join("truncated.ndjson"), cut).unwrap();
+    // The head anchored through `aeplens anchor`: the query it prints, answered.
+    for name in ["anchors.ndjson", "anchors_mid.ndjson", "anchors_bad.ndjson"] {
+        let _ = std::fs::remove_file(out.join(name));
+    }
+    let (code, queries, err) = common::aeplens(&["anchor", store.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let query = queries
+        .lines()
+        .find(|l| l.starts_with("openssl ts -query"))
+        .unwrap();
+    assert!(
+        query.contains(&format!("-digest {} -sha256", hashes[3])),
+        "{queries}"
+    );
+    anchor(dir, &hashes[3], &out.join("anchors.ndjson"), &store);
+    anchor(dir, &hashes[1], &out.join("anchors_mid.ndjson"), &store);
+    // The head's anchor line with the second record's token: a token for other bytes.
+    let head: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(out.join("anchors.ndjson"))
+            .unwrap()
+            .trim(),
+    )
+    .unwrap();
+    let mid: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(out.join("anchors_mid.ndjson"))
+            .unwrap()
+            .trim(),
+    )
+    .unwrap();
+    let mut bad = head.clone();
+    bad["proof"] = mid["proof"].clone();
+    std::fs::write(out.join("anchors_bad.ndjson"), format!("{bad}\n")).unwrap();
+}
+
+/// The fixtures made fresh by this run's authority (once per test process).
+fn fresh() -> Option<PathBuf> {
+    static MADE: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    MADE.get_or_init(|| {
+        let dir = authority()?;
+        let out = dir.join("fixtures");
+        make_fixtures(&dir, &out);
+        if std::env::var_os("AEPLENS_UPDATE_TSA_FIXTURES").is_some() {
+            make_fixtures(&dir, Path::new("tests/fixtures/tsa"));
+        }
+        Some(out)
+    })
+    .clone()
+}
+
+/// `check --format json` of `paths` under the fixture keys and `extra` arguments.
+fn check_json(fixtures: &Path, extra: &[&str], paths: &[&str]) -> (i32, serde_json::Value) {
+    let keys = fixtures.join("keys.json");
+    let mut args = vec![
+        "check",
+        "--format",
+        "json",
+        "--no-index",
+        "--keys",
+        keys.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let paths: Vec<String> = paths
+        .iter()
+        .map(|p| fixtures.join(p).display().to_string())
+        .collect();
+    args.extend(paths.iter().map(String::as_str));
+    let (code, out, err) = common::aeplens(&args);
+    (
+        code,
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}")),
+    )
+}
+
+fn states(doc: &serde_json::Value) -> Vec<String> {
+    (doc["records"].as_array().unwrap().iter())
+        .map(|r| {
+            r["authenticity"]["timestamp"]
+                .as_str()
+                .unwrap_or("none")
+                .to_string()
+        })
+        .collect()
+}
+
+fn finding_ids(doc: &serde_json::Value) -> Vec<String> {
+    (doc["findings"].as_array().unwrap().iter())
+        .map(|f| f["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Every state of d.6 on records stamped by the real authority, on the fixtures made in
+/// this run and on the vendored ones alike.
+#[test]
+fn stamped_records_get_the_state_their_token_earns() {
+    let vendored = PathBuf::from("tests/fixtures/tsa");
+    let dirs: Vec<PathBuf> = fresh().into_iter().chain([vendored]).collect();
+    for fixtures in &dirs {
+        let root = fixtures.join("root.pem");
+        let roots = ["--tsa-certs", root.to_str().unwrap()];
+        let (code, doc) = check_json(fixtures, &roots, &["stamped.ndjson", "stamped_ec.ndjson"]);
+        assert_eq!(code, 0, "{doc:#}");
+        assert_eq!(states(&doc), vec!["tsa-verified"; 6]);
+        let first = &doc["records"][0]["authenticity"];
+        assert_eq!(first["status"], "valid");
+        assert_eq!(first["timestamp_token"]["tsa"], "aeplens RSA TSA");
+        assert_eq!(first["timestamp_token"]["accuracy_ms"], 1500);
+        assert_eq!(
+            doc["records"][4]["authenticity"]["timestamp_token"]["tsa"],
+            "aeplens ECDSA TSA"
+        );
+        assert_eq!(
+            doc["records"][5]["authenticity"]["timestamp_token"]["tsa"],
+            "aeplens P-384 TSA"
+        );
+        assert!(finding_ids(&doc).is_empty(), "{:?}", finding_ids(&doc));
+        // No root given, or a root that issued none of it: claimed, never proven.
+        let (_, doc) = check_json(fixtures, &[], &["stamped.ndjson"]);
+        assert_eq!(states(&doc), vec!["tsa-untrusted"; 4]);
+        let other = fixtures.join("other-root.pem");
+        let (_, doc) = check_json(
+            fixtures,
+            &["--tsa-certs", other.to_str().unwrap()],
+            &["stamped.ndjson"],
+        );
+        assert_eq!(states(&doc), vec!["tsa-untrusted"; 4]);
+        for (file, want, finding) in [
+            (
+                "moved.ndjson",
+                ["tsa-verified", "tsa-imprint-mismatch"].as_slice(),
+                "F-TIMESTAMP-IMPRINT",
+            ),
+            ("expired.ndjson", &["tsa-invalid"], "F-TIMESTAMP-INVALID"),
+            (
+                "malformed.ndjson",
+                &["tsa-malformed"],
+                "F-TIMESTAMP-MALFORMED",
+            ),
+            ("claim.ndjson", &["tsa-verified"], "F-TIMESTAMP-CLAIM"),
+            (
+                "order.ndjson",
+                &["tsa-verified", "tsa-verified"],
+                "F-TIMESTAMP-ORDER",
+            ),
+        ] {
+            let (_, doc) = check_json(fixtures, &roots, &[file]);
+            assert_eq!(states(&doc), want, "{file}");
+            assert_eq!(finding_ids(&doc), [finding], "{file}");
+        }
+    }
+}
+
+/// The text a reviewer reads: "proven by" only for a verified token.
+#[test]
+fn only_a_verified_token_is_shown_as_proven() {
+    let fixtures = PathBuf::from("tests/fixtures/tsa");
+    let keys = fixtures.join("keys.json");
+    let root = fixtures.join("root.pem");
+    let store = fixtures.join("stamped.ndjson");
+    let text = |extra: &[&str]| {
+        let mut args = vec![
+            "check",
+            "--format",
+            "text",
+            "--no-index",
+            "--keys",
+            keys.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        args.push(store.to_str().unwrap());
+        common::aeplens(&args).1
+    };
+    let proven = text(&["--tsa-certs", root.to_str().unwrap()]);
+    assert_eq!(
+        proven
+            .matches("    time: proven by aeplens RSA TSA at ")
+            .count(),
+        4,
+        "{proven}"
+    );
+    assert!(proven.contains("(±1500 ms)"), "{proven}");
+    let claimed = text(&[]);
+    assert!(!claimed.contains("proven"), "{claimed}");
+    assert_eq!(
+        claimed
+            .matches("    time: claimed (tsa-untrusted: no TSA root given")
+            .count(),
+        4,
+        "{claimed}"
+    );
+}
+
+/// Anchors (d.7): a chain covered through its anchored record, a cut tail caught, a bad
+/// anchor named — on the fixtures made in this run and the vendored ones.
+#[test]
+fn anchors_show_coverage_and_catch_a_cut_tail() {
+    let vendored = PathBuf::from("tests/fixtures/tsa");
+    let dirs: Vec<PathBuf> = fresh().into_iter().chain([vendored]).collect();
+    for fixtures in &dirs {
+        let root = fixtures.join("root.pem");
+        let with = |anchors: &str| {
+            vec![
+                "--tsa-certs".to_string(),
+                root.display().to_string(),
+                "--anchors".to_string(),
+                fixtures.join(anchors).display().to_string(),
+            ]
+        };
+        let run = |anchors: &str, store: &str| {
+            let extra = with(anchors);
+            let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+            check_json(fixtures, &extra, &[store])
+        };
+        let (code, doc) = run("anchors.ndjson", "stamped.ndjson");
+        assert_eq!(code, 0, "{doc:#}");
+        let through = &doc["chain_paths"][0]["anchored_through"];
+        assert_eq!(through["position"], 3, "the head: {through}");
+        assert_eq!(through["tsa"], "aeplens RSA TSA");
+        assert_eq!(doc["anchors"][0]["status"], "anchored");
+        let (code, doc) = run("anchors_mid.ndjson", "stamped.ndjson");
+        assert_eq!(code, 0);
+        assert_eq!(doc["chain_paths"][0]["anchored_through"]["position"], 1);
+        // The head is gone while its chain is loaded: the tail was cut.
+        let (code, doc) = run("anchors.ndjson", "truncated.ndjson");
+        assert_eq!(code, 1, "check fails on a cut tail");
+        assert_eq!(finding_ids(&doc), ["F-TAIL-TRUNCATED"]);
+        assert_eq!(doc["anchors"][0]["status"], "truncated");
+        assert_eq!(doc["anchors"][0]["last_loaded"]["index"], 2);
+        assert!(doc["chain_paths"][0].get("anchored_through").is_none());
+        // A token for other bytes.
+        let (code, doc) = run("anchors_bad.ndjson", "stamped.ndjson");
+        assert_eq!(code, 1);
+        assert_eq!(finding_ids(&doc), ["F-ANCHOR-INVALID"]);
+        assert_eq!(doc["anchors"][0]["status"], "invalid");
+        assert_eq!(doc["anchors"][0]["token_state"], "tsa-imprint-mismatch");
+        // Without the root, the anchor proves nothing and is not used.
+        let (code, doc) = check_json(
+            fixtures,
+            &[
+                "--anchors",
+                fixtures.join("anchors.ndjson").to_str().unwrap(),
+            ],
+            &["truncated.ndjson"],
+        );
+        assert_eq!(code, 0);
+        assert_eq!(doc["anchors"][0]["status"], "untrusted");
+        assert!(finding_ids(&doc).is_empty());
+    }
+}
+
+/// `aeplens anchor` skips a head its anchor file already covers, and `--add` refuses a
+/// response it cannot verify.
+#[test]
+fn the_anchor_command_skips_covered_heads_and_refuses_unverified_answers() {
+    let fixtures = PathBuf::from("tests/fixtures/tsa");
+    let store = fixtures.join("stamped.ndjson");
+    let root = fixtures.join("root.pem");
+    let anchors = fixtures.join("anchors.ndjson");
+    let (code, out, _) = common::aeplens(&[
+        "anchor",
+        "--tsa-certs",
+        root.to_str().unwrap(),
+        "-o",
+        anchors.to_str().unwrap(),
+        store.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0);
+    assert!(out.contains("already anchored"), "{out}");
+    assert!(!out.contains("openssl ts -query"), "{out}");
+    let scratch = common::run_dir("anchor-refused");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let target = scratch.join("anchors.ndjson");
+    // No root: the answer is not verified, nothing is written.
+    let (code, _, err) = common::aeplens(&[
+        "anchor",
+        "--add",
+        fixtures.join("rsa.tsr").to_str().unwrap(),
+        "-o",
+        target.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("tsa-untrusted") && err.contains("--tsa-certs"),
+        "{err}"
+    );
+    assert!(!target.exists());
+    // Writing the anchor file over the evidence is refused.
+    let (code, _, err) = common::aeplens(&[
+        "anchor",
+        "-o",
+        store.to_str().unwrap(),
+        store.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
 }

@@ -8,6 +8,7 @@ use crate::model::finding::Finding;
 use crate::model::text::{counted, file_name, sanitize};
 use crate::review::report::counts;
 use crate::verify::Trees;
+use crate::verify::anchors::AnchorStatus;
 use crate::verify::chain::ChainStatus;
 use crate::verify::{AuthStatus, CheckStatus, Options, Profile, Report};
 use std::io::{IsTerminal, Write};
@@ -277,6 +278,10 @@ pub fn write_json_report(
     if let Some(capture) = capture {
         write!(out, ",\n  \"telemetry\": {}", nested(&capture.summary(), 1))?;
     }
+    if !report.anchors.is_empty() {
+        out.write_all(b",\n")?;
+        write_list(out, "anchors", &report.anchors)?;
+    }
     let summary = nested(&report.summary_with(findings), 1);
     write!(out, ",\n  \"summary\": {summary}\n}}\n")
 }
@@ -396,6 +401,11 @@ pub fn text_report(
         }
         for f in a.failures.iter().skip(1) {
             let _ = writeln!(s, "    authenticity: {}", sanitize(f));
+        }
+        if a.timestamp_token.is_some()
+            && let Some(time) = a.time_words()
+        {
+            let _ = writeln!(s, "    time: {}", sanitize(&time));
         }
         for v in &r.structural.violations {
             let _ = writeln!(
@@ -527,6 +537,41 @@ fn paths_text(report: &Report) -> String {
                 .map(|c| format!(" (branch; continues {})", at(c)))
                 .unwrap_or_default(),
         );
+        if let Some(a) = &p.anchored_through {
+            let after = p.records.len() - 1 - a.position;
+            let _ = writeln!(
+                s,
+                "       anchored through {} (record {} of {}) by {} at {}; {after} record{} after it unanchored",
+                at(&a.record),
+                a.position + 1,
+                p.records.len(),
+                sanitize(a.tsa.as_deref().unwrap_or("an unnamed TSA")),
+                a.gen_time,
+                if after == 1 { "" } else { "s" }
+            );
+        }
+    }
+    for a in &report.anchors {
+        let place = format!("{}:{}", file_name(&a.file), a.line);
+        let words = match a.status {
+            AnchorStatus::Anchored => continue,
+            AnchorStatus::Truncated => format!(
+                "truncated: record {} is missing; the chain ends at {}",
+                a.record_sha256,
+                a.last_loaded.as_ref().map(&at).unwrap_or_default()
+            ),
+            AnchorStatus::NotInEvidence => format!(
+                "record {} is not in the evidence, nor its chain",
+                a.record_sha256
+            ),
+            AnchorStatus::Untrusted | AnchorStatus::Invalid => format!(
+                "{} ({}), not used: {}",
+                a.token_state,
+                a.record_sha256,
+                sanitize(&a.token.reason)
+            ),
+        };
+        let _ = writeln!(s, "anchor {place}: {words}");
     }
     let lone = paths.len() - shown.len();
     if lone > 0 {

@@ -1,5 +1,6 @@
 //! The command line: argument definitions and the non-interactive commands.
 
+pub mod anchor;
 pub mod chains;
 pub mod check;
 pub mod config;
@@ -11,8 +12,10 @@ pub mod incident;
 pub mod progress;
 pub mod report;
 mod traces;
+mod trust;
 
 pub use traces::{TraceArgs, join_telemetry};
+pub use trust::KeyArgs;
 
 use crate::model::text::sanitize;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -195,6 +198,9 @@ aeplens report --format html --review tickets/INC-7.json --keys keys.json store/
 aeplens report --format sarif --fail-on high --keys keys.json store/ -o aeplens.sarif"
     )]
     Report(ReportArgs),
+    /// Anchor chain heads with an RFC 3161 timestamp authority (a cut tail is caught later).
+    #[command(long_about = anchor::ABOUT)]
+    Anchor(anchor::AnchorArgs),
     /// Show the configuration file's location and the effective settings.
     #[command(
         long_about = "The configuration file is $AEPLENS_CONFIG, else $XDG_CONFIG_HOME/aeplens/config.toml \
@@ -573,18 +579,6 @@ pub enum ProfileArg {
     Current,
 }
 
-/// Where trusted keys come from.
-#[derive(Args, Debug, Clone, Default)]
-pub struct KeyArgs {
-    /// Keyring file: a JSON object mapping key_id to a 32-byte Ed25519 public key (hex or base64). Repeatable.
-    #[arg(long = "keys", value_name = "FILE")]
-    pub keys: Vec<String>,
-    /// One trusted key as KEY_ID=PUBKEY (hex or base64). Repeatable. Keys are also read
-    /// from `WASMAGENT_AEP_PUBKEY_<KEYID>` (key id upper-cased, non-alphanumerics as _).
-    #[arg(long = "key", value_name = "KEY_ID=PUBKEY")]
-    pub key: Vec<String>,
-}
-
 /// Arguments of `check`.
 #[derive(Args, Debug)]
 pub struct CheckArgs {
@@ -618,22 +612,6 @@ pub struct CheckArgs {
     /// Evidence files, directories, or - for stdin.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<String>,
-}
-
-impl KeyArgs {
-    /// Builds the keyring. The error is ready to print (escaped): a keyring file's names
-    /// the file, line and column with a caret under the place; an argument's names it.
-    pub fn keyring(&self) -> Result<crate::verify::Keyring, String> {
-        let mut ring = crate::verify::Keyring::with_environment();
-        for file in &self.keys {
-            ring.add_file(file).map_err(|e| e.render())?;
-        }
-        for arg in &self.key {
-            ring.add_argument(arg)
-                .map_err(|e| format!("error: {}", crate::model::text::sanitize(&e)))?;
-        }
-        Ok(ring)
-    }
 }
 
 /// `-q` was given to the command: `note` prints nothing.
@@ -675,6 +653,7 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Export(args)) => export::run(&args),
         Some(Command::Report(args)) => incident::run(&args),
         Some(Command::Diff(args)) => diff::run(&args),
+        Some(Command::Anchor(args)) => anchor::run(&args),
         Some(Command::Config(args)) => {
             let path = config::config_path().map_or_else(
                 || "(no HOME or XDG_CONFIG_HOME)".into(),

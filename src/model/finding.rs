@@ -254,6 +254,10 @@ pub const RULES: &[(&str, &str)] = &[
         "V17: an action differs between two chained snapshots of its run (the emitter rewrote history).",
     ),
     (
+        "F-ANCHOR-INVALID",
+        "An anchor (--anchors) whose RFC 3161 token does not verify or does not stamp its record_sha256: it proves nothing about the chain.",
+    ),
+    (
         "F-CAPTURE-GAP",
         "A tool-call span of a traced run has no action in the evidence: the agent did something the evidence does not record (--traces).",
     ),
@@ -338,12 +342,36 @@ pub const RULES: &[(&str, &str)] = &[
         "The post-state of one action differs from the pre-state of the next over the same coverage tuple, with nothing recorded in between.",
     ),
     (
+        "F-TAIL-TRUNCATED",
+        "A chain head a verified anchor covers is missing while records of its chain are loaded: the chain's tail was cut (--anchors).",
+    ),
+    (
         "F-TELEMETRY-MISMATCH",
         "A span joined to an action disagrees with it: another tool name, or an ERROR status where the action succeeded (or an OK status where it failed) (--traces).",
     ),
     (
         "F-TERMINAL-CONTROL",
         "A string holds terminal control, bidi or invisible characters (shown escaped, never sent to the terminal).",
+    ),
+    (
+        "F-TIMESTAMP-CLAIM",
+        "A record's claimed timestamp is further from its RFC 3161 token's genTime than the token's accuracy (1 s when it states none).",
+    ),
+    (
+        "F-TIMESTAMP-IMPRINT",
+        "A record's RFC 3161 token stamps other bytes: moved from another record, or the record edited after it was stamped.",
+    ),
+    (
+        "F-TIMESTAMP-INVALID",
+        "A record's RFC 3161 token fails its signature or certificate checks (signature, timeStamping usage, validity at genTime).",
+    ),
+    (
+        "F-TIMESTAMP-MALFORMED",
+        "A record's timestamp proof is DER but not an RFC 3161 token.",
+    ),
+    (
+        "F-TIMESTAMP-ORDER",
+        "A record's RFC 3161 genTime (less its accuracy) is later than the next record's created_at_ms on its chain: not the order an emitter stamps in.",
     ),
     (
         "F-UNAPPROVED-MUTATION",

@@ -7,7 +7,6 @@ use super::signature::{
     AuthStatus, Authenticity, BindingStatus, Construction, Profile, decode_signature, finish,
     other_signer, sig_encoding, verify_strict, without_whitespace,
 };
-use super::timestamp::timestamp_state;
 use crate::canon::{
     CHAIN_EXCLUDED, SIGNED_EXCLUDED, Variant, canonical_bytes, canonical_bytes_without,
     has_divergence_trigger, sha256_hex,
@@ -196,7 +195,7 @@ pub(super) fn dsse(
         );
         if let Some(pred) = predicate {
             let signed = canonical_bytes_without(pred, SIGNED_EXCLUDED, Variant::C1);
-            auth.timestamp = Some(timestamp_state(record.obj(), &signed));
+            auth.judge_timestamp(record, &signed, keys, findings);
         }
     }
 

@@ -1,21 +1,31 @@
-//! Trusted Ed25519 public keys by key id (verification.md §i): keyring files, `--key`
-//! arguments and `WASMAGENT_AEP_PUBKEY_<KEYID>` environment variables.
+//! What a reviewer trusts: Ed25519 public keys by key id (verification.md §i) from
+//! keyring files, `--key` arguments and `WASMAGENT_AEP_PUBKEY_<KEYID>` environment
+//! variables; the roots RFC 3161 tokens must chain to (`--tsa-certs`, d.6); and the
+//! anchors of chain heads (`--anchors`, d.7).
 
+use super::anchors::Anchor;
 use super::encoding::decode_key;
 use crate::load::{LoadError, parser};
 use crate::model::json::Json;
 use ed25519_dalek::VerifyingKey;
 use std::collections::BTreeMap;
+use std::sync::Arc;
+use x509_cert::Certificate;
 
-/// Key id → trusted public key. Lookups fall back to the `WASMAGENT_AEP_PUBKEY_*`
-/// variables read when the keyring was made ([`Keyring::with_environment`]); an id with
-/// no key is "unknown key", never valid. Everything a lookup can answer from is in
-/// [`Keyring::fingerprints`], so nothing kept under one keyring answers for another.
+/// Key id → trusted public key, with the trusted TSA roots and anchors. Lookups fall back
+/// to the `WASMAGENT_AEP_PUBKEY_*` variables read when the keyring was made
+/// ([`Keyring::with_environment`]); an id with no key is "unknown key", never valid.
+/// Everything a lookup can answer from is in [`Keyring::fingerprints`], so nothing kept
+/// under one keyring answers for another.
 #[derive(Clone, Debug, Default)]
 pub struct Keyring {
     keys: BTreeMap<String, VerifyingKey>,
     /// The environment's key variables, name → value, as read once.
     environment: BTreeMap<String, String>,
+    /// Roots an RFC 3161 token's signer must chain to, with each one's DER digest.
+    tsa_roots: Arc<Vec<Certificate>>,
+    tsa_digests: Vec<String>,
+    anchors: Arc<Vec<Anchor>>,
 }
 
 /// What every key variable's name starts with.
@@ -32,9 +42,43 @@ impl Keyring {
             .map(|(name, value)| (name, value.to_string_lossy().into_owned()))
             .collect();
         Keyring {
-            keys: BTreeMap::new(),
             environment,
+            ..Keyring::default()
         }
+    }
+
+    /// Adds the certificates of a PEM file (`--tsa-certs`) as TSA roots.
+    pub fn add_tsa_certs(&mut self, path: &str) -> Result<usize, LoadError> {
+        let pem = std::fs::read(path)
+            .map_err(|e| LoadError::whole(path, format!("cannot read TSA roots: {e}")))?;
+        let roots = super::tsa::roots_from_pem(&pem)
+            .map_err(|e| LoadError::whole(path, format!("TSA roots: {e}")))?;
+        for root in &roots {
+            let der = der::Encode::to_der(root).unwrap_or_default();
+            let digest = crate::canon::Sha256Digest::of(&der);
+            self.tsa_digests.push(format!("tsa-root=sha256:{digest}"));
+        }
+        let added = roots.len();
+        Arc::make_mut(&mut self.tsa_roots).extend(roots);
+        Ok(added)
+    }
+
+    /// Adds the anchors of an anchor file (`--anchors`).
+    pub fn add_anchors(&mut self, path: &str) -> Result<usize, LoadError> {
+        let anchors = super::anchors::read_file(path)?;
+        let added = anchors.len();
+        Arc::make_mut(&mut self.anchors).extend(anchors);
+        Ok(added)
+    }
+
+    /// The roots an RFC 3161 token's signer must chain to.
+    pub fn tsa_roots(&self) -> &[Certificate] {
+        &self.tsa_roots
+    }
+
+    /// The anchors given.
+    pub fn anchors(&self) -> &[Anchor] {
+        &self.anchors
     }
 
     /// Adds a key given as 64 hex digits or base64 of 32 bytes.
@@ -118,17 +162,24 @@ impl Keyring {
 
     /// Everything a lookup answers from, sorted: each key held as
     /// `key_id=sha256:<fingerprint>`, each key variable of the environment as
-    /// `env:NAME=sha256:<digest of its value>` (a value that is no key is still one).
-    /// The evidence index's configuration is made of it.
+    /// `env:NAME=sha256:<digest of its value>` (a value that is no key is still one),
+    /// each TSA root as `tsa-root=sha256:<digest of its DER>`, each anchor as
+    /// `anchor=sha256:<digest of its line>`. The evidence index's configuration is made
+    /// of it.
     pub fn fingerprints(&self) -> Vec<String> {
         let hex = |bytes: &[u8]| crate::canon::Sha256Digest::of(bytes).to_string();
-        let mut out: Vec<String> =
-            (self.keys.iter())
-                .map(|(id, key)| format!("{id}=sha256:{}", hex(key.as_bytes())))
-                .chain((self.environment.iter()).map(|(name, value)| {
+        let mut out: Vec<String> = (self.keys.iter())
+            .map(|(id, key)| format!("{id}=sha256:{}", hex(key.as_bytes())))
+            .chain(
+                (self.environment.iter()).map(|(name, value)| {
                     format!("env:{name}=sha256:{}", hex(value.trim().as_bytes()))
-                }))
-                .collect();
+                }),
+            )
+            .chain(self.tsa_digests.iter().cloned())
+            .chain(
+                (self.anchors.iter()).map(|a| format!("anchor=sha256:{}", hex(a.text.as_bytes()))),
+            )
+            .collect();
         out.sort();
         out
     }

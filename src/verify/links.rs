@@ -36,7 +36,7 @@ impl RecordAt {
         )
     }
 
-    fn of(record: &Record) -> RecordAt {
+    pub(super) fn of(record: &Record) -> RecordAt {
         RecordAt {
             path: record.source.path.clone(),
             index: record.source.index,
@@ -140,16 +140,19 @@ pub struct ChainPath {
     /// The first record on the path that two records claim as their predecessor: the
     /// path is one branch of a fork from there (an intact branch is still a fork).
     pub forked_at: Option<RecordAt>,
+    /// The furthest record on the path a verified anchor covers (`--anchors`): the
+    /// records after it are unanchored.
+    pub anchored_through: Option<super::anchors::AnchoredThrough>,
     /// Flat indices of the records listed (not output).
     pub members: Vec<u32>,
 }
 
 impl Serialize for ChainPath {
-    /// `status`, `records`, `files` (in link order), `broken_at`, and `continues` and
-    /// `forked_at` when set.
+    /// `status`, `records`, `files` (in link order), `broken_at`, and `continues`,
+    /// `forked_at` and `anchored_through` when set.
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut out = s.serialize_struct("ChainPath", 6)?;
+        let mut out = s.serialize_struct("ChainPath", 7)?;
         out.serialize_field("status", &self.status)?;
         out.serialize_field("records", &self.records)?;
         out.serialize_field("files", &self.records.files().collect::<Vec<_>>())?;
@@ -161,6 +164,10 @@ impl Serialize for ChainPath {
         match &self.forked_at {
             Some(f) => out.serialize_field("forked_at", f)?,
             None => out.skip_field("forked_at")?,
+        }
+        match &self.anchored_through {
+            Some(a) => out.serialize_field("anchored_through", a)?,
+            None => out.skip_field("anchored_through")?,
         }
         out.end()
     }
@@ -183,6 +190,8 @@ pub struct LinkGraph {
     fork_of: Vec<u32>,
     /// True when one `H` is held by records that differ in their other bytes.
     pub conflicting_duplicates: bool,
+    /// True when an anchor shows a cut tail or does not verify ([`super::anchors`]).
+    pub anchors_fail: bool,
 }
 
 impl LinkGraph {
@@ -196,11 +205,12 @@ impl LinkGraph {
         (self.fork_of.get(i).copied()).and_then(|f| (f != NONE).then_some(f as usize))
     }
 
-    /// The chain part of `check` passes: every path intact or not-present, no fork, and
-    /// no `H` held by two different records.
+    /// The chain part of `check` passes: every path intact or not-present, no fork, no
+    /// `H` held by two different records, and no anchor failing.
     pub fn passes(&self) -> bool {
         !self.forked()
             && !self.conflicting_duplicates
+            && !self.anchors_fail
             && self
                 .paths
                 .iter()
@@ -594,6 +604,7 @@ fn paths(
                 broken_at: (kind == Head::Malformed).then(|| RecordAt::of(records[head])),
                 continues: (from > 0).then(|| RecordAt::of(records[current[from - 1]])),
                 forked_at: fork.map(|f| RecordAt::of(records[f])),
+                anchored_through: None,
                 members: members.iter().map(|&m| m as u32).collect(),
             });
         }

@@ -3,6 +3,7 @@
 //! verdict per file in file order (§e.1), and the link graph across every input (§e.2)
 //! that the chain verdict follows. Records are verified in parallel.
 
+pub mod anchors;
 pub mod chain;
 mod counts;
 pub mod dsse;
@@ -233,6 +234,9 @@ pub struct Report {
     /// The link graph over every input at once (§e.2); `chain_paths` in output.
     #[serde(skip)]
     pub links: LinkGraph,
+    /// Each anchor's verdict (`--anchors`, d.7), in the order given.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub anchors: Vec<anchors::AnchorOut>,
 }
 
 /// Verifies every record of every input; `progress`, when given, counts verified records.
@@ -298,7 +302,7 @@ pub fn verify_inputs_indexed(
         }
         start = end;
     }
-    (assemble(inputs, results), used)
+    (assemble(inputs, results, keys), used)
 }
 
 /// `results` with every record the index did not answer for (`None`) verified, on every
@@ -581,16 +585,21 @@ pub fn verify_paths_in_chunks(
             records.extend(file.results);
         }
     }
-    let report = assemble(&inputs, records);
+    let report = assemble(&inputs, records, keys);
     (inputs, report, used)
 }
 
 /// The report from every record's own verdicts: what needs the records together — the
-/// chain axis and link graph, confusable ids across records, timestamp authorities.
-fn assemble(inputs: &[Input], mut records: Vec<RecordResult>) -> Report {
+/// chain axis and link graph, the anchors, confusable ids across records, timestamp
+/// authorities and the order of stamped records.
+fn assemble(inputs: &[Input], mut records: Vec<RecordResult>, keys: &Keyring) -> Report {
     let refs: Vec<&Record> = inputs.iter().flat_map(|i| &i.records).collect();
     let hashes = Report::hashes_of(&records);
-    let links = links::build(&refs, &hashes);
+    let mut links = links::build(&refs, &hashes);
+    let anchors = anchors::apply(keys.anchors(), keys.tsa_roots(), &refs, &hashes, &mut links);
+    links
+        .findings
+        .extend(timestamp::order_findings(&refs, &records, &links));
     let mut chains = Vec::with_capacity(inputs.len());
     let mut axes = Vec::with_capacity(records.len());
     let mut offset = 0;
@@ -660,6 +669,7 @@ fn assemble(inputs: &[Input], mut records: Vec<RecordResult>) -> Report {
         records,
         chains,
         links,
+        anchors,
     }
 }
 

@@ -8,6 +8,7 @@ use super::encoding::{decode_base64, decode_hex, is_hex_signature};
 use super::keys::Keyring;
 pub use super::timestamp::TimestampState;
 use super::timestamp::timestamp_state;
+use super::tsa::Token;
 use crate::canon::{
     SIGNED_EXCLUDED, SignatureSlot, Variant, canonical_bytes_without, has_divergence_trigger,
     stored_order_bytes,
@@ -151,6 +152,10 @@ pub struct Authenticity {
     /// What the `timestamp_proof` is worth, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<TimestampState>,
+    /// What an RFC 3161 token says (its TSA, `genTime`, accuracy, and why it is worth
+    /// what `timestamp` says), when the proof is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp_token: Option<Box<Token>>,
 }
 
 impl Default for Authenticity {
@@ -168,11 +173,39 @@ impl Default for Authenticity {
             notes: Vec::new(),
             key_unknown: false,
             timestamp: None,
+            timestamp_token: None,
         }
     }
 }
 
 impl Authenticity {
+    /// Sets `timestamp` (and `timestamp_token`) from the record's proof over its signed
+    /// bytes `signed`.
+    pub(super) fn judge_timestamp(
+        &mut self,
+        record: &Record,
+        signed: &[u8],
+        keys: &Keyring,
+        findings: &mut Vec<Finding>,
+    ) {
+        let judged = timestamp_state(record, signed, keys, findings);
+        self.timestamp = Some(judged.state);
+        self.timestamp_token = judged.token;
+    }
+
+    /// What the record's timestamp proof says about its time, in words: "proven by <TSA>
+    /// at <genTime> (±accuracy)" for a verified RFC 3161 token only, "claimed" with why
+    /// for every other proof; `None` without a proof.
+    pub fn time_words(&self) -> Option<String> {
+        let state = self.timestamp?;
+        let token = self.timestamp_token.as_deref();
+        Some(match token {
+            Some(token) if state.proves_time() => token.proven(),
+            Some(token) => format!("claimed ({}: {})", state.name(), token.reason),
+            None => format!("claimed ({})", state.name()),
+        })
+    }
+
     pub(super) fn not_evaluated(mut self, reason: impl Into<String>) -> Self {
         self.evaluated = false;
         self.status = None;
@@ -291,7 +324,7 @@ pub fn authenticate(
                 "timestamp_proof is not covered by the signature (attached after signing)".into()
             });
             let signed = canonical_bytes_without(record.json(), SIGNED_EXCLUDED, Variant::C1);
-            auth.timestamp = Some(timestamp_state(record.obj(), &signed));
+            auth.judge_timestamp(record, &signed, keys, findings);
         }
         return finish(auth, m.construction, profile);
     }

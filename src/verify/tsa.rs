@@ -3,20 +3,21 @@
 //! carries, and that certificate's chain to a trusted root, its critical `timeStamping`
 //! usage and its validity at `genTime`. Parsed with the RustCrypto `cms`, `x509-cert`
 //! and `x509-tsp` crates; signatures checked with `rsa`, `p256`, `p384` and
-//! `ed25519-dalek`. The timestamp axis does not call it yet: a record's non-local proof is
-//! still reported `opaque (not verified)`.
+//! `ed25519-dalek`. The timestamp axis ([`super::timestamp`]) calls it for a record's
+//! proof that is DER, and the anchors ([`super::anchors`]) for each anchor.
 
 use cms::cert::CertificateChoices;
 use cms::content_info::ContentInfo;
 use cms::signed_data::{SignedData, SignerIdentifier, SignerInfo};
 use der::asn1::{ObjectIdentifier as Oid, OctetString};
 use der::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 use sha2_10::Digest;
 use x509_cert::Certificate;
 use x509_tsp::{TimeStampResp, TstInfo};
 
 /// What a token is worth.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TsaState {
     /// Signed by a certificate chaining to a trusted root, for these bytes: the time is
     /// proven.
@@ -44,18 +45,39 @@ impl TsaState {
     }
 }
 
-/// A token's verdict, and what it says when it says anything.
+/// A token's verdict, and what it says.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TsaCheck {
     pub state: TsaState,
+    pub token: Token,
+}
+
+/// What a token says, as far as it could be read, and why it is worth what it is.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Token {
+    /// The signer certificate's subject common name (else its whole subject).
+    pub tsa: Option<String>,
     /// `genTime`, milliseconds since the epoch.
     pub gen_time_ms: Option<i64>,
     /// The accuracy, milliseconds.
     pub accuracy_ms: Option<u64>,
-    /// The signer certificate's subject common name (else its whole subject).
-    pub tsa: Option<String>,
     /// Why, in a sentence.
     pub reason: String,
+}
+
+impl Token {
+    /// "proven by <TSA> at <genTime> (±accuracy)" — to be said only of a `tsa-verified`
+    /// token.
+    pub fn proven(&self) -> String {
+        let at = (self.gen_time_ms).map_or("an unreadable time".into(), |ms| {
+            crate::model::time::format_ms(ms as f64)
+        });
+        let accuracy = (self.accuracy_ms).map_or(String::new(), |a| format!(" (±{a} ms)"));
+        format!(
+            "proven by {} at {at}{accuracy}",
+            self.tsa.as_deref().unwrap_or("an unnamed TSA")
+        )
+    }
 }
 
 const SIGNED_DATA: Oid = Oid::new_unwrap("1.2.840.113549.1.7.2");
@@ -110,20 +132,27 @@ pub fn roots_from_pem(pem: &[u8]) -> Result<Vec<Certificate>, String> {
 /// How deep a certificate chain may go before it is given up on (loops, hostile chains).
 const MAX_CHAIN: usize = 8;
 
+/// What a token must stamp.
+#[derive(Clone, Copy, Debug)]
+pub enum Stamped<'a> {
+    /// These bytes (a record's `B`): the imprint is their digest under the algorithm it
+    /// names (SHA-256, -384 or -512).
+    Bytes(&'a [u8]),
+    /// This SHA-256 digest itself (an anchor's `record_sha256`).
+    Sha256(&'a [u8; 32]),
+}
+
 /// The token in `der` (a `TimeStampResp` or a bare `TimeStampToken`), verified as a stamp
 /// of `stamped` under `roots`.
-pub fn verify(der: &[u8], stamped: &[u8], roots: &[Certificate]) -> TsaCheck {
+pub fn verify(der: &[u8], stamped: Stamped<'_>, roots: &[Certificate]) -> TsaCheck {
     let mut check = TsaCheck {
         state: TsaState::Malformed,
-        gen_time_ms: None,
-        accuracy_ms: None,
-        tsa: None,
-        reason: String::new(),
+        token: Token::default(),
     };
     let parsed = match parse(der) {
         Ok(parsed) => parsed,
         Err(why) => {
-            check.reason = why;
+            check.token.reason = why;
             return check;
         }
     };
@@ -132,8 +161,8 @@ pub fn verify(der: &[u8], stamped: &[u8], roots: &[Certificate]) -> TsaCheck {
         tst,
         econtent,
     } = parsed;
-    check.gen_time_ms = Some(tst.gen_time.to_unix_duration().as_millis() as i64);
-    check.accuracy_ms = tst.accuracy.as_ref().map(|a| {
+    check.token.gen_time_ms = Some(tst.gen_time.to_unix_duration().as_millis() as i64);
+    check.token.accuracy_ms = tst.accuracy.as_ref().map(|a| {
         a.seconds.unwrap_or(0) * 1000
             + u64::try_from(a.millis.unwrap_or(0)).unwrap_or(0)
             + u64::try_from(a.micros.unwrap_or(0)).unwrap_or(0) / 1000
@@ -147,7 +176,7 @@ pub fn verify(der: &[u8], stamped: &[u8], roots: &[Certificate]) -> TsaCheck {
         .collect();
     let Some(info) = signed.signer_infos.0.iter().next() else {
         check.state = TsaState::Invalid;
-        check.reason = "the token has no signer".into();
+        check.token.reason = "the token has no signer".into();
         return check;
     };
     let Some(signer) = (certs.iter().copied())
@@ -155,37 +184,37 @@ pub fn verify(der: &[u8], stamped: &[u8], roots: &[Certificate]) -> TsaCheck {
         .find(|c| identifies(&info.sid, c))
     else {
         check.state = TsaState::Invalid;
-        check.reason = "the token carries no certificate for its signer".into();
+        check.token.reason = "the token carries no certificate for its signer".into();
         return check;
     };
-    check.tsa = Some(common_name(signer));
+    check.token.tsa = Some(common_name(signer));
     let checked = signature_ok(info, signer, &econtent)
         .and_then(|()| usage_ok(signer))
-        .and_then(|()| valid_at(signer, check.gen_time_ms.unwrap_or(0)));
+        .and_then(|()| valid_at(signer, check.token.gen_time_ms.unwrap_or(0)));
     if let Err(why) = checked {
         check.state = TsaState::Invalid;
-        check.reason = why;
+        check.token.reason = why;
         return check;
     }
     match imprint_ok(&tst, stamped) {
         Ok(()) => {}
         Err(why) => {
             check.state = TsaState::ImprintMismatch;
-            check.reason = why;
+            check.token.reason = why;
             return check;
         }
     }
     match chains_to(signer, &certs, roots) {
         Ok(true) => {
             check.state = TsaState::Verified;
-            check.reason = format!(
+            check.token.reason = format!(
                 "signed by {}, which chains to a trusted root",
-                check.tsa.as_deref().unwrap_or("")
+                check.token.tsa.as_deref().unwrap_or("")
             );
         }
         Ok(false) => {
             check.state = TsaState::Untrusted;
-            check.reason = if roots.is_empty() {
+            check.token.reason = if roots.is_empty() {
                 "no TSA root given (--tsa-certs): the token is not trusted".into()
             } else {
                 "the signer's certificate chain reaches none of the given roots".into()
@@ -193,10 +222,24 @@ pub fn verify(der: &[u8], stamped: &[u8], roots: &[Certificate]) -> TsaCheck {
         }
         Err(why) => {
             check.state = TsaState::Invalid;
-            check.reason = why;
+            check.token.reason = why;
         }
     }
     check
+}
+
+/// The SHA-256 digest a token stamps (its imprint), when `der` is a token and its imprint
+/// is SHA-256: what an anchor names as its `record_sha256`.
+pub fn sha256_imprint(der: &[u8]) -> Result<[u8; 32], String> {
+    let imprint = parse(der)?.tst.message_imprint;
+    if imprint.hash_algorithm.oid != SHA256 {
+        return Err(format!(
+            "the token's imprint is {}, not SHA-256",
+            imprint.hash_algorithm.oid
+        ));
+    }
+    (imprint.hashed_message.as_bytes().try_into())
+        .map_err(|_| "the token's SHA-256 imprint is not 32 bytes".to_string())
 }
 
 struct Parsed {
@@ -258,18 +301,24 @@ fn digest(oid: &Oid, data: &[u8]) -> Option<Vec<u8>> {
     })
 }
 
-fn imprint_ok(tst: &TstInfo, stamped: &[u8]) -> Result<(), String> {
+fn imprint_ok(tst: &TstInfo, stamped: Stamped<'_>) -> Result<(), String> {
     let imprint = &tst.message_imprint;
-    let want = digest(&imprint.hash_algorithm.oid, stamped).ok_or_else(|| {
-        format!(
-            "imprint hash {} is not SHA-256/384/512",
-            imprint.hash_algorithm.oid
-        )
-    })?;
+    let oid = &imprint.hash_algorithm.oid;
+    let (want, what) = match stamped {
+        Stamped::Bytes(bytes) => (
+            digest(oid, bytes)
+                .ok_or_else(|| format!("imprint hash {oid} is not SHA-256/384/512"))?,
+            "the digest of this record's signed bytes",
+        ),
+        Stamped::Sha256(_) if *oid != SHA256 => {
+            return Err(format!("imprint hash {oid} is not SHA-256"));
+        }
+        Stamped::Sha256(digest) => (digest.to_vec(), "the anchored record's hash"),
+    };
     if imprint.hashed_message.as_bytes() == want.as_slice() {
         Ok(())
     } else {
-        Err("the token's imprint is not the digest of this record's signed bytes".into())
+        Err(format!("the token's imprint is not {what}"))
     }
 }
 

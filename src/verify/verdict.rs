@@ -29,6 +29,10 @@ pub struct RecordVerdict {
     pub semantic: String,
     /// `not-evaluated` (completeness is not provable from the records alone) or a status.
     pub capture: String,
+    /// What the record's RFC 3161 token says of its time, when it has one: "proven by …"
+    /// for a verified token only, else "claimed (…)".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<String>,
 }
 
 impl RecordVerdict {
@@ -53,6 +57,7 @@ impl RecordVerdict {
             capture: (r.capture.run.as_ref())
                 .filter(|_| r.capture.evaluated)
                 .map_or_else(|| "not-evaluated".to_string(), |c| c.status.clone()),
+            time: a.timestamp_token.as_ref().and_then(|_| a.time_words()),
         }
     }
 
@@ -102,6 +107,9 @@ impl RecordVerdict {
         }
         if self.capture != "not-evaluated" {
             let _ = write!(s, " · capture {}", self.capture);
+        }
+        if let Some(time) = &self.time {
+            let _ = write!(s, " · time {}", text(time));
         }
         let _ = write!(s, " · {}", text(&self.record));
         s

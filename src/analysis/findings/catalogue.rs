@@ -11,7 +11,7 @@ fn root() -> PathBuf {
 
 /// Evidence as a case gives it: `lines` (raw NDJSON lines, kept byte for byte),
 /// `records` (objects) or `paths` (fixture files under `tests/fixtures/`); `keys` (a
-/// keyring object or a fixture path) and `leases` (a fixture path).
+/// keyring object or a fixture path), `tsa_certs`, `anchors` and `leases` (fixture paths).
 fn evidence(case: &Value) -> Evidence {
     let mut inputs: Vec<Input> = Vec::new();
     let mut text = String::new();
@@ -46,6 +46,12 @@ fn evidence(case: &Value) -> Evidence {
             }
         }
         _ => {}
+    }
+    if case["tsa_certs"].is_string() {
+        keys.add_tsa_certs(&fixture(&case["tsa_certs"])).unwrap();
+    }
+    if case["anchors"].is_string() {
+        keys.add_anchors(&fixture(&case["anchors"])).unwrap();
     }
     let mut leases = SuppliedLeases::default();
     if case["leases"].is_string() {
