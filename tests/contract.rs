@@ -171,6 +171,59 @@ fn every_command_validates_with_telemetry() {
     }
 }
 
+/// With RFC 3161 tokens and anchors (`--tsa-certs`, `--anchors`): each token state, the
+/// token facts, `anchored_through`, the `anchors` member and their findings validate.
+#[test]
+fn every_command_validates_with_timestamps_and_anchors() {
+    let tsa = |f: &str| format!("tests/fixtures/tsa/{f}");
+    for (anchors, stores) in [
+        (
+            "anchors_mid.ndjson",
+            ["stamped.ndjson", "moved.ndjson", "expired.ndjson"],
+        ),
+        (
+            "anchors_bad.ndjson",
+            ["stamped.ndjson", "malformed.ndjson", "claim.ndjson"],
+        ),
+        (
+            "anchors.ndjson",
+            ["truncated.ndjson", "order.ndjson", "stamped_ec.ndjson"],
+        ),
+    ] {
+        let mut evidence: Vec<String> = [
+            "--keys",
+            "keys.json",
+            "--tsa-certs",
+            "root.pem",
+            "--anchors",
+            anchors,
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, a)| if i % 2 == 1 { tsa(a) } else { (*a).to_string() })
+        .collect();
+        evidence.extend(stores.iter().map(|s| tsa(s)));
+        for command in ["check", "findings", "chains", "report"] {
+            let doc: Value = serde_json::from_str(&run_json(command, &evidence)).unwrap();
+            assert_valid(command, &doc, &format!("{command} with {anchors}"));
+        }
+        let mut args = vec![
+            "act-000".to_string(),
+            "--run".into(),
+            "run-tsa-stamped".into(),
+        ];
+        args.extend(evidence.iter().cloned());
+        if anchors != "anchors.ndjson" {
+            let doc: Value = serde_json::from_str(&run_json("show", &args)).unwrap();
+            assert_valid("show", &doc, "show of a stamped action");
+            assert!(
+                doc.to_string().contains("proven by aeplens RSA TSA"),
+                "{doc}"
+            );
+        }
+    }
+}
+
 #[test]
 fn every_command_validates_on_every_fixture_file_alone() {
     // A file alone has statuses and counts a whole set never shows (no chain path of

@@ -14,7 +14,7 @@ use der::{Decode, Encode};
 use serde::{Deserialize, Serialize};
 use sha2_10::Digest;
 use x509_cert::Certificate;
-use x509_tsp::{TimeStampResp, TstInfo};
+use x509_tsp::{Accuracy, MessageImprint, TimeStampResp};
 
 /// What a token is worth.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -161,7 +161,7 @@ pub fn verify(der: &[u8], stamped: Stamped<'_>, roots: &[Certificate]) -> TsaChe
         tst,
         econtent,
     } = parsed;
-    check.token.gen_time_ms = Some(tst.gen_time.to_unix_duration().as_millis() as i64);
+    check.token.gen_time_ms = Some(tst.gen_time.ms);
     check.token.accuracy_ms = tst.accuracy.as_ref().map(|a| {
         a.seconds.unwrap_or(0) * 1000
             + u64::try_from(a.millis.unwrap_or(0)).unwrap_or(0)
@@ -240,6 +240,81 @@ pub fn sha256_imprint(der: &[u8]) -> Result<[u8; 32], String> {
     }
     (imprint.hashed_message.as_bytes().try_into())
         .map_err(|_| "the token's SHA-256 imprint is not 32 bytes".to_string())
+}
+
+/// TSTInfo (RFC 3161 §2.4.2) as x509-tsp declares it, but with `genTime` read by
+/// [`GenTime`]: RFC 3161 allows fractional seconds there, which der's `GeneralizedTime`
+/// refuses (so a good token from a TSA that writes milliseconds would read as malformed).
+#[derive(der::Sequence)]
+struct TstInfo {
+    version: der::asn1::Int,
+    policy: Oid,
+    message_imprint: MessageImprint,
+    serial_number: der::asn1::Int,
+    gen_time: GenTime,
+    #[asn1(optional = "true")]
+    accuracy: Option<Accuracy>,
+    #[asn1(default = "Default::default")]
+    ordering: bool,
+    #[asn1(optional = "true")]
+    nonce: Option<der::asn1::Int>,
+    #[asn1(context_specific = "0", tag_mode = "EXPLICIT", optional = "true")]
+    tsa: Option<x509_cert::ext::pkix::name::GeneralName>,
+    #[asn1(context_specific = "1", tag_mode = "IMPLICIT", optional = "true")]
+    extensions: Option<x509_cert::ext::Extensions>,
+}
+
+/// A GeneralizedTime in DER's form, `YYYYMMDDhhmmss[.f…]Z`, fractional seconds allowed
+/// (RFC 3161 §2.4.2): its text as encoded, and the time in milliseconds (a fraction
+/// beyond milliseconds is cut).
+struct GenTime {
+    text: Vec<u8>,
+    ms: i64,
+}
+
+impl der::FixedTag for GenTime {
+    const TAG: der::Tag = der::Tag::GeneralizedTime;
+}
+
+impl<'a> der::DecodeValue<'a> for GenTime {
+    fn decode_value<R: der::Reader<'a>>(reader: &mut R, header: der::Header) -> der::Result<Self> {
+        let text = reader.read_vec(header.length)?;
+        let ms = gen_time_ms(&text).ok_or_else(|| der::Tag::GeneralizedTime.value_error())?;
+        Ok(GenTime { text, ms })
+    }
+}
+
+impl der::EncodeValue for GenTime {
+    fn value_len(&self) -> der::Result<der::Length> {
+        der::Length::try_from(self.text.len())
+    }
+    fn encode_value(&self, writer: &mut impl der::Writer) -> der::Result<()> {
+        writer.write(&self.text)
+    }
+}
+
+/// Milliseconds since the epoch of `YYYYMMDDhhmmss[.f…]Z` (DER: UTC, no trailing zero in
+/// the fraction, which is not checked here).
+fn gen_time_ms(text: &[u8]) -> Option<i64> {
+    let text = std::str::from_utf8(text).ok()?.strip_suffix('Z')?;
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    if whole.len() != 14 || !whole.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    if !fraction.bytes().all(|b| b.is_ascii_digit()) || text.ends_with('.') {
+        return None;
+    }
+    let iso = format!(
+        "{}-{}-{}T{}:{}:{}.{:0<3}Z",
+        &whole[..4],
+        &whole[4..6],
+        &whole[6..8],
+        &whole[8..10],
+        &whole[10..12],
+        &whole[12..14],
+        fraction.get(..3).unwrap_or(fraction)
+    );
+    crate::model::time::parse_iso8601_ms(&iso).map(|ms| ms as i64)
 }
 
 struct Parsed {
@@ -549,4 +624,30 @@ fn chains_to(
         }
     }
     Ok(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::gen_time_ms;
+
+    /// genTime with and without fractional seconds (RFC 3161 allows both), and text that
+    /// is no GeneralizedTime.
+    #[test]
+    fn gen_time_reads_fractional_seconds() {
+        assert_eq!(gen_time_ms(b"20261204010740Z"), Some(1_796_346_460_000));
+        assert_eq!(gen_time_ms(b"20261204010740.5Z"), Some(1_796_346_460_500));
+        assert_eq!(
+            gen_time_ms(b"20261204010740.123456Z"),
+            Some(1_796_346_460_123)
+        );
+        for bad in [
+            &b"20261204010740"[..],
+            b"20261204010740.Z",
+            b"2026120401074Z",
+            b"20261204010740.1aZ",
+            b"\xff",
+        ] {
+            assert_eq!(gen_time_ms(bad), None, "{bad:?}");
+        }
+    }
 }

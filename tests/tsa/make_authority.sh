@@ -74,6 +74,7 @@ default_policy = 1.3.6.1.4.1.57264.1.1
 other_policies = 1.3.6.1.4.1.57264.1.2
 digests = sha256, sha384, sha512
 accuracy = secs:1, millisecs:500
+clock_precision_digits = 3
 ordering = yes
 tsa_name = yes
 ess_cert_id_chain = no

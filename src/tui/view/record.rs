@@ -86,6 +86,11 @@ pub(super) fn record_lines<'a>(s: &State, d: &Data, node: NodeId) -> Vec<Line<'a
             (text, if c.status == "complete" { '✓' } else { '✗' })
         });
     lines.push(axis("capture", capture));
+    if let Some(time) = r.authenticity.time_words() {
+        let proven = r.authenticity.timestamp.is_some_and(|t| t.proves_time());
+        let glyph = if proven { '✓' } else { '○' };
+        lines.push(axis("time", Some((sanitize(&time).into_owned(), glyph))));
+    }
     let a = &r.authenticity;
     if let Some(c) = a.construction {
         lines.push(kv(s, "construction", c.name()));
@@ -203,7 +208,28 @@ pub(super) fn file_view<'a>(s: &State, d: &Data, report: &Report, flat: usize) -
                 }
             ),
         ));
+        if let Some(a) = &p.anchored_through {
+            let after = p.records.len() - 1 - a.position;
+            lines.push(kv(
+                s,
+                "anchored",
+                &format!(
+                    "through {} (record {} of {}) by {} at {} · {after} after it unanchored",
+                    at(&a.record),
+                    a.position + 1,
+                    p.records.len(),
+                    a.tsa.as_deref().unwrap_or("an unnamed TSA"),
+                    a.gen_time
+                ),
+            ));
+        }
     }
+    let anchored = |flat: usize| -> Option<bool> {
+        let p = report.links.paths.get(*d.path_of.get(flat)? as usize)?;
+        let a = p.anchored_through.as_ref()?;
+        let position = p.members.iter().position(|&m| m as usize == flat)?;
+        Some(position <= a.position)
+    };
     let index = record.source.index;
     let from = index.saturating_sub(FILE_VIEW_AROUND);
     let to = (index + FILE_VIEW_AROUND + 1).min(input.records.len());
@@ -219,9 +245,14 @@ pub(super) fn file_view<'a>(s: &State, d: &Data, report: &Report, flat: usize) -
             _ if i == index => t.accent,
             _ => t.base,
         };
+        let coverage = match anchored(start + i) {
+            Some(true) => " anchored",
+            Some(false) => " unanchored",
+            None => "",
+        };
         lines.push(Line::styled(
             format!(
-                "{marker} #{i:<4} line {:<6} {:<9} {}",
+                "{marker} #{i:<4} line {:<6} {:<9} {}{coverage}",
                 r.source.line,
                 link,
                 sanitize(r.run_id().unwrap_or("(no run_id)"))

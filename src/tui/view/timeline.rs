@@ -318,6 +318,14 @@ pub(super) fn timeline(s: &State, area: Rect, buf: &mut Buffer) {
         let room = usize::from(area.width.saturating_sub(4));
         block = block.title_bottom(fit_line(Line::styled(legend, t.accent), room));
     }
+    let proven = run.map(|r| proven_times(d, &r.nodes)).unwrap_or_default();
+    if !proven.is_empty() {
+        let legend = Line::styled(
+            format!(" ◆ {} time(s) proven by a TSA ", proven.len()),
+            t.good,
+        );
+        block = block.title_bottom(legend.right_aligned());
+    }
     block.render(area, buf);
     if inner.height < 2 || inner.width < 20 {
         return;
@@ -341,6 +349,16 @@ pub(super) fn timeline(s: &State, area: Rect, buf: &mut Buffer) {
                 buf.set_string(axis_x + x, inner.y, label, t.warn);
                 taken.push((x, x + len));
             }
+        }
+    }
+    // Each record's time an RFC 3161 token proves, on the axis row (tick labels keep
+    // clear of them).
+    for time in proven {
+        if let Some(x) = axis.x(time, axis_w, s.timeline.zoom(), s.timeline.pan())
+            && !overlaps(&taken, x, x + 1)
+        {
+            buf.set_string(axis_x + x, inner.y, "◆", t.good);
+            taken.push((x, x + 1));
         }
     }
     let (step, mut ticks) = axis.ticks(axis_w, s.timeline.zoom(), s.timeline.pan(), 16);
@@ -405,6 +423,26 @@ pub(super) fn timeline(s: &State, area: Rect, buf: &mut Buffer) {
             buf.set_style(Rect::new(inner.x, y, tree_w, 1), t.matched);
         }
     }
+}
+
+/// The `genTime` of each record of `nodes` whose RFC 3161 token is verified (only a
+/// verified token proves a time; every other proof is a claim, not marked).
+fn proven_times(d: &Data, nodes: &[NodeId]) -> Vec<f64> {
+    let Some(report) = d.report.as_ref() else {
+        return Vec::new();
+    };
+    let mut records: Vec<usize> = (nodes.iter())
+        .map(|&n| d.analysis.graph.nodes[n as usize].record as usize)
+        .collect();
+    records.sort_unstable();
+    records.dedup();
+    (records.into_iter())
+        .filter_map(|r| report.records.get(r))
+        .map(|r| &r.authenticity)
+        .filter(|a| a.timestamp.is_some_and(|t| t.proves_time()))
+        .filter_map(|a| a.timestamp_token.as_ref()?.gen_time_ms)
+        .map(|ms| ms as f64)
+        .collect()
 }
 
 /// The letter of lane `i` (`A`…`Z`, then its number).
