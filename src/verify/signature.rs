@@ -197,13 +197,19 @@ impl Authenticity {
     /// at <genTime> (±accuracy)" for a verified RFC 3161 token only, "claimed" with why
     /// for every other proof; `None` without a proof.
     pub fn time_words(&self) -> Option<String> {
+        let proven = self.proves_time();
         let state = self.timestamp?;
         let token = self.timestamp_token.as_deref();
         Some(match token {
-            Some(token) if state.proves_time() => token.proven(),
+            Some(token) if proven => token.proven(),
             Some(token) => format!("claimed ({}: {})", state.name(), token.reason),
             None => format!("claimed ({})", state.name()),
         })
+    }
+
+    /// True when the record's time is proven (a verified RFC 3161 token).
+    pub fn proves_time(&self) -> bool {
+        self.timestamp.is_some_and(TimestampState::proves_time)
     }
 
     pub(super) fn not_evaluated(mut self, reason: impl Into<String>) -> Self {

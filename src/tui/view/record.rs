@@ -87,7 +87,7 @@ pub(super) fn record_lines<'a>(s: &State, d: &Data, node: NodeId) -> Vec<Line<'a
         });
     lines.push(axis("capture", capture));
     if let Some(time) = r.authenticity.time_words() {
-        let proven = r.authenticity.timestamp.is_some_and(|t| t.proves_time());
+        let proven = r.authenticity.proves_time();
         let glyph = if proven { '✓' } else { '○' };
         lines.push(axis("time", Some((sanitize(&time).into_owned(), glyph))));
     }

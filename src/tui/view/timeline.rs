@@ -439,7 +439,7 @@ fn proven_times(d: &Data, nodes: &[NodeId]) -> Vec<f64> {
     (records.into_iter())
         .filter_map(|r| report.records.get(r))
         .map(|r| &r.authenticity)
-        .filter(|a| a.timestamp.is_some_and(|t| t.proves_time()))
+        .filter(|a| a.proves_time())
         .filter_map(|a| a.timestamp_token.as_ref()?.gen_time_ms)
         .map(|ms| ms as f64)
         .collect()
