@@ -66,13 +66,18 @@ fn the_timeline_marks_proven_times_and_nothing_without_the_root() {
     let mut s = opened(true);
     go(&mut s, "run-tsa-stamped", "act-000");
     let text = screen(&s, 120, 40);
-    assert!(text.contains("◆ 4 time(s) proven by a TSA"), "{text}");
-    assert!(text.contains('◆'), "{text}");
+    assert!(text.contains("▼ 4 time(s) proven by a TSA"), "{text}");
+    assert!(
+        text.lines()
+            .nth(2)
+            .is_some_and(|axis| axis.matches('▼').count() >= 3),
+        "{text}"
+    );
     insta::assert_snapshot!("time_timeline_120x40", text);
     let mut s = opened(false);
     go(&mut s, "run-tsa-stamped", "act-000");
     let text = screen(&s, 120, 40);
-    assert!(!text.contains('◆') && !text.contains("proven"), "{text}");
+    assert!(!text.contains('▼') && !text.contains("proven"), "{text}");
     update(&mut s, Action::Command(Command::Tab(5)));
     let text = screen(&s, 120, 40);
     assert!(

@@ -281,6 +281,21 @@ pub fn render(r: &IncidentReport, ev: EvidenceRef) -> String {
             at(p.broken_at.as_ref())
         );
     }
+    for p in r.chain_paths {
+        if let Some(a) = &p.anchored_through {
+            let _ = writeln!(
+                s,
+                "\nAnchored: the path to {} is covered through {} (record {} of {}) by {} at {}; the {} after it are not.",
+                at(p.records.last()),
+                at(Some(&a.record)),
+                a.position + 1,
+                p.records.len(),
+                md(a.tsa.as_deref().unwrap_or("an unnamed TSA")),
+                a.gen_time,
+                p.records.len() - 1 - a.position
+            );
+        }
+    }
 
     if !r.other_evidence.is_empty() {
         s.push_str("\n## Other evidence\n\n| kind | record and verdict | names |\n|---|---|---|\n");

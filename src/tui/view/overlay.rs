@@ -3,7 +3,7 @@
 use super::*;
 
 /// Every glyph and its one meaning, one a line.
-pub const GLYPH_LEGEND: [&str; 26] = [
+pub const GLYPH_LEGEND: [&str; 27] = [
     "⊘  denied (the first deny of a tree starts a chain)",
     "↻  re-approved after a deny",
     "≠  argument drift",
@@ -29,6 +29,7 @@ pub const GLYPH_LEGEND: [&str; 26] = [
     "⋯  idle time compressed on the timeline",
     "✚  a tool call the agent's telemetry saw and no action records (capture gap)",
     "┆  a telemetry span joined to its action (telemetry lane)",
+    "▼  a record's time an RFC 3161 token proves (timeline axis; --tsa-certs)",
     "⚑  marked by you (colour: verdict; ⚑! the evidence changed since)",
 ];
 

@@ -321,7 +321,7 @@ pub(super) fn timeline(s: &State, area: Rect, buf: &mut Buffer) {
     let proven = run.map(|r| proven_times(d, &r.nodes)).unwrap_or_default();
     if !proven.is_empty() {
         let legend = Line::styled(
-            format!(" ◆ {} time(s) proven by a TSA ", proven.len()),
+            format!(" ▼ {} time(s) proven by a TSA ", proven.len()),
             t.good,
         );
         block = block.title_bottom(legend.right_aligned());
@@ -357,7 +357,7 @@ pub(super) fn timeline(s: &State, area: Rect, buf: &mut Buffer) {
         if let Some(x) = axis.x(time, axis_w, s.timeline.zoom(), s.timeline.pan())
             && !overlaps(&taken, x, x + 1)
         {
-            buf.set_string(axis_x + x, inner.y, "◆", t.good);
+            buf.set_string(axis_x + x, inner.y, "▼", t.good);
             taken.push((x, x + 1));
         }
     }
