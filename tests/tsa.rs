@@ -6,7 +6,7 @@
 
 mod common;
 
-use aeplens::verify::tsa::{Stamped, TsaCheck, TsaState, roots_from_pem};
+use aeplens::verify::tsa::{Roots, Stamped, TsaCheck, TsaState, roots_from_pem};
 use std::path::{Path, PathBuf};
 
 /// The bytes the tokens stamp (in a record, `B`: what its signature covers).
@@ -46,7 +46,7 @@ fn read(dir: &Path, name: &str) -> Vec<u8> {
     std::fs::read(dir.join(name)).unwrap()
 }
 
-fn verify(der: &[u8], stamped: &[u8], roots: &[x509_cert::Certificate]) -> TsaCheck {
+fn verify(der: &[u8], stamped: &[u8], roots: &Roots) -> TsaCheck {
     aeplens::verify::tsa::verify(der, Stamped::Bytes(stamped), roots)
 }
 
@@ -96,7 +96,7 @@ fn each_way_a_token_fails_has_its_state() {
         moved.token.reason
     );
     // No root given, or a root that issued nothing of it: never proven.
-    let none = verify(&rsa, STAMPED, &[]);
+    let none = verify(&rsa, STAMPED, &Roots::default());
     assert_eq!(none.state, TsaState::Untrusted);
     assert!(
         none.token.reason.contains("--tsa-certs"),

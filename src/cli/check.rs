@@ -131,6 +131,15 @@ pub fn run(args: &CheckArgs) -> i32 {
             ),
             _ => eprintln!("timings: evidence index not used"),
         }
+        let [tokens, nanos] = &crate::verify::tsa::VERIFIED;
+        let tokens = tokens.load(std::sync::atomic::Ordering::Relaxed);
+        if tokens > 0 {
+            let cpu = nanos.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1e9;
+            eprintln!(
+                "timings: RFC 3161 tokens verified: {tokens}, {cpu:.3} s of CPU ({:.1} µs each)",
+                cpu * 1e6 / tokens as f64
+            );
+        }
     }
     let code = finish(args, &opened, format, load_errors);
     // The process ends with this command: the operating system takes the evidence's

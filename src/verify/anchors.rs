@@ -14,7 +14,6 @@ use crate::model::finding::{Finding, Location, Severity};
 use crate::model::json::Json;
 use serde::Serialize;
 use std::sync::Arc;
-use x509_cert::Certificate;
 
 /// One line of an anchor file.
 #[derive(Clone, Debug, PartialEq)]
@@ -134,7 +133,7 @@ pub struct AnchoredThrough {
 /// onto `links.findings` (each shown on the record it concerns); either fails `check`.
 pub fn apply(
     anchors: &[Anchor],
-    roots: &[Certificate],
+    roots: &super::tsa::Roots,
     records: &[&Record],
     hashes: &[Sha256Digest],
     links: &mut LinkGraph,

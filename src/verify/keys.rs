@@ -5,12 +5,12 @@
 
 use super::anchors::Anchor;
 use super::encoding::decode_key;
+use super::tsa::Roots;
 use crate::load::{LoadError, parser};
 use crate::model::json::Json;
 use ed25519_dalek::VerifyingKey;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use x509_cert::Certificate;
 
 /// Key id → trusted public key, with the trusted TSA roots and anchors. Lookups fall back
 /// to the `WASMAGENT_AEP_PUBKEY_*` variables read when the keyring was made
@@ -23,7 +23,7 @@ pub struct Keyring {
     /// The environment's key variables, name → value, as read once.
     environment: BTreeMap<String, String>,
     /// Roots an RFC 3161 token's signer must chain to, with each one's DER digest.
-    tsa_roots: Arc<Vec<Certificate>>,
+    tsa_roots: Arc<Roots>,
     tsa_digests: Vec<String>,
     anchors: Arc<Vec<Anchor>>,
 }
@@ -53,12 +53,12 @@ impl Keyring {
             .map_err(|e| LoadError::whole(path, format!("cannot read TSA roots: {e}")))?;
         let roots = super::tsa::roots_from_pem(&pem)
             .map_err(|e| LoadError::whole(path, format!("TSA roots: {e}")))?;
-        for root in &roots {
+        for root in roots.certs() {
             let der = der::Encode::to_der(root).unwrap_or_default();
             let digest = crate::canon::Sha256Digest::of(&der);
             self.tsa_digests.push(format!("tsa-root=sha256:{digest}"));
         }
-        let added = roots.len();
+        let added = roots.certs().len();
         Arc::make_mut(&mut self.tsa_roots).extend(roots);
         Ok(added)
     }
@@ -72,7 +72,7 @@ impl Keyring {
     }
 
     /// The roots an RFC 3161 token's signer must chain to.
-    pub fn tsa_roots(&self) -> &[Certificate] {
+    pub fn tsa_roots(&self) -> &Roots {
         &self.tsa_roots
     }
 

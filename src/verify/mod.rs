@@ -646,7 +646,14 @@ fn assemble(inputs: &[Input], mut records: Vec<RecordResult>, keys: &Keyring) ->
     let mut stamped: Vec<(&crate::model::json::Obj, &mut Authenticity)> = refs
         .iter()
         .zip(records.iter_mut())
-        .filter(|(_, r)| r.authenticity.timestamp.is_some())
+        // Only local and opaque proofs are judged across the evidence (reading a record's
+        // authority reads its tree again: a token's record is not read).
+        .filter(|(_, r)| {
+            matches!(
+                r.authenticity.timestamp,
+                Some(TimestampState::LocalConsistent | TimestampState::Opaque)
+            )
+        })
         .map(|(rec, r)| (rec.obj(), Arc::make_mut(&mut r.authenticity)))
         .collect();
     timestamp::local_authorities(&mut stamped);

@@ -315,7 +315,7 @@ pub fn authenticate(
         }
     };
     let hex = is_hex_signature(sig_text);
-    if let Some(m) = legacy_match(record, chain_bytes, !hex, |m| verify_strict(&key, m, &sig)) {
+    if let Some(mut m) = legacy_match(record, chain_bytes, !hex, |m| verify_strict(&key, m, &sig)) {
         auth.construction = Some(m.construction);
         auth.canon = m.canon;
         auth.binding = Some(BindingStatus::NotApplicable);
@@ -329,7 +329,9 @@ pub fn authenticate(
             } else {
                 "timestamp_proof is not covered by the signature (attached after signing)".into()
             });
-            let signed = canonical_bytes_without(record.json(), SIGNED_EXCLUDED, Variant::C1);
+            let signed = (m.unstamped.take()).unwrap_or_else(|| {
+                canonical_bytes_without(record.json(), SIGNED_EXCLUDED, Variant::C1)
+            });
             auth.judge_timestamp(record, &signed, keys, findings);
         }
         return finish(auth, m.construction, profile);
@@ -430,6 +432,9 @@ struct LegacyMatch {
     canon: Option<Variant>,
     /// S1 verified only with the `timestamp_proof` included (b.1 exception).
     proof_signed: bool,
+    /// The record's C1 bytes without `timestamp_proof` (what a proof stamps), when they
+    /// were made to try S1.
+    unstamped: Option<Vec<u8>>,
 }
 
 /// Tries each legacy message in turn with `verifies`: S1 when `try_s1` (C1 without the
@@ -441,28 +446,29 @@ fn legacy_match(
     try_s1: bool,
     verifies: impl Fn(&[u8]) -> bool,
 ) -> Option<LegacyMatch> {
-    let s1 = |canon, proof_signed| LegacyMatch {
+    let s1 = |canon, proof_signed, unstamped| LegacyMatch {
         construction: Construction::JsLegacyInline,
         canon: Some(canon),
         proof_signed,
+        unstamped,
     };
     if try_s1 {
         if record.get("timestamp_proof").is_some() {
             let unstamped = canonical_bytes_without(record.json(), SIGNED_EXCLUDED, Variant::C1);
             if verifies(&unstamped) {
-                return Some(s1(Variant::C1, false));
+                return Some(s1(Variant::C1, false, Some(unstamped)));
             }
             // Chain bytes keep the proof: a proof passed through the emitter's options.
             if verifies(chain_bytes) {
-                return Some(s1(Variant::C1, true));
+                return Some(s1(Variant::C1, true, Some(unstamped)));
             }
         } else if verifies(chain_bytes) {
-            return Some(s1(Variant::C1, false));
+            return Some(s1(Variant::C1, false, None));
         }
         if has_divergence_trigger(record.json()) {
             for v in [Variant::C2, Variant::C3] {
                 if verifies(&canonical_bytes_without(record.json(), SIGNED_EXCLUDED, v)) {
-                    return Some(s1(v, false));
+                    return Some(s1(v, false, None));
                 }
             }
         }
@@ -473,6 +479,7 @@ fn legacy_match(
                 construction: Construction::RustGatewayLegacy,
                 canon: None,
                 proof_signed: false,
+                unstamped: None,
             });
         }
     }

@@ -3,7 +3,7 @@
 //! RFC 3161 tokens verified offline (d.6, [`super::tsa`]) with their findings
 //! (analysis-rules §10).
 
-use super::encoding::{decode_base64, encode_base64};
+use super::encoding::encode_base64;
 use super::keys::Keyring;
 use super::signature::Authenticity;
 use super::tsa::{self, Stamped, Token, TsaState};
@@ -125,7 +125,10 @@ pub(super) fn timestamp_state(
 /// The DER of a proof that is an RFC 3161 token: standard base64 of a SEQUENCE longer
 /// than the 32 bytes of a digest (the local recipe's proofs are digests).
 pub fn token_bytes(proof: &str) -> Option<Vec<u8>> {
-    let der = decode_base64(proof).ok()?.bytes;
+    use base64::Engine;
+    let der = base64::engine::general_purpose::STANDARD
+        .decode(proof)
+        .ok()?;
     (der.len() > 32 && der[0] == 0x30).then_some(der)
 }
 
