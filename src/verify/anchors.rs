@@ -248,7 +248,7 @@ fn truncated(anchor: &Anchor, token: &Token, last: &Record) -> Finding {
         run_id: last.run_id().map(str::to_string),
         action_ids: Vec::new(),
         message: format!(
-            "the chain through {} was anchored further, at record {} ({}), which is not in the evidence: its tail was cut",
+            "the chain through {} was anchored further, at record {} ({}), which is not in the evidence loaded: its tail was cut (or its later records were not given)",
             last.source,
             anchor.record_sha256,
             token.proven()
