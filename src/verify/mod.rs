@@ -643,20 +643,7 @@ fn assemble(inputs: &[Input], mut records: Vec<RecordResult>, keys: &Keyring) ->
     for (record, edges) in records.iter_mut().zip(edges) {
         record.links = edges;
     }
-    let mut stamped: Vec<(&crate::model::json::Obj, &mut Authenticity)> = refs
-        .iter()
-        .zip(records.iter_mut())
-        // Only local and opaque proofs are judged across the evidence (reading a record's
-        // authority reads its tree again: a token's record is not read).
-        .filter(|(_, r)| {
-            matches!(
-                r.authenticity.timestamp,
-                Some(TimestampState::LocalConsistent | TimestampState::Opaque)
-            )
-        })
-        .map(|(rec, r)| (rec.obj(), Arc::make_mut(&mut r.authenticity)))
-        .collect();
-    timestamp::local_authorities(&mut stamped);
+    timestamp::local_authorities(&mut records);
     for r in &mut records {
         r.findings.sort_by_key(|f| f.severity);
     }

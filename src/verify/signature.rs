@@ -7,7 +7,7 @@ use super::dsse::dsse;
 use super::encoding::{decode_base64, decode_hex, is_hex_signature};
 use super::keys::Keyring;
 pub use super::timestamp::TimestampState;
-use super::timestamp::timestamp_state;
+use super::timestamp::{timestamp_authority, timestamp_state};
 use super::tsa::Token;
 use crate::canon::{
     SIGNED_EXCLUDED, SignatureSlot, Variant, canonical_bytes_without, has_divergence_trigger,
@@ -156,6 +156,11 @@ pub struct Authenticity {
     /// what `timestamp` says), when the proof is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamp_token: Option<Box<Token>>,
+    /// The proof's `authority`, for a proof that is not a token and has no `logIndex`:
+    /// what d.4 judges across the evidence. Kept by the index beside the verdicts; not
+    /// printed.
+    #[serde(skip)]
+    pub timestamp_authority: Option<compact_str::CompactString>,
 }
 
 impl Default for Authenticity {
@@ -174,6 +179,7 @@ impl Default for Authenticity {
             key_unknown: false,
             timestamp: None,
             timestamp_token: None,
+            timestamp_authority: None,
         }
     }
 }
@@ -189,6 +195,9 @@ impl Authenticity {
         findings: &mut Vec<Finding>,
     ) {
         let judged = timestamp_state(record, signed, keys, findings);
+        if judged.token.is_none() {
+            self.timestamp_authority = timestamp_authority(record.obj()).map(Into::into);
+        }
         self.timestamp = Some(judged.state);
         self.timestamp_token = judged.token;
     }

@@ -5,7 +5,6 @@
 
 use super::encoding::encode_base64;
 use super::keys::Keyring;
-use super::signature::Authenticity;
 use super::tsa::{self, Stamped, Token, TsaState};
 use crate::model::Record;
 use crate::model::finding::{Finding, Location, Severity};
@@ -224,21 +223,27 @@ pub fn timestamp_authority(record: &Obj) -> Option<&str> {
 
 /// d.4 across the evidence: an authority that produced a local-consistent proof anywhere
 /// makes its proofs that do not recompute local-inconsistent, never opaque.
-pub fn local_authorities(results: &mut [(&Obj, &mut Authenticity)]) {
-    let consistent: std::collections::HashSet<&str> = results
-        .iter()
-        .filter(|(_, a)| a.timestamp == Some(TimestampState::LocalConsistent))
-        .filter_map(|(r, _)| timestamp_authority(r))
+pub fn local_authorities(results: &mut [super::RecordResult]) {
+    let consistent: std::collections::HashSet<compact_str::CompactString> = (results.iter())
+        .map(|r| &r.authenticity)
+        .filter(|a| a.timestamp == Some(TimestampState::LocalConsistent))
+        .filter_map(|a| a.timestamp_authority.clone())
         .collect();
-    for (record, auth) in results.iter_mut() {
-        if auth.timestamp == Some(TimestampState::Opaque)
-            && let Some(authority) = timestamp_authority(record)
+    if consistent.is_empty() {
+        return;
+    }
+    for result in results.iter_mut() {
+        let a = &result.authenticity;
+        if a.timestamp == Some(TimestampState::Opaque)
+            && let Some(authority) = a.timestamp_authority.as_deref()
             && consistent.contains(authority)
         {
-            auth.timestamp = Some(TimestampState::LocalInconsistent);
-            auth.notes.push(format!(
+            let note = format!(
                 "timestamp proof does not recompute, though {authority:?} produced a local-consistent proof elsewhere in the evidence"
-            ));
+            );
+            let auth = std::sync::Arc::make_mut(&mut result.authenticity);
+            auth.timestamp = Some(TimestampState::LocalInconsistent);
+            auth.notes.push(note);
         }
     }
 }

@@ -18,6 +18,9 @@ struct Stored<R> {
     result: R,
     signed: bool,
     key_unknown: bool,
+    /// The timestamp proof's authority (d.4, judged across the evidence on each opening).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    timestamp_authority: Option<compact_str::CompactString>,
 }
 
 /// What varies from record to record, apart from its template.
@@ -52,6 +55,7 @@ impl Writer {
                     result: &rest,
                     signed: result.signed,
                     key_unknown: result.authenticity.key_unknown,
+                    timestamp_authority: result.authenticity.timestamp_authority.clone(),
                 })?;
                 let hash = *blake3::hash(&json).as_bytes();
                 Ok((json, hash))
@@ -95,7 +99,9 @@ impl Reader {
                 let s: Stored<RecordResult> = serde_json::from_slice(json).ok()?;
                 let mut result = s.result;
                 result.signed = s.signed;
-                std::sync::Arc::make_mut(&mut result.authenticity).key_unknown = s.key_unknown;
+                let auth = std::sync::Arc::make_mut(&mut result.authenticity);
+                auth.key_unknown = s.key_unknown;
+                auth.timestamp_authority = s.timestamp_authority;
                 Some(result)
             })
             .collect::<Option<_>>()?;
