@@ -12,6 +12,9 @@
 //! once its predecessor is (its link covers the proof); records of different chains are
 //! stamped on every core, each worker with its own serial file.
 
+#[path = "support/authority.rs"]
+mod authority;
+
 use aeplens::canon::{CHAIN_EXCLUDED, SIGNED_EXCLUDED, Variant, canonical_bytes_without};
 use aeplens::model::json::Json;
 use aeplens::verify::sign::{sign_legacy, signing_key, to_line};
@@ -27,7 +30,7 @@ fn main() {
         std::process::exit(2);
     };
     let tsa = rest.first().map_or("ec", String::as_str);
-    let authority = PathBuf::from(authority);
+    let dir = PathBuf::from(authority);
     let text = std::fs::read_to_string(input).expect("read the store");
     let mut records: Vec<serde_json::Value> = text
         .lines()
@@ -51,9 +54,7 @@ fn main() {
     let seed: [u8; 32] = Sha256::digest(b"aeplens-bench-key").into();
     let key = signing_key(&seed);
     let workers = rayon::current_num_threads();
-    let configs: Vec<PathBuf> = (0..workers)
-        .map(|w| worker_config(&authority, tsa, w))
-        .collect();
+    let configs: Vec<PathBuf> = (0..workers).map(|w| worker_config(&dir, tsa, w)).collect();
     let n = records.len();
     let (mut plain, mut plain_hash, mut new_hash) = (
         vec![String::new(); n],
@@ -89,7 +90,8 @@ fn main() {
                 let signed = canonical_bytes_without(&json, SIGNED_EXCLUDED, Variant::C1);
                 let worker = rayon::current_thread_index().unwrap_or(0);
                 let digest = aeplens::canon::sha256_hex(&signed);
-                let token = stamp(&authority, &configs[worker], &digest, i);
+                let config = configs[worker].to_str().expect("a UTF-8 path");
+                let token = authority::stamp(&dir, config, &digest, &format!("r{i}"));
                 let mut value = serde_json::to_value(&json).expect("serialises");
                 value["timestamp_proof"] = serde_json::json!({
                     "timestamp": aeplens::model::time::format_ms(created),
@@ -144,42 +146,4 @@ fn worker_config(authority: &Path, tsa: &str, w: usize) -> PathBuf {
     let path = authority.join(format!("{tsa}-w{w}.cnf"));
     std::fs::write(&path, text).expect("config");
     path
-}
-
-/// The authority's DER response for `hex` (a SHA-256 digest): `openssl ts -query` then
-/// `-reply`.
-fn stamp(authority: &Path, config: &Path, hex: &str, n: usize) -> Vec<u8> {
-    let (query, reply) = (format!("q{n}.tsq"), format!("r{n}.tsr"));
-    let run = |args: &[&str]| {
-        let out = std::process::Command::new("openssl")
-            .args(args)
-            .current_dir(authority)
-            .output()
-            .expect("openssl");
-        assert!(
-            out.status.success(),
-            "openssl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    run(&[
-        "ts", "-query", "-digest", hex, "-sha256", "-cert", "-out", &query,
-    ]);
-    let config = config.to_str().expect("a UTF-8 path");
-    run(&[
-        "ts",
-        "-reply",
-        "-queryfile",
-        &query,
-        "-config",
-        config,
-        "-section",
-        "this",
-        "-out",
-        &reply,
-    ]);
-    let der = std::fs::read(authority.join(&reply)).expect("the reply");
-    let _ = std::fs::remove_file(authority.join(&query));
-    let _ = std::fs::remove_file(authority.join(&reply));
-    der
 }

@@ -4,6 +4,8 @@
 //! a token moved to other bytes, and broken DER. `scripts/test` installs openssl when
 //! missing; without it these tests fail in CI and are skipped elsewhere.
 
+#[path = "../examples/support/authority.rs"]
+mod authority;
 mod common;
 
 use aeplens::verify::tsa::{Roots, Stamped, TsaCheck, TsaState, roots_from_pem};
@@ -151,37 +153,12 @@ const SEED: [u8; 32] = [41; 32];
 /// Asks the authority `tsa` (rsa, ec, ec384, expired) to stamp `digest` (hex): the DER
 /// response, as `openssl ts -query` and `openssl ts -reply` make it.
 fn stamp(dir: &Path, tsa: &str, digest: &str) -> Vec<u8> {
-    let run = |args: &[&str]| {
-        let out = std::process::Command::new("openssl")
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "openssl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    let query = format!("{digest}.tsq");
-    let reply = format!("{digest}.{tsa}.tsr");
-    run(&[
-        "ts", "-query", "-digest", digest, "-sha256", "-cert", "-out", &query,
-    ]);
-    let config = format!("{tsa}.cnf");
-    run(&[
-        "ts",
-        "-reply",
-        "-queryfile",
-        &query,
-        "-config",
-        &config,
-        "-section",
-        "this",
-        "-out",
-        &reply,
-    ]);
-    read(dir, &reply)
+    authority::stamp(
+        dir,
+        &format!("{tsa}.cnf"),
+        digest,
+        &format!("{digest}.{tsa}"),
+    )
 }
 
 /// Epoch milliseconds now.
