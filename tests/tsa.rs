@@ -655,3 +655,27 @@ fn the_anchor_command_skips_covered_heads_and_refuses_unverified_answers() {
     ]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// `check`'s JSON on stamped records, a moved token and an anchored chain, pinned (the
+/// vendored fixtures: their tokens and times do not change).
+#[test]
+fn check_json_with_tokens_and_anchors_is_pinned() {
+    let fixtures = PathBuf::from("tests/fixtures/tsa");
+    let root = fixtures.join("root.pem");
+    let anchors = fixtures.join("anchors_mid.ndjson");
+    let (code, doc) = check_json(
+        &fixtures,
+        &[
+            "--tsa-certs",
+            root.to_str().unwrap(),
+            "--anchors",
+            anchors.to_str().unwrap(),
+        ],
+        &["stamped.ndjson", "moved.ndjson"],
+    );
+    assert_eq!(
+        code, 0,
+        "a moved token is a finding, not a failed signature"
+    );
+    insta::assert_json_snapshot!("tsa_check_tokens_and_anchors", doc);
+}
