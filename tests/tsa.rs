@@ -679,3 +679,26 @@ fn check_json_with_tokens_and_anchors_is_pinned() {
     );
     insta::assert_json_snapshot!("tsa_check_tokens_and_anchors", doc);
 }
+
+/// The Markdown report says how far an anchored chain is covered.
+#[test]
+fn the_report_says_what_an_anchor_covers() {
+    let fixtures = PathBuf::from("tests/fixtures/tsa");
+    let path = |f: &str| fixtures.join(f).display().to_string();
+    let (code, md, err) = common::aeplens(&[
+        "report",
+        "--keys",
+        &path("keys.json"),
+        "--tsa-certs",
+        &path("root.pem"),
+        "--anchors",
+        &path("anchors_mid.ndjson"),
+        &path("stamped.ndjson"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        md.contains("Anchored: the path to tests/fixtures/tsa/stamped.ndjson:4 is covered through tests/fixtures/tsa/stamped.ndjson:2 (record 2 of 4) by aeplens RSA TSA at "),
+        "{md}"
+    );
+    assert!(md.contains("the 2 after it are not."), "{md}");
+}
