@@ -202,8 +202,8 @@ impl Authenticity {
         self.timestamp_token = judged.token;
     }
 
-    /// What the record's timestamp proof says about its time, in words: "proven by <TSA>
-    /// at <genTime> (±accuracy)" for a verified RFC 3161 token only, "claimed" with why
+    /// What the record's timestamp proof says about its time, in words: `proven by TSA
+    /// at genTime (±accuracy)` for a verified RFC 3161 token only, `claimed` with why
     /// for every other proof; `None` without a proof.
     pub fn time_words(&self) -> Option<String> {
         let proven = self.proves_time();

@@ -66,7 +66,7 @@ pub struct Token {
 }
 
 impl Token {
-    /// "proven by <TSA> at <genTime> (±accuracy)" — to be said only of a `tsa-verified`
+    /// `proven by TSA at genTime (±accuracy)` — to be said only of a `tsa-verified`
     /// token.
     pub fn proven(&self) -> String {
         let at = (self.gen_time_ms).map_or("an unreadable time".into(), |ms| {
