@@ -79,7 +79,7 @@ pub fn run(args: &AnchorArgs) -> i32 {
             &mut |_, _| {},
         );
         for e in inputs.iter().flat_map(|i| &i.errors) {
-            note(&sanitize(&e.render()));
+            note(&e.render());
         }
         report
     });
