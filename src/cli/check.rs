@@ -131,10 +131,10 @@ pub fn run(args: &CheckArgs) -> i32 {
             ),
             _ => eprintln!("timings: evidence index not used"),
         }
-        let [tokens, nanos] = &crate::verify::tsa::VERIFIED;
-        let tokens = tokens.load(std::sync::atomic::Ordering::Relaxed);
+        use crate::verify::tsa::{TOKEN_NANOS, TOKENS_VERIFIED};
+        let tokens = TOKENS_VERIFIED.load(std::sync::atomic::Ordering::Relaxed);
         if tokens > 0 {
-            let cpu = nanos.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1e9;
+            let cpu = TOKEN_NANOS.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1e9;
             eprintln!(
                 "timings: RFC 3161 tokens verified: {tokens}, {cpu:.3} s of CPU ({:.1} µs each)",
                 cpu * 1e6 / tokens as f64

@@ -22,9 +22,8 @@ pub struct Keyring {
     keys: BTreeMap<String, VerifyingKey>,
     /// The environment's key variables, name → value, as read once.
     environment: BTreeMap<String, String>,
-    /// Roots an RFC 3161 token's signer must chain to, with each one's DER digest.
+    /// Roots an RFC 3161 token's signer must chain to.
     tsa_roots: Arc<Roots>,
-    tsa_digests: Vec<String>,
     anchors: Arc<Vec<Anchor>>,
 }
 
@@ -53,11 +52,6 @@ impl Keyring {
             .map_err(|e| LoadError::whole(path, format!("cannot read TSA roots: {e}")))?;
         let roots = super::tsa::roots_from_pem(&pem)
             .map_err(|e| LoadError::whole(path, format!("TSA roots: {e}")))?;
-        for root in roots.certs() {
-            let der = der::Encode::to_der(root).unwrap_or_default();
-            let digest = crate::canon::Sha256Digest::of(&der);
-            self.tsa_digests.push(format!("tsa-root=sha256:{digest}"));
-        }
         let added = roots.certs().len();
         Arc::make_mut(&mut self.tsa_roots).extend(roots);
         Ok(added)
@@ -175,7 +169,10 @@ impl Keyring {
                     format!("env:{name}=sha256:{}", hex(value.trim().as_bytes()))
                 }),
             )
-            .chain(self.tsa_digests.iter().cloned())
+            .chain((self.tsa_roots.certs().iter()).map(|root| {
+                let der = der::Encode::to_der(root).unwrap_or_default();
+                format!("tsa-root=sha256:{}", hex(&der))
+            }))
             .chain(
                 (self.anchors.iter()).map(|a| format!("anchor=sha256:{}", hex(a.text.as_bytes()))),
             )
