@@ -6,7 +6,7 @@
 
 use crate::canon::Sha256Digest;
 use crate::load::Corpus;
-use crate::model::Link;
+use crate::model::{Link, Record};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::hash::BuildHasher;
 
@@ -53,6 +53,53 @@ enum Tie<'a> {
     Id(&'a str),
 }
 
+/// Every tie of one record but the parents looked for in other runs: its run, its
+/// canonical hash (`hash`) and the one it links to, its actions' leases and causal chains.
+fn each_tie<'a>(record: &'a Record, hash: Sha256Digest, mut tie: impl FnMut(Tie<'a>)) {
+    tie(Tie::Run(record.run_id().unwrap_or("")));
+    tie(Tie::Hash(hash));
+    if let Link::Hash(h) = record.link()
+        && let Some(h) = h.digest()
+    {
+        tie(Tie::Hash(h));
+    }
+    for a in record.action_ids() {
+        if let Some(lease) = a.scope_lease_id {
+            tie(Tie::Lease(lease));
+        }
+        if let Some(causal) = a.causal_chain_id {
+            tie(Tie::Causal(causal));
+        }
+    }
+}
+
+/// What ties one record to the others, for an engine that groups a store's records itself
+/// ([`independent`]'s rule, spelled out): two records sharing one of `ties` (64-bit
+/// hashes) are in one group; so are a record naming a parent in `parent_ids` that no
+/// record of its run holds in its `action_ids`, and every record of another run holding
+/// that id.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct RecordTies<'a> {
+    pub ties: Vec<u64>,
+    /// The ids of its actions.
+    pub action_ids: Vec<&'a str>,
+    /// The parents its actions name (other than themselves).
+    pub parent_ids: Vec<&'a str>,
+}
+
+/// The [`RecordTies`] of a record whose canonical hash is `hash`.
+pub fn record_ties(record: &Record, hash: Sha256Digest) -> RecordTies<'_> {
+    let mut out = RecordTies::default();
+    each_tie(record, hash, |tie| {
+        out.ties.push(rustc_hash::FxBuildHasher.hash_one(tie));
+    });
+    for a in record.action_ids() {
+        out.action_ids.extend(a.id);
+        out.parent_ids.extend(a.parent.filter(|p| Some(*p) != a.id));
+    }
+    out
+}
+
 /// Records joined by what they share: the first record of each tie, by the tie's 64-bit
 /// hash (a store has a tie or two per record: the ties themselves would take ~50 bytes
 /// each). Two ties with one hash join their records: more records analysed together,
@@ -85,20 +132,8 @@ pub fn independent(corpus: &Corpus, hashes: impl Iterator<Item = Sha256Digest>) 
     for (i, (record, hash)) in corpus.records().zip(hashes).enumerate() {
         let i = i as u32;
         let run = record.run_id().unwrap_or("");
-        ties.tie(Tie::Run(run), i);
-        ties.tie(Tie::Hash(hash), i);
-        if let Link::Hash(h) = record.link()
-            && let Some(h) = h.digest()
-        {
-            ties.tie(Tie::Hash(h), i);
-        }
+        each_tie(record, hash, |tie| ties.tie(tie, i));
         for a in record.action_ids() {
-            if let Some(lease) = a.scope_lease_id {
-                ties.tie(Tie::Lease(lease), i);
-            }
-            if let Some(causal) = a.causal_chain_id {
-                ties.tie(Tie::Causal(causal), i);
-            }
             if let Some(parent) = a.parent.filter(|p| Some(*p) != a.id) {
                 asked.push((i, run, parent));
             }

@@ -97,7 +97,16 @@ impl SuppliedLeases {
     /// Reads a lease file: one object, an array or NDJSON of ScopeLease / ApprovalReceipt
     /// objects. Objects that are neither become errors naming file and line.
     pub fn add_file(&mut self, path: &Path) -> Vec<LoadError> {
-        let input = load_file(path);
+        self.add_input(load_file(path))
+    }
+
+    /// [`SuppliedLeases::add_file`] on a lease file's bytes, read elsewhere (`path` names
+    /// it).
+    pub fn add_bytes(&mut self, path: &str, bytes: &[u8]) -> Vec<LoadError> {
+        self.add_input(crate::load::parse_input(path.into(), bytes))
+    }
+
+    fn add_input(&mut self, input: crate::load::Input) -> Vec<LoadError> {
         self.digests
             .push(input.sha256.clone().unwrap_or_else(|| "unreadable".into()));
         let mut errors = input.errors;

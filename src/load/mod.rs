@@ -6,6 +6,7 @@
 pub mod digest;
 mod ndjson;
 pub mod parser;
+pub mod pieces;
 mod reread;
 pub mod stream;
 pub mod traces;
@@ -44,6 +45,19 @@ impl Format {
             Format::Empty => "empty",
             Format::Unreadable => "unreadable",
         }
+    }
+
+    /// The format of a name [`Format::name`] gives.
+    pub fn of_name(name: &str) -> Option<Format> {
+        [
+            Format::Ndjson,
+            Format::Object,
+            Format::Array,
+            Format::Empty,
+            Format::Unreadable,
+        ]
+        .into_iter()
+        .find(|f| f.name() == name)
     }
 }
 
@@ -586,62 +600,28 @@ pub(crate) fn parse_input_asked(
     input
 }
 
-/// The records of a file's bytes (its digest is [`parse_input`]'s).
-fn parse_body(path: Arc<str>, bytes: &[u8]) -> Input {
-    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let first = body.iter().position(|b| !b" \t\r\n".contains(b));
-    let mut input = Input {
-        bytes: Some(bytes.len() as u64),
-        ..Input::empty(path.clone(), Format::Ndjson)
+/// How a file's body is read, detected from its content (after any byte-order mark):
+/// the one rule [`parse_body`] and [`pieces::split`] both follow.
+pub(crate) enum Shape {
+    /// Nothing but whitespace.
+    Empty,
+    /// A JSON array of records (starts with `[`).
+    Array,
+    /// One (possibly pretty-printed) document, starting on `line`.
+    Object { line: usize, json: Json },
+    /// One record a line.
+    Ndjson,
+}
+
+/// The [`Shape`] of a body (no byte-order mark) of the file at `path`.
+// `.json` as written: the loader's rule for a one-record store has always been so.
+#[allow(clippy::case_sensitive_file_extension_comparisons)]
+pub(crate) fn shape(path: &str, body: &[u8]) -> Shape {
+    let Some(first) = body.iter().position(|b| !b" \t\r\n".contains(b)) else {
+        return Shape::Empty;
     };
-    let Some(first) = first else {
-        input.format = Format::Empty;
-        input.errors.push(LoadError {
-            column: None,
-            excerpt: None,
-            path,
-            line: None,
-            message: "empty file: no records".into(),
-        });
-        return input;
-    };
-    let line_of = |offset: usize| 1 + body[..offset].iter().filter(|&&b| b == b'\n').count();
     if body[first] == b'[' {
-        input.format = Format::Array;
-        match std::str::from_utf8(body) {
-            Err(e) => input.errors.push(LoadError {
-                column: None,
-                excerpt: None,
-                path,
-                line: Some(line_of(e.valid_up_to())),
-                message: "invalid UTF-8 (not repaired)".into(),
-            }),
-            Ok(text) => match parser::parse_array_elements(text) {
-                Ok(elements) => {
-                    let (mut at, mut line) = (0, 1);
-                    for (index, (offset, json)) in elements.into_iter().enumerate() {
-                        line += body[at..offset].iter().filter(|&&b| b == b'\n').count();
-                        at = offset;
-                        push_record(&mut input, json, line, index, None);
-                    }
-                }
-                Err(e) => {
-                    // The line holding the offending byte, and where in it.
-                    let offset = e.offset.min(text.len());
-                    let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
-                    let end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
-                    let line_text = &text[start..end];
-                    input.errors.push(LoadError {
-                        column: Some(text[start..offset].chars().count() + 1),
-                        excerpt: Some(Excerpt::of(line_text, offset - start)),
-                        path,
-                        line: Some(line_of(e.offset)),
-                        message: format!("invalid JSON array: {}", e.message),
-                    });
-                }
-            },
-        }
-        return input;
+        return Shape::Array;
     }
     // NDJSON when the first line is a complete value and more follows; otherwise a
     // single (possibly pretty-printed) document when the whole text is one value.
@@ -656,12 +636,90 @@ fn parse_body(path: Arc<str>, bytes: &[u8]) -> Input {
         && let Ok(text) = std::str::from_utf8(body)
         && let Ok(json) = parser::parse(text)
     {
-        input.format = Format::Object;
-        push_record(&mut input, json, line_of(first), 0, None);
-        return input;
+        let line = 1 + body[..first].iter().filter(|&&b| b == b'\n').count();
+        return Shape::Object { line, json };
     }
-    parse_ndjson(&mut input, body, (bytes.len() - body.len()) as u64);
+    Shape::Ndjson
+}
+
+/// The records of a file's bytes (its digest is [`parse_input`]'s).
+fn parse_body(path: Arc<str>, bytes: &[u8]) -> Input {
+    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let mut input = Input {
+        bytes: Some(bytes.len() as u64),
+        ..Input::empty(path, Format::Ndjson)
+    };
+    let path = input.path.clone();
+    match shape(&path, body) {
+        Shape::Empty => {
+            input.format = Format::Empty;
+            input
+                .errors
+                .push(LoadError::whole(&path, "empty file: no records".into()));
+        }
+        Shape::Array => {
+            input.format = Format::Array;
+            match array_elements(&path, body) {
+                Ok(elements) => {
+                    for (index, (line, _, json)) in elements.into_iter().enumerate() {
+                        push_record(&mut input, json, line, index, None);
+                    }
+                }
+                Err(e) => input.errors.push(e),
+            }
+        }
+        Shape::Object { line, json } => {
+            input.format = Format::Object;
+            push_record(&mut input, json, line, 0, None);
+        }
+        Shape::Ndjson => parse_ndjson(&mut input, body, (bytes.len() - body.len()) as u64),
+    }
     input
+}
+
+/// The elements of a JSON array body: each with the line it starts on and the bytes it
+/// spans in `body`; or the error that makes the whole array unreadable.
+pub(crate) fn array_elements(
+    path: &Arc<str>,
+    body: &[u8],
+) -> Result<Vec<(usize, std::ops::Range<usize>, Json)>, LoadError> {
+    let line_of = |offset: usize| 1 + body[..offset].iter().filter(|&&b| b == b'\n').count();
+    let text = std::str::from_utf8(body).map_err(|e| LoadError {
+        column: None,
+        excerpt: None,
+        path: path.clone(),
+        line: Some(line_of(e.valid_up_to())),
+        message: "invalid UTF-8 (not repaired)".into(),
+    })?;
+    match parser::parse_array_elements(text) {
+        Ok(elements) => {
+            let (mut at, mut line) = (0, 1);
+            let mut out = Vec::with_capacity(elements.len());
+            for (range, json) in elements {
+                line += body[at..range.start]
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count();
+                at = range.start;
+                out.push((line, range, json));
+            }
+            Ok(out)
+        }
+        Err(e) => {
+            // The line holding the offending byte, and where in it.
+            let offset = e.offset.min(text.len());
+            let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+            let end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+            let line_text = &text[start..end];
+            Err(LoadError {
+                column: Some(text[start..offset].chars().count() + 1),
+                excerpt: Some(Excerpt::of(line_text, offset - start)),
+                path: path.clone(),
+                line: Some(line_of(e.offset)),
+                message: format!("invalid JSON array: {}", e.message),
+            })
+        }
+    }
 }
 
 fn push_record(input: &mut Input, json: Json, line: usize, index: usize, span: Option<Span>) {

@@ -25,8 +25,8 @@ pub fn parse(text: &str) -> Result<Json, ParseError> {
     Ok(value)
 }
 
-/// Parses a top-level array, returning each element with the byte offset where it starts.
-pub fn parse_array_elements(text: &str) -> Result<Vec<(usize, Json)>, ParseError> {
+/// Parses a top-level array, returning each element with the bytes it spans.
+pub fn parse_array_elements(text: &str) -> Result<Vec<(std::ops::Range<usize>, Json)>, ParseError> {
     let mut p = Parser::new(text);
     p.skip_ws();
     p.expect(b'[')?;
@@ -38,7 +38,8 @@ pub fn parse_array_elements(text: &str) -> Result<Vec<(usize, Json)>, ParseError
         loop {
             p.skip_ws();
             let start = p.pos;
-            out.push((start, p.value(1)?));
+            let value = p.value(1)?;
+            out.push((start..p.pos, value));
             p.skip_ws();
             match p.next() {
                 Some(b',') => {}
@@ -498,10 +499,10 @@ mod tests {
     }
 
     #[test]
-    fn array_elements_report_offsets() {
+    fn array_elements_report_their_bytes() {
         let els = parse_array_elements("[\n {\"a\":1},\n {\"b\":2}\n]").unwrap();
         assert_eq!(els.len(), 2);
-        assert_eq!(els[0].0, 3);
-        assert_eq!(els[1].0, 13);
+        assert_eq!(els[0].0, 3..10);
+        assert_eq!(els[1].0, 13..20);
     }
 }

@@ -157,6 +157,20 @@ impl LinkKind {
     }
 }
 
+/// A record's link to the record before it in its file (`previous`: that record's
+/// canonical hash; `None` for the file's first record).
+pub fn link_state(link: Link<'_>, previous: Option<Sha256Digest>) -> LinkState {
+    match (LinkKind::of(link), previous) {
+        (LinkKind::Null, _) => LinkState::Genesis,
+        (LinkKind::Absent, _) => LinkState::Absent,
+        (LinkKind::Present, None) => LinkState::Dangling,
+        (LinkKind::Present, Some(p)) if matches!(link, Link::Hash(h) if h.digest() == Some(p)) => {
+            LinkState::Linked
+        }
+        (LinkKind::Present, Some(_)) => LinkState::Mismatch,
+    }
+}
+
 /// The exact e.1 sequence status of `links` (each paired with whether it matches the
 /// hash of the record before it). Returns the status and the index of the break.
 pub fn sequence_status(links: &[(LinkKind, bool)]) -> (ChainStatus, Option<usize>) {
@@ -220,7 +234,6 @@ pub fn check_file(
         .collect();
     starts.push(records.len());
     let mut segments = Vec::new();
-    let mut per_record = Vec::with_capacity(records.len());
     for w in starts.windows(2) {
         let (start, end) = (w[0], w[1]);
         let (status, broken) = sequence_status(&links[start..end]);
@@ -230,16 +243,12 @@ pub fn check_file(
             status,
             broken_at: broken.map(|b| b + start),
         });
-        for (i, (link, matches)) in links[start..end].iter().enumerate() {
-            per_record.push(match link {
-                LinkKind::Null => LinkState::Genesis,
-                LinkKind::Absent => LinkState::Absent,
-                LinkKind::Present if i == 0 => LinkState::Dangling,
-                LinkKind::Present if *matches => LinkState::Linked,
-                LinkKind::Present => LinkState::Mismatch,
-            });
-        }
     }
+    // A segment starts at the file's first record or at a `null` link (genesis), so a
+    // link present at a segment's start is the file's first record's.
+    let per_record = (records.iter().enumerate())
+        .map(|(i, r)| link_state(r.link(), i.checked_sub(1).map(|p| hashes[p])))
+        .collect();
     let evaluated = is_store && !records.is_empty();
     let (status, broken_at) = sequence_status(&links);
     (

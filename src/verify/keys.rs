@@ -96,13 +96,19 @@ impl Keyring {
     pub fn add_file(&mut self, path: &str) -> Result<usize, LoadError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| LoadError::whole(path, format!("cannot read keyring: {e}")))?;
-        let at = |offset: usize, message: String| LoadError::located(path, &text, offset, message);
+        self.add_text(path, &text)
+    }
+
+    /// [`Keyring::add_file`] on a keyring file's text, read elsewhere (`path` names it in
+    /// errors).
+    pub fn add_text(&mut self, path: &str, text: &str) -> Result<usize, LoadError> {
+        let at = |offset: usize, message: String| LoadError::located(path, text, offset, message);
         // Where a key's id is written, for an error about its value.
         let place_of = |id: &str| {
             let quoted = serde_json::to_string(id).unwrap_or_default();
             text.find(&quoted).unwrap_or(0)
         };
-        let json = parser::parse(&text)
+        let json = parser::parse(text)
             .map_err(|e| at(e.offset, format!("invalid JSON: {}", e.message)))?;
         let obj = json.as_object().ok_or_else(|| {
             at(

@@ -24,30 +24,79 @@ use std::sync::Arc;
 /// The version of the table schemas (`docs/tables.md`).
 pub const TABLES_VERSION: &str = "1";
 
-/// One column, filled row by row.
+/// One column, filled row by row. The documented tables hold the first four kinds; the
+/// batches an engine passes between its steps (`parts`) also bytes and lists.
 pub enum Column {
     Str(Vec<Option<String>>),
     Int(Vec<Option<i64>>),
     Float(Vec<Option<f64>>),
     Bool(Vec<Option<bool>>),
+    Bytes(Vec<Option<Vec<u8>>>),
+    IntList(Vec<Option<Vec<i64>>>),
+    StrList(Vec<Option<Vec<String>>>),
 }
 
 impl Column {
     fn data_type(&self) -> DataType {
+        let list = |item: DataType| DataType::List(Arc::new(Field::new("item", item, true)));
         match self {
             Column::Str(_) => DataType::Utf8,
             Column::Int(_) => DataType::Int64,
             Column::Float(_) => DataType::Float64,
             Column::Bool(_) => DataType::Boolean,
+            Column::Bytes(_) => DataType::Binary,
+            Column::IntList(_) => list(DataType::Int64),
+            Column::StrList(_) => list(DataType::Utf8),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Column::Str(v) => v.len(),
+            Column::Int(v) => v.len(),
+            Column::Float(v) => v.len(),
+            Column::Bool(v) => v.len(),
+            Column::Bytes(v) => v.len(),
+            Column::IntList(v) => v.len(),
+            Column::StrList(v) => v.len(),
+        }
+    }
+
+    /// A null at the end.
+    fn push_null(&mut self) {
+        match self {
+            Column::Str(v) => v.push(None),
+            Column::Int(v) => v.push(None),
+            Column::Float(v) => v.push(None),
+            Column::Bool(v) => v.push(None),
+            Column::Bytes(v) => v.push(None),
+            Column::IntList(v) => v.push(None),
+            Column::StrList(v) => v.push(None),
         }
     }
 
     fn array(self) -> ArrayRef {
+        use arrow_array::builder::{Int64Builder, ListBuilder, StringBuilder};
         match self {
             Column::Str(v) => Arc::new(StringArray::from(v)),
             Column::Int(v) => Arc::new(Int64Array::from(v)),
             Column::Float(v) => Arc::new(Float64Array::from(v)),
             Column::Bool(v) => Arc::new(BooleanArray::from(v)),
+            Column::Bytes(v) => Arc::new(arrow_array::BinaryArray::from_iter(v)),
+            Column::IntList(v) => {
+                let mut b = ListBuilder::new(Int64Builder::new());
+                for row in v {
+                    b.append_option(row.map(|r| r.into_iter().map(Some)));
+                }
+                Arc::new(b.finish())
+            }
+            Column::StrList(v) => {
+                let mut b = ListBuilder::new(StringBuilder::new());
+                for row in v {
+                    b.append_option(row.map(|r| r.into_iter().map(Some)));
+                }
+                Arc::new(b.finish())
+            }
         }
     }
 }
@@ -59,12 +108,15 @@ pub struct Table {
 }
 
 impl Table {
-    fn new(name: &'static str, columns: &[(&'static str, Kind)]) -> Table {
+    pub(super) fn new(name: &'static str, columns: &[(&'static str, Kind)]) -> Table {
         let empty = |k: Kind| match k {
             Kind::Str => Column::Str(Vec::new()),
             Kind::Int => Column::Int(Vec::new()),
             Kind::Float => Column::Float(Vec::new()),
             Kind::Bool => Column::Bool(Vec::new()),
+            Kind::Bytes => Column::Bytes(Vec::new()),
+            Kind::IntList => Column::IntList(Vec::new()),
+            Kind::StrList => Column::StrList(Vec::new()),
         };
         Table {
             name,
@@ -73,7 +125,7 @@ impl Table {
     }
 
     /// The column `name` (every table's columns are fixed; a wrong name is a bug).
-    fn col(&mut self, name: &str) -> &mut Column {
+    pub(super) fn col(&mut self, name: &str) -> &mut Column {
         let i = self
             .columns
             .iter()
@@ -82,25 +134,59 @@ impl Table {
         &mut self.columns[i].1
     }
 
-    fn s(&mut self, name: &str, v: Option<&str>) {
+    /// Rows so far.
+    pub fn rows(&self) -> usize {
+        self.columns.first().map_or(0, |(_, c)| c.len())
+    }
+
+    /// Brings every column shorter than the longest to its length with nulls: a row
+    /// whose unset columns are null.
+    pub(super) fn end_row(&mut self) {
+        let rows = self.columns.iter().map(|(_, c)| c.len()).max().unwrap_or(0);
+        for (_, c) in &mut self.columns {
+            while c.len() < rows {
+                c.push_null();
+            }
+        }
+    }
+
+    pub(super) fn bytes(&mut self, name: &str, v: Option<&[u8]>) {
+        if let Column::Bytes(c) = self.col(name) {
+            c.push(v.map(<[u8]>::to_vec));
+        }
+    }
+
+    pub(super) fn ints(&mut self, name: &str, v: Vec<i64>) {
+        if let Column::IntList(c) = self.col(name) {
+            c.push(Some(v));
+        }
+    }
+
+    pub(super) fn strs(&mut self, name: &str, v: Vec<String>) {
+        if let Column::StrList(c) = self.col(name) {
+            c.push(Some(v));
+        }
+    }
+
+    pub(super) fn s(&mut self, name: &str, v: Option<&str>) {
         if let Column::Str(c) = self.col(name) {
             c.push(v.map(str::to_string));
         }
     }
 
-    fn i(&mut self, name: &str, v: Option<i64>) {
+    pub(super) fn i(&mut self, name: &str, v: Option<i64>) {
         if let Column::Int(c) = self.col(name) {
             c.push(v);
         }
     }
 
-    fn f(&mut self, name: &str, v: Option<f64>) {
+    pub(super) fn f(&mut self, name: &str, v: Option<f64>) {
         if let Column::Float(c) = self.col(name) {
             c.push(v);
         }
     }
 
-    fn b(&mut self, name: &str, v: Option<bool>) {
+    pub(super) fn b(&mut self, name: &str, v: Option<bool>) {
         if let Column::Bool(c) = self.col(name) {
             c.push(v);
         }
@@ -116,11 +202,18 @@ impl Table {
         )
     }
 
-    /// The table as Parquet bytes (Snappy-compressed).
-    pub fn parquet(self) -> Result<Vec<u8>, String> {
+    /// The table as one Arrow record batch.
+    pub fn batch(self) -> RecordBatch {
         let schema = Arc::new(self.schema());
         let arrays: Vec<ArrayRef> = self.columns.into_iter().map(|(_, c)| c.array()).collect();
-        let batch = RecordBatch::try_new(schema.clone(), arrays).map_err(|e| e.to_string())?;
+        RecordBatch::try_new(schema, arrays)
+            .unwrap_or_else(|e| unreachable!("columns of one length and their own types: {e}"))
+    }
+
+    /// The table as Parquet bytes (Snappy-compressed).
+    pub fn parquet(self) -> Result<Vec<u8>, String> {
+        let batch = self.batch();
+        let schema = batch.schema();
         let props = WriterProperties::builder()
             .set_compression(Compression::SNAPPY)
             .build();
@@ -133,13 +226,17 @@ impl Table {
     }
 }
 
-/// A column's type, as `docs/tables.md` names it: string, bigint, double, boolean.
+/// A column's type, as `docs/tables.md` names it: string, bigint, double, boolean (and
+/// the binary and list columns of an engine's batches, `parts`).
 #[derive(Clone, Copy)]
-enum Kind {
+pub(super) enum Kind {
     Str,
     Int,
     Float,
     Bool,
+    Bytes,
+    IntList,
+    StrList,
 }
 
 use Kind::{Bool, Float, Int, Str};
@@ -181,6 +278,25 @@ fn inputs(ev: EvidenceRef) -> Table {
 }
 
 fn records(ev: EvidenceRef) -> Table {
+    record_rows(ev.corpus, ev.report, Scope::Whole)
+}
+
+/// What a set of records verified together is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Scope {
+    /// The whole evidence (or a group no cross-record pass reads across).
+    Whole,
+    /// Records verified each alone: what needs the others — the chain, V17's copies
+    /// across records — is not evaluated (`semantic` says `fail` or `not-evaluated`).
+    EachAlone,
+}
+
+/// The `records` table of a verified corpus.
+pub(super) fn record_rows(
+    corpus: &crate::load::Corpus,
+    report: &crate::verify::Report,
+    scope: Scope,
+) -> Table {
     let mut t = Table::new(
         "records",
         &[
@@ -203,8 +319,8 @@ fn records(ev: EvidenceRef) -> Table {
         ],
     );
     let name = |s: Option<&'static str>| s.unwrap_or("not-evaluated");
-    for (i, r) in ev.report.records.iter().enumerate() {
-        let record = ev.corpus.record(i);
+    for (i, r) in report.records.iter().enumerate() {
+        let record = corpus.record(i);
         let prev = match record.link() {
             crate::model::Link::Hash(h) => Some(h.to_string()),
             _ => None,
@@ -222,11 +338,13 @@ fn records(ev: EvidenceRef) -> Table {
                 r.structural.status.map(crate::verify::CheckStatus::name),
             )),
         );
+        let semantic = match (scope, r.semantic.status) {
+            (Scope::EachAlone, Some(crate::verify::CheckStatus::Pass)) => None,
+            (_, status) => status,
+        };
         t.s(
             "semantic",
-            Some(name(
-                r.semantic.status.map(crate::verify::CheckStatus::name),
-            )),
+            Some(name(semantic.map(crate::verify::CheckStatus::name))),
         );
         let a = &r.authenticity;
         t.s(
@@ -240,15 +358,16 @@ fn records(ev: EvidenceRef) -> Table {
         t.s("construction", a.construction.map(Construction::name));
         t.s("key_id", a.key_id.as_deref());
         t.b("key_unknown", Some(a.key_unknown));
+        let chain = (scope == Scope::Whole).then_some(&r.chain);
         t.s(
             "chain",
-            Some(name(
-                r.chain.status.map(crate::verify::chain::ChainStatus::name),
-            )),
+            Some(name(chain.and_then(|c| {
+                c.status.map(crate::verify::chain::ChainStatus::name)
+            }))),
         );
         t.s(
             "chain_link",
-            r.chain.link.map(crate::verify::chain::LinkState::name),
+            chain.and_then(|c| c.link.map(crate::verify::chain::LinkState::name)),
         );
         t.i("actions", Some(record.actions().count() as i64));
     }
@@ -587,6 +706,26 @@ fn spans(ev: EvidenceRef) -> Table {
     t
 }
 
+/// The manifest of an evidence set's tables: what made them (tool, version, schema
+/// versions, profile), the inputs with their SHA-256s, the keyring's fingerprints, and
+/// `tables` (each table's rows and files).
+pub fn manifest(
+    set: &EvidenceSet,
+    keys: &crate::verify::Keyring,
+    tables: &serde_json::Map<String, serde_json::Value>,
+) -> serde_json::Value {
+    serde_json::json!({
+        "schema_version": crate::cli::contract::SCHEMA_VERSION,
+        "tables_version": TABLES_VERSION,
+        "tool": "aeplens",
+        "version": env!("CARGO_PKG_VERSION"),
+        "profile": "forensic",
+        "evidence": set,
+        "keyring": KeyRef::all(keys),
+        "tables": tables,
+    })
+}
+
 /// Writes every table and the manifest under `out`; returns the files written.
 pub fn write(
     ev: EvidenceRef,
@@ -599,12 +738,7 @@ pub fn write(
     let mut parts = serde_json::Map::new();
     for table in tables(ev) {
         let name = table.name;
-        let rows = table.columns.first().map_or(0, |(_, c)| match c {
-            Column::Str(v) => v.len(),
-            Column::Int(v) => v.len(),
-            Column::Float(v) => v.len(),
-            Column::Bool(v) => v.len(),
-        });
+        let rows = table.rows();
         let bytes = table.parquet()?;
         let hash = crate::canon::sha256_hex(&bytes);
         let dir = out.join(name).join(&partition);
@@ -629,16 +763,7 @@ pub fn write(
         );
         written.push(file);
     }
-    let manifest = serde_json::json!({
-        "schema_version": crate::cli::contract::SCHEMA_VERSION,
-        "tables_version": TABLES_VERSION,
-        "tool": "aeplens",
-        "version": env!("CARGO_PKG_VERSION"),
-        "profile": "forensic",
-        "evidence": set,
-        "keyring": KeyRef::all(keys),
-        "tables": parts,
-    });
+    let manifest = manifest(&set, keys, &parts);
     let dir = out.join("manifest");
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let file = dir.join(format!("{partition}.json"));

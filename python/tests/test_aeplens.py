@@ -1,0 +1,84 @@
+"""The Python surface of aeplens, on the repository's reference fixtures: batches in and
+out through the Arrow C data interface, a bad line as a row, the keys' fingerprints on
+every row, and analyse_group agreeing with the records verified alone."""
+
+import os
+import unittest
+
+import pyarrow as pa
+
+import aeplens
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+STORES = os.path.join(ROOT, "tests", "fixtures", "reference-stores")
+KEYS = os.path.join(STORES, "keys.json")
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def files(*names):
+    paths = [os.path.join(STORES, n) for n in names]
+    return pa.record_batch({"path": paths, "content": [read(p) for p in paths]})
+
+
+class OnlyCapsule:
+    """An Arrow batch known only by the C data interface (no pyarrow type)."""
+
+    def __init__(self, batch):
+        self.batch = batch
+
+    def __arrow_c_array__(self, requested_schema=None):
+        return self.batch.__arrow_c_array__(requested_schema)
+
+
+class Surface(unittest.TestCase):
+    def test_split_verify_and_analyse(self):
+        pieces = aeplens.split_files(OnlyCapsule(files("three_emitters_one_store.ndjson")))
+        self.assertEqual(pieces.num_rows, 10)  # nine lines and the file's own row
+        file_row = pieces.filter(pa.compute.is_null(pieces.column("raw")))
+        self.assertEqual(file_row.column("format").to_pylist(), ["ndjson"])
+        records = aeplens.verify_batch(pieces, keys=KEYS)
+        self.assertEqual(records.num_rows, 9)
+        self.assertEqual(set(records.column("authenticity").to_pylist()), {"valid"})
+        self.assertEqual(set(records.column("chain").to_pylist()), {"not-evaluated"})
+        tables = aeplens.analyse_group(pieces, keys=KEYS)
+        self.assertEqual(tuple(tables), aeplens.GROUP_TABLES)
+        whole = tables["records"]
+        self.assertEqual(
+            whole.column("canonical_sha256").to_pylist(), records.column("canonical_sha256").to_pylist()
+        )
+        self.assertIn("mismatch", whole.column("chain_link").to_pylist())  # interleaved emitters
+        self.assertEqual(aeplens.actions_batch(pieces, keys=KEYS).num_rows, tables["actions"].num_rows)
+
+    def test_a_bad_line_is_a_row_not_an_exception(self):
+        good = read(os.path.join(STORES, "fork_parallel_emit.ndjson"))
+        batch = pa.record_batch({"path": ["x.ndjson"], "content": [good + b"{oops\n\xff\n"]})
+        records = aeplens.verify_batch(aeplens.split_files(batch), keys=[("keys.json", read(KEYS))])
+        errors = [e for e in records.column("load_error").to_pylist() if e]
+        self.assertEqual(len(errors), 2, errors)
+        self.assertTrue(any("invalid UTF-8" in e for e in errors), errors)
+        fingerprints = set(records.column("keyring").to_pylist())
+        self.assertEqual(len(fingerprints), 1)
+        self.assertIn("fixture-key-1=sha256:", fingerprints.pop())
+
+    def test_groups_join_records_that_share_a_tie(self):
+        ties = pa.record_batch({"record_key": [1, 2, 3, 4, 5], "tie": [10, 10, 20, 20, 30]})
+        more = pa.record_batch({"record_key": [2], "tie": [20]})
+        g = aeplens.groups([ties, more])
+        groups = dict(zip(g.column("record_key").to_pylist(), g.column("group").to_pylist()))
+        self.assertEqual(groups, {1: 1, 2: 1, 3: 1, 4: 1, 5: 5})
+
+    def test_bad_keys_and_batches_are_clear_errors(self):
+        with self.assertRaisesRegex(ValueError, "keys.json"):
+            aeplens.verify_batch(files("fork_parallel_emit.ndjson"), keys=[("keys.json", b"[1, 2]")])
+        with self.assertRaisesRegex(ValueError, "no column"):
+            aeplens.verify_batch(pa.record_batch({"path": ["x"]}))
+        with self.assertRaisesRegex(TypeError, "Arrow record batch"):
+            aeplens._aeplens.split_files(object())
+
+
+if __name__ == "__main__":
+    unittest.main()
