@@ -382,6 +382,8 @@ def main(argv=None) -> int:
                         help="Spark master (local[2], spark://…, yarn); default: what spark-submit or the environment says")
     parser.add_argument("--profile", default="forensic", choices=["forensic", "current"],
                         help="verification profile, as `aeplens --profile` (default: forensic)")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Spark setting for this session (repeatable), e.g. spark.driver.memory=8g")
     parser.add_argument("--partitions", type=int, metavar="N",
                         help="parts the records are verified and analysed in (default: twice the cores Spark has)")
     parser.add_argument("inputs", nargs="+", metavar="INPUT",
@@ -397,6 +399,11 @@ def main(argv=None) -> int:
     builder = SparkSession.builder.appName("aeplens")
     if args.master:
         builder = builder.master(args.master)
+    for setting in args.conf:
+        key, eq, value = setting.partition("=")
+        if not eq:
+            parser.error(f"--conf {setting!r}: expected KEY=VALUE")
+        builder = builder.config(key, value)
     spark = builder.getOrCreate()
     try:
         s = run(spark, args.inputs, args.out.rstrip("/"), args.keys, args.leases, args.profile,
