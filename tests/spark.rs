@@ -3,7 +3,8 @@
 //! same inputs (DuckDB compares every table, rows sorted), each table's partition has the
 //! committer's `_SUCCESS`, the manifests agree but for the part files, and the counts are
 //! `check`'s. On a rotated, interleaved store in several files (chains across files and
-//! partitions, arrays, a pretty document, a bad line, leases) and on a generated
+//! partitions, arrays, a pretty document, bad lines, an empty file, a broken array,
+//! leases) and on a generated
 //! 20,000-record incident-shaped store.
 //!
 //! `scripts/test` makes the environment (`target/spark-venv`: the package, pyspark,
@@ -263,11 +264,14 @@ fn the_job_writes_the_exports_tables_for_a_rotated_interleaved_store() {
                 "chain.ndjson",
                 read("tests/fixtures/reference/chain.ndjson"),
             ),
+            ("empty.ndjson", Vec::new()),
+            ("broken.json", b"[{\"run_id\": \"r\"}, oops]\n".to_vec()),
         ],
     );
     let tables = assert_same(&py, &dir, &files, KEYS, true, &["--partitions", "3"]);
-    // The bad line is counted, and the rest of its file still loads.
-    assert_eq!(tables["inputs"]["rows"][1], 12);
+    // Every file has its row, the empty one and the unreadable array too (their load
+    // errors are counted), and the rest of the file with bad lines still loads.
+    assert_eq!(tables["inputs"]["rows"][1], 14);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

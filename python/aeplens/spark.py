@@ -163,6 +163,16 @@ def _local(path: str):
     return None if "://" in path else os.path.abspath(path)
 
 
+def _length(spark, uri: str) -> int:
+    """A file's size in bytes."""
+    local = _local(uri)
+    if local is not None:
+        return os.path.getsize(local)
+    jvm, conf = _hadoop(spark)
+    p = jvm.org.apache.hadoop.fs.Path(uri)
+    return p.getFileSystem(conf).getFileStatus(p).getLen()
+
+
 def _write_text(spark, path: str, text: str):
     """Writes a small text file: a local one as any file (no .crc beside it), anything
     else through Hadoop's file system."""
@@ -301,9 +311,24 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
         )
     )
     inputs_arrow = inputs.toArrow()
-    missing = set(shown) - set(inputs_arrow.column("path").to_pylist())
-    if missing:
-        raise SystemExit(f"aeplens.spark: not read: {', '.join(sorted(missing))}")
+    read = set(inputs_arrow.column("path").to_pylist())
+    missing = [u for u in uris if names[u] not in read]
+    # Spark's file sources skip empty files: they still are inputs, said so as aeplens
+    # says it (split_files on no bytes).
+    empty = [u for u in missing if _length(spark, u) == 0]
+    if len(empty) < len(missing):
+        lost = ", ".join(names[u] for u in missing if u not in empty)
+        raise SystemExit(f"aeplens.spark: not read: {lost}")
+    if empty:
+        rows = aeplens.split_files(
+            pa.record_batch({"path": [names[u] for u in empty], "content": pa.array([b""] * len(empty), pa.binary())})
+        )
+        zero = pa.array([0] * rows.num_rows, pa.int64())
+        extra = pa.table(
+            [rows.column(c) for c in ("path", "sha256", "format", "bytes")] + [zero, rows.column("file_errors")],
+            schema=inputs_arrow.schema,
+        )
+        inputs_arrow = pa.concat_tables([inputs_arrow, extra])
     # In the order the inputs were given, as `aeplens export` lists them.
     inputs_arrow = inputs_arrow.take(pc.index_in(pa.array(shown), value_set=inputs_arrow.column("path")))
     set_key, _ = aeplens.manifest(inputs_arrow, {}, keys, leases, profile)
@@ -314,7 +339,7 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
         # committer's _SUCCESS.
         df.write.mode("overwrite").parquet(f"{out}/{name}/set={partition}")
 
-    write(inputs, "inputs")
+    write(spark.createDataFrame(inputs_arrow), "inputs")
     rows = {"inputs": inputs_arrow.num_rows}
     for name, schema in table_schemas.items():
         columns = [f.name for f in schema if f.name not in ("keyring", "lease_files")]
@@ -367,8 +392,10 @@ def main(argv=None) -> int:
         "`aeplens export --format parquet` (docs/tables.md) with Spark's committer.",
         epilog="examples:\n"
         "  python -m aeplens.spark --keys keys.json --out /tmp/aep --master 'local[*]' evidence/\n"
-        "  spark-submit --py-files aeplens.whl -m aeplens.spark --keys keys.json \\\n"
+        "  PYSPARK_PYTHON=./environment/bin/python spark-submit --archives aep-env.tar.gz#environment \\\n"
+        "      \"$(python -c 'import aeplens.spark as m; print(m.__file__)')\" --keys keys.json \\\n"
         "      --out s3a://bucket/aep-tables 's3a://bucket/evidence/2026-*/*.ndjson'\n"
+        "  (a cluster's workers need the package: docs/spark.md)\n"
         "Query OUT with the recipes of docs/tables.md (DuckDB, Spark SQL, Trino).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -65,7 +65,9 @@ fn batch_in(obj: &Bound<'_, PyAny>) -> PyResult<RecordBatch> {
     .map_err(|e| PyValueError::new_err(e.to_string()))?;
     let array = StructArray::from(data);
     if array.null_count() > 0 {
-        return Err(PyValueError::new_err("a batch has no null rows"));
+        return Err(PyValueError::new_err(
+            "a record batch has no null rows (this array has some: not a record batch)",
+        ));
     }
     Ok(RecordBatch::from(array))
 }

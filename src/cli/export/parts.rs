@@ -12,8 +12,11 @@
 //! 4. [`analyse`]: all pieces of one group → its `records`, `actions`, `findings`,
 //!    `edges` and `leases` rows, by the very code `export --format parquet` runs.
 //!
-//! Tables made so equal the export's, row for row (`tests/spark.rs` checks it with
-//! DuckDB): no group reads across another, as `analysis::groups` proves for the CLI.
+//! Tables made so equal the export's, row for row (`tests/parts.rs`; the Spark job,
+//! `tests/spark.rs`, in DuckDB): no cross-record pass reads across groups, as
+//! `analysis::groups` proves for the CLI — but for what a file says of its own records,
+//! which each piece carries: its file's format and the record before it in the file
+//! (`chain_link`).
 
 use super::tables::{Column, Kind, Scope, Table, record_rows, tables};
 use crate::analysis::evidence::Evidence;
