@@ -33,15 +33,7 @@ fn python() -> Option<PathBuf> {
             .arg("-version")
             .output()
             .is_ok_and(|o| o.status.success());
-    if !ready {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "target/spark-venv and java are required in CI (scripts/test makes them)"
-        );
-        eprintln!("no Spark environment (scripts/test makes it): skipping");
-        return None;
-    }
-    Some(py)
+    common::present(ready, "the Spark environment (target/spark-venv, java)").then_some(py)
 }
 
 /// Runs the job; returns its summary line.

@@ -11,6 +11,19 @@ pub fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
+/// Whether an outside program a test drives is there: in CI (`CI` set) it must be
+/// (`scripts/test` installs it); elsewhere its absence skips the test, said on stderr.
+pub fn present(ready: bool, what: &str) -> bool {
+    if !ready {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{what} is required in CI (scripts/test installs it)"
+        );
+        eprintln!("{what} not installed: skipping");
+    }
+    ready
+}
+
 /// Reads a JSON file with serde_json.
 pub fn read_json(path: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
