@@ -69,16 +69,7 @@ for t in ["inputs", "records", "actions", "findings", "edges", "leases", "spans"
               "only_a": [r for r in ra if r not in set(rb)][:3], "only_b": [r for r in rb if r not in set(ra)][:3]}
 print(json.dumps(out))
 "#;
-    let run = Command::new(py)
-        .args(["-c", SCRIPT, a.to_str().unwrap(), b.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    serde_json::from_slice(&run.stdout).unwrap()
+    common::python_json(py, SCRIPT, &[a.to_str().unwrap(), b.to_str().unwrap()])
 }
 
 /// The CLI's export of `files` (as the job names them: absolute paths, in its order).

@@ -214,16 +214,8 @@ print(json.dumps(res))
     if !common::present(ok, "DuckDB (pip install duckdb)") {
         return None;
     }
-    let run = std::process::Command::new("python3")
-        .args(["-c", SCRIPT, out.to_str().unwrap(), "docs/tables.md"])
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    Some(serde_json::from_slice(&run.stdout).unwrap())
+    let args = [out.to_str().unwrap(), "docs/tables.md"];
+    Some(common::python_json(Path::new("python3"), SCRIPT, &args))
 }
 
 /// What each recipe must answer, from aeplens itself. `skip_chain_findings`: leave out

@@ -112,6 +112,16 @@ fn setting(
     Ok(s)
 }
 
+/// A batch of pieces and the setting to verify it with.
+fn prepared(
+    pieces: &Bound<'_, PyAny>,
+    keys: Vec<(String, Vec<u8>)>,
+    leases: Vec<(String, Vec<u8>)>,
+    profile: &str,
+) -> PyResult<(RecordBatch, Setting)> {
+    Ok((batch_in(pieces)?, setting(keys, leases, profile)?))
+}
+
 fn failed(e: String) -> PyErr {
     PyValueError::new_err(e)
 }
@@ -133,10 +143,9 @@ fn verify_batch(
     leases: Vec<(String, Vec<u8>)>,
     profile: &str,
 ) -> PyResult<ArrowBatch> {
-    let batch = batch_in(pieces)?;
-    let setting = setting(keys, leases, profile)?;
-    let py = pieces.py();
-    py.detach(|| parts::verify(&batch, &setting))
+    let (batch, setting) = prepared(pieces, keys, leases, profile)?;
+    (pieces.py())
+        .detach(|| parts::verify(&batch, &setting))
         .map(batch_out)
         .map_err(failed)
 }
@@ -149,10 +158,8 @@ fn analyse_group(
     leases: Vec<(String, Vec<u8>)>,
     profile: &str,
 ) -> PyResult<Vec<(&'static str, ArrowBatch)>> {
-    let batch = batch_in(pieces)?;
-    let setting = setting(keys, leases, profile)?;
-    let py = pieces.py();
-    let tables = py
+    let (batch, setting) = prepared(pieces, keys, leases, profile)?;
+    let tables = (pieces.py())
         .detach(|| parts::analyse(&batch, &setting))
         .map_err(failed)?;
     Ok(parts::GROUP_TABLES

@@ -160,14 +160,19 @@ impl LinkKind {
 /// A record's link to the record before it in its file (`previous`: that record's
 /// canonical hash; `None` for the file's first record).
 pub fn link_state(link: Link<'_>, previous: Option<Sha256Digest>) -> LinkState {
-    match (LinkKind::of(link), previous) {
-        (LinkKind::Null, _) => LinkState::Genesis,
-        (LinkKind::Absent, _) => LinkState::Absent,
-        (LinkKind::Present, None) => LinkState::Dangling,
-        (LinkKind::Present, Some(p)) if matches!(link, Link::Hash(h) if h.digest() == Some(p)) => {
-            LinkState::Linked
-        }
-        (LinkKind::Present, Some(_)) => LinkState::Mismatch,
+    let matches = previous.is_some_and(|p| matches!(link, Link::Hash(h) if h.digest() == Some(p)));
+    state_of(LinkKind::of(link), previous.is_none(), matches)
+}
+
+/// [`link_state`] from what e.1 reads: the link's kind, whether the record is its file's
+/// first, whether the link names the record before it.
+fn state_of(kind: LinkKind, first: bool, matches: bool) -> LinkState {
+    match kind {
+        LinkKind::Null => LinkState::Genesis,
+        LinkKind::Absent => LinkState::Absent,
+        LinkKind::Present if first => LinkState::Dangling,
+        LinkKind::Present if matches => LinkState::Linked,
+        LinkKind::Present => LinkState::Mismatch,
     }
 }
 
@@ -246,8 +251,8 @@ pub fn check_file(
     }
     // A segment starts at the file's first record or at a `null` link (genesis), so a
     // link present at a segment's start is the file's first record's.
-    let per_record = (records.iter().enumerate())
-        .map(|(i, r)| link_state(r.link(), i.checked_sub(1).map(|p| hashes[p])))
+    let per_record = (links.iter().enumerate())
+        .map(|(i, &(kind, matches))| state_of(kind, i == 0, matches))
         .collect();
     let evaluated = is_store && !records.is_empty();
     let (status, broken_at) = sequence_status(&links);

@@ -24,6 +24,23 @@ pub fn present(ready: bool, what: &str) -> bool {
     ready
 }
 
+/// Runs a Python script (`python -c SCRIPT ARGS…`) that prints JSON, and reads it; the
+/// script's failure fails the test with its stderr.
+pub fn python_json(python: &Path, script: &str, args: &[&str]) -> serde_json::Value {
+    let run = std::process::Command::new(python)
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    serde_json::from_slice(&run.stdout).unwrap()
+}
+
 /// Reads a JSON file with serde_json.
 pub fn read_json(path: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
