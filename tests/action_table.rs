@@ -6,9 +6,11 @@
 mod common;
 
 use aeplens::analysis::action_table::{self, KeptAction, Table};
-use aeplens::analysis::evidence::Evidence;
+use aeplens::analysis::evidence::{Evidence, Keeping};
 use aeplens::analysis::lease::SuppliedLeases;
+use aeplens::cli::check::json_report;
 use aeplens::cli::report::show_text;
+use aeplens::verify::Profile;
 use aeplens::verify::index::{Config, Index};
 use aeplens::verify::{Keyring, Options, Trees};
 use common::{fixture_keys, fixtures};
@@ -53,7 +55,7 @@ fn compare_every_action(paths: &[String], leases: &[PathBuf], dir: &Path, seen: 
     );
     assert!(Table::open(&index, paths).is_none(), "nothing kept yet");
     let opening = Index::opening_name(&ev.corpus.inputs).unwrap();
-    action_table::keep(&index, &opening, ev.as_ref()).unwrap();
+    Keeping::keep_all(&index, &opening, ev.as_ref());
     let table = Table::open(&index, paths).expect("kept");
     let g = &ev.analysis.graph;
     // Each id's part is read once (a part is what one `show` reads).
@@ -69,13 +71,14 @@ fn compare_every_action(paths: &[String], leases: &[PathBuf], dir: &Path, seen: 
             .unwrap();
         let found: &Vec<_> = parts.entry(id).or_insert_with(|| table.find(id).unwrap());
         let runs: Vec<&str> = found.iter().map(KeptAction::run_id).collect();
-        let everywhere = g.find_all(&ev.corpus, id);
+        let mut everywhere = g.find_all(&ev.corpus, id);
+        everywhere.sort_by_key(|&n| (g.nodes[n as usize].record, g.nodes[n as usize].pos));
         let in_graph: Vec<&str> = (everywhere.iter())
             .map(|n| g.runs[g.nodes[*n as usize].run as usize].id.as_str())
             .collect();
         assert_eq!(
             runs, in_graph,
-            "{id}: the runs it occurs in, in graph order"
+            "{id}: the runs it occurs in, by record and position"
         );
         let chain = g.chain_name(&ev.corpus, node);
         let kept = (found.iter())
@@ -157,6 +160,155 @@ fn every_action_of_the_reference_stores_shows_from_the_index_as_from_the_opened_
     let _ = std::fs::remove_dir_all(&scratch);
 }
 
+/// Every file of the index in `dir`, by name.
+fn index_files(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    (std::fs::read_dir(dir).unwrap())
+        .map(|e| e.unwrap().path())
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(&p).unwrap())
+        })
+        .collect()
+}
+
+/// `check` keeps each action's views gathered batch by batch (`Checked::load`): the
+/// index it writes — verdicts, the completed analysis, the actions' table — is byte for
+/// byte the one written by opening the evidence whole and keeping the table from it.
+#[test]
+fn the_index_check_writes_in_batches_is_the_one_written_from_the_whole_analysis() {
+    use aeplens::analysis::evidence::{Budget, Checked};
+    let scratch = common::run_dir("action-table-batches");
+    let demo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/demo");
+    let stores = fixtures().join("reference-stores");
+    let mut reference = stores_in(&stores);
+    reference.push(demo.join("evidence").display().to_string());
+    let lease_files = [
+        stores.join("reapproval_after_denial.leases.ndjson"),
+        demo.join("leases.ndjson"),
+    ];
+    let keys = fixture_keys();
+    let options = Options::default();
+    let mut leases = SuppliedLeases::default();
+    for file in &lease_files {
+        let _problems = leases.add_file(file);
+    }
+    let config = Config::new(&keys, &options, &leases.digests);
+    let mut tables = 0;
+    // Two emitters' records interleaved in one file, each way round: the batches (whole
+    // runs) come in another order than the whole graph's nodes and chains.
+    std::fs::create_dir_all(&scratch).unwrap();
+    let lines = |name: &str| -> Vec<String> {
+        let text = std::fs::read_to_string(stores.join(name)).unwrap();
+        text.lines().map(str::to_string).collect()
+    };
+    let (bulk, denial) = (
+        lines("bulk_250_actions.ndjson"),
+        lines("reapproval_after_denial.ndjson"),
+    );
+    let mut interleaved = Vec::new();
+    for (name, (a, b)) in [("ab", (&bulk, &denial)), ("ba", (&denial, &bulk))] {
+        let mut text = String::new();
+        for i in 0..a.len().max(b.len()) {
+            for line in [a.get(i), b.get(i)].into_iter().flatten() {
+                text.push_str(line);
+                text.push('\n');
+            }
+        }
+        let file = scratch.join(format!("interleaved-{name}.ndjson"));
+        std::fs::write(&file, text).unwrap();
+        interleaved.push(vec![file.display().to_string()]);
+    }
+    // Incident-shaped: dozens of runs with chains of their own.
+    let generated = scratch.join("incident.ndjson");
+    common::generated_store(&generated, 300, &["--shape", "incident"]);
+    interleaved.push(vec![generated.display().to_string()]);
+    // Its lines shuffled (by their hash): runs interleaved, each batch's chains spread
+    // among the others' in the whole graph's order.
+    let text = std::fs::read_to_string(&generated).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort_by_cached_key(|l| blake3::hash(l.as_bytes()).to_hex().to_string());
+    let shuffled = scratch.join("incident-shuffled.ndjson");
+    std::fs::write(&shuffled, lines.join("\n") + "\n").unwrap();
+    interleaved.push(vec![shuffled.display().to_string()]);
+    let each_store = reference.iter().map(|s| vec![s.clone()]);
+    for paths in each_store.chain(interleaved).chain([reference.clone()]) {
+        let (whole, batched) = (scratch.join("whole"), scratch.join("batched"));
+        for dir in [&whole, &batched] {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        let index = Index::new(whole.clone(), &config);
+        let ev = Evidence::load(
+            &paths,
+            &keys,
+            &options,
+            &leases,
+            Some(&index),
+            Trees::OnDisk,
+            &mut |_| {},
+        );
+        if let Some(opening) = Index::opening_name(&ev.corpus.inputs) {
+            Keeping::keep_all(&index, &opening, ev.as_ref());
+            tables += usize::from(action_table::is_kept(&index, &ev.corpus, &opening));
+        }
+        for (batch, facts_kept) in [(1, 0), (13, 1000)] {
+            let _ = std::fs::remove_dir_all(&batched);
+            let index = Index::new(batched.clone(), &config);
+            let budget = Budget { batch, facts_kept };
+            let mut checked = Checked::load(
+                &paths,
+                &keys,
+                &options,
+                &leases,
+                Some(&index),
+                budget,
+                &mut |_| {},
+            );
+            checked.take_to_keep().unwrap().keep(&index, &checked);
+            // Opened again, its completion comes from the index: the very report.
+            let mut again = Checked::load(
+                &paths,
+                &keys,
+                &options,
+                &leases,
+                Some(&index),
+                budget,
+                &mut |_| {},
+            );
+            let report = |c: &Checked| json_report(&c.report, &c.findings, Profile::Forensic);
+            assert!(again.index.reused > 0 && again.index.verified == 0);
+            assert!(again.take_to_keep().is_none(), "completed from the index");
+            assert!(report(&again) == report(&checked), "{paths:?} opened again");
+            assert_eq!(checked.findings, ev.findings, "{paths:?}");
+            let (a, b) = (index_files(&whole), index_files(&batched));
+            assert_eq!(
+                a.keys().collect::<Vec<_>>(),
+                b.keys().collect::<Vec<_>>(),
+                "{paths:?}"
+            );
+            for (name, bytes) in &a {
+                // Where the bodies (after the header line) first differ, with what is around.
+                let body = bytes.iter().position(|&c| c == b'\n').unwrap_or(0);
+                let at = (bytes.iter().zip(&b[name]).skip(body))
+                    .position(|(x, y)| x != y)
+                    .map_or(bytes.len().min(b[name].len()), |p| p + body);
+                let around = |t: &[u8]| {
+                    let end = (at + 300).min(t.len());
+                    String::from_utf8_lossy(&t[at.saturating_sub(300).min(end)..end]).into_owned()
+                };
+                assert!(
+                    b[name] == *bytes,
+                    "{} files in batches of {batch}: {name} differs at byte {at}:\n{}\n---\n{}",
+                    paths.len(),
+                    around(bytes),
+                    around(&b[name])
+                );
+            }
+        }
+    }
+    assert!(tables > 20, "{tables} tables compared");
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
 #[test]
 fn what_is_kept_is_used_only_while_sound_and_the_files_unchanged() {
     let dir = common::run_dir("action-table-sound");
@@ -231,7 +383,7 @@ fn what_is_kept_is_used_only_while_sound_and_the_files_unchanged() {
     );
     let opening = Index::opening_name(&ev.corpus.inputs).unwrap();
     assert!(!action_table::is_kept(&index, &ev.corpus, &opening));
-    action_table::keep(&index, &opening, ev.as_ref()).unwrap();
+    Keeping::keep_all(&index, &opening, ev.as_ref());
     assert!(action_table::is_kept(&index, &ev.corpus, &opening));
     assert_eq!(tables().len(), 1, "{:?}", tables());
     assert!(Table::open(&index, &paths).is_some_and(|t| t.find(id).is_some()));

@@ -155,7 +155,7 @@ fn plant(paths: &[String], keys: &Keyring, config: &Config, dir: &Path) {
         r.findings.clear();
     }
     let index = Index::new(dir.to_path_buf(), config);
-    assert!(index.store(&inputs[0], &report.records).unwrap());
+    assert!(index.store(&inputs[0], &report.records, None).unwrap());
 }
 
 /// The first record's authenticity when `paths` are opened with the index in `dir`.
@@ -354,7 +354,10 @@ fn a_damaged_or_foreign_entry_is_not_trusted_and_is_written_anew() {
         std::fs::write(&entry, bytes).unwrap();
         let index = Index::new(index_dir.clone(), &config);
         assert!(index.lookup(&paths[0]).is_none(), "{what}: trusted");
-        assert!(index.known(&paths[0]).is_none(), "{what}: trusted");
+        assert!(
+            index.known(&paths[0], usize::MAX).is_none(),
+            "{what}: trusted"
+        );
         let (report, used) = reopen(&paths, &keys, Some(&index));
         assert_eq!((used.reused, used.written), (0, 1), "{what}");
         assert_eq!(report.records, plain.records, "{what}");
@@ -374,7 +377,10 @@ fn an_entry_this_build_cannot_read_is_written_anew() {
     let config = Config::new(&keys, &Options::default(), &[]);
     let index = Index::new(index_dir.clone(), &config);
     reopen(&paths, &keys, Some(&index));
-    assert!(index.known(&paths[0]).is_some(), "a summarised entry");
+    assert!(
+        index.known(&paths[0], usize::MAX).is_some(),
+        "a summarised entry"
+    );
     let entry = only_entry(&index_dir);
     let bytes = std::fs::read(&entry).unwrap();
     let cut = bytes.iter().position(|&c| c == b'\n').unwrap();
@@ -389,11 +395,14 @@ fn an_entry_this_build_cannot_read_is_written_anew() {
         index.lookup(&paths[0]).is_some(),
         "the damage is checksummed"
     );
-    assert!(index.known(&paths[0]).is_none());
+    assert!(index.known(&paths[0], usize::MAX).is_none());
     let (report, used) = reopen(&paths, &keys, Some(&index));
     assert_eq!((used.reused, used.written), (0, 1));
     assert_eq!(report.records, plain.records);
-    assert!(index.known(&paths[0]).is_some(), "not written anew");
+    assert!(
+        index.known(&paths[0], usize::MAX).is_some(),
+        "not written anew"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -537,7 +546,7 @@ fn an_unchanged_store_is_reopened_from_its_entry_without_reading_a_record() {
     // is written again with it by the next open, and the one after parses nothing.
     let inputs = load_paths(&paths);
     let report = aeplens::verify::verify_inputs(&inputs, &keys, &Options::default(), None);
-    assert!(index.store(&inputs[0], &report.records).unwrap());
+    assert!(index.store(&inputs[0], &report.records, None).unwrap());
     let (_, _, used, parsed) = open(Some(&index));
     assert_eq!((used.reused, used.written, parsed), (n, 1, n));
     let (_, _, used, parsed) = open(Some(&index));
@@ -569,17 +578,25 @@ fn findings_come_from_the_index_only_for_the_same_opening_and_configuration() {
     let key = completed_key(&paths);
     // What was kept is what completing gave.
     let kept: serde_json::Value = index.recall(&key, &set).unwrap();
-    let records = kept["records"].as_array().unwrap();
-    assert_eq!(records.len(), plain.report.records.len());
+    assert_eq!(kept["records"], plain.report.records.len());
+    let own: Vec<&str> = (plain.report.records.iter().flat_map(|r| &r.findings))
+        .map(|f| f.fingerprint.as_str())
+        .collect();
+    assert_eq!(kept["fingerprints"], serde_json::json!(own));
     assert_eq!(
-        records[0][1],
-        serde_json::to_value(&plain.report.records[0].semantic).unwrap()
+        kept["rewritten"],
+        serde_json::json!([]),
+        "no copy rewritten"
     );
-    // Plant a completion that says record 0 failed: the next open of the same set says so
-    // (so it was taken from the index) …
+    assert_eq!(
+        kept["findings"],
+        serde_json::to_value(&plain.findings).unwrap()
+    );
+    // Plant a completion that says record 0's semantic axis failed: the next open of the
+    // same set says so (so it was taken from the index) …
     let mut forged = kept.clone();
-    forged["records"][0][1] =
-        serde_json::json!({"evaluated": true, "status": "fail", "violations": []});
+    forged["rewritten"] =
+        serde_json::json!([[0, {"evaluated": true, "status": "fail", "violations": []}]]);
     index.remember(&key, &set, &forged).unwrap();
     let status = |ev: &Evidence| ev.report.records[0].semantic.status.unwrap().name();
     assert_eq!(status(&evidence(Some(&index), &keys)), "fail");

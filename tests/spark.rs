@@ -261,26 +261,11 @@ fn the_job_writes_the_exports_tables_for_a_rotated_interleaved_store() {
 #[test]
 fn the_job_writes_the_exports_tables_for_a_generated_20k_store() {
     let Some(py) = python() else { return };
-    // The generator, built beside the tests (`cargo build --examples`).
-    let gen_store = std::env::current_exe()
-        .unwrap()
-        .parent()
-        .and_then(Path::parent)
-        .map(|d| d.join("examples/gen_store"))
-        .unwrap();
-    assert!(
-        gen_store.exists(),
-        "build the examples first (cargo build --examples)"
-    );
     let dir = common::run_dir("spark-20k");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("in")).unwrap();
     let store = dir.join("in/incident.ndjson");
-    let made = Command::new(&gen_store)
-        .args([store.to_str().unwrap(), "20000", "--shape", "incident"])
-        .status()
-        .unwrap();
-    assert!(made.success());
+    common::generated_store(&store, 20_000, &["--shape", "incident"]);
     // The generator's key beside the store would be read as evidence: move it out.
     let keys = dir.join("keys.json");
     std::fs::rename(dir.join("in/incident.keys.json"), &keys).unwrap();

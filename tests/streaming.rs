@@ -231,7 +231,7 @@ fn whole_and_in_groups(
         only_ids(&corpus),
         "{paths:?}: grouping read a record's facts again"
     );
-    let (report, findings) = complete_in_groups(&mut corpus, report, leases, budget);
+    let (report, findings) = complete_in_groups(&mut corpus, report, leases, budget, None);
     // Once analysed, no record of a store keeps its facts or ids: each batch read them
     // again, and let go of them.
     assert!(

@@ -16,11 +16,15 @@ fuzz_target!(|data: &[u8]| {
         &SuppliedLeases::default(),
     );
     for node in 0..ev.analysis.graph.nodes.len() as u32 {
-        let report = ev.analysis.show(&ev.corpus, node, &ev.findings, Some(&ev.report.records));
+        let report = ev
+            .analysis
+            .show(&ev.corpus, node, &ev.findings, Some(&ev.report.records));
         let _ = serde_json::to_string(&report);
     }
     let _ = serde_json::to_string(&ev.analysis.chains);
     let _ = ev.analysis.envelopes(&ev.corpus);
-    let _ = aeplens::cli::chains::chains_json(ev.as_ref());
-    let _ = aeplens::cli::chains::chains_text(ev.as_ref());
+    use aeplens::analysis::chain_answers::{Form, of};
+    let json = of(ev.as_ref(), Form::Json).expect("chains in memory");
+    serde_json::from_str::<serde_json::Value>(&json).expect("the chains document is JSON");
+    let _ = of(ev.as_ref(), Form::Text).expect("chains in memory");
 });

@@ -28,7 +28,10 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(errors, input.errors.len());
         assert_eq!(records.len(), input.records.len());
         for (a, b) in records.iter().zip(&input.records) {
-            assert_eq!((a.source.line, a.source.index), (b.source.line, b.source.index));
+            assert_eq!(
+                (a.source.line, a.source.index),
+                (b.source.line, b.source.index)
+            );
             assert!(a.json() == b.json(), "{path}:{}", a.source.line);
         }
     }

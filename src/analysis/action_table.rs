@@ -10,13 +10,16 @@
 
 use super::comparability::Comparability;
 use super::evidence::Evidence;
+use super::gathered::{Batch, NodeAt, NodeNumbers, Placed};
 use super::graph::NodeId;
 use super::lease::LeaseView;
 use super::{ActionReport, Analysis, StateGap, Surroundings};
 use crate::load::{Corpus, LoadError};
 use crate::model::finding::Finding;
 use crate::model::{Record, Source, Span};
+use crate::verify::RecordResult;
 use crate::verify::encoding::decode_hex;
+use crate::verify::index::spill::{Piece, Spill};
 use crate::verify::index::{Index, Parts};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -97,9 +100,13 @@ pub struct Table {
 
 /// The part `id`'s actions are in, of `parts` (parts of actions start at 1).
 fn part_of(id: &str, parts: usize) -> usize {
+    1 + (id_hash(id) % parts as u64) as usize
+}
+
+/// What chooses the part of the actions whose id is `id`.
+fn id_hash(id: &str) -> u64 {
     let hash = blake3::hash(id.as_bytes());
-    let first = u64::from_le_bytes(hash.as_bytes()[..8].try_into().unwrap_or_default());
-    1 + (first % parts as u64) as usize
+    u64::from_le_bytes(hash.as_bytes()[..8].try_into().unwrap_or_default())
 }
 
 /// The kind of what this table is, kept in the index ([`Index::kept_key`]).
@@ -111,97 +118,210 @@ pub fn is_kept(index: &Index, corpus: &Corpus, opening: &str) -> bool {
     index.keeps(&Index::kept_key_of(ACTIONS, &corpus.inputs), opening)
 }
 
-/// Keeps each action's surroundings for the opening `opening` of `ev` (its corpus,
-/// verdicts, analysis and findings). Nothing is kept (Err) when a record has no line to
-/// be read again from (a document) or a lease view would not read back as it is.
-pub fn keep(index: &Index, opening: &str, ev: super::evidence::EvidenceRef) -> std::io::Result<()> {
-    let (corpus, analysis, findings) = (ev.corpus, ev.analysis, ev.findings);
-    let not_kept = || std::io::Error::other("an action's views cannot be kept as they are");
-    if !corpus.records().all(|r| r.span.is_some()) {
-        return Err(not_kept());
-    }
-    let g = &analysis.graph;
-    let id_of = |n: NodeId| g.facts(corpus, n).and_then(|f| f.id());
-    let nodes: Vec<(NodeId, &str)> = (0..g.nodes.len() as NodeId)
-        .filter_map(|n| Some((n, id_of(n)?)))
-        .collect();
-    let action_parts = nodes.len().div_ceil(ACTIONS_PER_PART).max(1);
-    let mut in_part: Vec<Vec<(NodeId, &str)>> = vec![Vec::new(); action_parts];
-    for &(n, id) in &nodes {
-        in_part[part_of(id, action_parts) - 1].push((n, id));
-    }
-    let named = findings_by_node(corpus, analysis, findings);
-    let place = |n: NodeId| Place {
-        record: g.nodes[n as usize].record,
-        pos: g.nodes[n as usize].pos,
-    };
-    let kept = |(n, id): (NodeId, &str)| -> Option<KeptAction> {
-        let node = &g.nodes[n as usize];
-        let lease = analysis.leases.by_node.get(&n).cloned();
-        if lease.as_ref().is_some_and(|l| !reads_back(l)) {
-            return None;
+/// Each action's views, gathered an analysed batch at a time ([`Rows::add`]) into a
+/// [`Spill`] until [`Rows::keep`] puts them in their parts, in the order of their
+/// places: the same table however the opening was split into batches.
+#[derive(Debug)]
+pub struct Rows {
+    spill: Spill,
+    views: Vec<Row>,
+    /// The rows with state gaps, by number, with each gap's two ends: the node numbers
+    /// they are written with are known only once every batch is in.
+    gap_ends: Vec<(u32, Box<[NodeAt]>)>,
+}
+
+/// One action's view in the spill, and what orders it.
+#[derive(Debug)]
+struct Row {
+    /// What its part is chosen by ([`id_hash`]).
+    hash: u64,
+    at: Place,
+    piece: Piece,
+    /// Its number, in the order rows were added.
+    number: u32,
+}
+
+/// Actions made at a time (on every core) by [`Rows::add`].
+const ROWS_AT_ONCE: usize = 4096;
+
+impl Rows {
+    /// No rows yet, to be held in `spill`.
+    pub fn new(spill: Spill) -> Rows {
+        Rows {
+            spill,
+            views: Vec::new(),
+            gap_ends: Vec::new(),
         }
-        Some(KeptAction {
-            run_id: g.runs[node.run as usize].id.clone(),
-            action_id: id.to_string(),
-            chain: g.chain_name(corpus, n),
-            verdict: ev.verdict(n)?,
-            at: place(n),
-            copies: node.copies,
-            parent: node.parent.map(place),
-            lease,
-            badge: analysis.badges.get(&n).map(|(b, _)| b.clone()),
-            state_gaps: analysis.gaps_of(n).cloned().collect(),
-            findings: named
-                .get(&n)
-                .into_iter()
-                .flatten()
-                .map(|i| findings[*i as usize].clone())
-                .collect(),
-        })
-    };
-    let actions = |nodes: &[(NodeId, &str)]| -> std::io::Result<Vec<u8>> {
-        let actions: Option<Vec<KeptAction>> = nodes.iter().map(|n| kept(*n)).collect();
-        Ok(serde_json::to_vec(&actions.ok_or_else(not_kept)?)?)
-    };
-    let record_place = |i: usize| -> Option<RecordPlace> {
-        let record = corpus.record(i);
-        let span = record.span?;
-        Some(RecordPlace {
-            input: corpus.input_of(i) as u32,
-            line: record.source.line,
-            index: record.source.index,
-            offset: span.offset,
-            len: span.len,
-            canonical: analysis.hashes[i].to_string(),
-        })
-    };
-    let records = |numbers: &std::ops::Range<usize>| -> std::io::Result<Vec<u8>> {
-        let places: Option<Vec<RecordPlace>> = numbers.clone().map(record_place).collect();
-        Ok(serde_json::to_vec(&places.ok_or_else(not_kept)?)?)
-    };
-    let head = Head {
-        inputs: corpus.inputs.iter().map(|i| i.path.to_string()).collect(),
-        records: corpus.len(),
-        errors: corpus.errors().map(LoadError::render).collect(),
-        action_parts,
-    };
-    let record_parts: Vec<std::ops::Range<usize>> = (0..corpus.len())
-        .step_by(RECORDS_PER_PART)
-        .map(|start| start..(start + RECORDS_PER_PART).min(corpus.len()))
-        .collect();
-    let count = 1 + action_parts + record_parts.len();
-    let head = std::iter::once(serde_json::to_vec(&head).map_err(std::io::Error::from));
-    let actions = in_part.chunks(PARTS_AT_ONCE).flat_map(|chunk| {
-        let made: Vec<_> = chunk.par_iter().map(|p| actions(p)).collect();
-        made
-    });
-    let records = record_parts.chunks(PARTS_AT_ONCE).flat_map(|chunk| {
-        let made: Vec<_> = chunk.par_iter().map(records).collect();
-        made
-    });
-    let key = Index::kept_key_of(ACTIONS, &corpus.inputs);
-    index.remember_parts(&key, opening, count, head.chain(actions).chain(records))
+    }
+
+    /// Adds the view of each action of `batch` (whose nodes are `placed`). Err — and
+    /// then nothing is to be kept — when a record has no line to be read again from (a
+    /// document), a lease view would not read back as it is, or the spill cannot be
+    /// written.
+    pub fn add(&mut self, batch: &Batch<'_>, placed: &Placed) -> std::io::Result<()> {
+        let (corpus, analysis) = (batch.corpus, batch.analysis);
+        if !corpus.records().all(|r| r.span.is_some()) {
+            return Err(not_kept());
+        }
+        let g = &analysis.graph;
+        let nodes: Vec<(NodeId, &str)> = (0..g.nodes.len() as NodeId)
+            .filter_map(|n| Some((n, g.facts(corpus, n)?.id()?)))
+            .collect();
+        let named = findings_by_node(corpus, analysis, batch.findings);
+        let place = |n: NodeId| {
+            let node = &g.nodes[n as usize];
+            Place {
+                record: batch.number(node.record),
+                pos: node.pos,
+            }
+        };
+        let row = |&(n, id): &(NodeId, &str)| -> Option<(Vec<u8>, Vec<NodeAt>)> {
+            let node = &g.nodes[n as usize];
+            let lease = analysis.leases.by_node.get(&n).cloned();
+            if lease.as_ref().is_some_and(|l| !reads_back(l)) {
+                return None;
+            }
+            let verdict = batch.verdicts.get(place(n).record as usize)?;
+            let state_gaps: Vec<StateGap> = analysis.gaps_of(n).cloned().collect();
+            let ends = (state_gaps.iter())
+                .flat_map(|gap| [placed.at(g, gap.from), placed.at(g, gap.to)])
+                .collect();
+            let kept = KeptAction {
+                run_id: g.runs[node.run as usize].id.clone(),
+                action_id: id.to_string(),
+                chain: g.chain_name(corpus, n),
+                verdict: crate::verify::verdict::RecordVerdict::of(verdict),
+                at: place(n),
+                copies: node.copies,
+                parent: node.parent.map(place),
+                lease,
+                badge: analysis.badges.get(&n).map(|(b, _)| b.clone()),
+                state_gaps,
+                findings: (named.get(&n).into_iter().flatten())
+                    .map(|i| batch.findings[*i as usize].clone())
+                    .collect(),
+            };
+            Some((serde_json::to_vec(&kept).ok()?, ends))
+        };
+        for chunk in nodes.chunks(ROWS_AT_ONCE) {
+            let made: Option<Vec<_>> = chunk.par_iter().map(row).collect();
+            for (&(n, id), (bytes, ends)) in chunk.iter().zip(made.ok_or_else(not_kept)?) {
+                let number = u32::try_from(self.views.len()).map_err(|_| not_kept())?;
+                if !ends.is_empty() {
+                    self.gap_ends.push((number, ends.into_boxed_slice()));
+                }
+                self.views.push(Row {
+                    hash: id_hash(id),
+                    at: place(n),
+                    piece: self.spill.put(&bytes)?,
+                    number,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Keeps the rows added — their state gaps' ends numbered as `numbers` says — with
+    /// where each record of `corpus` (the whole opening, verified with `verdicts`) is,
+    /// for the opening `opening`.
+    pub fn keep(
+        self,
+        index: &Index,
+        opening: &str,
+        corpus: &Corpus,
+        verdicts: &[RecordResult],
+        numbers: &NodeNumbers,
+    ) -> std::io::Result<()> {
+        let Rows {
+            spill,
+            views: mut rows,
+            gap_ends,
+        } = self;
+        let spill = spill.finish()?;
+        let action_parts = rows.len().div_ceil(ACTIONS_PER_PART).max(1);
+        let part = |hash: u64| 1 + (hash % action_parts as u64) as usize;
+        rows.par_sort_unstable_by_key(|r| (part(r.hash), r.at.record, r.at.pos));
+        let mut in_part: Vec<&[Row]> = Vec::with_capacity(action_parts);
+        let mut rest = &rows[..];
+        for p in 1..=action_parts {
+            let (these, after) = rest.split_at(rest.partition_point(|r| part(r.hash) == p));
+            in_part.push(these);
+            rest = after;
+        }
+        // A row with state gaps is written with the node numbers of their ends.
+        let row_into = |r: &Row, out: &mut Vec<u8>| -> std::io::Result<()> {
+            let Ok(at) = gap_ends.binary_search_by_key(&r.number, |(n, _)| *n) else {
+                return spill.read_into(r.piece, out);
+            };
+            let mut kept: KeptAction = serde_json::from_slice(&spill.read(r.piece)?)?;
+            for (gap, ends) in kept
+                .state_gaps
+                .iter_mut()
+                .zip(gap_ends[at].1.chunks_exact(2))
+            {
+                gap.from = numbers.of(ends[0]).ok_or_else(not_kept)?;
+                gap.to = numbers.of(ends[1]).ok_or_else(not_kept)?;
+            }
+            serde_json::to_writer(out, &kept)?;
+            Ok(())
+        };
+        let actions = |rows: &&[Row]| -> std::io::Result<Vec<u8>> {
+            let total: usize = rows.iter().map(|r| r.piece.bytes() + 1).sum();
+            let mut part = Vec::with_capacity(total + 2);
+            part.push(b'[');
+            for (i, r) in rows.iter().enumerate() {
+                if i > 0 {
+                    part.push(b',');
+                }
+                row_into(r, &mut part)?;
+            }
+            part.push(b']');
+            Ok(part)
+        };
+        let record_place = |i: usize| -> Option<RecordPlace> {
+            let record = corpus.record(i);
+            let span = record.span?;
+            Some(RecordPlace {
+                input: corpus.input_of(i) as u32,
+                line: record.source.line,
+                index: record.source.index,
+                offset: span.offset,
+                len: span.len,
+                canonical: verdicts.get(i)?.canonical_sha256.to_string(),
+            })
+        };
+        let records = |numbers: &std::ops::Range<usize>| -> std::io::Result<Vec<u8>> {
+            let places: Option<Vec<RecordPlace>> = numbers.clone().map(record_place).collect();
+            Ok(serde_json::to_vec(&places.ok_or_else(not_kept)?)?)
+        };
+        let head = Head {
+            inputs: corpus.inputs.iter().map(|i| i.path.to_string()).collect(),
+            records: corpus.len(),
+            errors: corpus.errors().map(LoadError::render).collect(),
+            action_parts,
+        };
+        let record_parts: Vec<std::ops::Range<usize>> = (0..corpus.len())
+            .step_by(RECORDS_PER_PART)
+            .map(|start| start..(start + RECORDS_PER_PART).min(corpus.len()))
+            .collect();
+        let count = 1 + action_parts + record_parts.len();
+        let head = std::iter::once(serde_json::to_vec(&head).map_err(std::io::Error::from));
+        let actions = in_part.chunks(PARTS_AT_ONCE).flat_map(|chunk| {
+            let made: Vec<_> = chunk.par_iter().map(actions).collect();
+            made
+        });
+        let records = record_parts.chunks(PARTS_AT_ONCE).flat_map(|chunk| {
+            let made: Vec<_> = chunk.par_iter().map(records).collect();
+            made
+        });
+        let key = Index::kept_key_of(ACTIONS, &corpus.inputs);
+        index.remember_parts(&key, opening, count, head.chain(actions).chain(records))
+    }
+}
+
+/// Why an action's views are not kept.
+fn not_kept() -> std::io::Error {
+    std::io::Error::other("an action's views cannot be kept as they are")
 }
 
 /// The findings naming each action (indices into `findings`, in order):
@@ -250,8 +370,8 @@ impl Table {
         &self.head.errors
     }
 
-    /// Every action whose id is `action_id`, in any run (in graph order); `None` when
-    /// their part is not sound.
+    /// Every action whose id is `action_id`, in any run (by record number and position);
+    /// `None` when their part is not sound.
     pub fn find(&self, action_id: &str) -> Option<Vec<KeptAction>> {
         let part = part_of(action_id, self.head.action_parts);
         let actions: Vec<KeptAction> = self.parts.read(part)?;

@@ -2,10 +2,13 @@
 //! analysis and every finding — what the CLI commands and the explorer work from.
 
 use super::Analysis;
+use super::chain_answers::{self, ChainAnswers};
+use super::gathered::{Batch, Numbering};
 use super::lease::SuppliedLeases;
-use super::{findings, groups};
+use super::{action_table, findings, groups};
 use crate::load::{Corpus, LoadError};
 use crate::model::finding::Finding;
+use crate::verify::index::spill::Spill;
 use crate::verify::index::{Claim, Index, IndexUse};
 use crate::verify::{
     ErrorOut, Keyring, Options, RecordResult, Report, SemanticAxis, Trees, verify_inputs,
@@ -286,8 +289,8 @@ pub struct Budget {
     pub facts_kept: usize,
 }
 
-/// Evidence verified and completed without the analysis kept: what `check` reports from
-/// when no index keeps answers for later ([`Checked::load`]).
+/// Evidence verified and completed without the analysis kept: what `check` and
+/// `findings` report from ([`Checked::load`]).
 #[derive(Debug)]
 pub struct Checked {
     pub corpus: Corpus,
@@ -296,30 +299,39 @@ pub struct Checked {
     pub findings: Vec<Finding>,
     /// How long each phase took, for `--timings`.
     pub timings: Vec<(&'static str, std::time::Duration)>,
+    /// What the evidence index did (all zero without one).
+    pub index: IndexUse,
+    /// What is still to be kept in the index ([`Checked::take_to_keep`]).
+    to_keep: Option<ToKeep>,
 }
 
 impl Checked {
-    /// [`Evidence::load`] without an index, the analysis made over batches of about
-    /// `budget.batch` records ([`complete_in_groups`]) and let go of: the same report
-    /// and findings, with only a batch's analysis in memory at once. Records' trees are
-    /// let go once verified, and past `budget.facts_kept` records their facts too, but
-    /// for their ids ([`Trees::OnlyIds`]).
+    /// [`Evidence::load`] with the analysis made over batches of about `budget.batch`
+    /// records ([`complete_in_groups`]) and let go of: the same report and findings, with
+    /// only a batch's analysis in memory at once. Records' trees are let go once
+    /// verified, and past `budget.facts_kept` records their facts too, but for their ids
+    /// ([`Trees::OnlyIds`]). With an `index`, files it holds are not verified again, and
+    /// what the same opening completed to before is taken instead of the analysis; else
+    /// what this one completes to — with each action's views and the chains, gathered
+    /// batch by batch for `show` and `chains` (under the default profile, which they open
+    /// with) — is to be kept there ([`Checked::take_to_keep`]).
     pub fn load(
         paths: &[String],
         keys: &Keyring,
         options: &Options,
         leases: &SuppliedLeases,
+        index: Option<&Index>,
         budget: Budget,
         progress: &mut dyn FnMut(Loading),
     ) -> Checked {
         let clock = std::time::Instant::now();
         // A record keeps only its ids until its batch reads its facts again (unless the
         // records are few): a store's facts are never all in memory.
-        let (inputs, report, _) = verify_paths(
+        let (inputs, report, used) = verify_paths(
             paths,
             keys,
             options,
-            None,
+            index,
             Trees::OnlyIds {
                 after: budget.facts_kept,
             },
@@ -333,7 +345,33 @@ impl Checked {
         let mut timings = vec![("read, parse and verify", clock.elapsed())];
         let clock = std::time::Instant::now();
         let mut corpus = Corpus::new(inputs);
-        let (mut report, findings) = complete_in_groups(&mut corpus, report, leases, budget.batch);
+        let opening = index.zip(Index::opening_name(&corpus.inputs));
+        let mut to_keep = None;
+        let recalled = opening.as_ref().and_then(|(index, name)| {
+            let key = Index::kept_key_of(COMPLETED, &corpus.inputs);
+            index.recall::<Completion>(&key, name)
+        });
+        let mut report = report;
+        let applied = recalled.and_then(|done| done.apply(&mut report));
+        let (mut report, findings) = match (applied, &opening) {
+            (Some(findings), _) => (report, findings),
+            (None, None) => complete_in_groups(&mut corpus, report, leases, budget.batch, None),
+            (None, Some((index, name))) => {
+                // Later commands open evidence under the default profile.
+                let default = options.profile == Options::default().profile;
+                let mut keeping = Keeping::new(index, &corpus, name).filter(|_| default);
+                let completed = {
+                    let mut add = (keeping.as_mut()).map(|k| move |b: &Batch<'_>| k.add(b));
+                    let on_batch = add.as_mut().map(|f| f as &mut dyn FnMut(&Batch<'_>));
+                    complete_in_groups(&mut corpus, report, leases, budget.batch, on_batch)
+                };
+                to_keep = Some(ToKeep {
+                    opening: name.clone(),
+                    keeping,
+                });
+                completed
+            }
+        };
         note_rereads(&mut corpus, &mut report);
         timings.push(("analysis and findings", clock.elapsed()));
         Checked {
@@ -341,9 +379,44 @@ impl Checked {
             report,
             findings,
             timings,
+            index: used,
+            to_keep,
         }
     }
 
+    /// What is left to keep in the index for this opening ([`ToKeep::keep`]), taken out:
+    /// to be kept while the answer is written.
+    pub fn take_to_keep(&mut self) -> Option<ToKeep> {
+        self.to_keep.take()
+    }
+}
+
+/// What the analysis of an opening gave that is still to be kept in the index: its
+/// completion, and what later commands answer from ([`Keeping`]).
+#[derive(Debug)]
+pub struct ToKeep {
+    opening: String,
+    keeping: Option<Keeping>,
+}
+
+impl ToKeep {
+    /// Keeps it in `index` (the one `checked` was loaded with): nothing when a record
+    /// could not be read again as verified, or the index cannot be written (the next
+    /// open keeps it then).
+    pub fn keep(self, index: &Index, checked: &Checked) {
+        let (corpus, report) = (&checked.corpus, &checked.report);
+        let completion =
+            || keep_completion(index, &self.opening, corpus, report, &checked.findings);
+        let gathered = || {
+            if let Some(keeping) = self.keeping {
+                keeping.keep(index, &self.opening, corpus, &report.records);
+            }
+        };
+        rayon::join(completion, gathered);
+    }
+}
+
+impl Checked {
     /// [`Evidence::reread_failures`].
     pub fn reread_failures(&self) -> usize {
         reread_failures(&self.corpus)
@@ -361,39 +434,63 @@ fn complete_indexed(
     opening: Option<(&Index, String)>,
     recalled: Option<Completion>,
 ) -> (Report, Vec<Finding>) {
-    if let Some(done) = recalled.filter(|c| c.records.len() == report.records.len()) {
-        return done.apply(report);
+    let mut report = report;
+    if let Some(findings) = recalled.and_then(|done| done.apply(&mut report)) {
+        return (report, findings);
     }
     let (report, findings) = complete(corpus, analysis, report);
-    // Findings made while a record could not be read again are not complete: not kept.
-    let all_read = corpus.records().all(|r| r.reread_error().is_none());
-    if let Some((index, opening)) = opening.filter(|_| all_read) {
-        let kept = CompletionRef {
-            records: report
-                .records
-                .iter()
-                .map(|r| (r.findings.as_slice(), &*r.semantic))
-                .collect(),
-            findings: &findings,
-            errors: corpus.errors().map(LoadError::render).collect(),
-        };
-        // Not kept (a full disk, a read-only cache): the next open completes it again.
-        let key = Index::kept_key_of(COMPLETED, &corpus.inputs);
-        let _ = index.remember(&key, &opening, &kept);
+    if let Some((index, opening)) = opening {
+        keep_completion(index, &opening, corpus, &report, &findings);
     }
     (report, findings)
 }
 
-/// What [`complete`] adds to a report — each record's findings (fingerprinted) and
-/// semantic axis (with copies rewritten across snapshots) — and the findings across
-/// records: kept in the index for an opening ([`complete_indexed`]), with the inputs'
-/// load errors as printed (for [`Evidence::recall_findings`]).
+/// Keeps what completing the opening `opening` of `corpus` gave (`report`, `findings`)
+/// in `index` — unless a record could not be read again as verified (then the findings
+/// are not complete), or the index cannot be written (the next open completes it again).
+fn keep_completion(
+    index: &Index,
+    opening: &str,
+    corpus: &Corpus,
+    report: &Report,
+    findings: &[Finding],
+) {
+    if corpus.records().any(|r| r.reread_error().is_some()) {
+        return;
+    }
+    let kept = CompletionRef {
+        records: report.records.len(),
+        fingerprints: (report.records.iter().flat_map(|r| &r.findings))
+            .map(|f| f.fingerprint.as_str())
+            .collect(),
+        rewritten: (report.records.iter().enumerate())
+            .filter(|(_, r)| r.semantic.violations.iter().any(|v| v.rule == "V17"))
+            .map(|(i, r)| (i, &*r.semantic))
+            .collect(),
+        findings,
+        errors: corpus.errors().map(LoadError::render).collect(),
+    };
+    let key = Index::kept_key_of(COMPLETED, &corpus.inputs);
+    let _ = index.remember(&key, opening, &kept);
+}
+
+/// What [`complete`] adds to a report — the fingerprint of each record's own findings
+/// and the semantic axis of each record holding a copy rewritten across snapshots (V17)
+/// — and the findings across records: kept in the index for an opening
+/// ([`complete_indexed`]), with the inputs' load errors as printed (for
+/// [`Evidence::recall_findings`]). Small beside the report: a store's own findings are
+/// its verdicts' already.
 #[derive(Deserialize)]
 struct Completion {
-    records: Vec<(Vec<Finding>, SemanticAxis)>,
+    /// How many records the opening has.
+    records: usize,
+    /// The fingerprint of every record's own findings, record after record.
+    fingerprints: Vec<String>,
+    /// Each record whose semantic axis the analysis changed, with that axis.
+    rewritten: Vec<(usize, SemanticAxis)>,
     findings: Vec<Finding>,
-    /// Not needed here, but required: a completion kept without it (by an earlier build)
-    /// is completed and kept again, so that [`Evidence::recall_findings`] can use it.
+    /// Not needed here, but required: a completion kept without it is completed and kept
+    /// again, so that [`Evidence::recall_findings`] can use it.
     #[serde(rename = "errors")]
     _errors: serde::de::IgnoredAny,
 }
@@ -401,7 +498,9 @@ struct Completion {
 /// [`Completion`], borrowed from the report it was made for, to be written.
 #[derive(Serialize)]
 struct CompletionRef<'a> {
-    records: Vec<(&'a [Finding], &'a SemanticAxis)>,
+    records: usize,
+    fingerprints: Vec<&'a str>,
+    rewritten: Vec<(usize, &'a SemanticAxis)>,
     findings: &'a [Finding],
     errors: Vec<String>,
 }
@@ -409,8 +508,8 @@ struct CompletionRef<'a> {
 /// The findings of evidence opened before, as [`Evidence::recall_findings`] gives them.
 #[derive(Debug, Deserialize)]
 pub struct KeptFindings {
-    /// One per record of the opening (only counted).
-    records: Vec<serde::de::IgnoredAny>,
+    /// How many records the opening has.
+    records: usize,
     /// Every finding, as [`Evidence::findings`].
     pub findings: Vec<Finding>,
     /// The inputs' load errors, rendered ([`LoadError::render`]).
@@ -427,7 +526,7 @@ impl Evidence {
         let kept = Evidence::unchanged_opening(paths, index, COMPLETED)?;
         index
             .recall::<KeptFindings>(&kept.key, &kept.opening)
-            .filter(|found| found.records.len() == kept.records)
+            .filter(|found| found.records == kept.records)
     }
 
     /// What is kept of kind `kind` for the opening of `paths`, from the index alone, when
@@ -474,16 +573,25 @@ pub struct Kept {
 pub const COMPLETED: &str = "completed";
 
 impl Completion {
-    /// `report` completed (the report this was kept for: as many records).
-    fn apply(self, mut report: Report) -> (Report, Vec<Finding>) {
-        for (record, (findings, semantic)) in report.records.iter_mut().zip(self.records) {
-            record.findings = findings;
-            // Unchanged, it stays shared with the records it is the same for.
-            if *record.semantic != semantic {
-                record.semantic = std::sync::Arc::new(semantic);
-            }
+    /// Completes `report`, and gives the findings across records; `None` (and `report`
+    /// untouched) when this was not kept for one like it (as many records, as many
+    /// findings of their own).
+    fn apply(self, report: &mut Report) -> Option<Vec<Finding>> {
+        let own: usize = report.records.iter().map(|r| r.findings.len()).sum();
+        let fits = self.records == report.records.len()
+            && self.fingerprints.len() == own
+            && self.rewritten.iter().all(|(i, _)| *i < self.records);
+        if !fits {
+            return None;
         }
-        (report, self.findings)
+        let findings = report.records.iter_mut().flat_map(|r| &mut r.findings);
+        for (finding, fingerprint) in findings.zip(self.fingerprints) {
+            finding.fingerprint = fingerprint;
+        }
+        for (i, semantic) in self.rewritten {
+            report.records[i].semantic = std::sync::Arc::new(semantic);
+        }
+        Some(self.findings)
     }
 }
 
@@ -500,16 +608,97 @@ pub fn complete(
     finish(corpus, report, timed)
 }
 
+/// What later commands answer from, gathered batch by batch for an opening whose answers
+/// are not kept yet: each action's views (`show`) and the chains (`chains`). One that
+/// cannot be gathered or kept (a document among the inputs, a full disk) is left out:
+/// its command opens the evidence then.
+#[derive(Debug)]
+pub struct Keeping {
+    numbering: Numbering,
+    table: Option<action_table::Rows>,
+    chains: Option<ChainAnswers>,
+}
+
+impl Keeping {
+    /// What is not kept yet for the opening `opening` of `corpus`; `None` when all is.
+    pub fn new(index: &Index, corpus: &Corpus, opening: &str) -> Option<Keeping> {
+        let spill = || Spill::in_dir(index.dir()).ok();
+        let table = !action_table::is_kept(index, corpus, opening);
+        let chains = [chain_answers::Form::Json, chain_answers::Form::Text]
+            .iter()
+            .any(|f| !index.keeps(&chain_answers::key(corpus, *f), opening));
+        let keeping = Keeping {
+            numbering: Numbering::default(),
+            table: table.then(spill).flatten().map(action_table::Rows::new),
+            chains: chains.then(spill).flatten().map(ChainAnswers::new),
+        };
+        (keeping.table.is_some() || keeping.chains.is_some()).then_some(keeping)
+    }
+
+    /// Adds what `batch` gives.
+    pub fn add(&mut self, batch: &Batch<'_>) {
+        let placed = self.numbering.add(batch);
+        if let Some(table) = &mut self.table
+            && table.add(batch, &placed).is_err()
+        {
+            self.table = None;
+        }
+        if let Some(chains) = &mut self.chains
+            && chains.add(batch, &placed).is_err()
+        {
+            self.chains = None;
+        }
+    }
+
+    /// Keeps what was gathered for the opening `opening` of `corpus` (verified with
+    /// `verdicts`): nothing when a record could not be read again as verified.
+    pub fn keep(self, index: &Index, opening: &str, corpus: &Corpus, verdicts: &[RecordResult]) {
+        if corpus.records().any(|r| r.reread_error().is_some()) {
+            return;
+        }
+        let numbers = self.numbering.finish();
+        let table = || {
+            if let Some(table) = self.table {
+                let _ = table.keep(index, opening, corpus, verdicts, &numbers);
+            }
+        };
+        let chains = || {
+            if let Some(chains) = self.chains {
+                let _ = (chains.finish(&numbers)).and_then(|c| c.keep(index, opening, corpus));
+            }
+        };
+        rayon::join(table, chains);
+    }
+
+    /// Gathers and keeps what is not kept yet for the opening `opening` of `ev`, from its
+    /// whole analysis (one batch).
+    pub fn keep_all(index: &Index, opening: &str, ev: EvidenceRef<'_>) {
+        if let Some(mut keeping) = Keeping::new(index, ev.corpus, opening) {
+            keeping.add(&Batch {
+                corpus: ev.corpus,
+                analysis: ev.analysis,
+                findings: ev.findings,
+                verdicts: &ev.report.records,
+                numbers: None,
+            });
+            keeping.keep(index, opening, ev.corpus, &ev.report.records);
+        }
+    }
+}
+
 /// [`complete`] without the whole analysis at once: it runs over batches of about
 /// `budget` records, each batch whole [`groups::independent`] groups (a larger group is a
 /// batch of its own), and is let go before the next — what is found is the same.
+/// `on_batch` hears of each batch analysed, with its findings as the opening's will be.
 pub fn complete_in_groups(
     corpus: &mut Corpus,
     mut report: Report,
     leases: &SuppliedLeases,
     budget: usize,
+    mut on_batch: Option<&mut dyn FnMut(&Batch<'_>)>,
 ) -> (Report, Vec<Finding>) {
     let mut found = findings::Packed::default();
+    let places = (on_batch.as_ref()).map(|_| findings::fingerprints::Places::of(corpus));
     let hashes = report.records.iter().map(|r| r.canonical_sha256);
     let batches = groups::batches(groups::independent(corpus, hashes), budget);
     // Each batch reads its records' facts again: the ids kept to group them are let go.
@@ -525,7 +714,22 @@ pub fn complete_in_groups(
         add_rewritten(&part, &analysis, &mut report, |i| batch[i] as usize);
         let verdicts: Vec<&RecordResult> =
             batch.iter().map(|&i| &report.records[i as usize]).collect();
-        found.push(&findings::all(&part, &verdicts, &analysis));
+        let timed = findings::all(&part, &verdicts, &analysis);
+        found.push(&timed);
+        if let (Some(on_batch), Some(places)) = (on_batch.as_deref_mut(), &places) {
+            // The batch's findings as the opening's will be.
+            let mut mine = findings::dedupe_and_sort(timed);
+            for f in &mut mine {
+                f.fingerprint = places.fingerprint(f, &report.records);
+            }
+            on_batch(&Batch {
+                corpus: &part,
+                analysis: &analysis,
+                findings: &mine,
+                verdicts: &report.records,
+                numbers: Some(&batch),
+            });
+        }
         for (&i, copy) in batch.iter().zip(part.records()) {
             // Analysed: the facts a small store's records kept since verification go.
             let record = corpus.record_mut(i as usize);

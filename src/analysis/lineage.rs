@@ -240,22 +240,30 @@ impl Lineages {
         if self.chains.iter().all(|c| c.parent.is_none()) {
             return order;
         }
+        let key = self.order_keys(|r| r);
+        order.sort_by_cached_key(|&r| key(r));
+        order
+    }
+
+    /// What places a record in [`Lineages::ancestors_first`]'s order, each record
+    /// numbered by `number` (increasing with the flat index — its number in a larger
+    /// opening these records are whole groups of, where they keep their order): when it
+    /// is ready — the last record of every chain it continues, or itself if later —, how
+    /// many chains deep it is, and its number.
+    pub fn order_keys(&self, number: impl Fn(u32) -> u32) -> impl Fn(u32) -> (u32, u32, u32) {
         let mut last = vec![0u32; self.chains.len()];
         for (r, &c) in self.of_record.iter().enumerate() {
             last[c as usize] = r as u32;
         }
-        // A record is ready once the last record of every chain it continues is taken.
-        let ready = |r: u32| {
+        move |r: u32| {
             let chain = self.of_record[r as usize];
             let before = self.seen_from(chain).skip(1).map(|c| last[c as usize]);
             (
-                before.max().unwrap_or(0).max(r),
-                self.seen_from(chain).count(),
-                r,
+                number(before.max().unwrap_or(0).max(r)),
+                self.seen_from(chain).count() as u32,
+                number(r),
             )
-        };
-        order.sort_by_cached_key(|&r| ready(r));
-        order
+        }
     }
 
     /// The chain's first record (flat index).

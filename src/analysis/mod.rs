@@ -5,12 +5,14 @@
 pub mod action_table;
 pub mod authority;
 pub mod capture;
+pub mod chain_answers;
 pub mod chains;
 pub mod comparability;
 pub mod compare;
 pub mod envelope;
 pub mod evidence;
 pub mod findings;
+pub mod gathered;
 pub mod graph;
 pub mod groups;
 pub mod lease;

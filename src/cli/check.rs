@@ -44,9 +44,9 @@ pub fn run(args: &CheckArgs) -> i32 {
     };
     let paths = &args.paths;
     let traced = !args.traces.traces.is_empty();
-    let opened = match index.as_ref() {
-        None if !traced => Opened::Batches(Box::new(super::open_in_batches(
-            paths, &keys, &options, &leases,
+    let mut opened = match index.as_ref() {
+        index if !traced => Opened::Batches(Box::new(super::open_in_batches(
+            paths, &keys, &options, &leases, index,
         ))),
         // The telemetry, read beside the evidence, is joined to the whole analysis.
         index => {
@@ -62,6 +62,12 @@ pub fn run(args: &CheckArgs) -> i32 {
             }
             Opened::Whole(Box::new(ev))
         }
+    };
+    // What is left to keep in the index is kept on the other core while the report is
+    // written.
+    let to_keep = match &mut opened {
+        Opened::Batches(checked) => checked.take_to_keep(),
+        Opened::Whole(_) => None,
     };
     let (corpus, report, findings) = opened.parts();
     let load_errors = corpus.errors().count();
@@ -93,14 +99,11 @@ pub fn run(args: &CheckArgs) -> i32 {
         };
         written.and_then(|()| out.flush())
     };
-    // What `show` and `chains` answer from later is kept beside the report, on the other
-    // core (for the profile they open evidence with).
     let keep = || {
-        // Kept answers are made without telemetry.
-        let forensic =
-            options.profile == Options::default().profile && args.traces.traces.is_empty();
-        if let (Some(index), Opened::Whole(ev)) = (index.as_ref().filter(|_| forensic), &opened) {
-            super::report::keep_answers(index, ev);
+        if let (Some(to_keep), Some(index), Opened::Batches(checked)) =
+            (to_keep, index.as_ref(), &opened)
+        {
+            to_keep.keep(index, checked);
         }
     };
     if rayon::join(write, keep).0.is_err() {
@@ -118,10 +121,10 @@ pub fn run(args: &CheckArgs) -> i32 {
             clock.elapsed().as_secs_f64()
         );
         let used = match &opened {
-            Opened::Whole(ev) => Some(&ev.index),
-            Opened::Batches(_) => None,
+            Opened::Whole(ev) => &ev.index,
+            Opened::Batches(c) => &c.index,
         };
-        match used.and_then(|u| Some((u, u.dir.as_ref()?))) {
+        match used.dir.as_ref().map(|dir| (used, dir)) {
             Some((used, dir)) => eprintln!(
                 "timings: evidence index {}: {} records' verdicts reused, {} verified, {} file(s) written",
                 sanitize(&dir.display().to_string()),
@@ -159,8 +162,8 @@ pub const BUDGET: crate::analysis::evidence::Budget = crate::analysis::evidence:
     facts_kept: 25_000,
 };
 
-/// Evidence as `check` opened it: whole, when an index keeps answers from the analysis
-/// for later commands; otherwise completed in batches, the analysis let go.
+/// Evidence as `check` opened it: whole, when telemetry is joined to the analysis;
+/// otherwise completed in batches, the analysis let go.
 enum Opened {
     Whole(Box<Evidence>),
     Batches(Box<Checked>),

@@ -383,8 +383,9 @@ pub fn open_indexed(
     ev
 }
 
-/// Opens `paths` for `check` and `findings` without an index ([`Checked::load`]): the
-/// analysis over batches ([`crate::cli::check::BUDGET`]), with a progress meter on stderr.
+/// Opens `paths` for `check` and `findings` ([`Checked::load`]): the analysis over
+/// batches ([`crate::cli::check::BUDGET`]), with `index` when one is used, a progress
+/// meter on stderr, and what the index could not write noted.
 ///
 /// [`Checked::load`]: crate::analysis::evidence::Checked::load
 pub fn open_in_batches(
@@ -392,6 +393,7 @@ pub fn open_in_batches(
     keys: &crate::verify::Keyring,
     options: &crate::verify::Options,
     leases: &crate::analysis::lease::SuppliedLeases,
+    index: Option<&crate::verify::index::Index>,
 ) -> crate::analysis::evidence::Checked {
     let mut meter = progress::Meter::new(paths);
     let checked = crate::analysis::evidence::Checked::load(
@@ -399,10 +401,14 @@ pub fn open_in_batches(
         keys,
         options,
         leases,
+        index,
         check::BUDGET,
         &mut |loading| meter.tick(loading),
     );
     meter.done();
+    for problem in &checked.index.problems {
+        note(problem);
+    }
     checked
 }
 

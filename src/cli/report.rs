@@ -155,8 +155,8 @@ pub(super) fn emit(text: &str) -> i32 {
 
 /// `aeplens findings`: from the evidence index alone when the same files were opened
 /// before under the same configuration and are unchanged to the byte
-/// ([`Evidence::recall_findings`]), else from the evidence opened (without an index, the
-/// analysis made in batches as `check` makes it).
+/// ([`Evidence::recall_findings`]), else from the evidence opened (the analysis made in
+/// batches as `check` makes it, unless telemetry is joined).
 pub fn findings(args: &FindingsArgs) -> i32 {
     let setting = match Setting::of(&args.evidence) {
         Ok(setting) => setting,
@@ -167,15 +167,18 @@ pub fn findings(args: &FindingsArgs) -> i32 {
         setting.say_problems(kept.errors.into_iter());
         return findings_out(args, &kept.findings);
     }
-    if setting.index.is_none() && args.evidence.traces.traces.is_empty() {
-        // Nothing to keep for later: the analysis is made in batches and let go.
-        let (keys, leases) = (&setting.keys, &setting.leases);
-        let checked = super::open_in_batches(paths, keys, &setting.options, leases);
+    if args.evidence.traces.traces.is_empty() {
+        // The analysis is made in batches and let go.
+        let (keys, leases, index) = (&setting.keys, &setting.leases, setting.index.as_ref());
+        let mut checked = super::open_in_batches(paths, keys, &setting.options, leases, index);
         setting.say_problems(checked.corpus.errors().map(LoadError::render));
         if checked.corpus.is_empty() && checked.corpus.errors().next().is_some() {
             return 2;
         }
         let code = findings_out(args, &checked.findings);
+        if let (Some(to_keep), Some(index)) = (checked.take_to_keep(), index) {
+            to_keep.keep(index, &checked);
+        }
         return if checked.reread_failures() > 0 {
             2
         } else {
@@ -264,7 +267,7 @@ pub fn show(args: &ShowArgs) -> i32 {
     let code = show_opened(args, &ev);
     if let (Some(index), Some(opening)) = (setting.answers(), kept_opening(&ev)) {
         // Not kept (a full disk, a document among the inputs): the next show opens again.
-        let _ = action_table::keep(index, &opening, ev.as_ref());
+        crate::analysis::evidence::Keeping::keep_all(index, &opening, ev.as_ref());
     }
     code
 }
@@ -277,27 +280,15 @@ pub(super) fn kept_opening(ev: &Evidence) -> Option<String> {
         .flatten()
 }
 
-/// Keeps in `index` what `show` and `chains` answer from for the opening `ev` is (each
-/// action's views; the chains as JSON and as text) when it is not kept yet, so that after
-/// a first open (`check`) they answer without opening the evidence. Nothing is kept when
-/// it cannot be (a full disk, a document among the inputs): they open it then.
-pub fn keep_answers(index: &Index, ev: &Evidence) {
-    let Some(opening) = kept_opening(ev) else {
-        return;
-    };
-    super::chains::keep(index, &opening, ev);
-    if !action_table::is_kept(index, &ev.corpus, &opening) {
-        let _ = action_table::keep(index, &opening, ev.as_ref());
-    }
-}
-
 /// [`show`] of opened evidence.
 fn show_opened(args: &ShowArgs, ev: &Evidence) -> i32 {
     let g = &ev.analysis.graph;
-    let nodes: Vec<NodeId> = match &args.run {
+    let mut nodes: Vec<NodeId> = match &args.run {
         Some(run) => g.find_in_run(&ev.corpus, run, &args.action_id),
         None => g.find_all(&ev.corpus, &args.action_id),
     };
+    // In the order of the kept table (`show_kept`): by record, then position.
+    nodes.sort_by_key(|&n| (g.nodes[n as usize].record, g.nodes[n as usize].pos));
     let found: Vec<(NodeId, Candidate<&str>)> = (nodes.into_iter())
         .map(|n| {
             let run = g.runs[g.nodes[n as usize].run as usize].id.as_str();
@@ -363,8 +354,12 @@ fn pick<T, R: AsRef<str>>(args: &ShowArgs, found: Vec<(T, Candidate<R>)>) -> Res
     }
     let mut why = String::new();
     let id = sanitize(&args.action_id);
-    let mut runs: Vec<&str> = found.iter().map(|(_, (run, _))| run.as_ref()).collect();
-    runs.dedup();
+    let mut runs: Vec<&str> = Vec::new();
+    for (_, (run, _)) in &found {
+        if !runs.contains(&run.as_ref()) {
+            runs.push(run.as_ref());
+        }
+    }
     if found.is_empty() {
         let run = (args.run.as_deref()).map(|r| format!(" in run {:?}", sanitize(r)));
         let chain = (args.chain.as_deref()).map(|c| format!(" on chain {}", sanitize(c)));

@@ -254,6 +254,9 @@ pub struct Corpus {
     pub inputs: Vec<Input>,
     /// Flat index of each input's first record.
     starts: Vec<usize>,
+    /// Whether each input's records are in line order (as a file is read): then a
+    /// record is found by its line in a binary search ([`Corpus::index_at`]).
+    in_line_order: Vec<bool>,
 }
 
 impl Corpus {
@@ -265,7 +268,14 @@ impl Corpus {
             starts.push(n);
             n += i.records.len();
         }
-        Corpus { inputs, starts }
+        let in_line_order = (inputs.iter())
+            .map(|i| i.records.is_sorted_by_key(|r| r.source.line))
+            .collect();
+        Corpus {
+            inputs,
+            starts,
+            in_line_order,
+        }
     }
 
     /// Number of records.
@@ -299,13 +309,26 @@ impl Corpus {
 
     /// The flat index of the first record at `path` and `line` (a finding's location).
     pub fn index_at(&self, path: &str, line: usize) -> Option<usize> {
-        let inputs = self.inputs.iter().zip(&self.starts);
-        inputs
-            .filter(|(i, _)| &*i.path == path)
-            .find_map(|(input, start)| {
-                let at = (input.records.iter()).position(|r| r.source.line == line)?;
-                Some(start + at)
-            })
+        let inputs = self
+            .inputs
+            .iter()
+            .zip(&self.starts)
+            .zip(&self.in_line_order);
+        inputs.filter(|((i, _), _)| &*i.path == path).find_map(
+            |((input, start), &in_line_order)| {
+                let records = &input.records;
+                let at = if in_line_order {
+                    let at = records.partition_point(|r| r.source.line < line);
+                    records
+                        .get(at)
+                        .filter(|r| r.source.line == line)
+                        .map(|_| at)
+                } else {
+                    records.iter().position(|r| r.source.line == line)
+                };
+                Some(start + at?)
+            },
+        )
     }
 
     /// Every record in flat-index order.

@@ -2,7 +2,6 @@
 //! (`model::finding::fingerprint`), made once every finding is known.
 
 use crate::load::Corpus;
-use crate::model::Record;
 use crate::model::finding::{Finding, Location};
 use crate::verify::RecordResult;
 
@@ -11,17 +10,11 @@ use crate::verify::RecordResult;
 /// locations name.
 pub fn fingerprint_all(corpus: &Corpus, findings: &mut [Finding], verdicts: &mut [RecordResult]) {
     let places = Places::of(corpus);
-    let of = |f: &Finding, verdicts: &[RecordResult]| {
-        crate::model::finding::fingerprint(f, |l| {
-            let verdict = verdicts.get(places.first_record_at(l)?)?;
-            Some(verdict.canonical_sha256.to_string())
-        })
-    };
     for f in findings.iter_mut() {
-        f.fingerprint = of(f, verdicts);
+        f.fingerprint = places.fingerprint(f, verdicts);
     }
     let own: Vec<String> = (verdicts.iter().flat_map(|r| &r.findings))
-        .map(|f| of(f, verdicts))
+        .map(|f| places.fingerprint(f, verdicts))
         .collect();
     let per_record = verdicts.iter_mut().flat_map(|r| r.findings.iter_mut());
     for (f, fingerprint) in per_record.zip(own) {
@@ -29,48 +22,61 @@ pub fn fingerprint_all(corpus: &Corpus, findings: &mut [Finding], verdicts: &mut
     }
 }
 
-/// Finds the first record at a location's file and line by the line in each input of
-/// that file, not by a table of every place (a large store's findings name a hundred
-/// thousand).
-struct Places<'a> {
-    inputs: std::collections::HashMap<&'a str, Vec<InputAt<'a>>>,
+/// Where each record of a corpus is, to find the first record at a location's file and
+/// line by the line in each input of that file, not by a table of every place (a large
+/// store's findings name a hundred thousand). Holds no record: the corpus may change
+/// (records let go of their facts) while it is used.
+pub struct Places {
+    inputs: std::collections::HashMap<std::sync::Arc<str>, Vec<InputAt>>,
 }
 
 /// One input of a file.
-struct InputAt<'a> {
-    records: &'a [Record],
+struct InputAt {
+    /// The line of each record, in the input's order.
+    lines: Vec<usize>,
     /// Its records are in line order (as loaded).
     in_line_order: bool,
     /// The flat index of its first record.
     first: usize,
 }
 
-impl<'a> Places<'a> {
-    fn of(corpus: &'a Corpus) -> Places<'a> {
-        let mut inputs = std::collections::HashMap::<&str, Vec<InputAt>>::new();
+impl Places {
+    /// The places of `corpus`'s records.
+    pub fn of(corpus: &Corpus) -> Places {
+        let mut inputs = std::collections::HashMap::<std::sync::Arc<str>, Vec<InputAt>>::new();
         let mut first = 0;
         for input in &corpus.inputs {
-            let records = &input.records[..];
-            inputs.entry(&input.path).or_default().push(InputAt {
-                records,
-                in_line_order: records.is_sorted_by_key(|r| r.source.line),
+            let lines: Vec<usize> = input.records.iter().map(|r| r.source.line).collect();
+            let count = lines.len();
+            inputs.entry(input.path.clone()).or_default().push(InputAt {
+                in_line_order: lines.is_sorted(),
+                lines,
                 first,
             });
-            first += records.len();
+            first += count;
         }
         Places { inputs }
+    }
+
+    /// The fingerprint of `f`, from the canonical hashes in `verdicts` (one per record
+    /// of the corpus, in order) of the records its locations name.
+    pub fn fingerprint(&self, f: &Finding, verdicts: &[RecordResult]) -> String {
+        crate::model::finding::fingerprint(f, |l| {
+            let verdict = verdicts.get(self.first_record_at(l)?)?;
+            Some(verdict.canonical_sha256.to_string())
+        })
     }
 
     /// The flat index of the first record at `at`'s file and line.
     fn first_record_at(&self, at: &Location) -> Option<usize> {
         self.inputs.get(&*at.path)?.iter().find_map(|input| {
-            let records = input.records;
+            let lines = &input.lines;
             let i = if input.in_line_order {
-                records.partition_point(|r| r.source.line < at.line)
+                lines.partition_point(|&l| l < at.line)
             } else {
-                records.iter().position(|r| r.source.line == at.line)?
+                lines.iter().position(|&l| l == at.line)?
             };
-            let found = records.get(i)?.source.line == at.line;
+            let found = *lines.get(i)? == at.line;
             found.then_some(input.first + i)
         })
     }

@@ -36,8 +36,11 @@
 //! and checks. Each is kept under its kind and the files' names ([`Index::kept_key`]),
 //! not their bytes: what is kept for a store that grew replaces what its shorter self had.
 
+mod kept;
+pub use kept::Putter;
 mod parts;
 pub use parts::Parts;
+pub mod spill;
 mod summary;
 mod verdicts;
 
@@ -49,18 +52,18 @@ use crate::load::digest::Prefix;
 use crate::load::{Format, Input};
 use crate::model::Record;
 use rayon::prelude::*;
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
-use summary::{BODY_CHUNK, BodyReader, summarised, summary_head, summary_part};
+pub(crate) use summary::summary_part;
+use summary::{BODY_CHUNK, BodyReader, summarised, summary_head};
 
 /// The index file format's version: bumped whenever what an entry holds changes shape —
 /// the verdicts, or the encoding of [`RecordFacts`](crate::model::facts::RecordFacts) in a store's summary.
-const FORMAT: &str = "aeplens-index/13";
+const FORMAT: &str = "aeplens-index/14";
 
 /// Everything a record's verdicts depend on besides the record itself. (Lease files do
 /// not change a verdict today; they are in the key all the same, so an entry never
@@ -316,13 +319,20 @@ impl Index {
     /// still byte for byte the one the entry was made from (its size, then its BLAKE3 —
     /// taken as it was read for the entry, and again here): every record with its place,
     /// canonical hash and facts (its JSON read from the file only when asked for, bound
-    /// to that hash), the file's load errors, and each record's verdicts.
-    pub fn known(&self, path: &str) -> Option<(Input, Vec<RecordResult>)> {
-        self.known_in_chunks(path, BODY_CHUNK)
+    /// to that hash), the file's load errors, and each record's verdicts. In a store of
+    /// more than `only_ids_over` records, each record keeps only its ids
+    /// ([`Record::keep_only_ids`]).
+    pub fn known(&self, path: &str, only_ids_over: usize) -> Option<(Input, Vec<RecordResult>)> {
+        self.known_in_chunks(path, BODY_CHUNK, only_ids_over)
     }
 
     /// [`Index::known`], reading the entry `chunk` bytes at a time.
-    fn known_in_chunks(&self, path: &str, chunk: usize) -> Option<(Input, Vec<RecordResult>)> {
+    fn known_in_chunks(
+        &self,
+        path: &str,
+        chunk: usize,
+        only_ids_over: usize,
+    ) -> Option<(Input, Vec<RecordResult>)> {
         let (slot, header, file) = self.open(path)?;
         if !header.summarises(std::fs::metadata(path).ok()?.len()) {
             return None;
@@ -333,7 +343,8 @@ impl Index {
             || file_blake3(&path),
             || {
                 let results = body.verdicts(header.lines, header.records)?;
-                let (errors, records) = body.summary(&path, &results)?;
+                let only_ids = header.records > only_ids_over;
+                let (errors, records) = body.summary(&path, &results, only_ids)?;
                 Some((results, errors, records))
             },
         );
@@ -382,9 +393,16 @@ impl Index {
 
     /// Writes the entry for `input` (read whole, with its digest) and its records'
     /// verdicts, as [`super::verify_record`] made them, in place of the file's earlier
-    /// one: atomically, so a reader never sees half of one. False when the input has no
-    /// entry to write (stdin, a file not read whole).
-    pub fn store(&self, input: &Input, results: &[RecordResult]) -> std::io::Result<bool> {
+    /// one: atomically, so a reader never sees half of one. A store's summary of its
+    /// records is `summary` when it was made as they were verified (they keep only their
+    /// ids since), else made from them. False when the input has no entry to write
+    /// (stdin, a file not read whole).
+    pub fn store(
+        &self,
+        input: &Input,
+        results: &[RecordResult],
+        summary: Option<&spill::Spilled>,
+    ) -> std::io::Result<bool> {
         let (Some(sha256), Some(bytes), Some(slot)) =
             (&input.sha256, input.bytes, self.slot(&input.path))
         else {
@@ -420,10 +438,15 @@ impl Index {
             if summarised {
                 out.put(b"\n")?;
                 out.put(&summary_head(input))?;
-                for batch in input.records.chunks(BATCH) {
-                    let parts: Vec<Vec<u8>> = batch.par_iter().map(summary_part).collect();
-                    for part in &parts {
-                        out.put(part)?;
+                match summary {
+                    Some(made) => made.copy_all(&mut |bytes| out.put(bytes))?,
+                    None => {
+                        for batch in input.records.chunks(BATCH) {
+                            let parts: Vec<Vec<u8>> = batch.par_iter().map(summary_part).collect();
+                            for part in &parts {
+                                out.put(part)?;
+                            }
+                        }
                     }
                 }
             }
@@ -531,81 +554,6 @@ impl Index {
     fn opening_slot(&self, key: &str) -> PathBuf {
         let name = sha256_hex(format!("{}\nopening\n{key}", self.config).as_bytes());
         self.dir.join(format!("opened-{}.json", &name[..40]))
-    }
-
-    /// The opening ([`Index::opening_name`]) what is kept under `key` was kept for, under
-    /// this configuration — its header line alone is read (whether what follows is sound
-    /// is known only once it is read).
-    pub fn kept_for(&self, key: &str) -> Option<String> {
-        /// What every header of what is kept for an opening begins with.
-        #[derive(Deserialize)]
-        struct Which {
-            format: String,
-            config: String,
-            opening: String,
-        }
-        if writable_by_others(&self.dir) {
-            return None;
-        }
-        let file = std::fs::File::open(self.opening_slot(key)).ok()?;
-        let mut line = Vec::new();
-        std::io::BufReader::new(file)
-            .read_until(b'\n', &mut line)
-            .ok()?;
-        let which: Which = serde_json::from_slice(&line).ok()?;
-        (which.format == FORMAT && which.config == self.config).then_some(which.opening)
-    }
-
-    /// True when what is kept under `key` was kept for the opening `opening`
-    /// ([`Index::kept_for`]).
-    pub fn keeps(&self, key: &str, opening: &str) -> bool {
-        self.kept_for(key).is_some_and(|kept| kept == opening)
-    }
-
-    /// What [`Index::remember`] kept under `key` for the opening `opening`
-    /// ([`Index::opening_name`]) under this configuration, when it is sound.
-    pub fn recall<T: DeserializeOwned>(&self, key: &str, opening: &str) -> Option<T> {
-        if writable_by_others(&self.dir) {
-            return None;
-        }
-        let slot = self.opening_slot(key);
-        let bytes = std::fs::read(&slot).ok()?;
-        let cut = bytes.iter().position(|&b| b == b'\n')?;
-        let header: OpeningHeader = serde_json::from_slice(&bytes[..cut]).ok()?;
-        let body = &bytes[cut + 1..];
-        let fits =
-            header.format == FORMAT && header.config == self.config && header.opening == opening;
-        if !fits || header.body != checksum(&[body]) {
-            return None;
-        }
-        mark_used(&slot);
-        serde_json::from_slice(body).ok()
-    }
-
-    /// Keeps `value` under `key` ([`Index::kept_key`]) for the opening `opening` under this
-    /// configuration, in place of what was kept there for another opening.
-    pub fn remember<T: Serialize>(
-        &self,
-        key: &str,
-        opening: &str,
-        value: &T,
-    ) -> std::io::Result<()> {
-        let header = |body: String| OpeningHeader {
-            format: FORMAT.to_string(),
-            config: self.config.clone(),
-            opening: opening.to_string(),
-            body,
-        };
-        let room = serde_json::to_vec(&header(checksum(&[])))?.len();
-        let slot = self.opening_slot(key);
-        self.write(
-            &slot,
-            room,
-            |out| out.put(&serde_json::to_vec(value)?),
-            |(), sum| Ok(serde_json::to_vec(&header(sum))?),
-        )?;
-        self.forget_unused(&slot);
-        Ok(())
     }
 
     /// Removes entries nobody has read or written for [`UNUSED`] (files moved or deleted,

@@ -40,7 +40,7 @@ pub(super) fn summary_head(input: &Input) -> Vec<u8> {
 
 /// One record of a store's summary, length first (so the records are read back on every
 /// core): its line, span and facts.
-pub(super) fn summary_part(record: &Record) -> Vec<u8> {
+pub(crate) fn summary_part(record: &Record) -> Vec<u8> {
     let span = record.span.unwrap_or(Span { offset: 0, len: 0 });
     let mut w = Writer::default();
     w.uint(record.source.line as u64);
@@ -128,11 +128,13 @@ impl<R: Read> BodyReader<R> {
     }
 
     /// The store's summary after the verdict lines: its load errors and its records, each
-    /// bound to the canonical hash of its verdicts (`results`), read to the end.
+    /// bound to the canonical hash of its verdicts (`results`) and keeping `only_ids` or
+    /// all its facts, read to the end.
     pub(super) fn summary(
         &mut self,
         path: &Arc<str>,
         results: &[RecordResult],
+        only_ids: bool,
     ) -> Option<(Vec<LoadError>, Vec<Record>)> {
         // The line end between the verdicts and the summary.
         while self.pending.is_empty() && self.more(self.chunk)? {}
@@ -170,7 +172,13 @@ impl<R: Read> BodyReader<R> {
             let decoded: Vec<Record> = parts
                 .into_par_iter()
                 .enumerate()
-                .map(|(i, part)| summary_record(part, path, first + i, &results[first + i]))
+                .map(|(i, part)| {
+                    let mut record = summary_record(part, path, first + i, &results[first + i])?;
+                    if only_ids {
+                        record.keep_only_ids();
+                    }
+                    Some(record)
+                })
                 .collect::<Option<_>>()?;
             records.extend(decoded);
             let used = self.pending.len() - r.rest().len();
