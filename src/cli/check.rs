@@ -152,7 +152,7 @@ pub fn run(args: &CheckArgs) -> i32 {
     code
 }
 
-/// How much of the analysis `check` holds at once without an index (the analysis of a
+/// How much of the analysis `check` and `findings` hold at once (the analysis of a
 /// record costs about a kilobyte; whole groups of records are analysed together). On the
 /// 2 GB store batches of 10,000 peak lower and steadier than 25,000 (281,156–283,708 KiB
 /// against 289,560–304,472) in the same time; up to 25,000 records keep their facts, so a 20,000-record

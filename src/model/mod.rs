@@ -307,14 +307,14 @@ impl Record {
     }
 
     /// Lets go of the ids a record keeping only ids keeps, once nothing reads them (the
-    /// groups of `check --no-index` are made): its facts are read again from its line
+    /// groups of `check` are made): its facts are read again from its line
     /// when asked for ([`Record::facts`], [`Record::with_facts_again`]).
     pub fn let_go_of_ids(&mut self) {
         self.facts.ids = None;
     }
 
     /// Lets go of the facts of a record whose tree was let go, once nothing reads them
-    /// (its batch of `check --no-index` is analysed): read again from its line if asked.
+    /// (its batch of `check` is analysed): read again from its line if asked.
     pub fn let_go_of_facts(&mut self) {
         if matches!(self.tree, Tree::OnDisk(_)) {
             self.facts = Kept::default();

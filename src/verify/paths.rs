@@ -59,13 +59,13 @@ pub enum Trees {
     Held,
     /// A record of a store file keeps only its facts once verified; its JSON is read
     /// again from the file, bound to what was verified ([`Record::let_go`]), when
-    /// something asks for it (`check` and the analysis commands: memory grows with the
+    /// something asks for it (the commands that open evidence whole: memory grows with the
     /// records, not their bytes).
     OnDisk,
     /// As [`Trees::OnDisk`], and every record after the first `after` keeps only its own
     /// facts and its actions' ids once verified ([`Record::keep_only_ids`]): tens of bytes
     /// an action instead of hundreds, for an analysis that reads a batch's facts again
-    /// (`check --no-index`). When more than `after` records were read, the first `after`
+    /// (`check`). When more than `after` records were read or known, the first `after`
     /// keep only theirs too once all are verified.
     OnlyIds { after: usize },
 }
