@@ -254,26 +254,14 @@ fn the_index_check_writes_in_batches_is_the_one_written_from_the_whole_analysis(
             let _ = std::fs::remove_dir_all(&batched);
             let index = Index::new(batched.clone(), &config);
             let budget = Budget { batch, facts_kept };
-            let mut checked = Checked::load(
-                &paths,
-                &keys,
-                &options,
-                &leases,
-                Some(&index),
-                budget,
-                &mut |_| {},
-            );
+            let check = || {
+                let index = Some(&index);
+                Checked::load(&paths, &keys, &options, &leases, index, budget, &mut |_| {})
+            };
+            let mut checked = check();
             checked.take_to_keep().unwrap().keep(&index, &checked);
             // Opened again, its completion comes from the index: the very report.
-            let mut again = Checked::load(
-                &paths,
-                &keys,
-                &options,
-                &leases,
-                Some(&index),
-                budget,
-                &mut |_| {},
-            );
+            let mut again = check();
             let report = |c: &Checked| json_report(&c.report, &c.findings, Profile::Forensic);
             assert!(again.index.reused > 0 && again.index.verified == 0);
             assert!(again.take_to_keep().is_none(), "completed from the index");

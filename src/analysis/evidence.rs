@@ -359,7 +359,9 @@ impl Checked {
             (None, Some((index, name))) => {
                 // Later commands open evidence under the default profile.
                 let default = options.profile == Options::default().profile;
-                let mut keeping = Keeping::new(index, &corpus, name).filter(|_| default);
+                let mut keeping = default
+                    .then(|| Keeping::new(index, &corpus, name))
+                    .flatten();
                 let completed = {
                     let mut add = (keeping.as_mut()).map(|k| move |b: &Batch<'_>| k.add(b));
                     let on_batch = add.as_mut().map(|f| f as &mut dyn FnMut(&Batch<'_>));
@@ -389,6 +391,11 @@ impl Checked {
     pub fn take_to_keep(&mut self) -> Option<ToKeep> {
         self.to_keep.take()
     }
+
+    /// [`Evidence::reread_failures`].
+    pub fn reread_failures(&self) -> usize {
+        reread_failures(&self.corpus)
+    }
 }
 
 /// What the analysis of an opening gave that is still to be kept in the index: its
@@ -413,13 +420,6 @@ impl ToKeep {
             }
         };
         rayon::join(completion, gathered);
-    }
-}
-
-impl Checked {
-    /// [`Evidence::reread_failures`].
-    pub fn reread_failures(&self) -> usize {
-        reread_failures(&self.corpus)
     }
 }
 
