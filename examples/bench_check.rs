@@ -80,18 +80,43 @@ fn main() {
     );
 }
 
+/// One run of `check` ([`check`]).
+struct Run {
+    took: std::time::Duration,
+    /// CPU time over wall time: how many cores were busy (`None`: not known here).
+    cores: Option<f64>,
+    /// Bytes of JSON written.
+    json: usize,
+    phases: Vec<(&'static str, std::time::Duration)>,
+}
+
+impl Run {
+    /// How many cores were busy, in words.
+    fn cores(&self) -> String {
+        self.cores.map_or("cores busy not known".into(), |c| {
+            format!("{c:.2} cores busy")
+        })
+    }
+}
+
+/// The CPU time this process has used (user and system), from `/proc/self/stat` (Linux,
+/// in ticks of 1/100 s); `None` elsewhere.
+fn cpu_time() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i)?.parse::<f64>().ok();
+    Some((ticks(11)? + ticks(12)?) / 100.0)
+}
+
 /// `check --format json` as the command does it (streamed load and verification, the
 /// analysis in batches, the report written out while what is left to keep in `index` is
-/// kept): how long it took, the bytes of JSON, and its phases.
+/// kept).
 fn check(
     keys: &aeplens::verify::Keyring,
     paths: &[String],
     index: Option<&aeplens::verify::index::Index>,
-) -> (
-    std::time::Duration,
-    usize,
-    Vec<(&'static str, std::time::Duration)>,
-) {
+) -> Run {
+    let cpu = cpu_time();
     let t = Instant::now();
     let mut ev = aeplens::analysis::evidence::Checked::load(
         paths,
@@ -122,10 +147,18 @@ fn check(
     };
     let (json, ()) = rayon::join(write, keep);
     let took = t.elapsed();
+    let cores = cpu
+        .zip(cpu_time())
+        .map(|(a, b)| (b - a) / took.as_secs_f64());
     // The process ends here in the command: its memory is not freed piece by piece.
     let phases = ev.timings.clone();
     std::mem::forget(ev);
-    (took, json, phases)
+    Run {
+        took,
+        cores,
+        json,
+        phases,
+    }
 }
 
 /// `check --format json` without the index, with it (first open, in a fresh index
@@ -135,16 +168,16 @@ fn check(
 fn floor(keys: &aeplens::verify::Keyring, paths: &[String]) {
     use rayon::prelude::*;
     use sha2::Digest;
-    let (check_time, json, phases) = check(keys, paths, None);
+    let plain = check(keys, paths, None);
     let dir = std::env::temp_dir().join(format!("aeplens-bench-index-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let options = aeplens::verify::Options::default();
     let config = aeplens::verify::index::Config::new(keys, &options, &[]);
     let index = aeplens::verify::index::Index::new(dir.clone(), &config);
-    let (first, _, _) = check(keys, paths, Some(&index));
-    let (again, _, _) = check(keys, paths, Some(&index));
+    let first = check(keys, paths, Some(&index));
+    let again = check(keys, paths, Some(&index));
     let _ = std::fs::remove_dir_all(&dir);
-    let check = check_time;
+    let check = plain.took;
     // Signatures over each line, made before the clock starts (the floor verifies one each).
     let key = SigningKey::from_bytes(&[9u8; 32]);
     let vk = key.verifying_key();
@@ -165,19 +198,25 @@ fn floor(keys: &aeplens::verify::Keyring, paths: &[String]) {
         parsed && vk.verify_strict(line, sig).is_ok()
     });
     println!(
-        "check --format json {check:.2?} ({json} bytes of JSON); floor {floor:.2?} (read + parse + SHA-256 + strict Ed25519 for {verified} records on {} threads); check = {:.2}x the floor",
+        "check --format json {check:.2?} ({} bytes of JSON, {}); floor {floor:.2?} (read + parse + SHA-256 + strict Ed25519 for {verified} records on {} threads); check = {:.2}x the floor",
+        plain.json,
+        plain.cores(),
         rayon::current_num_threads(),
         check.as_secs_f64() / floor.as_secs_f64()
     );
-    for (phase, took) in phases {
+    for (phase, took) in &plain.phases {
         println!(
             "  check's {phase}: {took:.2?} = {:.2}x the floor",
             took.as_secs_f64() / floor.as_secs_f64()
         );
     }
     println!(
-        "check with the index: first open {first:.2?} = {:.2}x the floor; reopen {again:.2?}",
-        first.as_secs_f64() / floor.as_secs_f64()
+        "check with the index: first open {:.2?} ({}) = {:.2}x the floor; reopen {:.2?} ({})",
+        first.took,
+        first.cores(),
+        first.took.as_secs_f64() / floor.as_secs_f64(),
+        again.took,
+        again.cores(),
     );
     // The same with the canonical form every AEP verifier must make: a record's signature
     // is over its canonical bytes, and a record written in the emitter's order is not
