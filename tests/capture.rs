@@ -236,6 +236,42 @@ fn emitters_sharing_a_run_and_its_default_ids_each_get_their_span() {
     assert_eq!(found[0]["evidence"]["span"]["tool"], "delete_document");
 }
 
+/// At-least-once delivery: every span the SDK wrote, exported twice (the same trace and
+/// span ids again, in a second file and within one), is one tool call each — complete
+/// capture stays complete and passes, the demo's one real gap stays one.
+#[test]
+fn a_span_exported_twice_is_one_span() {
+    let dir = common::run_dir("capture-twice");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (evidence, traces, gaps) in [(SUBAGENTS, "subagents.jsonl", 0), (DEMO, "demo.jsonl", 1)] {
+        let text = std::fs::read_to_string(otel(traces)).unwrap();
+        let twice = dir.join(traces);
+        std::fs::write(&twice, format!("{text}{text}")).unwrap();
+        let (code, once_doc, _) = check(evidence, &[&otel(traces)], &["--no-index"]);
+        let (code_twice, doc, err) = check(
+            evidence,
+            &[twice.to_str().unwrap(), &otel(traces)],
+            &["--no-index"],
+        );
+        assert_eq!(code_twice, code, "{traces}: {err}");
+        assert_eq!(
+            capture_findings(&doc).len(),
+            gaps,
+            "{traces}: {:#?}",
+            capture_findings(&doc)
+        );
+        assert_eq!(
+            doc["telemetry"]["runs"], once_doc["telemetry"]["runs"],
+            "{traces}"
+        );
+        assert_eq!(
+            doc["telemetry"]["joined"], once_doc["telemetry"]["joined"],
+            "{traces}"
+        );
+        assert!(err.contains("exported twice"), "{traces}: said: {err}");
+    }
+}
+
 /// aeplens's own OTLP export, read back as telemetry, is complete: no capture finding.
 #[test]
 fn the_otlp_export_read_back_is_complete() {

@@ -482,3 +482,36 @@ fn without_an_index_the_batched_analysis_says_what_the_whole_one_says() {
         }
     }
 }
+
+/// A lease file that cannot be read is a missing input, as a keyring is: every command
+/// taking `--leases` exits 2 naming it, before any finding could go missing with it (a
+/// lease finding dropped in silence let `findings --fail-on high` pass).
+#[test]
+fn an_unreadable_lease_file_exits_2() {
+    let store = fixtures().join("reference-stores/reapproval_after_denial.ndjson");
+    let store = store.to_str().unwrap();
+    let leases = fixtures().join("reference-stores/reapproval_after_denial.leases.ndjson");
+    let missing = fixtures().join("reference-stores/no-such.leases.ndjson");
+    let directory = fixtures().join("reference-stores");
+    for bad in [&missing, &directory] {
+        let bad = bad.to_str().unwrap();
+        for command in [
+            &["check"][..],
+            &["findings", "--fail-on", "high"],
+            &["report"],
+            &["chains"],
+        ] {
+            let mut args = command.to_vec();
+            args.extend(["--leases", leases.to_str().unwrap(), "--leases", bad, store]);
+            let (code, out, err) = aeplens(&args);
+            assert_eq!(code, 2, "{command:?} --leases {bad}: {out}{err}");
+            assert!(
+                err.contains("--leases") && err.contains(bad),
+                "{command:?}: {err}"
+            );
+        }
+    }
+    // The same lease file readable: the commands run.
+    let (code, _, err) = aeplens(&["check", "--leases", leases.to_str().unwrap(), store]);
+    assert_ne!(code, 2, "{err}");
+}

@@ -138,6 +138,91 @@ fn each_way_a_token_fails_has_its_state() {
     }
 }
 
+/// RFC 5280 path validation (d.6 amended), on paths the authority made this run: every
+/// issuer a CA allowed to sign certificates, every certificate valid at genTime, path
+/// length constraints kept. A good intermediate is followed; each broken path is invalid,
+/// never "proven".
+#[test]
+fn each_broken_certificate_path_is_invalid() {
+    let Some(dir) = authority() else { return };
+    let root = roots_from_pem(&read(&dir, "root.pem")).unwrap();
+    let chained = verify(&read(&dir, "chained.tsr"), STAMPED, &root);
+    assert_eq!(
+        chained.state,
+        TsaState::Verified,
+        "{}",
+        chained.token.reason
+    );
+    assert_eq!(
+        chained.token.tsa.as_deref(),
+        Some("aeplens TSA under an intermediate")
+    );
+    for (file, why) in [
+        (
+            "rogue.tsr",
+            "aeplens RSA TSA issued a certificate but is not a CA",
+        ),
+        ("stale.tsr", "aeplens expired CA had expired at genTime"),
+        (
+            "early.tsr",
+            "aeplens CA of 2040 was not yet valid at genTime",
+        ),
+        ("deep.tsr", "path length constraint"),
+        ("nosign.tsr", "does not allow keyCertSign"),
+    ] {
+        let check = verify(&read(&dir, file), STAMPED, &root);
+        assert_eq!(
+            check.state,
+            TsaState::Invalid,
+            "{file}: {}",
+            check.token.reason
+        );
+        assert!(
+            check.token.reason.contains(why),
+            "{file}: {}",
+            check.token.reason
+        );
+        // Checked twice: a remembered path is never taken for a broken one.
+        let again = verify(&read(&dir, file), STAMPED, &root);
+        assert_eq!(again.state, TsaState::Invalid, "{file}, again");
+        // Without the root nothing is proven, and nothing says the path is good.
+        let alone = verify(&read(&dir, file), STAMPED, &Roots::default());
+        assert_eq!(alone.state, TsaState::Untrusted, "{file}, no root");
+    }
+    // A TSA's own certificate given as the root anchors nothing: roots are CAs.
+    let leaf = roots_from_pem(&read(&dir, "rsa.pem")).unwrap();
+    let pinned = verify(&read(&dir, "rsa.tsr"), STAMPED, &leaf);
+    assert_eq!(pinned.state, TsaState::Untrusted, "{}", pinned.token.reason);
+}
+
+/// A refusal (`TimeStampResp` with status rejection and no token) is malformed, with the
+/// authority's own words, whatever its length.
+#[test]
+fn a_refused_request_is_malformed() {
+    let Some(dir) = authority() else { return };
+    let root = roots_from_pem(&read(&dir, "root.pem")).unwrap();
+    let refused = read(&dir, "refused.tsr");
+    let check = verify(&refused, STAMPED, &root);
+    assert_eq!(check.state, TsaState::Malformed, "{}", check.token.reason);
+    assert!(
+        check.token.reason.contains("rejection")
+            && check
+                .token
+                .reason
+                .contains("Message digest algorithm is not supported"),
+        "{}",
+        check.token.reason
+    );
+    // The shortest refusal: status alone (SEQUENCE { SEQUENCE { INTEGER 2 } }).
+    let bare = b"\x30\x05\x30\x03\x02\x01\x02";
+    assert_eq!(
+        aeplens::verify::timestamp::token_bytes(&aeplens::verify::encoding::encode_base64(bare)),
+        Some(bare.to_vec()),
+        "a short refusal is read as a TimeStampResp, not as an opaque proof"
+    );
+    assert_eq!(verify(bare, STAMPED, &root).state, TsaState::Malformed);
+}
+
 #[test]
 fn a_pem_file_without_a_certificate_is_refused() {
     assert!(roots_from_pem(b"not a certificate").is_err());
@@ -180,6 +265,8 @@ enum Proof<'a> {
     Moved,
     /// With DER that is no token (the root certificate).
     NotAToken,
+    /// With the authority's refusal (a TimeStampResp without a token).
+    Refused,
 }
 
 /// Writes a chain of signed records, one per entry of `proofs`, each stamped after it was
@@ -240,6 +327,7 @@ fn make_store(
                 aeplens::model::time::format_ms((now_ms() + 3_600_000) as f64),
             ),
             Proof::Moved => (last_token.clone(), "rsa", asked),
+            Proof::Refused => (read(dir, "refused.tsr"), "rsa", asked),
             Proof::NotAToken => {
                 let pem = String::from_utf8(read(dir, "root.pem")).unwrap();
                 let der = x509_cert::der::Encode::to_der(
@@ -512,6 +600,46 @@ fn stamped_records_get_the_state_their_token_earns() {
     }
 }
 
+/// A proof present and failing makes `check` exit 1 (d.6 amended): a token moved to
+/// another record, a token that does not verify. A refusal in place of a token is
+/// malformed: a finding, and no failed time claim.
+#[test]
+fn a_failing_token_fails_check() {
+    let vendored = PathBuf::from("tests/fixtures/tsa");
+    let dirs: Vec<PathBuf> = fresh().into_iter().chain([vendored]).collect();
+    for fixtures in &dirs {
+        let root = fixtures.join("root.pem");
+        let roots = ["--tsa-certs", root.to_str().unwrap()];
+        for (file, code) in [
+            ("stamped.ndjson", 0),
+            ("moved.ndjson", 1),
+            ("expired.ndjson", 1),
+            ("malformed.ndjson", 0),
+        ] {
+            let (got, doc) = check_json(fixtures, &roots, &[file]);
+            assert_eq!(got, code, "{file}: {:?}", states(&doc));
+        }
+    }
+    let Some(dir) = authority() else { return };
+    let fixtures = fresh().unwrap();
+    make_store(
+        &dir,
+        &fixtures.join("refused.ndjson"),
+        "run-tsa-refused",
+        &[Proof::Refused],
+        None,
+    );
+    let root = fixtures.join("root.pem");
+    let (code, doc) = check_json(
+        &fixtures,
+        &["--tsa-certs", root.to_str().unwrap()],
+        &["refused.ndjson"],
+    );
+    assert_eq!(code, 0, "{doc:#}");
+    assert_eq!(states(&doc), ["tsa-malformed"]);
+    assert_eq!(finding_ids(&doc), ["F-TIMESTAMP-MALFORMED"]);
+}
+
 /// The text a reviewer reads: "proven by" only for a verified token.
 #[test]
 fn only_a_verified_token_is_shown_as_proven() {
@@ -610,6 +738,85 @@ fn anchors_show_coverage_and_catch_a_cut_tail() {
     }
 }
 
+/// Anchors fail closed (d.7 amended): a three-member anchor (no `chain_root`, no
+/// `run_id`) over a record that is missing is a cut tail — or an anchor of other evidence
+/// — and fails `check`; an anchor that does not verify is a finding whether or not its
+/// record is loaded, so `findings --fail-on high` fails too.
+#[test]
+fn anchors_fail_closed() {
+    let fixtures = PathBuf::from("tests/fixtures/tsa");
+    let scratch = common::run_dir("anchors-closed");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let line = std::fs::read_to_string(fixtures.join("anchors.ndjson")).unwrap();
+    let mut bare: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
+    let map = bare.as_object_mut().unwrap();
+    map.remove("chain_root");
+    map.remove("run_id");
+    assert_eq!(map.len(), 3, "the spec's three members: {map:?}");
+    let three = scratch.join("anchors_three.ndjson");
+    std::fs::write(&three, format!("{bare}\n")).unwrap();
+    let root = fixtures.join("root.pem");
+    let run = |anchors: &Path, store: &str| {
+        check_json(
+            &fixtures,
+            &[
+                "--tsa-certs",
+                root.to_str().unwrap(),
+                "--anchors",
+                anchors.to_str().unwrap(),
+            ],
+            &[store],
+        )
+    };
+    // Over its own chain, with the head cut, and over other evidence: a cut tail.
+    for store in ["truncated.ndjson", "stamped_ec.ndjson"] {
+        let (code, doc) = run(&three, store);
+        assert_eq!(code, 1, "{store}: {doc:#}");
+        assert_eq!(doc["anchors"][0]["status"], "truncated", "{store}");
+        assert_eq!(finding_ids(&doc), ["F-TAIL-TRUNCATED"], "{store}");
+        let message = doc["findings"][0]["message"].as_str().unwrap();
+        assert!(
+            message.contains("a tail was cut, or this anchor belongs to other evidence"),
+            "{message}"
+        );
+        assert!(
+            (doc["findings"][0]["locations"].as_array().unwrap().iter()).any(|l| l["path"]
+                .as_str()
+                .unwrap()
+                .ends_with("anchors_three.ndjson")),
+            "the finding names the anchor: {doc:#}"
+        );
+    }
+    // Over the whole chain it is anchored, as before.
+    let (code, doc) = run(&three, "stamped.ndjson");
+    assert_eq!(code, 0, "{doc:#}");
+    assert_eq!(doc["anchors"][0]["status"], "anchored");
+    // An anchor naming its chain and run, over other evidence: attributed, not a cut.
+    let (code, doc) = run(&fixtures.join("anchors.ndjson"), "stamped_ec.ndjson");
+    assert_eq!(code, 0, "{doc:#}");
+    assert_eq!(doc["anchors"][0]["status"], "not-in-evidence");
+    // A bad anchor whose record is not loaded: a finding, and both commands fail.
+    let bad = fixtures.join("anchors_bad.ndjson");
+    let (code, doc) = run(&bad, "stamped_ec.ndjson");
+    assert_eq!(code, 1);
+    assert_eq!(finding_ids(&doc), ["F-ANCHOR-INVALID"]);
+    let keys = fixtures.join("keys.json");
+    let (code, out, err) = common::aeplens(&[
+        "findings",
+        "--fail-on",
+        "high",
+        "--keys",
+        keys.to_str().unwrap(),
+        "--tsa-certs",
+        root.to_str().unwrap(),
+        "--anchors",
+        bad.to_str().unwrap(),
+        fixtures.join("stamped_ec.ndjson").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("F-ANCHOR-INVALID"), "{out}");
+}
+
 /// `aeplens anchor` skips a head its anchor file already covers, and `--add` refuses a
 /// response it cannot verify.
 #[test]
@@ -629,6 +836,20 @@ fn the_anchor_command_skips_covered_heads_and_refuses_unverified_answers() {
     assert_eq!(code, 0);
     assert!(out.contains("already anchored"), "{out}");
     assert!(!out.contains("openssl ts -query"), "{out}");
+    // The head of a cut chain, shorter than the one an anchor proves: warned of first.
+    let (code, out, err) = common::aeplens(&[
+        "anchor",
+        "--tsa-certs",
+        root.to_str().unwrap(),
+        "-o",
+        anchors.to_str().unwrap(),
+        fixtures.join("truncated.ndjson").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let warning = out.find("warning: tests/fixtures/tsa/anchors.ndjson:1 proves record");
+    let query = out.find("openssl ts -query");
+    assert!(warning.is_some() && warning < query, "{out}");
+    assert!(err.contains("its tail was cut"), "{err}");
     let scratch = common::run_dir("anchor-refused");
     std::fs::create_dir_all(&scratch).unwrap();
     let target = scratch.join("anchors.ndjson");
@@ -674,8 +895,8 @@ fn check_json_with_tokens_and_anchors_is_pinned() {
         &["stamped.ndjson", "moved.ndjson"],
     );
     assert_eq!(
-        code, 0,
-        "a moved token is a finding, not a failed signature"
+        code, 1,
+        "a moved token is a time claim that does not hold: check fails"
     );
     insta::assert_json_snapshot!("tsa_check_tokens_and_anchors", doc);
 }

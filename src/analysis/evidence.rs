@@ -759,8 +759,10 @@ fn add_rewritten(
 fn finish(
     corpus: &Corpus,
     mut report: Report,
-    timed: Vec<findings::Timed>,
+    mut timed: Vec<findings::Timed>,
 ) -> (Report, Vec<Finding>) {
+    // The anchors' findings that concern no loaded record (d.7).
+    timed.extend(report.links.unplaced.iter().map(|f| (f.clone(), None)));
     let mut findings = findings::dedupe_and_sort(timed);
     findings::fingerprints::fingerprint_all(corpus, &mut findings, &mut report.records);
     (report, findings)

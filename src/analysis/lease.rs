@@ -94,6 +94,24 @@ pub struct SuppliedLeases {
 }
 
 impl SuppliedLeases {
+    /// The lease files `paths` (`--leases`), each read whole. A lease file is an input like
+    /// a keyring: one that cannot be read is `Err` naming it (the caller exits 2), never
+    /// dropped in silence with the findings it decides; the problems of the files read
+    /// come back beside the leases.
+    pub fn from_files(paths: &[String]) -> Result<(SuppliedLeases, Vec<LoadError>), String> {
+        let mut leases = SuppliedLeases::default();
+        let mut errors = Vec::new();
+        for path in paths {
+            let input = load_file(Path::new(path));
+            if input.sha256.is_none() {
+                let why = (input.errors.first()).map_or_else(String::new, LoadError::render);
+                return Err(format!("cannot use --leases {why}"));
+            }
+            errors.extend(leases.add_input(input));
+        }
+        Ok((leases, errors))
+    }
+
     /// Reads a lease file: one object, an array or NDJSON of ScopeLease / ApprovalReceipt
     /// objects. Objects that are neither become errors naming file and line.
     pub fn add_file(&mut self, path: &Path) -> Vec<LoadError> {

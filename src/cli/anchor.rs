@@ -6,7 +6,7 @@
 use super::{KeyArgs, note};
 use crate::canon::Sha256Digest;
 use crate::model::text::{file_name, sanitize};
-use crate::verify::anchors::Anchor;
+use crate::verify::anchors::{Anchor, AnchorStatus};
 use crate::verify::tsa::{self, Stamped, TsaState};
 use crate::verify::{Keyring, Options, Report, Trees};
 use clap::Args;
@@ -133,6 +133,20 @@ fn queries(report: &Report) -> i32 {
         {
             out.push_str("#   already anchored\n");
             continue;
+        }
+        // An anchor already proves a longer chain than this head: stamping the shorter one
+        // would read as if nothing had been cut.
+        for cut in (report.anchors.iter())
+            .filter(|a| a.status == AnchorStatus::Truncated && a.last_loaded.as_ref() == Some(last))
+        {
+            let warning = format!(
+                "warning: {}:{} proves record {} further along this chain than its head here: its tail was cut, and anchoring this shorter head does not undo that",
+                sanitize(&cut.file),
+                cut.line,
+                cut.record_sha256
+            );
+            note(&warning);
+            let _ = writeln!(out, "#   {warning}");
         }
         let _ = writeln!(
             out,

@@ -29,12 +29,18 @@ pub fn run(args: &CheckArgs) -> i32 {
             ProfileArg::Current => Profile::Current,
         },
     };
-    let mut leases = SuppliedLeases::default();
-    for file in &args.leases {
-        for e in leases.add_file(std::path::Path::new(file)) {
-            super::note(&e.render());
+    let leases = match SuppliedLeases::from_files(&args.leases) {
+        Ok((leases, errors)) => {
+            for e in errors {
+                super::note(&e.render());
+            }
+            leases
         }
-    }
+        Err(e) => {
+            eprintln!("aeplens: {e}");
+            return 2;
+        }
+    };
     let index = match super::evidence_index(&args.paths, &keys, &options, &leases, &args.index) {
         Ok(index) => index,
         Err(e) => {

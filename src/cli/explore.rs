@@ -24,6 +24,11 @@ pub fn run(mut args: ExploreArgs) -> i32 {
         eprintln!("aeplens: {}", e.render());
         return 2;
     }
+    // A lease file that cannot be read stops here, before the terminal is taken.
+    if let Err(e) = crate::analysis::lease::SuppliedLeases::from_files(&args.leases) {
+        eprintln!("aeplens: {e}");
+        return 2;
+    }
     if let Some(review) = &args.review {
         let at = std::path::Path::new(review);
         if crate::load::is_evidence_file(&args.paths, at) {

@@ -54,11 +54,7 @@ impl Setting {
             2
         };
         let keys = args.keys.keyring().map_err(failed)?;
-        let mut leases = SuppliedLeases::default();
-        let mut lease_errors = Vec::new();
-        for file in &args.leases {
-            lease_errors.extend(leases.add_file(std::path::Path::new(file)));
-        }
+        let (leases, lease_errors) = SuppliedLeases::from_files(&args.leases).map_err(failed)?;
         let options = Options::default();
         let index = super::evidence_index(&args.paths, &keys, &options, &leases, &args.index)
             .map_err(failed)?;

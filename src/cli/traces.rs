@@ -52,11 +52,16 @@ impl TraceArgs {
             return None;
         }
         let telemetry = crate::load::traces::load_traces(&self.traces);
-        let notes = telemetry
-            .errors
-            .iter()
+        let mut notes: Vec<String> = (telemetry.errors.iter())
             .map(crate::load::LoadError::render)
             .collect();
+        if telemetry.repeated > 0 {
+            let n = telemetry.repeated;
+            let s = if n == 1 { "" } else { "s" };
+            notes.push(format!(
+                "{n} tool-call span{s} given again with the same trace and span id (exported twice): each counted once"
+            ));
+        }
         Some((telemetry, notes))
     }
 

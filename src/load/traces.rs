@@ -20,6 +20,21 @@ pub struct Telemetry {
     pub errors: Vec<LoadError>,
     /// How long reading took (`check --timings`).
     pub read_time: std::time::Duration,
+    /// Spans given again with the same trace and span id (at-least-once delivery exports
+    /// a span twice): kept once, the first, and counted here.
+    pub repeated: usize,
+}
+
+impl Telemetry {
+    /// Keeps one span per (trace id, span id), the first given: a span exported twice is
+    /// one tool call, never two (analysis-rules §9).
+    fn drop_repeated(&mut self) {
+        let mut seen = rustc_hash::FxHashSet::default();
+        let before = self.spans.len();
+        self.spans
+            .retain(|s| seen.insert((s.trace_id.clone(), s.span_id.clone())));
+        self.repeated += before - self.spans.len();
+    }
 }
 
 /// One telemetry file and what it held.
@@ -58,6 +73,7 @@ pub fn load_traces(paths: &[String]) -> Telemetry {
             }
         }
     }
+    out.drop_repeated();
     out.read_time = clock.elapsed();
     out
 }
@@ -66,6 +82,7 @@ pub fn load_traces(paths: &[String]) -> Telemetry {
 pub fn read_bytes(path: &str, bytes: &[u8]) -> Telemetry {
     let mut out = Telemetry::default();
     read_file(&Arc::from(path), bytes, &mut out);
+    out.drop_repeated();
     out
 }
 
@@ -442,6 +459,17 @@ mod tests {
         assert_eq!(whole.spans.len(), 39);
         assert_eq!(whole.spans[17].line, 19, "lines counted across parts");
         assert_eq!(errors[0].line, Some(18));
+    }
+
+    /// At-least-once delivery: the same span (trace and span id) given twice is one span,
+    /// the first, and the repeat is counted.
+    #[test]
+    fn a_span_exported_twice_is_one_span() {
+        let t = read_bytes("t.jsonl", format!("{SPAN}\n{SPAN}\n").as_bytes());
+        assert_eq!(t.spans.len(), 1);
+        assert_eq!(t.spans[0].line, 1, "the first is kept");
+        assert_eq!(t.repeated, 1);
+        assert_eq!(t.files[0].tool_spans, 2, "the file held two");
     }
 
     /// Found by the fuzz target: an error inside a multi-byte character, then a search

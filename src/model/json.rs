@@ -378,9 +378,13 @@ impl Json {
         match self {
             Json::Null => Value::Null,
             Json::Bool(b) => Value::Bool(*b),
-            Json::Number(n) => {
-                serde_json::Number::from_f64(n.value).map_or(Value::Null, Value::Number)
-            }
+            // The token's own text where serde_json holds it exactly (an integer stays
+            // `42`, never `42.0`, in what is printed of it), else its double.
+            Json::Number(n) => serde_json::from_str::<serde_json::Number>(&n.raw)
+                .ok()
+                .filter(|number| number.as_f64() == Some(n.value))
+                .or_else(|| serde_json::Number::from_f64(n.value))
+                .map_or(Value::Null, Value::Number),
             Json::String(s) => Value::String(s.lossy().into_owned()),
             Json::Array(a) => Value::Array(a.iter().map(Json::to_serde).collect()),
             Json::Object(o) => Value::Object(
@@ -498,6 +502,17 @@ fn feed_str(h: &mut sha2::Sha256, s: &JStr) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a schema message prints of a value is its JSON text: `42`, not `42.0`.
+    #[test]
+    fn numbers_reach_serde_as_their_text() {
+        let json =
+            crate::load::parser::parse(r#"{"a":42,"b":1.5,"c":-7,"d":1E2,"e":1e400}"#).unwrap();
+        assert_eq!(
+            json.to_serde().to_string(),
+            r#"{"a":42,"b":1.5,"c":-7,"d":100.0,"e":null}"#
+        );
+    }
 
     #[test]
     fn same_bytes_agrees_with_slice_equality_at_every_length_and_position() {

@@ -45,16 +45,12 @@ pub fn spawn_worker(
             phase: "loading".into(),
             ..Progress::default()
         }));
-        let mut supplied = SuppliedLeases::default();
-        let mut errors: Vec<String> = Vec::new();
-        for file in &leases {
-            errors.extend(
-                supplied
-                    .add_file(std::path::Path::new(file))
-                    .iter()
-                    .map(std::string::ToString::to_string),
-            );
-        }
+        // The files were found readable before the terminal was taken; one gone since is
+        // said like any other lease problem.
+        let (supplied, mut errors): (_, Vec<String>) = match SuppliedLeases::from_files(&leases) {
+            Ok((supplied, errors)) => (supplied, errors.iter().map(ToString::to_string).collect()),
+            Err(e) => (SuppliedLeases::default(), vec![e]),
+        };
         // Large evidence: show the first records at once, then the whole.
         if let Some(head) = crate::load::load_prefix(&paths, QUICK_LOOK_BYTES) {
             let corpus = Arc::new(Corpus::new(head));

@@ -3,7 +3,8 @@
 //! chain whose tail was cut. An anchor line is `{"record_sha256": H, "authority": name,
 //! "proof": base64 token whose imprint is H}`, and, when `aeplens anchor` wrote it,
 //! `chain_root` (the `H` of the chain path's first record) and `run_id`: what lets a
-//! missing head be recognised as its chain's.
+//! missing head be recognised as its chain's. Anchors fail closed: one over a record
+//! that is missing and whose chain it does not name is a cut tail all the same (d.7).
 
 use super::links::{LinkGraph, RecordAt};
 use super::tsa::{self, Stamped, Token, TsaState};
@@ -27,6 +28,8 @@ pub struct Anchor {
     pub token: Vec<u8>,
     /// The `H` of the first record of the anchored record's chain path.
     pub chain_root: Option<Sha256Digest>,
+    /// The run of the anchored record, when the line names it.
+    pub run_id: Option<String>,
     /// The line as written (what the index's configuration digests).
     pub text: String,
 }
@@ -78,6 +81,7 @@ fn parse_line(line: &str) -> Result<Anchor, String> {
         authority: text("authority").unwrap_or("").to_string(),
         token,
         chain_root: hash("chain_root")?,
+        run_id: text("run_id").map(str::to_string),
         text: String::new(),
     })
 }
@@ -88,9 +92,12 @@ fn parse_line(line: &str) -> Result<Anchor, String> {
 pub enum AnchorStatus {
     /// Its token verifies and its record is loaded: the chain is covered through it.
     Anchored,
-    /// Its token verifies, its record is missing while its chain's records are loaded.
+    /// Its token verifies, its record is missing while its chain's records are loaded —
+    /// or while it names no chain (or a run that is loaded), so that it cannot be told
+    /// from a cut tail.
     Truncated,
-    /// Its token verifies; neither its record nor its chain is in the evidence.
+    /// Its token verifies; neither its record nor the chain or run it names is in the
+    /// evidence.
     NotInEvidence,
     /// Its token is well-formed but reaches no trusted root (`--tsa-certs`): not used.
     Untrusted,
@@ -111,7 +118,8 @@ pub struct AnchorOut {
     pub token: Token,
     /// The anchored record, when loaded.
     pub record: Option<RecordAt>,
-    /// For a truncated chain: the last record of it that is loaded.
+    /// For a truncated chain: the last record of it that is loaded (none when the anchor
+    /// does not say which chain it was).
     pub last_loaded: Option<RecordAt>,
 }
 
@@ -130,7 +138,8 @@ pub struct AnchoredThrough {
 
 /// Verifies every anchor against the evidence: sets each path's `anchored_through` (the
 /// furthest verified anchor on it), and pushes F-TAIL-TRUNCATED and F-ANCHOR-INVALID
-/// onto `links.findings` (each shown on the record it concerns); either fails `check`.
+/// onto `links.findings` when a loaded record is concerned, else onto `links.unplaced`;
+/// either fails `check`.
 pub fn apply(
     anchors: &[Anchor],
     roots: &super::tsa::Roots,
@@ -170,9 +179,14 @@ pub fn apply(
                 .max_by_key(|&&p| links.paths[p].members.len())?;
             Some(*links.paths[*longest].members.last()? as usize)
         });
+        // An anchor that names no chain, or names a run that is loaded, over a record that
+        // is not: whose tail it was cannot be told, so it is taken as a cut one.
+        let unattributed = anchor.chain_root.is_none()
+            && (anchor.run_id.as_deref())
+                .is_none_or(|run| records.iter().any(|r| r.run_id() == Some(run)));
         let status = match check.state {
             TsaState::Verified if loaded.is_some() => AnchorStatus::Anchored,
-            TsaState::Verified if last_loaded.is_some() => AnchorStatus::Truncated,
+            TsaState::Verified if last_loaded.is_some() || unattributed => AnchorStatus::Truncated,
             TsaState::Verified => AnchorStatus::NotInEvidence,
             TsaState::Untrusted => AnchorStatus::Untrusted,
             _ => AnchorStatus::Invalid,
@@ -206,15 +220,22 @@ pub fn apply(
                 links.anchors_fail = true;
                 links
                     .findings
-                    .push((last, truncated(anchor, &check.token, records[last])));
+                    .push((last, truncated(anchor, &check.token, Some(records[last]))));
             }
             (AnchorStatus::Invalid, Some(i)) => {
                 links.anchors_fail = true;
                 links
                     .findings
-                    .push((i, invalid(anchor, &check.token, records[i])));
+                    .push((i, invalid(anchor, &check.token, Some(records[i]))));
             }
-            (AnchorStatus::Invalid, None) => links.anchors_fail = true,
+            (AnchorStatus::Truncated, None) => {
+                links.anchors_fail = true;
+                links.unplaced.push(truncated(anchor, &check.token, None));
+            }
+            (AnchorStatus::Invalid, None) => {
+                links.anchors_fail = true;
+                links.unplaced.push(invalid(anchor, &check.token, None));
+            }
             _ => {}
         }
         out.push(AnchorOut {
@@ -232,64 +253,85 @@ pub fn apply(
     out
 }
 
-fn anchor_location(anchor: &Anchor, field: &str) -> Location {
+/// Where an anchor line is.
+fn anchor_location(file: &Arc<str>, line: usize, field: &str) -> Location {
     Location {
-        path: anchor.file.clone(),
-        line: anchor.line,
+        path: file.clone(),
+        line,
         pointer: crate::model::finding::pointer(&[field]),
     }
 }
 
-/// F-TAIL-TRUNCATED: the anchored record is missing; `last` is its chain's last loaded one.
-fn truncated(anchor: &Anchor, token: &Token, last: &Record) -> Finding {
+/// F-TAIL-TRUNCATED: the anchored record is missing; `last` is its chain's last loaded
+/// one, or none when the anchor does not say which chain it was.
+fn truncated(anchor: &Anchor, token: &Token, last: Option<&Record>) -> Finding {
+    let at = format!("{}:{}", anchor.file, anchor.line);
+    let (message, last_loaded) = match last {
+        Some(last) => (
+            format!(
+                "the chain through {} was anchored further, at record {} ({}), which is not in the evidence loaded: its tail was cut (or its later records were not given)",
+                last.source,
+                anchor.record_sha256,
+                token.proven()
+            ),
+            Some(last.source.to_string()),
+        ),
+        None => (
+            format!(
+                "the anchor at {at} proves record {} ({}), which is not in the evidence loaded, and names no chain of it: a tail was cut, or this anchor belongs to other evidence",
+                anchor.record_sha256,
+                token.proven()
+            ),
+            None,
+        ),
+    };
     Finding {
         id: "F-TAIL-TRUNCATED",
         severity: Severity::High,
-        run_id: last.run_id().map(str::to_string),
+        run_id: last
+            .and_then(|r| r.run_id().map(str::to_string))
+            .or_else(|| anchor.run_id.clone()),
         action_ids: Vec::new(),
-        message: format!(
-            "the chain through {} was anchored further, at record {} ({}), which is not in the evidence loaded: its tail was cut (or its later records were not given)",
-            last.source,
-            anchor.record_sha256,
-            token.proven()
-        ),
+        message,
         evidence: serde_json::json!({
-            "last_loaded": last.source.to_string(),
+            "last_loaded": last_loaded,
             "anchored": anchor.record_sha256.to_string(),
-            "anchor": format!("{}:{}", anchor.file, anchor.line),
+            "anchor": at,
             "tsa": token.tsa,
             "gen_time_ms": token.gen_time_ms,
         })
         .into(),
-        locations: vec![
-            Location::record(&last.source),
-            anchor_location(anchor, "record_sha256"),
-        ],
+        locations: (last.map(|r| Location::record(&r.source)).into_iter())
+            .chain([anchor_location(&anchor.file, anchor.line, "record_sha256")])
+            .collect(),
         fingerprint: String::new(),
     }
 }
 
-/// F-ANCHOR-INVALID, shown on `shown_on` (the anchored record, or its chain's last).
-fn invalid(anchor: &Anchor, token: &Token, shown_on: &Record) -> Finding {
+/// F-ANCHOR-INVALID, shown on `shown_on` (the anchored record, or its chain's last) when
+/// one is loaded.
+fn invalid(anchor: &Anchor, token: &Token, shown_on: Option<&Record>) -> Finding {
+    let at = format!("{}:{}", anchor.file, anchor.line);
     Finding {
         id: "F-ANCHOR-INVALID",
         severity: Severity::High,
-        run_id: shown_on.run_id().map(str::to_string),
+        run_id: shown_on
+            .and_then(|r| r.run_id().map(str::to_string))
+            .or_else(|| anchor.run_id.clone()),
         action_ids: Vec::new(),
         message: format!(
-            "the anchor at {}:{} for record {} does not verify: {}",
-            anchor.file, anchor.line, anchor.record_sha256, token.reason
+            "the anchor at {at} for record {} does not verify: {}",
+            anchor.record_sha256, token.reason
         ),
         evidence: serde_json::json!({
-            "anchor": format!("{}:{}", anchor.file, anchor.line),
+            "anchor": at,
             "record_sha256": anchor.record_sha256.to_string(),
             "reason": token.reason,
         })
         .into(),
-        locations: vec![
-            Location::record(&shown_on.source),
-            anchor_location(anchor, "proof"),
-        ],
+        locations: (shown_on.map(|r| Location::record(&r.source)).into_iter())
+            .chain([anchor_location(&anchor.file, anchor.line, "proof")])
+            .collect(),
         fingerprint: String::new(),
     }
 }

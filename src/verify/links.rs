@@ -192,6 +192,9 @@ pub struct LinkGraph {
     pub conflicting_duplicates: bool,
     /// True when an anchor shows a cut tail or does not verify ([`super::anchors`]).
     pub anchors_fail: bool,
+    /// F-TAIL-TRUNCATED and F-ANCHOR-INVALID of anchors that concern no loaded record:
+    /// the evidence's findings, on no record.
+    pub unplaced: Vec<Finding>,
 }
 
 impl LinkGraph {

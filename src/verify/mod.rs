@@ -502,14 +502,15 @@ impl Report {
 
     /// The `check` exit code: 0 when every signed record is valid, the link graph passes
     /// (every chain path intact or not-present, no fork, no conflicting duplicate — file
-    /// order may still read `broken` on interleaved emitters) and no error-severity
-    /// violation exists; 1 otherwise.
+    /// order may still read `broken` on interleaved emitters), no error-severity
+    /// violation exists and no RFC 3161 token present fails (d.6); 1 otherwise.
     pub fn exit_code(&self) -> i32 {
         let bad_record = self.records.iter().any(|r| {
             let signed_not_valid = r.signed && r.authenticity.status != Some(AuthStatus::Valid);
             signed_not_valid
                 || r.structural.status == Some(CheckStatus::Fail)
                 || r.semantic.status == Some(CheckStatus::Fail)
+                || r.authenticity.timestamp.is_some_and(TimestampState::fails)
         });
         let bad_chain = !self.links.passes();
         i32::from(bad_record || bad_chain)

@@ -49,6 +49,16 @@ impl TimestampState {
         }
     }
 
+    /// True when a token is present and fails (d.6: `tsa-imprint-mismatch`,
+    /// `tsa-invalid`): the evidence carries a time claim that does not hold, and `check`
+    /// fails.
+    pub fn fails(self) -> bool {
+        matches!(
+            self,
+            TimestampState::Token(TsaState::ImprintMismatch | TsaState::Invalid)
+        )
+    }
+
     /// True when the proof proves a time (a verified RFC 3161 token); every other proof
     /// is a claim.
     pub fn proves_time(self) -> bool {
@@ -122,13 +132,15 @@ pub(super) fn timestamp_state(
 }
 
 /// The DER of a proof that is an RFC 3161 token: standard base64 of a SEQUENCE longer
-/// than the 32 bytes of a digest (the local recipe's proofs are digests).
+/// than the 32 bytes of a digest (the local recipe's proofs are digests), or of a
+/// `TimeStampResp` of any length (a refusal without a token is short, and malformed).
 pub fn token_bytes(proof: &str) -> Option<Vec<u8>> {
     use base64::Engine;
     let der = base64::engine::general_purpose::STANDARD
         .decode(proof)
         .ok()?;
-    (der.len() > 32 && der[0] == 0x30).then_some(der)
+    let sequence = der.first() == Some(&0x30);
+    (sequence && (der.len() > 32 || tsa::is_response(&der))).then_some(der)
 }
 
 /// How far a record's claimed `timestamp` may be from a token's `genTime` when the token

@@ -1,9 +1,9 @@
 //! RFC 3161 time-stamp tokens (verification.md d.6), verified offline: the token's
 //! imprint against the stamped bytes, its CMS signature under the signer certificate it
-//! carries, and that certificate's chain to a trusted root, its critical `timeStamping`
-//! usage and its validity at `genTime`. Parsed with the RustCrypto `cms`, `x509-cert`
-//! and `x509-tsp` crates; signatures checked with `rsa`, `p256`, `p384` and
-//! `ed25519-dalek`. The timestamp axis ([`super::timestamp`]) calls it for a record's
+//! carries, that certificate's critical `timeStamping` usage, and its path to a trusted
+//! root validated at `genTime` as RFC 5280 §6 says (rustls' `webpki`, see [`path_to_root`]).
+//! Parsed with the RustCrypto `cms`, `x509-cert` and `x509-tsp` crates; signatures checked
+//! with `ring`, `rsa`, `p256`, `p384` and `ed25519-dalek`. The timestamp axis ([`super::timestamp`]) calls it for a record's
 //! proof that is DER, and the anchors ([`super::anchors`]) for each anchor.
 
 use cms::cert::CertificateChoices;
@@ -103,24 +103,31 @@ const EXT_KEY_USAGE: Oid = Oid::new_unwrap("2.5.29.37");
 const TIME_STAMPING: Oid = Oid::new_unwrap("1.3.6.1.5.5.7.3.8");
 const COMMON_NAME: Oid = Oid::new_unwrap("2.5.4.3");
 
-/// The roots a token's signer must chain to, and the chains already checked against them
-/// (a store's tokens come from a few TSA certificates: each chain is checked once).
+/// The roots a token's signer must chain to, and the paths already validated against them
+/// (a store's tokens come from a few TSA certificates: each path is validated once for the
+/// span of time it holds over).
 #[derive(Debug, Default)]
 pub struct Roots {
     certs: Vec<Certificate>,
-    /// A signer certificate and the certificates its token carries → whether they chain
-    /// to a root.
-    checked: std::sync::Mutex<Vec<CheckedChain>>,
+    /// The same roots as trust anchors for path validation.
+    anchors: Vec<rustls_pki_types::TrustAnchor<'static>>,
+    /// A signer certificate and the certificates its token carries → when the path
+    /// found from them to a root holds.
+    checked: std::sync::Mutex<Vec<CheckedPath>>,
 }
 
-/// A signer certificate followed by the certificates its token carries, and whether they
-/// chain to a root.
-type CheckedChain = (Vec<Certificate>, Result<bool, String>);
+/// A signer certificate followed by the certificates its token carries, and the span of
+/// time over which every certificate on the path validated from them is valid.
+type CheckedPath = (Vec<Certificate>, Window);
+
+/// Milliseconds since the epoch, from and to (inclusive).
+type Window = (i64, i64);
 
 impl Clone for Roots {
     fn clone(&self) -> Roots {
         Roots {
             certs: self.certs.clone(),
+            anchors: self.anchors.clone(),
             checked: std::sync::Mutex::default(),
         }
     }
@@ -140,44 +147,55 @@ impl Roots {
     /// Adds the roots of `other`.
     pub fn extend(&mut self, other: Roots) {
         self.certs.extend(other.certs);
+        self.anchors.extend(other.anchors);
         self.checked = std::sync::Mutex::default();
     }
 
-    /// [`chains_to`], remembered per signer and carried certificates (compared whole;
-    /// at most [`REMEMBERED`] of them).
-    fn chain(&self, signer: &Certificate, certs: &[&Certificate]) -> Result<bool, String> {
-        let same = |(kept, _): &&CheckedChain| {
-            kept.len() == certs.len() + 1
+    /// [`path_to_root`] at `gen_ms`, remembered per signer and carried certificates
+    /// (compared whole; at most [`REMEMBERED`] of them) with the span its path holds over:
+    /// the same path validates at any time inside it, since validity is the only thing
+    /// path validation reads the time for.
+    fn path(
+        &self,
+        signer: &Certificate,
+        certs: &[&Certificate],
+        gen_ms: i64,
+    ) -> Result<bool, String> {
+        let same = |(kept, (from, to)): &CheckedPath| {
+            (*from..=*to).contains(&gen_ms)
+                && kept.len() == certs.len() + 1
                 && kept[0] == *signer
                 && kept[1..].iter().zip(certs).all(|(a, b)| a == *b)
         };
-        let known = (self.checked.lock().ok())
-            .and_then(|c| c.iter().find(same).map(|(_, answer)| answer.clone()));
-        known.unwrap_or_else(|| {
-            let answer = chains_to(signer, certs, &self.certs);
-            if let Ok(mut checked) = self.checked.lock()
-                && checked.len() < REMEMBERED
-            {
-                let kept = std::iter::once(signer).chain(certs.iter().copied());
-                checked.push((kept.cloned().collect(), answer.clone()));
-            }
-            answer
-        })
+        if (self.checked.lock().ok()).is_some_and(|c| c.iter().any(same)) {
+            return Ok(true);
+        }
+        let Some(window) = path_to_root(signer, certs, self, gen_ms)? else {
+            return Ok(false);
+        };
+        if let Ok(mut checked) = self.checked.lock()
+            && checked.len() < REMEMBERED
+        {
+            let kept = std::iter::once(signer).chain(certs.iter().copied());
+            checked.push((kept.cloned().collect(), window));
+        }
+        Ok(true)
     }
 }
 
-/// How many certificate chains [`Roots`] remembers (a store's tokens come from a few TSAs;
+/// How many validated paths [`Roots`] remembers (a store's tokens come from a few TSAs;
 /// hostile evidence may carry any number).
 const REMEMBERED: usize = 64;
 
-/// The certificates of a PEM bundle (`--tsa-certs`): the roots a token must chain to.
-/// Each `CERTIFICATE` block is decoded alone (x509-cert's own chain loader panics on a
-/// file with none).
+/// The certificates of a PEM bundle (`--tsa-certs`): the roots a token must chain to, each
+/// a trust anchor of RFC 5280 path validation (a TSA's own certificate given here anchors
+/// nothing: give the CA that issued it). Each `CERTIFICATE` block is decoded alone
+/// (x509-cert's own chain loader panics on a file with none).
 pub fn roots_from_pem(pem: &[u8]) -> Result<Roots, String> {
     use der::DecodePem;
     const END: &str = "-----END CERTIFICATE-----";
     let text = std::str::from_utf8(pem).map_err(|_| "not PEM: the file is not text")?;
-    let mut roots = Vec::new();
+    let (mut roots, mut anchors) = (Vec::new(), Vec::new());
     for (i, block) in text
         .split("-----BEGIN CERTIFICATE-----")
         .skip(1)
@@ -189,19 +207,25 @@ pub fn roots_from_pem(pem: &[u8]) -> Result<Roots, String> {
         let pem = format!("-----BEGIN CERTIFICATE-----{}{END}\n", &block[..end]);
         let cert = Certificate::from_pem(pem.as_bytes())
             .map_err(|e| format!("certificate {}: {e}", i + 1))?;
+        let der = cert
+            .to_der()
+            .map_err(|e| format!("certificate {}: {e}", i + 1))?;
+        let der = rustls_pki_types::CertificateDer::from(der);
+        let anchor = webpki::anchor_from_trusted_cert(&der)
+            .map_err(|e| format!("certificate {}: not usable as a trust anchor: {e}", i + 1))?
+            .to_owned();
         roots.push(cert);
+        anchors.push(anchor);
     }
     if roots.is_empty() {
         return Err("no PEM certificate in the file".into());
     }
     Ok(Roots {
         certs: roots,
+        anchors,
         ..Roots::default()
     })
 }
-
-/// How deep a certificate chain may go before it is given up on (loops, hostile chains).
-const MAX_CHAIN: usize = 8;
 
 /// What a token must stamp.
 #[derive(Clone, Copy, Debug)]
@@ -288,7 +312,13 @@ fn check_token(der: &[u8], stamped: Stamped<'_>, roots: &Roots) -> TsaCheck {
             return check;
         }
     }
-    match roots.chain(signer, &certs) {
+    let gen_ms = check.token.gen_time_ms.unwrap_or(0);
+    let path = if roots.is_empty() {
+        Ok(false)
+    } else {
+        roots.path(signer, &certs, gen_ms)
+    };
+    match path {
         Ok(true) => {
             check.state = TsaState::Verified;
             check.token.reason = format!(
@@ -310,6 +340,11 @@ fn check_token(der: &[u8], stamped: Stamped<'_>, roots: &Roots) -> TsaCheck {
         }
     }
     check
+}
+
+/// True when `der` is a DER `TimeStampResp` (granted or not).
+pub fn is_response(der: &[u8]) -> bool {
+    TimeStampResp::from_der(der).is_ok()
 }
 
 /// The SHA-256 digest a token stamps (its imprint), when `der` is a token and its imprint
@@ -413,7 +448,14 @@ fn parse(der: &[u8]) -> Result<Parsed, String> {
         Ok(resp) => {
             let status = resp.status.status as u8;
             if status > 1 {
-                return Err(format!("the response is not granted (PKIStatus {status})"));
+                let why = (resp.status.status_string.as_ref())
+                    .and_then(|texts| texts.iter().next())
+                    .map(|text| format!(": {}", crate::model::text::sanitize(text.as_str())))
+                    .unwrap_or_default();
+                return Err(format!(
+                    "the response is a refusal (PKIStatus {status}{}), not a token{why}",
+                    if status == 2 { " rejection" } else { "" }
+                ));
             }
             resp.time_stamp_token.ok_or("a response without a token")?
         }
@@ -713,54 +755,129 @@ fn valid_at(cert: &Certificate, gen_ms: i64) -> Result<(), String> {
     Ok(())
 }
 
-/// Whether `cert` chains, through the token's certificates, to one of `roots`; `Err` when
-/// a certificate's signature does not verify under its issuer.
-fn chains_to(
-    cert: &Certificate,
+/// The timeStamping purpose's OID, as DER content bytes (1.3.6.1.5.5.7.3.8).
+const TIME_STAMPING_DER: &[u8] = &[0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x03, 0x08];
+
+/// RFC 5280 §6 path validation of `signer`, through the certificates its token carries, to
+/// one of `roots`, at `gen_ms`: rustls' `webpki` builds and validates the path (every
+/// signature, every issuer a CA, path length, name constraints, every certificate valid
+/// at that time, `timeStamping` in every extended key usage on it). Kept here are only
+/// the checks it does not make: an issuer's key usage, when present, allows `keyCertSign`,
+/// and the root itself was valid then (the signer's critical `timeStamping` usage is
+/// [`usage_ok`]'s, checked before). `Ok(Some(span))`: the path validates, and holds
+/// over `span`; `Ok(None)`: it reaches none of the roots; `Err`: it fails.
+fn path_to_root(
+    signer: &Certificate,
     certs: &[&Certificate],
-    roots: &[Certificate],
-) -> Result<bool, String> {
-    let mut cur = cert;
-    for _ in 0..MAX_CHAIN {
-        if roots.iter().any(|r| r == cur) {
-            return Ok(true);
-        }
-        let issuer_name = &cur.tbs_certificate.issuer;
-        let issued = |by: &Certificate| {
-            let tbs = cur.tbs_certificate.to_der().map_err(|e| e.to_string())?;
-            verify_signature(
-                by,
-                &cur.signature_algorithm.oid,
-                None,
-                &tbs,
-                cur.signature.raw_bytes(),
-            )
-            .map_err(|why| {
-                format!(
-                    "the certificate of {} does not verify under its issuer {}: {why}",
-                    common_name(cur),
-                    common_name(by)
-                )
-            })
-        };
-        if let Some(root) = roots
-            .iter()
-            .find(|r| r.tbs_certificate.subject == *issuer_name)
-        {
-            issued(root)?;
-            return Ok(true);
-        }
-        match (certs.iter().copied())
-            .find(|c| c.tbs_certificate.subject == *issuer_name && *c != cur)
-        {
-            Some(issuer) => {
-                issued(issuer)?;
-                cur = issuer;
-            }
-            None => return Ok(false),
-        }
+    roots: &Roots,
+    gen_ms: i64,
+) -> Result<Option<Window>, String> {
+    use rustls_pki_types::{CertificateDer, UnixTime};
+    let der = |c: &Certificate| c.to_der().map_err(|e| e.to_string());
+    let signer_der = CertificateDer::from(der(signer)?);
+    let carried = (certs.iter().filter(|c| **c != signer))
+        .map(|c| der(c).map(CertificateDer::from))
+        .collect::<Result<Vec<_>, _>>()?;
+    let end_entity = webpki::EndEntityCert::try_from(&signer_der)
+        .map_err(|e| format!("the signer's certificate cannot be validated: {e}"))?;
+    let at = UnixTime::since_unix_epoch(std::time::Duration::from_millis(
+        u64::try_from(gen_ms).unwrap_or(0),
+    ));
+    let path = match end_entity.verify_for_usage(
+        webpki::ALL_VERIFICATION_ALGS,
+        &roots.anchors,
+        &carried,
+        at,
+        // Every certificate on the path that states usages must allow timeStamping (the
+        // signer's own, critical and alone, is [`usage_ok`]'s).
+        webpki::KeyUsage::required_if_present(TIME_STAMPING_DER),
+        None,
+        None,
+    ) {
+        Ok(path) => path,
+        Err(webpki::Error::UnknownIssuer) => return Ok(None),
+        Err(e) => return Err(path_failure(&e, signer, certs, gen_ms)),
+    };
+    let mut on_path = vec![signer.clone()];
+    for issuer in path.intermediate_certificates() {
+        let cert = Certificate::from_der(issuer.der().as_ref()).map_err(|e| e.to_string())?;
+        may_sign_certificates(&cert)?;
+        on_path.push(cert);
     }
-    Ok(false)
+    let anchor = path.anchor();
+    let root = (roots.certs.iter().zip(&roots.anchors))
+        .find(|(_, a)| a.subject_public_key_info == anchor.subject_public_key_info)
+        .map(|(c, _)| c)
+        .ok_or("the path ends at a root that was not given")?;
+    may_sign_certificates(root)?;
+    valid_at(root, gen_ms).map_err(|why| why.replace("signer's", "root"))?;
+    on_path.push(root.clone());
+    let ms = |t: &x509_cert::time::Time| t.to_unix_duration().as_millis() as i64;
+    let validity = on_path.iter().map(|c| &c.tbs_certificate.validity);
+    Ok(Some(
+        validity.fold((i64::MIN, i64::MAX), |(from, to), v| {
+            (from.max(ms(&v.not_before)), to.min(ms(&v.not_after)))
+        }),
+    ))
+}
+
+/// An issuer's key usage, when it states one, allows signing certificates (RFC 5280
+/// §4.2.1.3: `keyCertSign`).
+fn may_sign_certificates(issuer: &Certificate) -> Result<(), String> {
+    use x509_cert::ext::pkix::{KeyUsage, KeyUsages};
+    const KEY_USAGE: Oid = Oid::new_unwrap("2.5.29.15");
+    let Some(ext) =
+        (issuer.tbs_certificate.extensions.iter().flatten()).find(|e| e.extn_id == KEY_USAGE)
+    else {
+        return Ok(());
+    };
+    let usage = KeyUsage::from_der(ext.extn_value.as_bytes())
+        .map_err(|e| format!("the key usage of {}: {e}", common_name(issuer)))?;
+    if usage.0.contains(KeyUsages::KeyCertSign) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} issued a certificate on the path, but its key usage does not allow keyCertSign",
+            common_name(issuer)
+        ))
+    }
+}
+
+/// Why path validation failed, in a sentence: webpki's error, with the certificate it
+/// concerns named where the token's certificates tell which.
+fn path_failure(
+    error: &webpki::Error,
+    signer: &Certificate,
+    certs: &[&Certificate],
+    gen_ms: i64,
+) -> String {
+    use webpki::Error as E;
+    let carried = || certs.iter().copied().filter(|c| *c != signer);
+    let out_of_date = || {
+        carried()
+            .find(|c| valid_at(c, gen_ms).is_err())
+            .map_or("a certificate on the path".to_string(), common_name)
+    };
+    let why = match error {
+        E::CertExpired { .. } => format!("{} had expired at genTime", out_of_date()),
+        E::CertNotValidYet { .. } => format!("{} was not yet valid at genTime", out_of_date()),
+        E::EndEntityUsedAsCa => {
+            let issuer = carried()
+                .find(|c| c.tbs_certificate.subject == signer.tbs_certificate.issuer)
+                .map_or("an issuer on the path".to_string(), common_name);
+            format!("{issuer} issued a certificate but is not a CA (basicConstraints)")
+        }
+        E::CaUsedAsEndEntity => "the signer's certificate is a CA certificate".into(),
+        E::PathLenConstraintViolated => "a CA's path length constraint is exceeded".into(),
+        E::RequiredEkuNotFoundContext(_) => {
+            "a certificate on the path does not allow timeStamping".into()
+        }
+        E::InvalidSignatureForPublicKey => {
+            "a certificate on the path does not verify under its issuer's key".into()
+        }
+        other => format!("{other}"),
+    };
+    format!("the signer's certificate path does not validate at genTime: {why}")
 }
 
 #[cfg(test)]

@@ -313,11 +313,7 @@ fn attr(key: &str, value: Option<&str>) -> Option<Value> {
 /// milliseconds; `Err` with why when OTLP's unsigned 64-bit nanoseconds (1970 to 2554)
 /// cannot hold it, and the nearest time it can.
 fn otlp_nanos(ms: f64) -> Result<u64, (u64, String)> {
-    let nanos = if ms.fract() == 0.0 && ms.abs() < 9.0e15 {
-        i128::from(ms as i64) * 1_000_000
-    } else {
-        (ms * 1_000_000.0).round() as i128
-    };
+    let nanos = decimal_nanos(ms).unwrap_or_else(|| (ms * 1_000_000.0).round() as i128);
     u64::try_from(nanos).map_err(|_| {
         let clamped = if nanos < 0 { 0 } else { u64::MAX };
         (
@@ -325,6 +321,32 @@ fn otlp_nanos(ms: f64) -> Result<u64, (u64, String)> {
             format!("timestamp_ms {ms} is outside what OTLP can hold (1970 to 2554); the span's time is clamped"),
         )
     })
+}
+
+/// Nanoseconds of `ms` milliseconds read from the number's decimal text (ECMAScript's
+/// shortest round trip, as the record wrote it): `1787216400123.4568` ms is
+/// …123456800 ns, where a float product gives …123456768. Digits past the nanosecond are
+/// rounded; `None` for a number ECMAScript writes with an exponent (beyond 1e21 ms, or
+/// under 1e-6).
+fn decimal_nanos(ms: f64) -> Option<i128> {
+    let mut text = Vec::new();
+    crate::canon::format_number(ms, &mut text);
+    let text = std::str::from_utf8(&text).ok()?;
+    if text.contains('e') || text == "null" {
+        return None;
+    }
+    let (negative, text) = text.strip_prefix('-').map_or((false, text), |t| (true, t));
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    let padded: String = fraction
+        .chars()
+        .chain(std::iter::repeat('0'))
+        .take(6)
+        .collect();
+    let round_up = fraction.as_bytes().get(6).is_some_and(|d| *d >= b'5');
+    let nanos = whole.parse::<i128>().ok()? * 1_000_000
+        + padded.parse::<i128>().ok()?
+        + i128::from(round_up);
+    Some(if negative { -nanos } else { nanos })
 }
 
 /// OTLP/JSON: a trace per run, written as one `TracesData` line per run (the Collector's
@@ -443,4 +465,31 @@ pub fn otlp_json(ev: &Evidence, runs: &[String]) -> String {
         json_line(&doc, &mut s);
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{decimal_nanos, otlp_nanos};
+
+    /// OTLP nanoseconds from the milliseconds' decimal text, never through a float product.
+    #[test]
+    fn otlp_nanoseconds_come_from_the_decimal_text() {
+        assert_eq!(
+            otlp_nanos(1_787_216_400_123.456_8),
+            Ok(1_787_216_400_123_456_800)
+        );
+        assert_eq!(
+            otlp_nanos(1_787_216_400_123.0),
+            Ok(1_787_216_400_123_000_000)
+        );
+        assert_eq!(otlp_nanos(0.5), Ok(500_000));
+        assert_eq!(
+            decimal_nanos(0.123_456_7),
+            Some(123_457),
+            "past ns: rounded"
+        );
+        assert_eq!(decimal_nanos(-1.5), Some(-1_500_000));
+        assert_eq!(decimal_nanos(1e21), None, "written with an exponent");
+        assert!(otlp_nanos(-1.0).is_err(), "before 1970: clamped, said");
+    }
 }
