@@ -301,3 +301,123 @@ fn diff_pairs_each_emitter_chains_action_with_its_own() {
     assert_eq!((counts("added"), counts("removed")), (0, 0), "{out}");
     let _ = std::fs::remove_dir_all(&scratch);
 }
+
+/// Findings belong to an action identity (issue: one per (run, id) hid the replayed
+/// branch's own): on a replayed fork the wire transfer of each branch has its own V11,
+/// named by its chain and tool, and `show --chain` of the replayed branch lists it; the
+/// explorer's "findings on this action" reads the same (`Analysis::findings_naming`).
+#[test]
+fn each_branch_of_a_fork_has_its_own_findings() {
+    let path = fixtures().join("reference-stores/fork_resumed_checkpoint.ndjson");
+    let ev = open(&path);
+    let on_wires: Vec<_> = (ev.findings.iter())
+        .filter(|f| f.id == "V11" && f.action_ids == ["emb-2"])
+        .collect();
+    let chains: Vec<_> = on_wires.iter().map(|f| f.chain.clone().unwrap()).collect();
+    let shown = path.display().to_string();
+    assert_eq!(chains, [format!("{shown}:3"), format!("{shown}:7")]);
+    assert!(
+        on_wires
+            .iter()
+            .all(|f| f.tool.as_deref() == Some("wire_transfer"))
+    );
+    let g = &ev.analysis.graph;
+    for wire in g.find_in_run(&ev.corpus, "run-pub-ember", "emb-2") {
+        let head = g.chain_name(&ev.corpus, wire).head;
+        let own: Vec<_> = (ev.findings.iter())
+            .filter(|f| g.named_by(&ev.corpus, f).contains(&wire))
+            .filter(|f| f.id == "V11")
+            .collect();
+        assert_eq!(own.len(), 1, "{head}");
+        assert_eq!(own[0].chain.as_deref(), Some(head.as_str()));
+    }
+    let keys = fixtures().join("reference-stores/keys.json");
+    let (code, out, err) = aeplens(&[
+        "show",
+        "emb-2",
+        "--no-index",
+        "--keys",
+        &keys.display().to_string(),
+        "--format",
+        "json",
+        "--chain",
+        "fork_resumed_checkpoint.ndjson:7",
+        &shown,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let ids: Vec<&str> = (doc["findings"].as_array().unwrap().iter())
+        .map(|f| f["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        ids.contains(&"V11"),
+        "the replayed branch's own finding: {out}"
+    );
+}
+
+/// Two emitters of one run each with an unapproved `action-1` of the same tool: two
+/// findings, each saying which (`run / action-1 (edit_file, chain file:line)`), where one
+/// keyed by (run, id) and message showed one.
+#[test]
+fn one_id_on_two_emitters_is_two_findings_each_naming_its_chain() {
+    let record = |emitter: &str, prev: Option<String>, actions: usize| {
+        let actions: Vec<Value> = (0..actions)
+            .map(|i| {
+                serde_json::json!({
+                    "action_id": format!("action-{i}"),
+                    "tool_name": if i == 1 { "edit_file".to_string() } else { format!("read_{emitter}") },
+                    "state_changing": i == 1,
+                    "side_effect_class": if i == 1 { "mutate-local" } else { "read" },
+                    "outcome": "success",
+                    "timestamp_ms": 1_780_000_000_000_u64 + i as u64,
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "schema_version": "aep/v0.3",
+            "run_id": "run-two-emitters",
+            "actions": actions,
+            "created_at_ms": 1_780_000_000_000_u64,
+            "prev_record_hash": prev,
+            "emitter": emitter,
+        })
+    };
+    let hash = |v: &Value| {
+        let json = aeplens::load::parser::parse(&v.to_string()).unwrap();
+        aeplens::canon::canonical_sha256(&json).to_string()
+    };
+    let (lead0, sub0) = (record("lead", None, 1), record("sub", None, 1));
+    let lead1 = record("lead", Some(hash(&lead0)), 2);
+    let sub1 = record("sub", Some(hash(&sub0)), 2);
+    let scratch = run_dir("identity-findings");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let store = scratch.join("two.ndjson");
+    let lines: Vec<String> = [&lead0, &sub0, &lead1, &sub1]
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    std::fs::write(&store, lines.join("\n") + "\n").unwrap();
+    let store = store.display().to_string();
+    let (_, out, err) = aeplens(&["findings", "--no-index", "--format", "json", &store]);
+    let doc: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
+    let unapproved: Vec<&Value> = (doc["findings"].as_array().unwrap().iter())
+        .filter(|f| f["id"] == "F-UNAPPROVED-MUTATION")
+        .collect();
+    let chains: Vec<&str> = unapproved
+        .iter()
+        .map(|f| f["chain"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        chains,
+        [format!("{store}:1"), format!("{store}:2")],
+        "{out}"
+    );
+    assert_eq!(unapproved[0]["message"], unapproved[1]["message"]);
+    assert_ne!(unapproved[0]["fingerprint"], unapproved[1]["fingerprint"]);
+    let (_, text, _) = aeplens(&["findings", "--no-index", "--format", "text", &store]);
+    for line in 1..=2 {
+        let said = format!("run-two-emitters / action-1 (edit_file, chain {store}:{line})");
+        assert!(text.contains(&said), "{said}: {text}");
+    }
+    assert!(text.contains("2 findings: 2 high"), "{text}");
+}

@@ -649,11 +649,26 @@ fn repeated_findings_are_kept_once_then_sorted() {
         severity,
         run_id: Some("run".into()),
         action_ids: vec![action.into()],
+        chain: None,
+        tool: None,
         message: message.into(),
         evidence: serde_json::json!({ "at": message }).into(),
         locations: Vec::new(),
         fingerprint: String::new(),
     };
+    // One id on two emitter chains is two actions, two findings; copies of one action on
+    // one chain are one.
+    let on = |chain: &str| Finding {
+        chain: Some(chain.into()),
+        ..f("F-C", Severity::Low, "action-1", "same words")
+    };
+    let kept = aeplens::analysis::findings::dedupe_and_sort(vec![
+        (on("s.ndjson:1"), Some(1.0)),
+        (on("s.ndjson:4"), Some(2.0)),
+        (on("s.ndjson:1"), Some(3.0)),
+    ]);
+    let chains: Vec<_> = kept.iter().map(|f| f.chain.as_deref().unwrap()).collect();
+    assert_eq!(chains, ["s.ndjson:1", "s.ndjson:4"]);
     let timed = vec![
         (f("F-B", Severity::Medium, "a1", "first copy"), Some(3.0)),
         (f("F-A", Severity::High, "a2", "x"), None),

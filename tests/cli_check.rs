@@ -515,3 +515,86 @@ fn an_unreadable_lease_file_exits_2() {
     let (code, _, err) = aeplens(&["check", "--leases", leases.to_str().unwrap(), store]);
     assert_ne!(code, 2, "{err}");
 }
+
+/// `diff` names the record behind a change: one byte of a later snapshot's `tool_name`
+/// changed after signing is credited to that record on each side (its ✗ verdict on B),
+/// and the records only one side holds are counted and listed with their verdicts, never
+/// left out of what "held by both" counts.
+#[test]
+fn diff_names_the_forged_copy_and_the_records_one_side_holds() {
+    let store = fixtures().join("reference-stores/fork_resumed_checkpoint.ndjson");
+    let keys = fixtures().join("reference-stores/keys.json");
+    let text = std::fs::read_to_string(&store).unwrap();
+    let lines: Vec<&str> = text.lines().take(4).collect();
+    let scratch = common::run_dir("diff-forged");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let (a, b) = (
+        scratch.join("chain.ndjson"),
+        scratch.join("tampered.ndjson"),
+    );
+    std::fs::write(&a, lines.join("\n") + "\n").unwrap();
+    let mut tampered = lines.clone();
+    let forged = lines[2].replacen(
+        "\"tool_name\":\"load_invoice_batch\"",
+        "\"tool_name\":\"load_invoice_batcH\"",
+        1,
+    );
+    assert_ne!(forged, lines[2]);
+    tampered[2] = &forged;
+    std::fs::write(&b, tampered.join("\n") + "\n").unwrap();
+    let (a, b, keys) = (
+        a.display().to_string(),
+        b.display().to_string(),
+        keys.display().to_string(),
+    );
+    let (code, out, err) = aeplens(&[
+        "diff",
+        "--no-index",
+        "--format",
+        "json",
+        "--keys",
+        &keys,
+        &a,
+        &b,
+    ]);
+    assert_eq!(code, 1, "worse: {err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let changed = &doc["changed"][0];
+    assert_eq!(changed["action_a"], "emb-0");
+    assert_eq!(changed["fields"], serde_json::json!(["tool_name"]));
+    assert_eq!(changed["records"][0]["record"], format!("{a}:3"));
+    assert_eq!(changed["records"][0]["authenticity"], "valid");
+    assert_eq!(
+        changed["records"][1]["record"],
+        format!("{b}:3"),
+        "the forged copy"
+    );
+    assert_eq!(changed["records"][1]["authenticity"], "invalid");
+    let v = &doc["verification"];
+    assert_eq!(v["records_compared"], 3);
+    assert_eq!(v["only_a"][0]["record"], format!("{a}:3"));
+    assert_eq!(v["only_b"][0]["record"], format!("{b}:3"));
+    assert_eq!(v["only_b"][0]["authenticity"], "invalid");
+    let (_, text, _) = aeplens(&[
+        "diff",
+        "--no-index",
+        "--format",
+        "text",
+        "--keys",
+        &keys,
+        &a,
+        &b,
+    ]);
+    assert!(
+        text.contains("~ emb-0 [id] tool_name · in ✓ valid")
+            && text.contains("→ ✗ invalid (key fixture-key-3)"),
+        "{text}"
+    );
+    assert!(text.contains("1 only in A · 1 only in B · worse"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "only in B: ✗ invalid (key fixture-key-3) · chain intact · semantic fail · {b}:3"
+        )),
+        "{text}"
+    );
+}

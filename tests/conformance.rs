@@ -232,3 +232,172 @@ fn other_producers_records_are_judged_honestly() {
         );
     }
 }
+
+/// The package that carries the protocol's own conformance corpus, pinned
+/// (docs/conformance.md; `scripts/test` installs it).
+const CORPUS_PACKAGE: &str = "wasmagent-protocol 0.1.11";
+const CORPUS_TARGET: &str = "aep-certified-2026-09-16-01";
+
+/// The installed corpus (`wasmagent_protocol/conformance/aep` of the pinned package in
+/// the test environment); `None`, said, outside CI without it.
+fn published_corpus() -> Option<std::path::PathBuf> {
+    let py =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/consumers-venv/bin/python");
+    let found = py.exists().then(|| {
+        std::process::Command::new(&py)
+            .args([
+                "-c",
+                "import importlib.metadata as m, pathlib, wasmagent_protocol as w; \
+                 print(m.version('wasmagent-protocol')); \
+                 print(pathlib.Path(w.__file__).parent / 'conformance' / 'aep')",
+            ])
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+    });
+    let out = found.flatten();
+    if !present(out.is_some(), "the wasmagent-protocol package") {
+        return None;
+    }
+    let out = String::from_utf8(out.unwrap().stdout).unwrap();
+    let mut lines = out.lines();
+    assert_eq!(
+        Some(lines.next().unwrap()),
+        CORPUS_PACKAGE.split(' ').nth(1),
+        "the pinned version"
+    );
+    Some(lines.next().unwrap().into())
+}
+
+/// A layer's word for one record of `check --format json`, in the manifest's vocabulary.
+/// The semantic layer is the record's own invariants (V1–V16, V18): V17 compares chained
+/// snapshots across records and is reported apart, as F-ACTION-REWRITTEN (docs/conformance.md).
+fn layer_word(layer: &str, record: &serde_json::Value) -> String {
+    let pass = |axis: &serde_json::Value| match axis["status"].as_str() {
+        Some("pass") => "valid",
+        Some("fail") => "invalid",
+        _ => "not-checked",
+    };
+    match layer {
+        "structural" => pass(&record["structural"]).into(),
+        "semantic" => {
+            let axis = &record["semantic"];
+            if axis["status"].is_null() {
+                return "not-checked".into();
+            }
+            let own_error = (axis["violations"].as_array().unwrap().iter())
+                .any(|v| v["severity"] == "error" && v["rule"] != "V17");
+            if own_error { "invalid" } else { "valid" }.into()
+        }
+        _ => {
+            let a = &record["authenticity"];
+            match a["status"].as_str() {
+                None => "not-checked",
+                Some("unsigned") => "unsigned",
+                Some("valid") if a["construction"] == "aep-dsse-ed25519-decoded-body-v1" => {
+                    "dsse-valid"
+                }
+                Some(_) => "invalid",
+            }
+            .into()
+        }
+    }
+}
+
+/// The protocol's newest packaged corpus, pinned: every `conformance_target` through
+/// `check` with the manifest's verifying keys, the four layers compared; any mismatch
+/// fails. The counts, the (empty) mismatch list and the external-evidence entry in
+/// docs/conformance.md are what this run gives, and the entry is valid against the
+/// corpus's own `schemas/external-evidence.schema.json`. The protocol's evaluators are
+/// never called.
+#[test]
+fn the_published_corpus_gets_every_verdict_through_check() {
+    let Some(corpus) = published_corpus() else {
+        return;
+    };
+    let target = read_json(&corpus.join("certified-target.json"));
+    assert_eq!(target["target_id"], CORPUS_TARGET);
+    let manifest = read_json(&corpus.join("manifest.json"));
+    let mut args: Vec<String> = ["check", "--format", "json", "--no-index"]
+        .map(String::from)
+        .into();
+    for (id, file) in manifest["verifying_keys"]["by_keyid"].as_object().unwrap() {
+        let hex = std::fs::read_to_string(corpus.join(file.as_str().unwrap())).unwrap();
+        args.extend(["--key".into(), format!("{id}={}", hex.trim())]);
+    }
+    let targets = manifest["conformance_target"].as_array().unwrap();
+    let layers = ["structural", "semantic", "authenticity", "chain"];
+    let mut compared = std::collections::BTreeMap::<&str, usize>::new();
+    let mut mismatches = Vec::new();
+    for t in targets {
+        let path = t["path"].as_str().unwrap();
+        let mut run = args.clone();
+        run.push(corpus.join(path).display().to_string());
+        let run: Vec<&str> = run.iter().map(String::as_str).collect();
+        let (_, out, err) = aeplens(&run);
+        let doc: serde_json::Value =
+            serde_json::from_str(&out).unwrap_or_else(|e| panic!("{path}: {e}: {err}"));
+        assert!(!doc["records"].as_array().unwrap().is_empty(), "{path}");
+        for layer in layers {
+            let Some(want) = t[layer].as_str() else {
+                continue;
+            };
+            *compared.entry(layer).or_default() += 1;
+            let got: Vec<String> = if layer == "chain" {
+                vec![
+                    doc["chains"][0]["status"]
+                        .as_str()
+                        .unwrap_or("not-checked")
+                        .into(),
+                ]
+            } else {
+                (doc["records"].as_array().unwrap().iter())
+                    .map(|r| layer_word(layer, r))
+                    .collect()
+            };
+            if got.iter().any(|g| g != want) {
+                mismatches.push(format!("{path} {layer}: {got:?}, manifest {want}"));
+            }
+        }
+    }
+    assert_eq!(targets.len(), 30);
+    assert!(mismatches.is_empty(), "{mismatches:#?}");
+    // docs/conformance.md says what this run gives.
+    let doc = std::fs::read_to_string("docs/conformance.md").unwrap();
+    let entry = doc
+        .split("```json\n")
+        .nth(1)
+        .unwrap()
+        .split("\n```")
+        .next()
+        .unwrap();
+    let entry: serde_json::Value = serde_json::from_str(entry).unwrap();
+    let schema = read_json(&corpus.join("schemas/external-evidence.schema.json"));
+    let validator = jsonschema::draft202012::new(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&entry)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert_eq!(entry["target_id"], CORPUS_TARGET);
+    let results = &entry["reported_results"];
+    assert_eq!(results["corpus_package"], CORPUS_PACKAGE);
+    assert_eq!(
+        results["conformance_targets"],
+        format!("{0}/{0}", targets.len())
+    );
+    for (layer, n) in &compared {
+        assert_eq!(
+            results[&format!("{layer}_verdicts")],
+            format!("{n}/{n}"),
+            "{layer}"
+        );
+    }
+    assert_eq!(results["mismatches"], 0);
+    for (layer, n) in &compared {
+        assert!(
+            doc.contains(&format!("| {layer} | {n} | {n} | 0 |")),
+            "the counts table: {layer} {n}"
+        );
+    }
+}

@@ -206,36 +206,104 @@ fn the_explorer_leaves_its_inputs_untouched() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// On an 80-column terminal every text report wraps at the width with a hanging indent,
+/// counted in display cells (`⌛` is two), broken only between words: no verdict cut, no
+/// word broken by the terminal (`capture-pane -J` joins what the terminal wrapped, so a
+/// line of it past 80 cells is one the program let the terminal break), and every word of
+/// the piped output there, in order. JSON is never cut either.
 #[test]
-fn on_a_terminal_text_is_cut_to_fit_and_json_never_is() {
+fn on_a_terminal_text_wraps_whole_and_json_is_never_cut() {
+    use unicode_width::UnicodeWidthStr;
     let demo = std::fs::canonicalize("assets/demo").unwrap();
     let index = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("aeplens-tmux-fit-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&index);
-    // Each twice: the first run opens the evidence and keeps its answer in the index, the
-    // second answers from there.
-    for (i, format) in ["text", "json", "text", "json"].iter().enumerate() {
-        let cmd = format!(
-            "{BIN} chains --format {format} --index-dir {} --keys {} {}",
-            index.display(),
-            demo.join("keys.json").display(),
-            demo.join("evidence").display()
-        );
-        let Some(t) = Tmux::start_sized(&format!("fit-{i}"), &cmd, 30, 50) else {
+    let keys = demo.join("keys.json").display().to_string();
+    let leases = demo.join("leases.ndjson").display().to_string();
+    let evidence = demo.join("evidence").display().to_string();
+    let incident = demo.join("evidence/incident.ndjson").display().to_string();
+    let index_dir = index.display().to_string();
+    let with = |command: &[&str]| -> Vec<String> {
+        let mut args: Vec<&str> = command.to_vec();
+        args.extend([
+            "--index-dir",
+            &index_dir,
+            "--keys",
+            &keys,
+            "--leases",
+            &leases,
+        ]);
+        args.extend(["--format", "text"]);
+        args.into_iter().map(String::from).collect()
+    };
+    // A copy of the incident whose later snapshot's tool name was changed after signing.
+    std::fs::create_dir_all(&index).unwrap();
+    let tampered = index.join("tampered.ndjson");
+    let text = std::fs::read_to_string(&incident).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let edited = lines[2].replacen(
+        "\"tool_name\":\"write_file\"",
+        "\"tool_name\":\"write_filf\"",
+        1,
+    );
+    assert_ne!(edited, lines[2]);
+    lines[2] = &edited;
+    std::fs::write(&tampered, lines.join("\n") + "\n").unwrap();
+    let tampered = tampered.display().to_string();
+    // Chains twice: the first run keeps its answer in the index, the second answers from
+    // there.
+    let commands = [
+        [with(&["chains"]), vec![evidence.clone()]].concat(),
+        [with(&["chains"]), vec![evidence.clone()]].concat(),
+        [with(&["check"]), vec![evidence.clone()]].concat(),
+        [
+            with(&["findings", "--min-severity", "info"]),
+            vec![evidence.clone()],
+        ]
+        .concat(),
+        [
+            with(&["show", "act-007", "--run", "run-deploy-0042"]),
+            vec![evidence.clone()],
+        ]
+        .concat(),
+        [with(&["diff"]), vec![incident.clone(), tampered]].concat(),
+    ];
+    for (i, args) in commands.iter().enumerate() {
+        let cmd = format!("{BIN} {}", args.join(" "));
+        let Some(t) = Tmux::start_sized(&format!("fit-{i}"), &cmd, 80, 200) else {
             return;
         };
-        let s = t.wait_for("AEPLENS-EXIT=");
-        assert!(s.contains("AEPLENS-EXIT=0"), "{s}");
-        if *format == "text" {
-            assert!(s.contains("deny:run-deploy-0042") && s.contains('…'), "{s}");
-        } else {
-            // Long lines wrap, whole: no member is cut.
+        t.wait_for("AEPLENS-EXIT=");
+        let screen = t.tmux(&["capture-pane", "-p", "-J", "-t", "0"]);
+        let shown = screen.split("AEPLENS-EXIT=").next().unwrap();
+        for line in shown.lines() {
             assert!(
-                s.contains("\"drift\": \"absent\"") && !s.contains('…'),
-                "{s}"
+                line.trim_end().width() <= 80,
+                "{args:?}: {line:?} broken by the terminal"
             );
         }
+        assert!(!shown.contains('…'), "{args:?}: cut:\n{shown}");
+        let piped = Command::new(BIN).args(args).output().unwrap();
+        let piped = String::from_utf8_lossy(&piped.stdout);
+        let words = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+        assert_eq!(
+            words(shown),
+            words(&piped),
+            "{args:?}: the same words, in order"
+        );
     }
+    let cmd =
+        format!("{BIN} chains --format json --index-dir {index_dir} --keys {keys} {evidence}");
+    let Some(t) = Tmux::start_sized("fit-json", &cmd, 30, 50) else {
+        return;
+    };
+    let s = t.wait_for("AEPLENS-EXIT=");
+    assert!(s.contains("AEPLENS-EXIT=0"), "{s}");
+    // Long lines wrap, whole: no member is cut.
+    assert!(
+        s.contains("\"drift\": \"absent\"") && !s.contains('…'),
+        "{s}"
+    );
     let _ = std::fs::remove_dir_all(&index);
 }
 

@@ -497,6 +497,8 @@ impl Capture {
             .into(),
             locations: vec![span.location()],
             fingerprint: String::new(),
+            chain: None,
+            tool: None,
         };
         (fingerprinted(finding, Some(span), None), Some(at))
     }
@@ -535,6 +537,8 @@ impl Capture {
             .into(),
             locations: vec![location],
             fingerprint: String::new(),
+            chain: None,
+            tool: None,
         };
         let hash = record_hash(analysis, n);
         Some((fingerprinted(finding, None, hash.as_deref()), time))
@@ -600,6 +604,8 @@ impl Capture {
             .into(),
             locations: vec![location, span.location()],
             fingerprint: String::new(),
+            chain: None,
+            tool: None,
         };
         let hash = record_hash(analysis, join.node);
         Some((fingerprinted(finding, Some(span), hash.as_deref()), time))

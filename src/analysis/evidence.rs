@@ -108,6 +108,7 @@ impl Evidence {
             }
         }
         let mut found = std::mem::take(&mut capture.findings);
+        super::findings::identify(&self.corpus, &self.analysis, &mut found);
         found.sort_by(|(a, ta), (b, tb)| {
             a.severity
                 .cmp(&b.severity)

@@ -81,6 +81,8 @@ fn finding(
             evidence: evidence.into(),
             locations: action_locations(id, record, actions),
             fingerprint: String::new(),
+            chain: None,
+            tool: None,
         },
         actions
             .first()
@@ -669,7 +671,20 @@ pub fn all(corpus: &Corpus, verdicts: &[&RecordResult], an: &Analysis) -> Vec<Ti
         }
     }
     timed.extend(unsigned_among_signed(corpus, verdicts));
+    identify(corpus, an, &mut timed);
     timed
+}
+
+/// Names the action each finding is about by its identity — its emitter chain and tool —
+/// so that one id on two chains (a fork's branches, two emitters of a run) is two findings,
+/// while copies of one action in chained snapshots stay one ([`dedupe_and_sort`]).
+pub fn identify(corpus: &Corpus, an: &Analysis, timed: &mut [Timed]) {
+    for (f, _) in timed.iter_mut().filter(|(f, _)| f.chain.is_none()) {
+        if let Some((chain, tool)) = an.graph.identity_of(corpus, f) {
+            f.chain = Some(chain);
+            f.tool = tool;
+        }
+    }
 }
 
 /// The findings of a record's semantic violations (`time`: the record's), each at the
@@ -701,6 +716,8 @@ fn push_violations(
                     |a| action_location(record, &a, None),
                 )],
                 fingerprint: String::new(),
+                chain: None,
+                tool: None,
             },
             action.and_then(|a| a.timestamp_ms()).or(time),
         ));
@@ -744,6 +761,8 @@ fn unsigned_among_signed(corpus: &Corpus, verdicts: &[&RecordResult]) -> Vec<Tim
                 evidence: json!({ "record": record.source.to_string(), "signed_records_in_run": others }).into(),
                 locations: vec![Location::record(&record.source)],
                 fingerprint: String::new(),
+                chain: None,
+                tool: None,
             },
             record.created_at_ms(),
         ));
@@ -753,13 +772,14 @@ fn unsigned_among_signed(corpus: &Corpus, verdicts: &[&RecordResult]) -> Vec<Tim
 
 /// What two findings that are the same finding share (copies of one action in chained
 /// snapshots give it more than once).
-fn same_finding(f: &Finding) -> (&str, Option<&str>, &[String], &str) {
+fn same_finding(f: &Finding) -> (&str, Option<&str>, &[String], Option<&str>, &str) {
     let (run, actions) = (f.run_id.as_deref(), f.action_ids.as_slice());
-    (f.id, run, actions, f.message.as_str())
+    (f.id, run, actions, f.chain.as_deref(), f.message.as_str())
 }
 
-/// Drops repeats (the same finding from copies of one action in chained snapshots)
-/// and sorts by severity, then time, then what tells them apart (id, run, actions, message).
+/// Drops repeats (the same finding from copies of one action in chained snapshots: one
+/// chain) and sorts by severity, then time, then what tells them apart (id, run, actions,
+/// chain, message).
 pub fn dedupe_and_sort(mut timed: Vec<Timed>) -> Vec<Finding> {
     // Which to keep: the first of each key, found by sorting the findings' numbers by key
     // (a large store has a hundred thousand findings; a set of their keys cost more

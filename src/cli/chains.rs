@@ -2,7 +2,7 @@
 //! step with its record's verdict ([`crate::analysis::chain_answers`]); kept in the
 //! evidence index per opening and format.
 
-use super::report::{Setting, emit, fit_lines, kept_opening, resolve, terminal_width};
+use super::report::{Setting, emit, kept_opening, resolve, terminal_width};
 use super::{ChainsArgs, Format};
 use crate::analysis::chain_answers::{self, Answer, Form};
 use crate::analysis::evidence::{Evidence, EvidenceRef, Keeping};
@@ -22,7 +22,7 @@ pub fn chains(args: &ChainsArgs) -> i32 {
     let paths = &args.evidence.paths;
     let out = |text: &str| match format {
         Format::Json => emit(text),
-        Format::Text => emit(&fit_lines(text, terminal_width())),
+        Format::Text => emit(&crate::model::text::wrap_lines(text, terminal_width(), 4)),
     };
     let index = setting.answers();
     let kept = index.and_then(|i| {

@@ -347,8 +347,8 @@ fn auth_cell(r: &crate::verify::RecordResult) -> String {
 }
 
 /// The human table: one line per record, the problems under it, then chains and a summary.
-/// `width`: the terminal's columns when printing to one (columns are cut to fit); `None`
-/// when piped, where nothing is ever cut.
+/// `width`: the terminal's columns when printing to one (every line, a table row too,
+/// wraps there between words with a hanging indent: nothing is cut); `None` when piped.
 pub fn text_report(
     report: &Report,
     findings: &[Finding],
@@ -389,19 +389,12 @@ pub fn text_report(
         })
         .collect();
     let header = ["RECORD", "RUN", "AUTHENTICITY", "CHAIN", "STRUCT", "SEM"].map(String::from);
-    let widths = column_widths(std::iter::once(&header).chain(&cells), width);
+    let widths = column_widths(std::iter::once(&header).chain(&cells));
     let row = |cells: &[String; 6]| {
         let mut line = String::new();
         for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
-            // A record keeps its `:line`, a run id its start and end (runs that share a
-            // prefix stay apart); other cells lose their end.
-            let cell = match i {
-                0 => truncate_keeping_line(cell, w),
-                1 => cut_middle(cell, w),
-                _ => truncate(cell, w),
-            };
-            let pad = w.saturating_sub(cell.chars().count());
-            line.push_str(&cell);
+            let pad = w.saturating_sub(cells_of(cell));
+            line.push_str(cell);
             if i + 1 < cells.len() {
                 line.push_str(&" ".repeat(pad + 1));
             }
@@ -519,7 +512,7 @@ pub fn text_report(
         sum.findings.info,
         sum.load_errors,
     );
-    s
+    crate::model::text::wrap_lines(&s, width, 4)
 }
 
 /// The link graph in words: each path that is not a lone unlinked record, then where
@@ -630,63 +623,20 @@ fn paths_text(report: &Report) -> String {
     s
 }
 
-/// Column widths: each column as wide as its widest cell; on a terminal narrower than
-/// that, the run, record and authenticity columns give way (in that order, down to a
-/// floor each) so the verdict columns stay whole.
-fn column_widths<'a>(
-    rows: impl Iterator<Item = &'a [String; 6]>,
-    width: Option<usize>,
-) -> [usize; 6] {
+/// Column widths: each column as wide as its widest cell, in terminal cells.
+fn column_widths<'a>(rows: impl Iterator<Item = &'a [String; 6]>) -> [usize; 6] {
     let mut w = [0usize; 6];
     for row in rows {
         for (i, cell) in row.iter().enumerate() {
-            w[i] = w[i].max(cell.chars().count());
-        }
-    }
-    if let Some(total) = width {
-        let floors = [(1, 10), (0, 16), (2, 16)];
-        for (col, floor) in floors {
-            let used: usize = w.iter().sum::<usize>() + w.len() - 1;
-            if used <= total {
-                break;
-            }
-            w[col] = w[col].saturating_sub(used - total).max(floor.min(w[col]));
+            w[i] = w[i].max(cells_of(cell));
         }
     }
     w
 }
 
-/// `file.ndjson:12` cut to `width` with the `:12` kept (`fil…:12`).
-fn truncate_keeping_line(s: &str, width: usize) -> String {
-    match s.rsplit_once(':') {
-        Some((file, line)) if s.chars().count() > width && width > line.len() + 2 => {
-            format!("{}:{line}", truncate(file, width - line.len() - 1))
-        }
-        _ => truncate(s, width),
-    }
-}
-
-/// `s` in `width` characters with its middle given way to `…` (`run-dep…-0043`).
-fn cut_middle(s: &str, width: usize) -> String {
-    let n = s.chars().count();
-    if n <= width || width < 3 {
-        return truncate(s, width.max(1));
-    }
-    let tail = (width - 1) / 2;
-    let head = width - 1 - tail;
-    let start: String = s.chars().take(head).collect();
-    let end: String = s.chars().skip(n - tail).collect();
-    format!("{start}…{end}")
-}
-
-fn truncate(s: &str, width: usize) -> String {
-    if s.chars().count() <= width {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(width - 1).collect();
-        t.push('…');
-        t
-    }
+/// Terminal cells `s` takes (a wide character is two).
+fn cells_of(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
 }
 
 #[cfg(test)]
@@ -697,38 +647,18 @@ mod tests {
         [record, run, auth, "intact", "pass", "pass"].map(String::from)
     }
 
+    /// Columns are as wide as their widest cell in terminal cells, and no cell is cut: on
+    /// a terminal the row wraps instead ([`crate::model::text::wrap_lines`]).
     #[test]
-    fn run_ids_sharing_a_prefix_stay_apart_when_cut() {
-        let cut: Vec<String> = ["run-deploy-0042", "run-deploy-0043", "run-deploy-0044"]
-            .iter()
-            .map(|r| cut_middle(r, 9))
-            .collect();
-        assert_eq!(cut, ["run-…0042", "run-…0043", "run-…0044"]);
-        assert_eq!(cut_middle("short", 9), "short");
-    }
-
-    #[test]
-    fn piped_tables_are_never_cut_and_terminal_ones_fit() {
+    fn columns_are_measured_in_cells_and_never_cut() {
         let rows = [
             row("RECORD", "RUN", "AUTHENTICITY"),
             row(
                 "a-very-long-store-name.ndjson:12345",
-                "run-with-a-rather-long-identifier-0042",
+                "run-⌛-0042",
                 "✓ valid (aep-dsse-ed25519-decoded-body-v1)",
             ),
         ];
-        assert_eq!(
-            truncate_keeping_line("three_emitters.ndjson:9", 12),
-            "three_emi…:9"
-        );
-        let piped = column_widths(rows.iter(), None);
-        assert_eq!(piped[0], 35);
-        assert_eq!(piped[1], 38);
-        assert_eq!(piped[2], 42);
-        for total in [80, 100] {
-            let fit = column_widths(rows.iter(), Some(total));
-            assert!(fit.iter().sum::<usize>() + 5 <= total, "{fit:?} in {total}");
-            assert_eq!(&fit[3..], &piped[3..], "verdict columns stay whole");
-        }
+        assert_eq!(column_widths(rows.iter())[..3], [35, 11, 42]);
     }
 }

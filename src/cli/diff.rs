@@ -51,7 +51,12 @@ pub struct Verification {
     pub changed: Vec<VerdictChange>,
     /// Records held by both sides.
     pub records_compared: usize,
-    /// True when a record stopped verifying or its chain status got worse.
+    /// Records only A holds, and only B (a record edited on one side is one of each), with
+    /// their verdicts.
+    pub only_a: Vec<RecordVerdict>,
+    pub only_b: Vec<RecordVerdict>,
+    /// True when a record stopped verifying or its chain status got worse, or B holds a
+    /// record A does not that does not verify.
     pub worse: bool,
 }
 
@@ -80,6 +85,7 @@ fn verification(a: &Evidence, b: &Evidence) -> Verification {
             .get_mut(&ra.canonical_sha256)
             .and_then(std::collections::VecDeque::pop_front)
         else {
+            out.only_a.push(RecordVerdict::of(ra));
             continue;
         };
         out.records_compared += 1;
@@ -107,6 +113,12 @@ fn verification(a: &Evidence, b: &Evidence) -> Verification {
         out.worse |= what.contains(&"stopped-verifying") || chain_worse;
         out.changed.push(VerdictChange { what, a: x, b: y });
     }
+    let mut left: Vec<usize> = in_b.into_values().flatten().collect();
+    left.sort_unstable();
+    out.only_b = (left.into_iter())
+        .map(|j| RecordVerdict::of(&b.report.records[j]))
+        .collect();
+    out.worse |= out.only_b.iter().any(|v| !v.verified());
     out
 }
 
@@ -133,7 +145,8 @@ pub struct Changed {
     pub decision: Option<[Option<String>; 2]>,
     /// The observed outcome, when it changed: [A, B].
     pub outcome: Option<[Option<String>; 2]>,
-    /// The verdicts of the records each side's action is shown from: [A, B].
+    /// The verdicts of the records holding the first copies that differ (the records the
+    /// action is shown from when no copy does, or for two runs their last copies): [A, B].
     pub records: [Option<RecordVerdict>; 2],
 }
 
@@ -152,7 +165,8 @@ struct Seen<'e> {
     run: &'e str,
     /// The record it is shown from (flat index).
     record: u32,
-    copies: Vec<Action<'e>>,
+    /// Each copy, with the record (flat index) holding it.
+    copies: Vec<(u32, Action<'e>)>,
     facts: &'e ActionFacts,
 }
 
@@ -172,13 +186,13 @@ fn actions<'e>(ev: &'e Evidence, runs: Option<&str>) -> Vec<Seen<'e>> {
         }
         // Every copy of each action id in the run's records, with the record's emitter
         // chain, in load order (one pass).
-        let mut copies: std::collections::HashMap<&str, Vec<(u32, Action<'e>)>> =
+        let mut copies: std::collections::HashMap<&str, Vec<(u32, u32, Action<'e>)>> =
             std::collections::HashMap::new();
         for &r in &run.records {
             let chain = g.lineages.of(r as usize);
             for a in ev.corpus.record(r as usize).actions() {
                 if let Some(id) = a.id() {
-                    copies.entry(id).or_default().push((chain, a));
+                    copies.entry(id).or_default().push((chain, r, a));
                 }
             }
         }
@@ -189,12 +203,17 @@ fn actions<'e>(ev: &'e Evidence, runs: Option<&str>) -> Vec<Seen<'e>> {
                 continue;
             };
             let chain = g.nodes[n as usize].chain;
-            let held = |(on, a): &(u32, Action<'e>)| g.lineages.sees(*on, chain).then_some(*a);
+            let record = g.nodes[n as usize].record;
+            let held = |(on, r, a): &(u32, u32, Action<'e>)| {
+                g.lineages.sees(*on, chain).then_some((*r, *a))
+            };
             out.push(Seen {
                 run: &run.id,
-                record: g.nodes[n as usize].record,
-                copies: (action.id().and_then(|id| copies.get(id)))
-                    .map_or_else(|| vec![action], |c| c.iter().filter_map(held).collect()),
+                record,
+                copies: (action.id().and_then(|id| copies.get(id))).map_or_else(
+                    || vec![(record, action)],
+                    |c| c.iter().filter_map(held).collect(),
+                ),
                 facts,
             });
         }
@@ -262,20 +281,24 @@ fn align(a: &[Seen], b: &[Seen], by_run: bool) -> Vec<(usize, usize, &'static st
 }
 
 /// Members that differ canonically between the copies of two actions, copy by copy, and
-/// `copies` when one side holds more copies than the other.
-fn differing_copies(a: &[Action], b: &[Action]) -> Vec<String> {
+/// `copies` when one side holds more copies than the other; with the position of the
+/// first copy that differs (or is on one side only).
+fn differing_copies(a: &[(u32, Action)], b: &[(u32, Action)]) -> (Vec<String>, Option<usize>) {
     let mut fields: Vec<String> = Vec::new();
-    for (x, y) in a.iter().zip(b) {
+    let mut first = None;
+    for (k, ((_, x), (_, y))) in a.iter().zip(b).enumerate() {
         for f in differing(x, y) {
+            first.get_or_insert(k);
             if !fields.contains(&f) {
                 fields.push(f);
             }
         }
     }
     if a.len() != b.len() {
+        first.get_or_insert(a.len().min(b.len()));
         fields.push(format!("copies ({} → {})", a.len(), b.len()));
     }
-    fields
+    (fields, first)
 }
 
 fn side(ev: &Evidence, seen: &[Seen], run: Option<&str>) -> Side {
@@ -344,11 +367,19 @@ pub fn run(args: &DiffArgs) -> i32 {
     let mut unchanged = 0;
     for &(i, j, aligned_by) in &pairs {
         let (x, y) = (&a[i], &b[j]);
-        // Two stores: every copy of the action, in order. Two runs: their last copies.
-        let fields = match (runs.is_some(), x.copies.last(), y.copies.last()) {
-            (true, Some(p), Some(q)) => differing(p, q),
-            _ => differing_copies(&x.copies, &y.copies),
-        };
+        // Two stores: every copy of the action, in order, and the records of the first
+        // that differs. Two runs: their last copies.
+        let (fields, records) =
+            if let (true, Some(p), Some(q)) = (runs.is_some(), x.copies.last(), y.copies.last()) {
+                (differing(&p.1, &q.1), [Some(p.0), Some(q.0)])
+            } else {
+                let (fields, first) = differing_copies(&x.copies, &y.copies);
+                let at = |s: &Seen, k: Option<usize>| {
+                    let copy = k.and_then(|k| s.copies.get(k).or(s.copies.last()));
+                    Some(copy.map_or(s.record, |c| c.0))
+                };
+                (fields, [at(x, first), at(y, first)])
+            };
         if fields.is_empty() {
             unchanged += 1;
             continue;
@@ -356,11 +387,11 @@ pub fn run(args: &DiffArgs) -> i32 {
         let pair = |p: Option<&str>, q: Option<&str>| {
             (p != q).then(|| [p.map(str::to_string), q.map(str::to_string)])
         };
-        let verdict = |ev: &Evidence, s: &Seen| {
-            (ev.report.records.get(s.record as usize)).map(RecordVerdict::of)
+        let verdict = |ev: &Evidence, record: Option<u32>| {
+            (ev.report.records.get(record? as usize)).map(RecordVerdict::of)
         };
         changed.push(Changed {
-            records: [verdict(&ev_a, x), verdict(&ev_b, y)],
+            records: [verdict(&ev_a, records[0]), verdict(&ev_b, records[1])],
             run_a: x.run.to_string(),
             run_b: y.run.to_string(),
             action_a: x.id().to_string(),
@@ -434,7 +465,9 @@ pub fn run(args: &DiffArgs) -> i32 {
     };
     let text = match super::report::resolve(args.format) {
         Format::Json => document("diff", &diff),
-        Format::Text => super::report::fit_lines(&text(&diff), super::report::terminal_width()),
+        Format::Text => {
+            crate::model::text::wrap_lines(&text(&diff), super::report::terminal_width(), 4)
+        }
     };
     match emit(&text) {
         0 if worse => 1,
@@ -496,10 +529,9 @@ pub fn text(d: &Diff) -> String {
                 let _ = write!(s, " · {what} {} → {}", show(x), show(y));
             }
         }
-        if let [Some(x), Some(y)] = &c.records
-            && (&x.authenticity, &x.chain) != (&y.authenticity, &y.chain)
-        {
-            let _ = write!(s, " · record {} → {}", x.short(), y.short());
+        // The records whose copies differ, always: a forged copy is named with its verdict.
+        if let [Some(x), Some(y)] = &c.records {
+            let _ = write!(s, " · in {} → {}", x.short(), y.short());
         }
         s.push('\n');
     }
@@ -518,11 +550,18 @@ pub fn text(d: &Diff) -> String {
     if d.mode == "stores" {
         let _ = writeln!(
             s,
-            "verification: {} of {} records held by both judged differently{}",
+            "verification: {} of {} records held by both judged differently · {} only in A · {} only in B{}",
             v.changed.len(),
             v.records_compared,
+            v.only_a.len(),
+            v.only_b.len(),
             if v.worse { " · worse" } else { "" }
         );
+    }
+    for (side, list) in [("A", &v.only_a), ("B", &v.only_b)] {
+        for r in list {
+            let _ = writeln!(s, "only in {side}: {}", r.short());
+        }
     }
     for c in &v.changed {
         let _ = writeln!(

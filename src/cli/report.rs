@@ -216,14 +216,14 @@ pub fn findings_text(list: &[&Finding], width: Option<usize>) -> String {
                 String::new()
             } else {
                 let ids: Vec<_> = f.action_ids.iter().map(|a| show_id(a)).collect();
-                format!(" / {}", ids.join(", "))
+                format!(" / {}{}", ids.join(", "), f.identity_text())
             },
             sanitize(&f.message)
         );
         // On a terminal the message wraps under itself, never cut; piped, one line each.
         match width {
             Some(w) => {
-                for l in crate::model::text::wrap_words(&line, w, 7) {
+                for l in crate::model::text::wrap_line(&line, w, 7) {
                     let _ = writeln!(s, "{l}");
                 }
             }
@@ -421,43 +421,10 @@ pub fn terminal_width() -> Option<usize> {
         .flatten()
 }
 
-/// Each line cut to `width` with `…` on a terminal; the text unchanged when piped.
-pub fn fit_lines(text: &str, width: Option<usize>) -> String {
-    let Some(w) = width else {
-        return text.to_string();
-    };
-    let mut out = String::with_capacity(text.len());
-    for line in text.lines() {
-        out.push_str(&clip(line, w));
-        out.push('\n');
-    }
-    out
-}
-
-/// `s` cut to `width` on a terminal (`Some`); whole when piped (`None`).
-fn fit(s: &str, width: Option<usize>) -> String {
-    match width {
-        Some(w) => clip(s, w),
-        None => s.to_string(),
-    }
-}
-
-fn clip(s: &str, width: usize) -> String {
-    if s.chars().count() <= width {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(width.saturating_sub(1)).collect();
-        t.push('…');
-        t
-    }
-}
-
 /// One action's views as text a reviewer reads: the three answers and the findings
 /// first, then drift, lease and digests in detail. `width`: the terminal's columns when
 /// printing to one (long values are cut to fit); `None` when piped (nothing is cut).
 pub fn show_text(r: &ActionReport<'_>, width: Option<usize>) -> String {
-    // Columns left for a value after the indent, the name and the dialect tag.
-    let room = |used: usize| width.map(|w| w.saturating_sub(used).max(16));
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -483,7 +450,6 @@ pub fn show_text(r: &ActionReport<'_>, width: Option<usize>) -> String {
                 let value = f
                     .value
                     .map_or("not recorded".into(), |v| value_line(f.name, v));
-                let value = fit(&value, room(2 + 25 + f.dialect.len() + 3));
                 let _ = writeln!(s, "  {:<24} {value} [{}]", f.name, f.dialect);
             }
         };
@@ -496,7 +462,7 @@ pub fn show_text(r: &ActionReport<'_>, width: Option<usize>) -> String {
             "  {:<20} {:<15} {}",
             c.what,
             c.status.name(),
-            fit(&sanitize(&c.summary.to_string()), room(38))
+            sanitize(&c.summary.to_string())
         );
     }
     if let Some(t) = &r.telemetry {
@@ -576,7 +542,7 @@ pub fn show_text(r: &ActionReport<'_>, width: Option<usize>) -> String {
             s,
             "  {:<4} {:<20} {:<12} {}{}{}",
             dv.which,
-            fit(&value_line("digest", dv.digest), room(60)),
+            value_line("digest", dv.digest),
             sanitize(dv.kind.unwrap_or("no kind")),
             c.state.name(),
             why,
@@ -602,11 +568,11 @@ pub fn show_text(r: &ActionReport<'_>, width: Option<usize>) -> String {
         let _ = writeln!(
             s,
             "  state gap: post {} ≠ next pre {}",
-            fit(&sanitize(&gap.post), room(40).map(|w| w / 2)),
-            fit(&sanitize(&gap.pre), room(40).map(|w| w / 2))
+            sanitize(&gap.post),
+            sanitize(&gap.pre)
         );
     }
-    s
+    crate::model::text::wrap_lines(&s, width, 4)
 }
 
 /// The FINDINGS section of `show`.
@@ -655,14 +621,21 @@ pub fn envelope(args: &EvidenceArgs) -> i32 {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
-    fn lines_fit_a_terminal_and_stay_whole_when_piped() {
+    fn lines_wrap_on_a_terminal_and_stay_whole_when_piped() {
         let text = "short\na line much longer than twenty columns\n";
-        assert_eq!(fit_lines(text, None), text);
-        let fitted = fit_lines(text, Some(20));
+        let wrap = |w| crate::model::text::wrap_lines(text, w, 4);
+        assert_eq!(wrap(None), text);
+        let fitted = wrap(Some(20));
         assert!(fitted.lines().all(|l| l.chars().count() <= 20), "{fitted}");
-        assert!(fitted.contains("short\n") && fitted.contains('…'));
+        assert!(
+            fitted.contains("short\n") && !fitted.contains('…'),
+            "{fitted}"
+        );
+        assert_eq!(
+            fitted.split_whitespace().collect::<Vec<_>>(),
+            text.split_whitespace().collect::<Vec<_>>(),
+            "no word cut or lost"
+        );
     }
 }

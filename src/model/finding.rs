@@ -56,6 +56,14 @@ pub struct Finding {
     pub severity: Severity,
     pub run_id: Option<String>,
     pub action_ids: Vec<String>,
+    /// The emitter chain of the action it is about (verification.md e.3: an action is its
+    /// chain and its id), named by the chain's first record, `file:line`; none for a
+    /// finding about no action, or when which chain cannot be told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chain: Option<String>,
+    /// That action's `tool_name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
     pub message: String,
     /// The fields that prove it.
     pub evidence: EvidenceText,
@@ -150,6 +158,19 @@ impl FileNumbers {
 }
 
 impl Finding {
+    /// ` (tool, chain file:line)`: which action of its id the finding is about (an action
+    /// is its emitter chain and its id), when that is known; terminal-safe.
+    pub fn identity_text(&self) -> String {
+        use super::text::sanitize;
+        match (&self.tool, &self.chain) {
+            (Some(tool), Some(chain)) => {
+                format!(" ({}, chain {})", sanitize(tool), sanitize(chain))
+            }
+            (None, Some(chain)) => format!(" (chain {})", sanitize(chain)),
+            _ => String::new(),
+        }
+    }
+
     /// Writes the finding compactly (`codec`), its files by number in `files`: what
     /// [`Finding::decode`] reads back — about half the memory of the finding itself.
     pub fn encode(&self, w: &mut Writer, files: &mut FileNumbers) {
@@ -160,6 +181,8 @@ impl Finding {
         for a in &self.action_ids {
             w.bytes(a.as_bytes());
         }
+        w.opt_str(self.chain.as_deref());
+        w.opt_str(self.tool.as_deref());
         w.bytes(self.message.as_bytes());
         w.bytes(self.evidence.0.as_bytes());
         w.uint(self.locations.len() as u64);
@@ -186,6 +209,8 @@ impl Finding {
         let action_ids = (0..r.int::<usize>()?)
             .map(|_| r.str().map(str::to_string))
             .collect::<Option<_>>()?;
+        let chain = r.opt_str()?.map(str::to_string);
+        let tool = r.opt_str()?.map(str::to_string);
         let message = r.str()?.to_string();
         let evidence = EvidenceText(r.str()?.into());
         let locations = (0..r.int::<usize>()?)
@@ -202,6 +227,8 @@ impl Finding {
             severity,
             run_id,
             action_ids,
+            chain,
+            tool,
             message,
             evidence,
             locations,
@@ -488,6 +515,8 @@ mod tests {
             severity,
             run_id: (i % 2 == 0).then(|| format!("run-{i}")),
             action_ids: (0..i).map(|n| format!("act-{n}\u{0}ι")).collect(),
+            chain: (i % 2 == 1).then(|| format!("a.ndjson:{i}")),
+            tool: (i > 1).then(|| "edit_file".to_string()),
             message: "m".repeat(i * 100),
             evidence: serde_json::json!({"k": i, "nested": [1.5, null]}).into(),
             locations: vec![

@@ -80,38 +80,85 @@ pub fn shell_word(arg: &str) -> String {
     }
 }
 
-/// `text` in lines of at most `width` characters, broken between words (a word longer
-/// than a line is broken inside), every line after the first indented by `indent`.
-pub fn wrap_words(text: &str, width: usize, indent: usize) -> Vec<String> {
+/// `line` in lines of at most `width` terminal cells (a wide character such as `⌛` is two),
+/// broken only at its spaces — its own spacing kept, so columns stay aligned — with every
+/// line after the first indented by `indent` (a hanging indent). A word longer than a whole
+/// line is the only thing ever split, and nothing is cut.
+pub fn wrap_line(line: &str, width: usize, indent: usize) -> Vec<String> {
+    use unicode_width::UnicodeWidthStr;
     let width = width.max(indent + 8);
+    if line.width() <= width {
+        return vec![line.to_string()];
+    }
     let pad = " ".repeat(indent);
     let mut lines: Vec<String> = Vec::new();
-    let (mut line, mut len) = (String::new(), 0);
-    for word in text.split_whitespace() {
-        let mut word: Vec<char> = word.chars().collect();
-        loop {
-            // Where this line's text starts: after the indent on every line but the first.
-            let start = if lines.is_empty() { 0 } else { indent };
-            let sep = usize::from(len > start);
-            if len + sep + word.len() <= width {
-                if sep == 1 {
-                    line.push(' ');
-                }
-                line.extend(word.iter());
-                len += sep + word.len();
-                break;
-            }
-            if len == start {
-                // Alone, the word is longer than a line: its first part fills this one.
-                let room = width - len;
-                line.extend(word.drain(..room));
-            }
-            lines.push(std::mem::replace(&mut line, pad.clone()));
-            len = indent;
+    let (mut out, mut cells, mut fresh) = (String::new(), 0, false);
+    let mut rest = line;
+    while !rest.is_empty() {
+        // The spaces before the next word, and the word.
+        let gap_len = rest.len() - rest.trim_start_matches(' ').len();
+        let (gap, after) = rest.split_at(gap_len);
+        let word_len = after.find(' ').unwrap_or(after.len());
+        let (word, next) = after.split_at(word_len);
+        rest = next;
+        let gap = if fresh { "" } else { gap };
+        if cells + gap.width() + word.width() <= width {
+            out.push_str(gap);
+            out.push_str(word);
+            cells += gap.width() + word.width();
+            fresh = false;
+            continue;
+        }
+        let mut word = word;
+        if !fresh && (cells > 0 || !lines.is_empty()) {
+            lines.push(std::mem::replace(&mut out, pad.clone()));
+            cells = indent;
+        }
+        // Alone, the word is longer than a line: its parts fill whole lines.
+        while cells + word.width() > width {
+            let mut room = width - cells;
+            let cut = (word.char_indices())
+                .find(|&(_, c)| {
+                    let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+                    let over = w > room;
+                    room = room.saturating_sub(w);
+                    over
+                })
+                .map_or(word.len(), |(i, _)| {
+                    i.max(word.chars().next().map_or(1, char::len_utf8))
+                });
+            out.push_str(&word[..cut]);
+            word = &word[cut..];
+            lines.push(std::mem::replace(&mut out, pad.clone()));
+            cells = indent;
+        }
+        out.push_str(word);
+        cells += word.width();
+        fresh = word.is_empty();
+    }
+    if out.trim().is_empty() && !lines.is_empty() {
+        return lines;
+    }
+    lines.push(out);
+    lines
+}
+
+/// `text`'s lines each [`wrap_line`]d to `width` with a hanging indent of `hanging`
+/// cells past the line's own leading spaces: what every text report prints on a terminal
+/// (`None`, piped: every line whole).
+pub fn wrap_lines(text: &str, width: Option<usize>, hanging: usize) -> String {
+    let Some(width) = width else {
+        return text.to_string();
+    };
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    for line in text.lines() {
+        let lead = line.len() - line.trim_start_matches(' ').len();
+        for part in wrap_line(line, width, lead + hanging) {
+            out.push_str(&part);
+            out.push('\n');
         }
     }
-    lines.push(line);
-    lines
+    out
 }
 
 /// A stored member's value in one line of text a reviewer reads: a string as it is, an
@@ -160,18 +207,37 @@ pub fn code_points(text: &str) -> String {
 mod tests {
     use super::*;
 
+    /// Broken only at spaces, counted in display cells, with a hanging indent; the line's
+    /// own spacing kept; nothing lost.
     #[test]
-    fn words_wrap_with_a_hanging_indent_and_nothing_is_lost() {
-        let text = "the link of a/very/long/path/to/incident.ndjson:3 resolves to no loaded record";
-        let lines = wrap_words(text, 24, 4);
-        assert!(lines.iter().all(|l| l.chars().count() <= 24), "{lines:?}");
-        assert!(
-            lines[1..].iter().all(|l| l.starts_with("    ")),
-            "{lines:?}"
-        );
-        let joined: Vec<&str> = lines.iter().flat_map(|l| l.split_whitespace()).collect();
-        let rejoined = joined.join(" ").replace(' ', "");
-        assert_eq!(rejoined, text.replace(' ', ""));
+    fn lines_wrap_at_spaces_in_display_cells_and_nothing_is_lost() {
+        use unicode_width::UnicodeWidthStr;
+        let text = "HIGH   F-GAP  the link of a/very/long/path/to/incident.ndjson:3 resolves ⌛⌛ to no record";
+        for width in [16, 24, 40, 48, 80] {
+            let lines = wrap_line(text, width, 7);
+            assert!(
+                lines.iter().all(|l| l.width() <= width.max(15)),
+                "{width}: {lines:?}"
+            );
+            assert!(
+                lines[1..].iter().all(|l| l.starts_with("       ")),
+                "{lines:?}"
+            );
+            let words: Vec<&str> = lines.iter().flat_map(|l| l.split_whitespace()).collect();
+            let whole: Vec<&str> = text.split_whitespace().collect();
+            if width >= 48 {
+                assert_eq!(words, whole, "{width}: no word broken");
+            }
+            assert_eq!(words.concat(), whole.concat(), "{width}: nothing lost");
+            assert!(
+                lines[0].starts_with("HIGH   F-GAP"),
+                "spacing kept: {lines:?}"
+            );
+        }
+        assert_eq!(wrap_line("short  line", 80, 4), ["short  line"]);
+        let wide = wrap_line("⌛⌛⌛⌛⌛⌛⌛⌛⌛⌛", 10, 0);
+        assert!(wide.iter().all(|l| l.width() <= 10), "{wide:?}");
+        assert_eq!(wrap_lines("a\n  b c\n", None, 4), "a\n  b c\n");
     }
 
     #[test]

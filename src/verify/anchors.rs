@@ -305,6 +305,8 @@ fn truncated(anchor: &Anchor, token: &Token, last: Option<&Record>) -> Finding {
             .chain([anchor_location(&anchor.file, anchor.line, "record_sha256")])
             .collect(),
         fingerprint: String::new(),
+        chain: None,
+        tool: None,
     }
 }
 
@@ -333,5 +335,7 @@ fn invalid(anchor: &Anchor, token: &Token, shown_on: Option<&Record>) -> Finding
             .chain([anchor_location(&anchor.file, anchor.line, "proof")])
             .collect(),
         fingerprint: String::new(),
+        chain: None,
+        tool: None,
     }
 }

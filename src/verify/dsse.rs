@@ -96,6 +96,8 @@ pub(super) fn dsse(
                     Location::at(&record.source, &["dsse_envelope", "signatures", "0", "keyid"]),
                 ],
                 fingerprint: String::new(),
+                chain: None,
+                tool: None,
             });
     }
     let Some(key_id) = declared.or(env_keyid) else {

@@ -109,6 +109,8 @@ pub fn check(record: &Record) -> Vec<Finding> {
         evidence: evidence.into(),
         locations: vec![Location::record(&record.source)],
         fingerprint: String::new(),
+        chain: None,
+        tool: None,
     };
     let mut out = Vec::new();
     if !w.duplicate_keys.is_empty() {
@@ -244,6 +246,8 @@ pub fn confusable_ids(records: &[&Record]) -> Vec<(usize, Finding)> {
             .map(|x| Location::record(&records[x.record].source))
             .collect(),
         fingerprint: String::new(),
+        chain: None,
+        tool: None,
     };
     for u in first.values() {
         if !is_nfc(u.text) {

@@ -414,6 +414,8 @@ fn duplicates(records: &[&Record], vertex: &[u32], graph: &mut LinkGraph) {
                     Location::record(&records[v].source),
                 ],
                 fingerprint: String::new(),
+                chain: None,
+                tool: None,
             },
         ));
     }
@@ -446,6 +448,8 @@ fn fork(records: &[&Record], predecessor: usize, branches: &[usize]) -> Finding 
             .chain([Location::record(&records[predecessor].source)])
             .collect(),
         fingerprint: String::new(),
+        chain: None,
+        tool: None,
     }
 }
 
@@ -470,6 +474,8 @@ fn gap(records: &[&Record], before: usize, after: usize) -> Finding {
             Location::record(&records[before].source),
         ],
         fingerprint: String::new(),
+        chain: None,
+        tool: None,
     }
 }
 

@@ -83,5 +83,7 @@ fn broken(records: &[&Record], cell: &str, before: &Op, op: &Op) -> Finding {
         .into(),
         locations: vec![Location::at(at, &["prior_digest"]), Location::record(was)],
         fingerprint: String::new(),
+        chain: None,
+        tool: None,
     }
 }

@@ -397,6 +397,8 @@ pub(super) fn sig_encoding(record: &Record, spelling: &str) -> Finding {
             .into(),
         locations: vec![signature_location(record)],
         fingerprint: String::new(),
+        chain: None,
+        tool: None,
     }
 }
 
@@ -517,6 +519,8 @@ fn lenient_only(record: &Record, key: &VerifyingKey) -> Finding {
         evidence: serde_json::json!({ "key_is_weak": key.is_weak() }).into(),
         locations: vec![signature_location(record)],
         fingerprint: String::new(),
+        chain: None,
+        tool: None,
     }
 }
 
@@ -540,6 +544,8 @@ pub(super) fn other_signer(
                 .into(),
             locations: vec![Location::at(&record.source, &["signature", "key_id"])],
             fingerprint: String::new(),
+            chain: None,
+            tool: None,
         });
     }
 }

@@ -161,6 +161,8 @@ fn token_findings(record: &Record, claimed: &str, state: &TsaState, token: &Toke
             evidence: evidence.into(),
             locations: vec![Location::at(&record.source, &["timestamp_proof", "proof"])],
             fingerprint: String::new(),
+            chain: None,
+            tool: None,
         };
     let at = record.source.to_string();
     match state {
@@ -316,6 +318,8 @@ pub fn order_findings(
                         Location::at(&records[b].source, &["created_at_ms"]),
                     ],
                     fingerprint: String::new(),
+                    chain: None,
+                    tool: None,
                 },
             ));
         }

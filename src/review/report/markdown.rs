@@ -221,7 +221,7 @@ pub fn render(r: &IncidentReport, ev: EvidenceRef) -> String {
                 s,
                 "| {} | {} | {place} | {} | `{}` |",
                 md(f.run_id.as_deref().unwrap_or("—")),
-                md(&f.action_ids.join(", ")),
+                md(&format!("{}{}", f.action_ids.join(", "), f.identity_text())),
                 md(&f.message),
                 f.fingerprint
             );

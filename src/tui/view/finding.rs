@@ -45,6 +45,13 @@ fn finding_lines<'a>(s: &State, d: &Data, f: &Finding) -> Vec<Line<'a>> {
             .collect();
         lines.push(kv(s, "actions", &ids.join(", ")));
     }
+    if let Some(chain) = &f.chain {
+        let tool = f
+            .tool
+            .as_deref()
+            .map_or(String::new(), |t| format!("{t}, "));
+        lines.push(kv(s, "action of", &format!("{tool}chain {chain}")));
+    }
     let named = d.nodes_of(f).len();
     lines.push(kv(
         s,
