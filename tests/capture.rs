@@ -236,6 +236,27 @@ fn emitters_sharing_a_run_and_its_default_ids_each_get_their_span() {
     assert_eq!(found[0]["evidence"]["span"]["tool"], "delete_document");
 }
 
+/// The run's own span is its window (analysis-rules §9 amended): with the run's first tool
+/// span dropped, its `invoke_agent` span still covers act-001, which is judged like any other
+/// action — F-UNOBSERVED-ACTION, the run `gaps` — where a window built from the tool spans
+/// alone began after it and read the run `complete`.
+#[test]
+fn the_run_s_own_span_is_its_window() {
+    let (_, doc, _) = check(DEMO, &[&otel("dropped_first.jsonl")], &["--no-index"]);
+    let run = &doc["telemetry"]["runs"][0];
+    assert_eq!(run["run_id"], "run-deploy-0042");
+    assert_eq!(run["status"], "gaps", "{run}");
+    assert_eq!(run["actions_without_span"], 1, "{run}");
+    assert_eq!(run["not_judged"], 0, "{run}");
+    let found = capture_findings(&doc);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0]["id"], "F-UNOBSERVED-ACTION");
+    assert_eq!(found[0]["action_ids"], json!(["act-001"]));
+    // The same telemetry with every span: complete.
+    let (_, doc, _) = check(DEMO, &[&otel("complete.jsonl")], &["--no-index"]);
+    assert_eq!(doc["telemetry"]["runs"][0]["status"], "complete");
+}
+
 /// At-least-once delivery: every span the SDK wrote, exported twice (the same trace and
 /// span ids again, in a second file and within one), is one tool call each — complete
 /// capture stays complete and passes, the demo's one real gap stays one.

@@ -99,6 +99,9 @@ pub struct Capture {
     span_of: FxHashMap<NodeId, u32>,
     /// Per graph run, its spans in file order.
     spans_by_run: Vec<Vec<u32>>,
+    /// Per graph run, the extent of its own spans (`invoke_agent`, a trace's root), in
+    /// telemetry time (ms), when the telemetry holds one.
+    run_extent: Vec<Option<(f64, f64)>>,
     /// The traced runs, in graph order, and each by its id.
     pub runs: Vec<RunCapture>,
     run_index: FxHashMap<String, u32>,
@@ -252,6 +255,7 @@ impl Capture {
         let graph = &analysis.graph;
         let Telemetry {
             spans,
+            run_spans,
             files,
             errors,
             ..
@@ -381,6 +385,27 @@ impl Capture {
                 spans_by_run[*r as usize].push(s as u32);
             }
         }
+        // Each run's own spans: by the run they name, else by their trace (a record's, or
+        // that of the run's tool calls).
+        let mut run_extent: Vec<Option<(f64, f64)>> = vec![None; graph.runs.len()];
+        let tool_traces: FxHashMap<&str, u32> = (spans.iter().zip(&span_runs))
+            .filter_map(|(s, r)| Some((s.trace_id.as_str(), (*r)?)))
+            .collect();
+        for s in &run_spans {
+            let run = match s.run_id.as_deref() {
+                Some(id) => runs.get(id).copied(),
+                None => (traces.get(s.trace_id.as_str()))
+                    .or_else(|| tool_traces.get(s.trace_id.as_str()))
+                    .copied(),
+            };
+            if let Some(r) = run
+                && s.start_ns > 0
+            {
+                let e = &mut run_extent[r as usize];
+                let (from, to) = e.unwrap_or((f64::INFINITY, f64::NEG_INFINITY));
+                *e = Some((from.min(s.start_ms()), to.max(s.end_ms())));
+            }
+        }
         let mut capture = Capture {
             spans,
             files,
@@ -388,6 +413,7 @@ impl Capture {
             span_runs,
             span_of,
             spans_by_run,
+            run_extent,
             runs: Vec::new(),
             run_index: FxHashMap::default(),
             offset_ms,
@@ -419,6 +445,10 @@ impl Capture {
             let end = timed
                 .map(|&s| self.spans[s].end_ms())
                 .fold(f64::NEG_INFINITY, f64::max);
+            // The run's own span bounds its window when the telemetry holds one: an action at
+            // its very start or end is judged like any other (analysis-rules §9).
+            let (start, end) = self.run_extent[r]
+                .map_or((start, end), |(from, to)| (from.min(start), to.max(end)));
             let window = (
                 start - offset - self.tolerance_ms,
                 end - offset + self.tolerance_ms,

@@ -16,6 +16,9 @@ use std::sync::Arc;
 pub struct Telemetry {
     /// Every tool-call span, in file order.
     pub spans: Vec<TraceSpan>,
+    /// The runs' own spans (`invoke_agent`, or a trace's root span that is no tool call),
+    /// in file order: each run's time window (analysis-rules §9).
+    pub run_spans: Vec<TraceSpan>,
     pub files: Vec<TraceFile>,
     pub errors: Vec<LoadError>,
     /// How long reading took (`check --timings`).
@@ -34,6 +37,8 @@ impl Telemetry {
         self.spans
             .retain(|s| seen.insert((s.trace_id.clone(), s.span_id.clone())));
         self.repeated += before - self.spans.len();
+        self.run_spans
+            .retain(|s| seen.insert((s.trace_id.clone(), s.span_id.clone())));
     }
 }
 
@@ -123,6 +128,7 @@ fn read_file(path: &Arc<str>, bytes: &[u8], out: &mut Telemetry) {
             file.tool_spans += f.tool_spans;
         }
         out.spans.extend(part.spans);
+        out.run_spans.extend(part.run_spans);
         out.errors.extend(part.errors);
     }
     out.files.push(file);
@@ -270,12 +276,29 @@ fn spans_of(
                             })
                     })
                 };
-                if !has("gen_ai.operation.name", Some("execute_tool"))
-                    && !has("gen_ai.tool.name", None)
-                {
+                let tool_call = has("gen_ai.operation.name", Some("execute_tool"))
+                    || has("gen_ai.tool.name", None);
+                let run_span = has("gen_ai.operation.name", Some("invoke_agent"))
+                    || span.parent_span_id.is_empty();
+                if !tool_call && !run_span {
                     continue;
                 }
                 let pointer = format!("/resourceSpans/{r}/scopeSpans/{s}/spans/{k}");
+                if !tool_call {
+                    // A run's own span only bounds its window: one that cannot be read is
+                    // left out like the rest of the trace's other spans.
+                    if let Ok(span) = tool_span(
+                        span,
+                        pointer,
+                        path,
+                        line,
+                        resource_run.clone(),
+                        service.clone(),
+                    ) {
+                        out.run_spans.push(span);
+                    }
+                    continue;
+                }
                 match tool_span(
                     span,
                     pointer,

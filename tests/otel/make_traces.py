@@ -66,19 +66,22 @@ def hex_ids(value):
     return value
 
 
-def run_trace(seed, run_id, calls, service="deploy-agent"):
+def run_trace(seed, run_id, calls, service="deploy-agent", covers=None):
     """One run's trace: an `invoke_agent` span and an `execute_tool` span per call.
 
     Each call is a dict: tool, start_ms, and optionally call_id, status ("error"/"ok"),
-    duration_ms. Returns the OTLP JSON line."""
+    duration_ms. The `invoke_agent` span covers `covers` (default: the calls): a run whose
+    exporter dropped a tool span still has its own span over the whole run. Returns the
+    OTLP JSON line."""
     keep = Keep()
     provider = TracerProvider(
         resource=Resource({"service.name": service}), id_generator=CountingIds(seed)
     )
     provider.add_span_processor(SimpleSpanProcessor(keep))
     tracer = provider.get_tracer("aeplens-tests.agent", "1.0.0")
-    start = min(c["start_ms"] for c in calls) - 500
-    end = max(c["start_ms"] + c.get("duration_ms", 250) for c in calls) + 500
+    covers = covers or calls
+    start = min(c["start_ms"] for c in covers) - 500
+    end = max(c["start_ms"] + c.get("duration_ms", 250) for c in covers) + 500
     root = tracer.start_span(
         f"invoke_agent {service}",
         kind=SpanKind.INTERNAL,
@@ -167,6 +170,17 @@ def main(out):
     files["dropped.jsonl"] = lines(
         demo_runs({"run-deploy-0042": lambda c: [x for x in c if x["start_ms"] != T0 + 130000 + OFFSET_MS]}),
         "dropped",
+    )
+    # The run's first tool span dropped (act-001): its `invoke_agent` span still covers it.
+    files["dropped_first.jsonl"] = "".join(
+        run_trace(
+            f"dropped-first/{run}",
+            run,
+            [c for c in calls if not (run == "run-deploy-0042" and c.get("call_id") == "act-001")],
+            covers=calls,
+        )
+        + "\n"
+        for run, calls in demo_runs().items()
     )
     # Joined by call id, but the tool differs (act-004) and a success is an ERROR (act-003).
     def mismatched(calls):
