@@ -627,6 +627,39 @@ fn records_without_a_trusted_key_are_said_at_every_width() {
     // With the keys the warning goes.
     let header = text(&render(&v03(), 160, 48));
     assert!(!header.lines().next().unwrap().contains("unknown key"));
+    // Keys given that lack the records' key: "pass --keys" would mislead.
+    let mut s = state_with(data(&[V03], None, None), Theme::dark());
+    s.keys_given = true;
+    let screen = text(&render(&s, 160, 48));
+    let header = screen.lines().next().unwrap();
+    assert!(
+        header.contains("○11 unknown key — not in the keys given"),
+        "{header}"
+    );
+}
+
+/// An empty navigator list names the filter only when one is applied.
+#[test]
+fn an_empty_list_names_the_filter_only_under_one() {
+    let mut s = v03();
+    cmd(&mut s, Command::Filter);
+    typed(&mut s, "tool:no_such_tool");
+    update(&mut s, Action::Submit);
+    assert!(s.nav.items().is_empty());
+    let screen = text(&render(&s, 120, 40));
+    assert!(
+        screen.contains("nothing passes the filter (f changes it)"),
+        "{screen}"
+    );
+    // No filter, a list with nothing in it (no marks yet): that alone is said.
+    let mut s = v03();
+    update(&mut s, Action::ShowList(NavList::Marks));
+    assert!(s.nav.items().is_empty());
+    let screen = text(&render(&s, 120, 40));
+    assert!(
+        screen.contains("nothing here") && !screen.contains("filter ("),
+        "{screen}"
+    );
 }
 
 #[test]

@@ -226,6 +226,7 @@ pub fn run(options: &ExplorerOptions) -> i32 {
     set_capture(true, options.mouse);
     let mut state = State::new(options.keymap.clone(), options.theme.clone());
     state.banner.clone_from(&options.banner);
+    state.keys_given = !options.keys.is_empty();
     state.review.settings = ReviewSettings {
         external_editor: options.editor.is_some(),
         fresh: options.fresh,

@@ -108,6 +108,9 @@ pub struct State {
     pub page: usize,
     /// The banner shown in the header (e.g. for the bundled demo).
     pub banner: Option<String>,
+    /// True when keys were given (`--keys`, `--key`): an unknown key id
+    /// is then one the keyring lacks, not a keyring missing.
+    pub keys_given: bool,
     /// The reviewer's marks and notes, and where they are saved.
     pub review: ReviewState,
 }
@@ -137,6 +140,7 @@ impl State {
             size: (80, 24),
             page: 10,
             banner: None,
+            keys_given: false,
             review: ReviewState::default(),
         }
     }

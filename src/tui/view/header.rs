@@ -87,8 +87,14 @@ fn header_spans<'a>(s: &State, compact: bool) -> Vec<Span<'a>> {
                 (a.unsigned + a.not_checked).saturating_sub(unknown)
             )));
             if unknown > 0 {
+                // "pass --keys" only when none was given; else the keyring lacks it.
+                let hint = if s.keys_given {
+                    "not in the keys given"
+                } else {
+                    "pass --keys"
+                };
                 spans.push(Span::styled(
-                    format!("○{unknown} unknown key — pass --keys "),
+                    format!("○{unknown} unknown key — {hint} "),
                     t.warn,
                 ));
             }

@@ -67,9 +67,13 @@ pub(super) fn navigator(s: &State, area: Rect, buf: &mut Buffer) {
         return;
     }
     if s.nav.items().is_empty() {
-        Paragraph::new("nothing here (filter?)")
-            .style(s.theme.dim)
-            .render(inner, buf);
+        // The filter is named only when one is applied.
+        let empty = if s.filter.is_applied() {
+            "nothing passes the filter (f changes it)"
+        } else {
+            "nothing here"
+        };
+        Paragraph::new(empty).style(s.theme.dim).render(inner, buf);
         return;
     }
     let h = inner.height as usize;

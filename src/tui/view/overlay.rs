@@ -33,16 +33,12 @@ pub const GLYPH_LEGEND: [&str; 27] = [
     "⚑  marked by you (colour: verdict; ⚑! the evidence changed since)",
 ];
 
-/// Help: the glyph legend first, then every key from the keymap; scrolls with the
-/// movement keys when it is taller than the screen.
+/// Help: every key from the keymap first (what a newcomer looks for), then the command
+/// line, the note editor and the glyph legend; scrolls with the movement keys when it is
+/// taller than the screen.
 pub(super) fn help(s: &State, scroll: usize, area: Rect, buf: &mut Buffer) {
     let t = &s.theme;
-    let mut lines = vec![Line::styled("GLYPHS", t.title)];
-    for legend in GLYPH_LEGEND {
-        lines.push(Line::styled(legend, t.base));
-    }
-    lines.push(Line::raw(""));
-    lines.push(Line::styled("KEYS", t.title));
+    let mut lines = vec![Line::styled("KEYS", t.title)];
     for b in &s.keymap.bindings {
         lines.push(Line::from(vec![
             Span::styled(format!("{:<16}", s.keymap.keys_of(b)), t.hint_key),
@@ -64,6 +60,11 @@ pub(super) fn help(s: &State, scroll: usize, area: Rect, buf: &mut Buffer) {
             Span::styled(format!("{keys:<16}"), t.hint_key),
             Span::raw(help),
         ]));
+    }
+    lines.push(Line::raw(""));
+    lines.push(Line::styled("GLYPHS", t.title));
+    for legend in GLYPH_LEGEND {
+        lines.push(Line::styled(legend, t.base));
     }
     scrolled_box(s, "Help", lines, 100, scroll, area, buf);
 }
