@@ -682,8 +682,13 @@ fn a_record_level_violation_names_the_action_it_concerns() {
     go(&mut s, "run-deploy-0042", "act-005");
     cmd(&mut s, Command::Tab(5));
     let screen = text(&render(&s, 160, 60));
-    assert!(screen.contains("THIS RECORD"), "{screen}");
-    assert!(screen.contains("V14 [on act-007]"), "{screen}");
+    assert!(screen.contains("semantic V14 [on act-007]"), "{screen}");
+    // The why stands right under the axes, before the rest of the pane.
+    let axis = screen.find("semantic          ").unwrap();
+    let why = screen.find("semantic V14 [on act-007]").unwrap();
+    let authenticity = screen.find("authenticity      ").unwrap();
+    assert!(axis < authenticity && authenticity < why, "{screen}");
+    assert!(screen[axis..why].lines().count() < 8, "{screen}");
     // `o` goes to the action the violation names.
     cmd(&mut s, Command::JumpToViolation);
     assert_eq!(selected_id(&s), "act-007");

@@ -102,9 +102,25 @@ pub(super) fn detail(s: &State, area: Rect, buf: &mut Buffer) {
             return;
         }
     };
-    Paragraph::new(lines)
-        .wrap(Wrap { trim: false })
-        .scroll((s.detail.scroll() as u16, 0))
+    let pane = Paragraph::new(lines).wrap(Wrap { trim: false });
+    // A pane taller than its room says so on its bottom border: what lies below is never
+    // missed.
+    let below = pane
+        .line_count(inner.width)
+        .saturating_sub(s.detail.scroll() + usize::from(inner.height));
+    if below > 0 {
+        let label = format!(" ↓ {below} more line{} ", if below == 1 { "" } else { "s" });
+        let x = area
+            .right()
+            .saturating_sub(label.chars().count() as u16 + 2);
+        buf.set_string(
+            x.max(area.x),
+            area.bottom().saturating_sub(1),
+            label,
+            t.warn,
+        );
+    }
+    pane.scroll((s.detail.scroll() as u16, 0))
         .render(inner, buf);
 }
 

@@ -86,6 +86,41 @@ pub(super) fn record_lines<'a>(s: &State, d: &Data, node: NodeId) -> Vec<Line<'a
             (text, if c.status == "complete" { '✓' } else { '✗' })
         });
     lines.push(axis("capture", capture));
+    // The why of a failed structural or semantic axis right under the axes (as
+    // authenticity's follows), each violation naming the action it concerns (never read
+    // as this action's own).
+    let this_id = d
+        .analysis
+        .graph
+        .action(&d.corpus, node)
+        .and_then(|(_, a)| a.id());
+    for v in &r.structural.violations {
+        lines.push(Line::styled(
+            format!(
+                "  structural {}: {}",
+                sanitize(&v.path),
+                sanitize(&v.message)
+            ),
+            t.warn,
+        ));
+    }
+    for v in &r.semantic.violations {
+        let on = match v.action_id.as_deref() {
+            Some(id) if Some(id) == this_id => "this action".to_string(),
+            Some(id) => format!("on {}", show_id(id)),
+            None => "the record".to_string(),
+        };
+        lines.push(Line::styled(
+            format!("  semantic {} [{on}] {}", v.rule, sanitize(&v.message)),
+            t.warn,
+        ));
+    }
+    if r.semantic.violations.iter().any(|v| v.action_id.is_some()) {
+        lines.push(Line::styled(
+            "  o goes to the action a violation names",
+            t.dim,
+        ));
+    }
     if let Some(time) = r.authenticity.time_words() {
         let proven = r.authenticity.proves_time();
         let glyph = if proven { '✓' } else { '○' };
@@ -108,40 +143,6 @@ pub(super) fn record_lines<'a>(s: &State, d: &Data, node: NodeId) -> Vec<Line<'a
         lines.push(kv(s, "chain link", link.name()));
     }
     lines.extend(action_telemetry_lines(s, d, node));
-    let violations = r.structural.violations.len() + r.semantic.violations.len();
-    if violations > 0 {
-        lines.push(Line::styled(
-            format!("THIS RECORD · {violations} violation(s) · o goes to the action named"),
-            t.title,
-        ));
-    }
-    for v in &r.structural.violations {
-        lines.push(Line::styled(
-            format!(
-                "  structural {}: {}",
-                sanitize(&v.path),
-                sanitize(&v.message)
-            ),
-            t.warn,
-        ));
-    }
-    // Each violation names the action it concerns: never read as this action's own.
-    let this_id = d
-        .analysis
-        .graph
-        .action(&d.corpus, node)
-        .and_then(|(_, a)| a.id());
-    for v in &r.semantic.violations {
-        let on = match v.action_id.as_deref() {
-            Some(id) if Some(id) == this_id => "this action".to_string(),
-            Some(id) => format!("on {}", show_id(id)),
-            None => "the record".to_string(),
-        };
-        lines.push(Line::styled(
-            format!("  {} [{on}] {}", v.rule, sanitize(&v.message)),
-            t.warn,
-        ));
-    }
     let (glyph, chain) = chain_status(d, d.run_of(node));
     lines.push(kv(s, "run's chains", &format!("{glyph} {chain}")));
     lines.push(Line::styled("FINDINGS ON THIS ACTION".to_string(), t.title));
