@@ -598,3 +598,57 @@ fn diff_names_the_forged_copy_and_the_records_one_side_holds() {
         "{text}"
     );
 }
+
+/// Lease files are inputs (issue: a report could not say which lease file decided a
+/// window): `check` lists each in `inputs[]` with `kind: leases`, its SHA-256 and the
+/// objects it held, the report's Inputs table names it, and a lease line that is no lease
+/// object counts for `--strict` as an evidence load error does.
+#[test]
+fn lease_files_are_inputs() {
+    let store = fixtures().join("reference-stores/reapproval_after_denial.ndjson");
+    let leases = fixtures().join("reference-stores/reapproval_after_denial.leases.ndjson");
+    let keys = fixtures().join("reference-stores/keys.json");
+    let (store, leases_path, keys) = (
+        store.display().to_string(),
+        leases.display().to_string(),
+        keys.display().to_string(),
+    );
+    let base = ["--no-index", "--keys", &keys, "--leases", &leases_path];
+    let (code, out, err) =
+        aeplens(&[&["check", "--format", "json"][..], &base, &[&store]].concat());
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let lease_input = &doc["inputs"][1];
+    assert_eq!(lease_input["path"], leases_path);
+    assert_eq!(lease_input["kind"], "leases");
+    assert_eq!(lease_input["records"], 3, "two receipts and a lease");
+    let digest = aeplens::canon::sha256_hex(&std::fs::read(&leases).unwrap());
+    assert_eq!(lease_input["sha256"], digest);
+    assert!(
+        doc["inputs"][0].get("kind").is_none(),
+        "evidence carries no kind"
+    );
+    let (_, md, _) = aeplens(&[&["report"][..], &base, &[&store]].concat());
+    assert!(md.contains("leases.ndjson | ndjson (leases) | 3 |"), "{md}");
+    // A lease line that is no lease object: named, and --strict fails on it.
+    let scratch = common::run_dir("lease-inputs");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let torn = scratch.join("torn.leases.ndjson");
+    let text = std::fs::read_to_string(&leases).unwrap();
+    std::fs::write(&torn, format!("{text}{{\"what\":\"no lease\"}}\n")).unwrap();
+    let torn = torn.display().to_string();
+    let strict = [
+        "check",
+        "--strict",
+        "--format",
+        "json",
+        "--no-index",
+        "--keys",
+        &keys,
+    ];
+    let (code, out, err) = aeplens(&[&strict[..], &["--leases", &torn, &store]].concat());
+    assert_eq!(code, 2, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["inputs"][1]["errors"][0]["line"], 4, "{out}");
+    assert!(err.contains(&format!("{torn}:4")), "{err}");
+}

@@ -52,10 +52,12 @@ fn keys() -> Keyring {
 
 /// The explorer on `evidence`, its review opened from `review` (as the event loop does).
 fn open(evidence: &Path, review: &Path, fresh: bool) -> State {
+    // The lease file absolute, as the explorer opens it (and a Reproduce line names it).
+    let leases = std::path::absolute("assets/demo/leases.ndjson").unwrap();
     let (corpus, keys, leases) = common::inputs(
         &[evidence.to_str().unwrap()],
         Some("assets/demo/keys.json"),
-        Some("assets/demo/leases.ndjson"),
+        Some(leases.to_str().unwrap()),
     );
     let mut s = State::new(Keymap::default(), Theme::dark());
     s.review.settings.fresh = fresh;
@@ -940,4 +942,75 @@ fn the_note_editor_moves_and_edits_like_readline() {
     assert!(s.review.editor.is_none());
     let r = s.review.review.as_ref().unwrap();
     assert_eq!(r.marks[0].note, "ld rotated \nsee F-KEY\nrow 7[31m red");
+}
+
+/// `m` with the navigator on a collapsed finding group marks the finding when the group is
+/// one, and asks when it is several — never the action the timeline happens to show.
+#[test]
+fn m_on_a_finding_group_marks_its_finding_or_asks() {
+    let x = Scratch::new("group");
+    let mut s = open(&x.evidence(), &x.review(), true);
+    update(
+        &mut s,
+        Action::ShowList(aeplens::tui::state::NavList::Findings),
+    );
+    cmd(&mut s, Command::FocusNavigator);
+    let item = s.nav.items()[s.nav.cursor()].clone();
+    let NavTarget::FindingGroup(first) = item.target else {
+        panic!("the list opens on a group: {item:?}");
+    };
+    let finding = s.data.as_ref().unwrap().findings[first].clone();
+    cmd(&mut s, Command::Mark);
+    let marks = &s.review.review.as_ref().unwrap().marks;
+    assert_eq!(marks.len(), 1);
+    assert_eq!(
+        marks[0].target,
+        Target::finding(&finding),
+        "{:?}",
+        marks[0].target
+    );
+    // Several findings of one id: the group asks, nothing is marked.
+    let (corpus, keys, leases) = common::inputs(
+        &["tests/fixtures/rfc-final/evidence"],
+        Some("tests/fixtures/rfc-final/keys.json"),
+        Some("tests/fixtures/rfc-final/leases.ndjson"),
+    );
+    let mut s = State::new(Keymap::default(), Theme::dark());
+    update(
+        &mut s,
+        Action::Loaded(Box::new(Data::open(corpus, &keys, &leases))),
+    );
+    open_review(&mut s, Some(x.0.join("rfc.review.json")));
+    update(
+        &mut s,
+        Action::ShowList(aeplens::tui::state::NavList::Findings),
+    );
+    cmd(&mut s, Command::FocusNavigator);
+    let d = s.data.as_ref().unwrap();
+    let several = (0..s.nav.items().len())
+        .find(|&row| match s.nav.items()[row].target {
+            NavTarget::FindingGroup(f) => {
+                d.findings
+                    .iter()
+                    .filter(|x| x.id == d.findings[f].id)
+                    .count()
+                    > 1
+            }
+            _ => false,
+        })
+        .expect("a group of several findings");
+    while s.nav.cursor() < several {
+        cmd(&mut s, Command::Down);
+    }
+    cmd(&mut s, Command::FocusNavigator);
+    cmd(&mut s, Command::Mark);
+    assert!(s.review.review.as_ref().unwrap().marks.is_empty());
+    assert!(
+        s.message
+            .as_deref()
+            .unwrap_or("")
+            .contains("unfold it (Enter) and mark the one you mean"),
+        "{:?}",
+        s.message
+    );
 }

@@ -9,6 +9,7 @@ use crate::model::Record;
 use crate::model::facts::ActionFacts;
 use crate::model::json::{Json, KeySet};
 use crate::model::time::parse_iso8601_ms;
+use crate::verify::{InputKind, InputOut};
 use compact_str::CompactString;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -91,6 +92,9 @@ pub struct SuppliedLeases {
     /// The SHA-256 of each file added (`unreadable` for one that could not be read), in
     /// order: what the evidence index is keyed by.
     pub digests: Vec<String>,
+    /// Each lease file added, as an input of the report (kind `leases`: path, SHA-256,
+    /// size, objects, problems).
+    pub inputs: Vec<InputOut>,
 }
 
 impl SuppliedLeases {
@@ -127,6 +131,7 @@ impl SuppliedLeases {
     fn add_input(&mut self, input: crate::load::Input) -> Vec<LoadError> {
         self.digests
             .push(input.sha256.clone().unwrap_or_else(|| "unreadable".into()));
+        let mut listed = InputOut::of(&input, InputKind::Leases, &[]);
         let mut errors = input.errors;
         for record in &input.records {
             if let Err(message) = self.add_object(record) {
@@ -139,6 +144,8 @@ impl SuppliedLeases {
                 });
             }
         }
+        listed.errors = errors.iter().map(crate::verify::ErrorOut::from).collect();
+        self.inputs.push(listed);
         errors
     }
 

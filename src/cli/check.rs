@@ -29,13 +29,10 @@ pub fn run(args: &CheckArgs) -> i32 {
             ProfileArg::Current => Profile::Current,
         },
     };
+    // A lease file is an input of the report: listed with its problems (`kind: leases`),
+    // counted by `--strict`.
     let leases = match SuppliedLeases::from_files(&args.leases) {
-        Ok((leases, errors)) => {
-            for e in errors {
-                super::note(&e.render());
-            }
-            leases
-        }
+        Ok((leases, _)) => leases,
         Err(e) => {
             eprintln!("aeplens: {e}");
             return 2;
@@ -75,8 +72,13 @@ pub fn run(args: &CheckArgs) -> i32 {
         Opened::Batches(checked) => checked.take_to_keep(),
         Opened::Whole(_) => None,
     };
+    opened
+        .report_mut()
+        .inputs
+        .extend(leases.inputs.iter().cloned());
     let (corpus, report, findings) = opened.parts();
-    let load_errors = corpus.errors().count();
+    let lease_errors: usize = leases.inputs.iter().map(|i| i.errors.len()).sum();
+    let load_errors = corpus.errors().count() + lease_errors;
     let format = args.format.unwrap_or(if std::io::stdout().is_terminal() {
         Format::Text
     } else {
@@ -177,6 +179,13 @@ enum Opened {
 
 impl Opened {
     /// The corpus, the report and the findings.
+    fn report_mut(&mut self) -> &mut Report {
+        match self {
+            Opened::Whole(ev) => &mut ev.report,
+            Opened::Batches(c) => &mut c.report,
+        }
+    }
+
     fn parts(&self) -> (&Corpus, &Report, &[Finding]) {
         match self {
             Opened::Whole(ev) => (&ev.corpus, &ev.report, &ev.findings),
@@ -228,7 +237,7 @@ fn finish(args: &CheckArgs, opened: &Opened, format: Format, load_errors: usize)
         return 2;
     }
     if report.records.is_empty() {
-        if load_errors > 0 {
+        if opened.parts().0.errors().next().is_some() {
             return 2;
         }
         // Nothing verified is never a pass: an empty directory or a path filter that

@@ -108,10 +108,15 @@ pub fn run(mut args: ExploreArgs) -> i32 {
             return 2;
         }
     };
+    // Lease files as the Reproduce line names them (absolute), so that a report written
+    // here lists its inputs as `aeplens report` run from anywhere does.
+    let leases = (args.leases.iter())
+        .map(|p| std::path::absolute(p).map_or_else(|_| p.clone(), |a| a.display().to_string()))
+        .collect();
     run_tui(&ExplorerOptions {
         paths: args.paths,
         keys,
-        leases: args.leases,
+        leases,
         traces: crate::tui::worker::Traces {
             tolerance_ms: args.traces.tolerance_ms(),
             files: args.traces.traces,

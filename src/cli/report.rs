@@ -100,6 +100,8 @@ impl Setting {
         if let Some((telemetry, _)) = telemetry {
             super::join_telemetry(&mut ev, telemetry, &self.traces);
         }
+        // The lease files are inputs of what is reported, as the evidence files are.
+        ev.report.inputs.extend(self.leases.inputs.iter().cloned());
         Ok(ev)
     }
 

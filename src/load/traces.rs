@@ -284,33 +284,23 @@ fn spans_of(
                     continue;
                 }
                 let pointer = format!("/resourceSpans/{r}/scopeSpans/{s}/spans/{k}");
-                if !tool_call {
-                    // A run's own span only bounds its window: one that cannot be read is
-                    // left out like the rest of the trace's other spans.
-                    if let Ok(span) = tool_span(
-                        span,
-                        pointer,
-                        path,
-                        line,
-                        resource_run.clone(),
-                        service.clone(),
-                    ) {
-                        out.run_spans.push(span);
-                    }
-                    continue;
-                }
-                match tool_span(
+                let read = tool_span(
                     span,
                     pointer,
                     path,
                     line,
                     resource_run.clone(),
                     service.clone(),
-                ) {
-                    Ok(span) => {
+                );
+                match read {
+                    Ok(span) if tool_call => {
                         file.tool_spans += 1;
                         out.spans.push(span);
                     }
+                    Ok(span) => out.run_spans.push(span),
+                    // A run's own span only bounds its window: one that cannot be read is
+                    // left out like the trace's other spans.
+                    Err(_) if !tool_call => {}
                     Err(message) => out.errors.push(LoadError {
                         path: path.clone(),
                         line: Some(line),

@@ -253,12 +253,13 @@ impl Data {
     ) -> Data {
         let corpus = Arc::new(corpus);
         let analysis = Arc::new(Analysis::build(&corpus, leases));
-        let report = crate::verify::verify_inputs(
+        let mut report = crate::verify::verify_inputs(
             &corpus.inputs,
             keys,
             &crate::verify::Options::default(),
             None,
         );
+        report.inputs.extend(leases.inputs.iter().cloned());
         let (report, findings) = crate::analysis::evidence::complete(&corpus, &analysis, report);
         let mut data = Data::new(corpus, analysis, Vec::new());
         data.set_report(Arc::new(report), findings);
@@ -276,6 +277,7 @@ impl Data {
         let options = crate::verify::Options::default();
         let mut ev = crate::analysis::evidence::Evidence::open(corpus, keys, &options, leases);
         ev.add_capture(telemetry, tolerance_ms);
+        ev.report.inputs.extend(leases.inputs.iter().cloned());
         let mut data = Data::new(Arc::new(ev.corpus), Arc::new(ev.analysis), Vec::new());
         data.set_report(Arc::new(ev.report), ev.findings);
         data.capture = ev.capture.map(Arc::new);

@@ -127,6 +127,8 @@ pub fn spawn_worker(
         if !send(Action::Loaded(Box::new(data))) {
             return;
         }
+        // The lease files are inputs of what is shown, as the evidence files are.
+        ev.report.inputs.extend(supplied.inputs.iter().cloned());
         send(Action::Verified(
             Arc::new(ev.report),
             ev.findings,

@@ -189,16 +189,51 @@ pub struct RecordResult {
     pub signed: bool,
 }
 
+/// What an input is to the verifier: evidence, or a file that decides findings about it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InputKind {
+    /// Records to verify (written without a `kind` member).
+    #[default]
+    Evidence,
+    /// A `--leases` file: its ScopeLease and ApprovalReceipt objects decide lease windows.
+    Leases,
+}
+
+impl InputKind {
+    fn is_evidence(&self) -> bool {
+        *self == InputKind::Evidence
+    }
+}
+
 /// Per-input summary, as output.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct InputOut {
     pub path: String,
+    /// `leases` for a lease file; absent for evidence.
+    #[serde(skip_serializing_if = "InputKind::is_evidence")]
+    pub kind: InputKind,
     pub format: &'static str,
     pub sha256: Option<String>,
     /// Size in bytes (absent when the file could not be read).
     pub bytes: Option<u64>,
     pub records: usize,
     pub errors: Vec<ErrorOut>,
+}
+
+impl InputOut {
+    /// `input`, read as `kind`, with `errors` (its load errors, or more).
+    pub fn of(input: &Input, kind: InputKind, errors: &[LoadError]) -> InputOut {
+        InputOut {
+            path: input.path.to_string(),
+            kind,
+            format: input.format.name(),
+            sha256: input.sha256.clone(),
+            bytes: input.bytes,
+            records: input.records.len(),
+            errors: errors.iter().map(ErrorOut::from).collect(),
+        }
+    }
 }
 
 /// A load error, as output.
@@ -390,16 +425,8 @@ fn assemble(inputs: &[Input], mut records: Vec<RecordResult>, keys: &Keyring) ->
     for r in &mut records {
         r.findings.sort_by_key(|f| f.severity);
     }
-    let inputs = inputs
-        .iter()
-        .map(|i| InputOut {
-            path: i.path.to_string(),
-            format: i.format.name(),
-            sha256: i.sha256.clone(),
-            bytes: i.bytes,
-            records: i.records.len(),
-            errors: i.errors.iter().map(ErrorOut::from).collect(),
-        })
+    let inputs = (inputs.iter())
+        .map(|i| InputOut::of(i, InputKind::Evidence, &i.errors))
         .collect();
     Report {
         inputs,

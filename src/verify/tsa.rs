@@ -1,10 +1,11 @@
 //! RFC 3161 time-stamp tokens (verification.md d.6), verified offline: the token's
 //! imprint against the stamped bytes, its CMS signature under the signer certificate it
 //! carries, that certificate's critical `timeStamping` usage, and its path to a trusted
-//! root validated at `genTime` as RFC 5280 §6 says (rustls' `webpki`, see [`path_to_root`]).
+//! root validated at `genTime` as RFC 5280 §6 says (rustls' `webpki`, in `path_to_root`).
 //! Parsed with the RustCrypto `cms`, `x509-cert` and `x509-tsp` crates; signatures checked
-//! with `ring`, `rsa`, `p256`, `p384` and `ed25519-dalek`. The timestamp axis ([`super::timestamp`]) calls it for a record's
-//! proof that is DER, and the anchors ([`super::anchors`]) for each anchor.
+//! with `ring`, `rsa`, `p256`, `p384` and `ed25519-dalek`. The timestamp axis
+//! ([`super::timestamp`]) calls it for a record's proof that is DER, and the anchors
+//! ([`super::anchors`]) for each anchor.
 
 use cms::cert::CertificateChoices;
 use cms::content_info::ContentInfo;

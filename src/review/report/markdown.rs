@@ -351,9 +351,14 @@ pub fn render(r: &IncidentReport, ev: EvidenceRef) -> String {
     for i in r.inputs {
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | `{}` | {} |",
+            "| {} | {}{} | {} | {} | `{}` | {} |",
             md(&i.path),
             i.format,
+            if i.kind == crate::verify::InputKind::Leases {
+                " (leases)"
+            } else {
+                ""
+            },
             i.records,
             i.bytes.map_or("—".into(), |b| b.to_string()),
             i.sha256.as_deref().unwrap_or("not read"),

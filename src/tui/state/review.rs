@@ -332,13 +332,19 @@ pub(super) fn resolve(state: &mut State) {
 /// navigator has the keyboard, the record on the Record and Raw tabs, else the action.
 fn target(state: &State) -> Option<(Target, String)> {
     let d = state.data.as_ref()?;
-    if state.focus == Pane::Navigator
-        && let Some(NavTarget::Finding(i)) =
-            state.nav.items().get(state.nav.cursor()).map(|i| i.target)
-    {
-        let t = Target::finding(d.findings.get(i)?);
-        let label = t.label();
-        return Some((t, label));
+    if state.focus == Pane::Navigator {
+        let finding = match state.nav.items().get(state.nav.cursor()).map(|i| i.target) {
+            Some(NavTarget::Finding(i)) => Some(i),
+            // A group of one finding is that finding; of several, [`group_of_several`]
+            // asks first. Never the action the timeline happens to show.
+            Some(NavTarget::FindingGroup(first)) => Some(first),
+            _ => None,
+        };
+        if let Some(i) = finding {
+            let t = Target::finding(d.findings.get(i)?);
+            let label = t.label();
+            return Some((t, label));
+        }
     }
     let node = state.timeline.node()?;
     let t = if state.focus == Pane::Detail
@@ -358,6 +364,25 @@ fn target(state: &State) -> Option<(Target, String)> {
     Some((t, label))
 }
 
+/// With the navigator's cursor on a group of several findings, what `m`, `M` and `a`
+/// say instead of acting: which of them is meant cannot be told.
+fn group_of_several(state: &State) -> Option<String> {
+    let d = state.data.as_ref()?;
+    if state.focus != Pane::Navigator {
+        return None;
+    }
+    let Some(NavTarget::FindingGroup(first)) =
+        state.nav.items().get(state.nav.cursor()).map(|i| i.target)
+    else {
+        return None;
+    };
+    let id = d.findings.get(first)?.id;
+    let count = d.findings.iter().filter(|f| f.id == id).count();
+    (count > 1).then(|| {
+        format!("{id} groups {count} findings: unfold it (Enter) and mark the one you mean")
+    })
+}
+
 fn changed(state: &mut State) {
     state.review.dirty = true;
     resolve(state);
@@ -366,6 +391,10 @@ fn changed(state: &mut State) {
 
 /// `m`: marks the target `suspicious`, or unmarks it.
 pub(super) fn toggle_mark(state: &mut State) {
+    if let Some(ask) = group_of_several(state) {
+        state.message = Some(ask);
+        return;
+    }
     let Some((t, label)) = target(state) else {
         return;
     };
@@ -418,6 +447,10 @@ pub(super) fn undo_unmark(state: &mut State) {
 
 /// `M`: the next verdict (marking the target first when it is not).
 pub(super) fn cycle_verdict(state: &mut State) {
+    if let Some(ask) = group_of_several(state) {
+        state.message = Some(ask);
+        return;
+    }
     let Some((t, label)) = target(state) else {
         return;
     };
@@ -438,6 +471,10 @@ pub(super) fn cycle_verdict(state: &mut State) {
 /// `a`: edits the target's note (in `$EDITOR` when set, else inline); an unmarked target
 /// is marked `follow-up` first.
 pub(super) fn edit_note(state: &mut State) {
+    if let Some(ask) = group_of_several(state) {
+        state.message = Some(ask);
+        return;
+    }
     let Some((t, label)) = target(state) else {
         return;
     };

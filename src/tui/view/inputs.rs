@@ -69,6 +69,31 @@ fn input_lines<'a>(s: &State, width: usize) -> Vec<Line<'a>> {
             lines.extend(wrapped(&text, width).map(|l| Line::styled(l, t.dim)));
         }
     }
+    // The lease files (`--leases`): inputs too, with what they held.
+    let lease_files = (d.report.iter())
+        .flat_map(|r| &r.inputs)
+        .filter(|i| i.kind == crate::verify::InputKind::Leases);
+    for (i, input) in lease_files.enumerate() {
+        if i == 0 {
+            lines.push(Line::raw(""));
+            lines.push(Line::styled("LEASE FILES (--leases)", t.title));
+        }
+        lines.push(Line::styled(format!("  {}", sanitize(&input.path)), t.base));
+        let size = input
+            .bytes
+            .map_or_else(|| "size unknown".to_string(), |b| format!("{b} bytes"));
+        lines.push(Line::styled(
+            format!(
+                "    {} objects · {size} · {} problem{}",
+                input.records,
+                input.errors.len(),
+                if input.errors.len() == 1 { "" } else { "s" }
+            ),
+            t.base,
+        ));
+        let digest = input.sha256.as_deref().unwrap_or("not read");
+        lines.push(Line::styled(format!("    sha256 {digest}"), t.dim));
+    }
     // Problems not tied to an input: lease files.
     let from_inputs: std::collections::HashSet<String> =
         d.corpus.errors().map(ToString::to_string).collect();
