@@ -266,7 +266,11 @@ fn inputs(ev: EvidenceRef) -> Table {
             ("load_errors", Int),
         ],
     );
-    for i in &ev.report.inputs {
+    // The evidence files: a lease file is an input of the reports (kind `leases`), and
+    // this table is the evidence's, as the engine's job writes it.
+    let evidence =
+        (ev.report.inputs.iter()).filter(|i| i.kind == crate::verify::InputKind::Evidence);
+    for i in evidence {
         t.s("path", Some(&i.path));
         t.s("sha256", i.sha256.as_deref());
         t.s("format", Some(i.format));
