@@ -73,6 +73,24 @@ fn config_print_and_errors() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("theme = \"light\""), "{text}");
     assert!(text.contains("parent = [\"u\", \"alt-up\"]"), "{text}");
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("warning"),
+        "the default keymap binds no key twice"
+    );
+    // A key bound to two commands runs only the first: --print says so.
+    let twice = dir.join("twice.toml");
+    std::fs::write(&twice, "[keymap]\nzoom_in = [\"j\"]\n").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_aeplens"))
+        .args(["config", "--print"])
+        .env("AEPLENS_CONFIG", &twice)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning: key j is bound to down and zoom_in: only down runs"),
+        "{err}"
+    );
     let bad = dir.join("bad.toml");
     std::fs::write(&bad, "theme = \"dark\"\n[keymap]\nparent = [\"u\"\n").unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_aeplens"))

@@ -668,6 +668,14 @@ pub fn run(cli: Cli) -> i32 {
             match config::Config::load() {
                 Ok(c) if args.print => {
                     print!("{}", c.effective());
+                    // A key bound twice runs only the first command: said, never silent.
+                    let keymap = crate::tui::keymap::Keymap::with_overrides(&c.keymap);
+                    for twice in keymap
+                        .iter()
+                        .flat_map(crate::tui::keymap::Keymap::bound_twice)
+                    {
+                        eprintln!("aeplens: warning: {twice}");
+                    }
                     0
                 }
                 Ok(_) => {

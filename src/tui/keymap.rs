@@ -683,6 +683,33 @@ impl Keymap {
         Ok(map)
     }
 
+    /// Keys bound to more than one command, each said with the command it runs and those
+    /// it hides ([`Keymap::lookup`] takes the first binding listed).
+    pub fn bound_twice(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, b) in self.bindings.iter().enumerate() {
+            for key in &b.keys {
+                if (self.bindings[..i].iter()).any(|earlier| earlier.keys.contains(key)) {
+                    continue;
+                }
+                let hidden: Vec<&str> = (self.bindings[i + 1..].iter())
+                    .filter(|later| later.keys.contains(key))
+                    .map(|later| later.name)
+                    .collect();
+                if !hidden.is_empty() {
+                    out.push(format!(
+                        "key {} is bound to {} and {}: only {} runs",
+                        key_name(key.0, key.1),
+                        b.name,
+                        hidden.join(", "),
+                        b.name
+                    ));
+                }
+            }
+        }
+        out
+    }
+
     /// The command bound to a key press.
     pub fn lookup(&self, key: &KeyEvent) -> Option<Command> {
         let mods = key.modifiers & (KeyModifiers::CONTROL | KeyModifiers::ALT);
