@@ -35,13 +35,14 @@ pub(super) fn compare(s: &State, scroll: usize, area: Rect, buf: &mut Buffer) {
     let name_w = longest.clamp(8, (inner / 3).max(8));
     let col = inner.saturating_sub(name_w + 4) / 2;
     let mut lines = vec![
-        Line::styled(pair.why, t.title),
+        // Headings too long for the overlay end in `…`, never cut silently at its edge.
+        Line::styled(cell(pair.why, inner), t.title),
         Line::styled(
             format!(
                 "{} {}  {}",
                 cell("", name_w),
                 cell(&sanitize(&pair.left.label), col),
-                sanitize(&pair.right.label)
+                cell(&sanitize(&pair.right.label), col)
             ),
             t.title,
         ),
@@ -60,7 +61,7 @@ pub(super) fn compare(s: &State, scroll: usize, area: Rect, buf: &mut Buffer) {
             "{} {}  {}",
             cell("record", name_w),
             cell(&trust(pair.left.node).unwrap_or_else(unverified), col),
-            trust(pair.right.node).unwrap_or_else(unverified)
+            cell(&trust(pair.right.node).unwrap_or_else(unverified), col)
         ),
         t.base,
     ));
