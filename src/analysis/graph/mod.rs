@@ -6,6 +6,7 @@
 //! traversal here can loop.
 
 mod id_index;
+mod named;
 
 use super::lineage::{ChainId, Lineages};
 use crate::canon::Sha256Digest;
@@ -516,70 +517,6 @@ impl Graph {
             .collect();
         found.sort_unstable();
         found
-    }
-
-    /// The nodes a finding names: its run's nodes of each id it lists; where an id is
-    /// held by several emitter chains of the run, only those held by a record the
-    /// finding's locations name (all of them when it names none of theirs).
-    pub fn named_by(
-        &self,
-        corpus: &Corpus,
-        finding: &crate::model::finding::Finding,
-    ) -> Vec<NodeId> {
-        let mut nodes: Vec<NodeId> = (finding.action_ids.iter())
-            .flat_map(|id| self.named_by_id(corpus, finding, id))
-            .collect();
-        nodes.sort_unstable();
-        nodes.dedup();
-        nodes
-    }
-
-    /// The nodes of the finding's run with the id `id`: where the id is held by several
-    /// emitter chains, only those held by a record the finding's locations name (all of
-    /// them when it names none of theirs).
-    fn named_by_id(
-        &self,
-        corpus: &Corpus,
-        finding: &crate::model::finding::Finding,
-        id: &str,
-    ) -> Vec<NodeId> {
-        let Some(run) = finding.run_id.as_deref() else {
-            return Vec::new();
-        };
-        let all = self.find_in_run(corpus, run, id);
-        if all.len() > 1 {
-            let chains: Vec<ChainId> = (finding.locations.iter())
-                .filter_map(|l| corpus.index_at(&l.path, l.line))
-                .map(|r| self.lineages.of(r))
-                .collect();
-            let held = |n: &NodeId| {
-                let chain = self.nodes[*n as usize].chain;
-                chains.iter().any(|&c| self.lineages.sees(c, chain))
-            };
-            if all.iter().any(held) {
-                return all.into_iter().filter(held).collect();
-            }
-        }
-        all
-    }
-
-    /// The action a finding is about — its first action id's node, when that is one — as
-    /// (chain head, tool): what tells two actions of one id apart (verification.md e.3).
-    /// `None` for a finding about no action, or when several chains hold the id and its
-    /// locations do not tell which.
-    pub fn identity_of(
-        &self,
-        corpus: &Corpus,
-        finding: &crate::model::finding::Finding,
-    ) -> Option<(String, Option<String>)> {
-        let id = finding.action_ids.first()?;
-        let [node] = self.named_by_id(corpus, finding, id)[..] else {
-            return None;
-        };
-        let tool = (self.facts(corpus, node))
-            .and_then(|f| f.tool())
-            .map(str::to_string);
-        Some((self.chain_name(corpus, node).head, tool))
     }
 
     /// The emitter chain of a node, as output names it.

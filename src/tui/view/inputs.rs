@@ -26,9 +26,7 @@ fn input_lines<'a>(s: &State, width: usize) -> Vec<Line<'a>> {
     for input in inputs {
         lines.push(Line::raw(""));
         lines.push(Line::styled(sanitize(&input.path).into_owned(), t.title));
-        let size = input
-            .bytes
-            .map_or_else(|| "size unknown".to_string(), |b| format!("{b} bytes"));
+        let size = size_text(input.bytes);
         lines.push(Line::styled(
             format!(
                 "  {} · {} records · {size}",
@@ -79,9 +77,7 @@ fn input_lines<'a>(s: &State, width: usize) -> Vec<Line<'a>> {
             lines.push(Line::styled("LEASE FILES (--leases)", t.title));
         }
         lines.push(Line::styled(format!("  {}", sanitize(&input.path)), t.base));
-        let size = input
-            .bytes
-            .map_or_else(|| "size unknown".to_string(), |b| format!("{b} bytes"));
+        let size = size_text(input.bytes);
         lines.push(Line::styled(
             format!(
                 "    {} objects · {size} · {} problem{}",
@@ -111,6 +107,11 @@ fn input_lines<'a>(s: &State, width: usize) -> Vec<Line<'a>> {
         }
     }
     lines
+}
+
+/// A file's size as the overlay says it.
+fn size_text(bytes: Option<u64>) -> String {
+    bytes.map_or_else(|| "size unknown".to_string(), |b| format!("{b} bytes"))
 }
 
 /// `text` in lines of at most `width` characters, indented two (continuations four).
