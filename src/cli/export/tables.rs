@@ -471,6 +471,7 @@ fn findings(ev: EvidenceRef) -> Table {
             ("finding_key", Str),
             ("run_id", Str),
             ("action_id", Str),
+            ("chain_head", Str),
             ("message", Str),
             ("path", Str),
             ("line", Int),
@@ -495,6 +496,7 @@ fn findings(ev: EvidenceRef) -> Table {
             t.s("finding_key", Some(&key));
             t.s("run_id", f.run_id.as_deref());
             t.s("action_id", id);
+            t.s("chain_head", id.and(f.chain.as_deref()));
             t.s("message", Some(&f.message));
             t.s("path", at.map(|l| &*l.path));
             t.i("line", at.map(|l| l.line as i64));
