@@ -16,6 +16,7 @@
 //!   decision envelope.
 //! - [`review`]: what a review produces — marks and notes, the review file with the
 //!   last session, and the incident report (Markdown, HTML, SARIF, JUnit).
+//! - [`query`]: the filter language over actions (the explorer's `f`, `query`, `--where`).
 //! - [`tui`]: the interactive explorer — the only module that uses ratatui/crossterm.
 //! - [`cli`]: the command line.
 //!
@@ -49,6 +50,7 @@ pub mod canon;
 pub mod cli;
 pub mod load;
 pub mod model;
+pub mod query;
 pub mod review;
 pub mod tui;
 pub mod verify;

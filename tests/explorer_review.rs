@@ -313,11 +313,24 @@ fn the_command_line_sets_the_filter_and_writes_reports() {
     use aeplens::review::report::Format;
     use aeplens::tui::state::{Overlay, suggestions};
     let mut s = demo();
-    let lines: Vec<String> = suggestions(&s, "filter is:p")
+    let lines: Vec<String> = suggestions(&s, "filter reapp")
         .into_iter()
         .map(|x| x.line)
         .collect();
-    assert_eq!(lines, ["filter is:problem"]);
+    assert_eq!(lines, ["filter reapp", "filter reapproved"]);
+    let lines: Vec<String> = suggestions(&s, "filter lease.verdict == \"af")
+        .into_iter()
+        .map(|x| x.line)
+        .collect();
+    assert_eq!(lines[1], "filter lease.verdict == \"after-expiry\"");
+    let tools: Vec<String> = suggestions(&s, "filter tool == \"")
+        .into_iter()
+        .map(|x| x.line)
+        .collect();
+    assert!(
+        tools.contains(&"filter tool == \"write_file\"".to_string()),
+        "{tools:?}"
+    );
     palette(&mut s, "filter tool:write_file");
     update(&mut s, Action::Submit);
     assert!(s.filter.is_applied());
@@ -342,7 +355,12 @@ fn the_command_line_sets_the_filter_and_writes_reports() {
     assert!(s.cursor_row().is_some(), "the selection is a row");
     palette(&mut s, "filter bogus:1");
     update(&mut s, Action::Submit);
-    assert!(s.message.as_deref().unwrap().contains("unknown filter key"));
+    assert!(
+        s.message
+            .as_deref()
+            .unwrap()
+            .contains("expected an operator")
+    );
     assert_eq!(
         s.filter.text(),
         "tool:write_file",

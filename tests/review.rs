@@ -525,7 +525,7 @@ fn the_session_comes_back_filter_zoom_and_folds_and_r_reports_the_filter() {
     let out = report(&mut s);
     let html = std::fs::read_to_string(out).unwrap();
     assert!(
-        html.contains("limited to the explorer's filter <code>is:marked</code>"),
+        html.contains("<strong>Filtered:</strong> only the actions the filter marked matches"),
         "{html}"
     );
     save_review(&mut s, &keys()).unwrap();
@@ -667,6 +667,14 @@ fn r_asks_for_the_format_and_file_and_its_reproduce_line_runs_as_printed() {
     ];
     go(&mut s, "act-003");
     cmd(&mut s, Command::Mark);
+    // Under a filter typed in the explorer's old terms: the report says what it leaves
+    // out, and its Reproduce line carries the filter as the expression it stands for.
+    cmd(&mut s, Command::Filter);
+    for c in "tool:sql".chars() {
+        update(&mut s, Action::Char(c));
+    }
+    update(&mut s, Action::Submit);
+    assert!(s.filter.is_applied());
     cmd(&mut s, Command::Report);
     let Overlay::Report(p) = &s.overlay else {
         panic!("R opens the prompt");
@@ -713,6 +721,11 @@ fn r_asks_for_the_format_and_file_and_its_reproduce_line_runs_as_printed() {
     assert!(
         line.contains("--keys ") && line.contains("--leases "),
         "{line}"
+    );
+    assert!(line.contains("--where 'tool contains \"sql\"'"), "{line}");
+    assert!(
+        written.contains("> **Filtered:** only the actions the filter tool contains \"sql\" matches: 2 of 9 actions shown;"),
+        "{written}"
     );
     std::fs::remove_file(&out).unwrap();
     let bin = std::path::Path::new(env!("CARGO_BIN_EXE_aeplens"))

@@ -185,9 +185,11 @@ fn search_highlights_in_the_run_and_jumps_across_runs() {
 #[test]
 fn filter_language_narrows_the_navigator() {
     let mut s = v03();
-    assert!(aeplens::tui::state::parse_filter("color:red").is_err());
-    let t = aeplens::tui::state::parse_filter("tool:sql !decision:deny word").unwrap();
-    assert!(t[1].negated && t[2].key.is_none());
+    assert!(aeplens::tui::state::compile("color:red").is_err());
+    assert_eq!(
+        aeplens::tui::state::shorthand("tool:sql !decision:deny").unwrap(),
+        "tool contains \"sql\" and not (decision == \"deny\")"
+    );
     update(&mut s, Action::ShowList(NavList::Chains));
     let all = s.nav.items().len();
     cmd(&mut s, Command::Filter);
@@ -215,10 +217,22 @@ fn filter_language_narrows_the_navigator() {
         .find(&d.corpus, LEDGER, "L02-sql-denied-drift")
         .unwrap();
     assert!(!filter.passes(l02));
+    // A bad expression is refused as it is typed; the last good filter stays applied.
     cmd(&mut s, Command::Filter);
     typed(&mut s, " bad:key");
+    assert!(s.filter.fault().is_some());
+    let screen = common::screen(&s, 120, 30);
+    let rows: Vec<&str> = screen.lines().collect();
+    let under = rows[rows.len() - 1];
+    assert!(under.contains("^ expected an operator"), "{screen}");
+    // The caret is under the `:` of `!decision:deny` (column 10 of the text typed).
+    let prompt = rows[rows.len() - 2];
+    let at = prompt.find("!decision").unwrap() + "!decision".len();
+    assert_eq!(under.find('^'), Some(at), "{screen}");
     update(&mut s, Action::Submit);
-    assert!(s.filter.error().unwrap().contains("unknown filter key"));
+    assert!(s.filter.error().unwrap().contains("expected an operator"));
+    assert_eq!(s.filter.applied().map(str::trim), Some("!decision:deny"));
+    assert!(!s.filter.passes(l02));
 }
 
 #[test]
@@ -1230,8 +1244,8 @@ fn p_shows_only_the_actions_with_a_problem_and_again_all() {
     assert!(!s.filter.is_applied());
     assert!((0..all as u32).all(|n| s.passes(n)));
     // Typed, the same term; an unknown `is:` value is refused.
-    assert!(aeplens::tui::state::parse_filter("is:problem").is_ok());
-    assert!(aeplens::tui::state::parse_filter("is:fine").is_err());
+    assert!(aeplens::tui::state::compile("is:problem").is_ok());
+    assert!(aeplens::tui::state::compile("is:fine").is_err());
 }
 
 /// The explorer as the worker loads a store (each record's JSON let go once verified),

@@ -13,7 +13,7 @@ use super::evidence::Evidence;
 use super::gathered::{Batch, NodeAt, NodeNumbers, Placed};
 use super::graph::NodeId;
 use super::lease::LeaseView;
-use super::{ActionReport, Analysis, StateGap, Surroundings};
+use super::{ActionReport, StateGap, Surroundings};
 use crate::load::{Corpus, LoadError};
 use crate::model::finding::Finding;
 use crate::model::{Record, Source, Span};
@@ -167,7 +167,7 @@ impl Rows {
         let nodes: Vec<(NodeId, &str)> = (0..g.nodes.len() as NodeId)
             .filter_map(|n| Some((n, g.facts(corpus, n)?.id()?)))
             .collect();
-        let named = findings_by_node(corpus, analysis, batch.findings);
+        let named = analysis.graph.findings_by_node(corpus, batch.findings);
         let place = |n: NodeId| {
             let node = &g.nodes[n as usize];
             Place {
@@ -322,26 +322,6 @@ impl Rows {
 /// Why an action's views are not kept.
 fn not_kept() -> std::io::Error {
     std::io::Error::other("an action's views cannot be kept as they are")
-}
-
-/// The findings naming each action (indices into `findings`, in order):
-/// [`Graph::named_by`](super::graph::Graph::named_by).
-fn findings_by_node(
-    corpus: &Corpus,
-    analysis: &Analysis,
-    findings: &[Finding],
-) -> rustc_hash::FxHashMap<NodeId, Vec<u32>> {
-    let named: Vec<(NodeId, u32)> = (findings.par_iter().enumerate())
-        .flat_map_iter(|(i, f)| {
-            let nodes = analysis.graph.named_by(corpus, f);
-            nodes.into_iter().map(move |n| (n, i as u32))
-        })
-        .collect();
-    let mut by_node = rustc_hash::FxHashMap::<NodeId, Vec<u32>>::default();
-    for (n, i) in named {
-        by_node.entry(n).or_default().push(i);
-    }
-    by_node
 }
 
 /// True when `lease` reads back from JSON as it is (a time that is not a finite number

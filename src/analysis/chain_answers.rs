@@ -44,6 +44,16 @@ impl ChainAnswers {
 
     /// Adds the chains of `batch` (whose nodes are `placed`).
     pub fn add(&mut self, batch: &Batch<'_>, placed: &Placed) -> std::io::Result<()> {
+        self.add_where(batch, placed, &|_| true)
+    }
+
+    /// [`ChainAnswers::add`] of the chains holding an action `keep` lets through.
+    pub fn add_where(
+        &mut self,
+        batch: &Batch<'_>,
+        placed: &Placed,
+        keep: &dyn Fn(super::graph::NodeId) -> bool,
+    ) -> std::io::Result<()> {
         let (g, leases) = (&batch.analysis.graph, &batch.analysis.leases);
         let verdict = |n: super::graph::NodeId| {
             let record = batch.number(g.nodes[n as usize].record);
@@ -62,6 +72,9 @@ impl ChainAnswers {
                 }
                 ChainKind::Causal => (true, steps.iter().min().copied(), 0),
             };
+            if !chain.steps.iter().any(|s| keep(s.node)) {
+                continue;
+            }
             let verdicts: Vec<Option<RecordVerdict>> =
                 chain.steps.iter().map(|s| verdict(s.node)).collect();
             let json = serde_json::to_vec(&ChainOut {
@@ -182,6 +195,15 @@ impl Chains<'_> {
 
 /// The chains of `ev` in `form`, from its whole analysis (one batch, held in memory).
 pub fn of(ev: super::evidence::EvidenceRef<'_>, form: Form) -> std::io::Result<String> {
+    of_where(ev, form, &|_| true)
+}
+
+/// [`of`], only the chains holding an action `keep` lets through (`chains --where`).
+pub fn of_where(
+    ev: super::evidence::EvidenceRef<'_>,
+    form: Form,
+    keep: &dyn Fn(super::graph::NodeId) -> bool,
+) -> std::io::Result<String> {
     let batch = Batch {
         corpus: ev.corpus,
         analysis: ev.analysis,
@@ -192,7 +214,7 @@ pub fn of(ev: super::evidence::EvidenceRef<'_>, form: Form) -> std::io::Result<S
     let mut numbering = super::gathered::Numbering::default();
     let placed = numbering.add(&batch);
     let mut chains = ChainAnswers::new(Spill::Memory(Vec::new()));
-    chains.add(&batch, &placed)?;
+    chains.add_where(&batch, &placed, keep)?;
     let numbers = numbering.finish();
     chains.finish(&numbers)?.text(form)
 }

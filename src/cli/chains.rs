@@ -24,6 +24,26 @@ pub fn chains(args: &ChainsArgs) -> i32 {
         Format::Json => emit(text),
         Format::Text => emit(&crate::model::text::wrap_lines(text, terminal_width(), 4)),
     };
+    if let Some(text) = &args.filter.expression {
+        let query = match super::query::checked(text) {
+            Ok(q) => q,
+            Err(code) => return code,
+        };
+        let ev = match setting.open(paths, Trees::OnDisk) {
+            Ok(ev) => ev,
+            Err(code) => return code,
+        };
+        let passes = super::query::matching(&query, ev.as_ref(), None);
+        let keep = |n: crate::analysis::graph::NodeId| passes[n as usize];
+        let code = match chain_answers::of_where(ev.as_ref(), form, &keep) {
+            Ok(text) => out(&text),
+            Err(e) => {
+                eprintln!("aeplens: {e}");
+                2
+            }
+        };
+        return if ev.reread_failures() > 0 { 2 } else { code };
+    }
     let index = setting.answers();
     let kept = index.and_then(|i| {
         let kept = Evidence::unchanged_opening(paths, i, &chain_answers::kind(form))?;

@@ -68,6 +68,11 @@ pub fn run(args: &ReportArgs) -> i32 {
     {
         return 2;
     }
+    let query = match args.filter.expression.as_deref().map(super::query::checked) {
+        Some(Err(code)) => return code,
+        Some(Ok(q)) => Some(q),
+        None => None,
+    };
     let (ev, keys) = match open_with_keys(&args.evidence, Trees::Held) {
         Ok(opened) => opened,
         Err(code) => return code,
@@ -80,12 +85,20 @@ pub fn run(args: &ReportArgs) -> i32 {
         Ok(r) => r,
         Err(code) => return code,
     };
+    let passes = (query.as_ref())
+        .map(|q| super::query::matching(q, ev.as_ref(), review.as_ref().map(|(r, _)| r)));
+    let keep = |n: crate::analysis::graph::NodeId| {
+        passes
+            .as_ref()
+            .is_none_or(|p| p.get(n as usize).copied().unwrap_or(false))
+    };
+    let scope = (query.as_ref()).map(|q| (q.text().to_string(), &keep as &dyn Fn(_) -> bool));
     let report = IncidentReport::of(
         ev.as_ref(),
         &keys,
         command_line(),
         review.as_ref().map(|(r, path)| (r, Some(path.clone()))),
-        None,
+        scope.as_ref(),
     );
     let text = crate::review::report::render(args.format, &report, ev.as_ref());
     let code = match &args.output {

@@ -10,6 +10,7 @@ pub mod explore;
 pub mod export;
 pub mod incident;
 pub mod progress;
+pub mod query;
 pub mod report;
 mod traces;
 mod trust;
@@ -132,6 +133,16 @@ was available, what authority was exercised, and what changed between approval a
     Show(ShowArgs),
     /// Denied→re-approved chains and causal chains as indented trees.
     Chains(ChainsArgs),
+    /// The actions a filter expression matches: by verdict, chain, proven time, findings, marks.
+    #[command(
+        long_about = query::fields_help(),
+        after_help = "Examples:\n  \
+aeplens query 'decision == \"deny\"' store/\n  \
+aeplens query 'reapproved and lease.verdict != \"inside\"' --leases leases.ndjson store/\n  \
+aeplens query 'record.authenticity != \"valid\" and state_changing' --keys keys.json store/\n  \
+aeplens query 'severity >= \"medium\" and not marked' --review INC-7.json store/"
+    )]
+    Query(QueryArgs),
     /// One decision-envelope JSON object per action (NDJSON), as analysis-rules §8 projects it.
     Envelope(EvidenceArgs),
     /// The action graph (DOT, Mermaid) or timeline (Timesketch, Perfetto, OTLP) for other tools.
@@ -226,7 +237,7 @@ and a `[keymap]` table rebinding any command, e.g. `parent = [\"u\", \"alt-up\"]
     /// Print a manual page (roff) on stdout: `aeplens man | man -l -`.
     #[command(
         long_about = "Print a manual page (roff) on stdout. Without PAGE: aeplens(1). With a \
-command name (check, findings, show, chains, envelope, export, report, diff, config, completions): \
+command name (check, findings, show, chains, query, envelope, export, report, diff, config, completions): \
 aeplens-COMMAND(1). With `explorer`: aeplens-explorer(1), the explorer's keys and glyphs. \
 Read one with `aeplens man check | man -l -`."
     )]
@@ -427,6 +438,44 @@ pub struct FindingsArgs {
     /// it `findings` exits 0 whatever it found.
     #[arg(long, value_enum, value_name = "SEVERITY")]
     pub fail_on: Option<SeverityArg>,
+    #[command(flatten)]
+    pub filter: WhereArgs,
+}
+
+/// `--where EXPR`: only what concerns the actions a filter expression matches.
+#[derive(Args, Debug, Clone, Default)]
+pub struct WhereArgs {
+    /// Only what concerns the actions EXPR matches (the filter language: `aeplens query
+    /// --help`, docs/query.md), e.g. `--where 'reapproved and lease.verdict != "inside"'`.
+    #[arg(long = "where", value_name = "EXPR")]
+    pub expression: Option<String>,
+}
+
+/// Arguments of `query`.
+#[derive(Args, Debug)]
+pub struct QueryArgs {
+    /// The filter expression, e.g. `decision == "deny" and not verified`.
+    #[arg(value_name = "EXPR")]
+    pub expression: String,
+    /// Output format [default: text on a terminal, json otherwise]
+    #[arg(long, value_enum)]
+    pub format: Option<QueryFormat>,
+    /// The review whose marks `marked`, `mark` and `note` read.
+    #[arg(long, value_name = "FILE")]
+    pub review: Option<String>,
+    #[command(flatten)]
+    pub evidence: EvidenceArgs,
+}
+
+/// Formats `query` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum QueryFormat {
+    /// A table for people (default on a terminal).
+    Text,
+    /// One JSON document (schema/query.schema.json).
+    Json,
+    /// One JSON line per matching action.
+    Ndjson,
 }
 
 /// Arguments of `show`.
@@ -457,6 +506,8 @@ pub struct ShowArgs {
 pub struct ChainsArgs {
     #[command(flatten)]
     pub evidence: EvidenceArgs,
+    #[command(flatten)]
+    pub filter: WhereArgs,
     /// Output format [default: text on a terminal, json otherwise]
     #[arg(long, value_enum)]
     pub format: Option<Format>,
@@ -477,6 +528,8 @@ pub struct ExportArgs {
     /// The reviewer's marks and notes (Timesketch: tags and a note on each marked event).
     #[command(flatten)]
     pub review: ReviewArgs,
+    #[command(flatten)]
+    pub filter: WhereArgs,
     #[command(flatten)]
     pub evidence: EvidenceArgs,
 }
@@ -508,6 +561,8 @@ pub struct ReportArgs {
     pub fail_on: Option<SeverityArg>,
     #[command(flatten)]
     pub review: ReviewArgs,
+    #[command(flatten)]
+    pub filter: WhereArgs,
     #[command(flatten)]
     pub evidence: EvidenceArgs,
 }
@@ -643,6 +698,7 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Findings(a)) => a.evidence.quiet,
         Some(Command::Show(a)) => a.evidence.quiet,
         Some(Command::Chains(a)) => a.evidence.quiet,
+        Some(Command::Query(a)) => a.evidence.quiet,
         Some(Command::Envelope(a)) => a.quiet,
         Some(Command::Export(a)) => a.evidence.quiet,
         Some(Command::Report(a)) => a.evidence.quiet,
@@ -655,6 +711,7 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Findings(args)) => report::findings(&args),
         Some(Command::Show(args)) => report::show(&args),
         Some(Command::Chains(args)) => chains::chains(&args),
+        Some(Command::Query(args)) => query::run(&args),
         Some(Command::Envelope(args)) => report::envelope(&args),
         Some(Command::Export(args)) => export::run(&args),
         Some(Command::Report(args)) => incident::run(&args),

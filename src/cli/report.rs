@@ -161,6 +161,9 @@ pub fn findings(args: &FindingsArgs) -> i32 {
         Err(code) => return code,
     };
     let paths = &args.evidence.paths;
+    if let Some(text) = &args.filter.expression {
+        return findings_where(args, &setting, text);
+    }
     if let Some(kept) = (setting.answers()).and_then(|i| Evidence::recall_findings(paths, i)) {
         setting.say_problems(kept.errors.into_iter());
         return findings_out(args, &kept.findings);
@@ -188,6 +191,26 @@ pub fn findings(args: &FindingsArgs) -> i32 {
         Err(code) => return code,
     };
     let code = findings_out(args, &ev.findings);
+    if ev.reread_failures() > 0 { 2 } else { code }
+}
+
+/// `findings --where EXPR`: the findings naming an action the expression matches, from
+/// the evidence opened whole (marks from the explorer's review of it, when there is one).
+fn findings_where(args: &FindingsArgs, setting: &Setting, text: &str) -> i32 {
+    let query = match super::query::checked(text) {
+        Ok(q) => q,
+        Err(code) => return code,
+    };
+    let ev = match setting.open(&args.evidence.paths, Trees::OnDisk) {
+        Ok(ev) => ev,
+        Err(code) => return code,
+    };
+    let passes = super::query::matching(&query, ev.as_ref(), None);
+    let kept: Vec<Finding> = super::query::findings_where(ev.as_ref(), &passes)
+        .into_iter()
+        .cloned()
+        .collect();
+    let code = findings_out(args, &kept);
     if ev.reread_failures() > 0 { 2 } else { code }
 }
 

@@ -32,9 +32,29 @@ pub struct Review {
     /// is ever lost (the explorer's undo puts the last one back).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub removed: Vec<Removed>,
+    /// Filter expressions kept by name (the explorer's `:save NAME`, `:filters`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub filters: Vec<SavedFilter>,
     /// Where the reviewer left off (absent in a review never opened in the explorer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<Session>,
+}
+
+/// A filter expression kept by name (docs/query.md).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SavedFilter {
+    pub name: String,
+    pub expression: String,
+    /// When it was last saved (RFC 3339, UTC).
+    pub saved_at: String,
+}
+
+impl Review {
+    /// The saved filter whose expression is `expression`, when one is.
+    pub fn filter_named(&self, expression: &str) -> Option<&SavedFilter> {
+        self.filters.iter().find(|f| f.expression == expression)
+    }
 }
 
 /// A mark taken off, kept in the review's history.
@@ -156,6 +176,7 @@ impl Review {
             keyring,
             marks: Vec::new(),
             removed: Vec::new(),
+            filters: Vec::new(),
             session: None,
         }
     }

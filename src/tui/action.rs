@@ -24,6 +24,8 @@ pub enum Action {
     /// A typed character while a prompt is open.
     Char(char),
     Backspace,
+    /// Tab in the filter prompt: complete a field name or a value.
+    Complete,
     /// A key for the note editor (its text area reads cursor motions and editing keys).
     Edit(ratatui_textarea::Input),
     /// Text pasted into the terminal (bracketed paste).
@@ -40,6 +42,9 @@ pub enum Action {
         Option<Arc<crate::analysis::capture::Capture>>,
     ),
     Progress(Progress),
+    /// The filter language's columns, made by the worker once the evidence was verified,
+    /// and which evidence they are of (`filter::columns_key`).
+    Columns(Box<crate::query::Columns>, (usize, bool, usize)),
     /// Problems to show (load errors, lease-file errors).
     Errors(Vec<String>),
     /// A mouse click on a pane row: (pane, row index in that pane's list).

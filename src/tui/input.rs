@@ -62,6 +62,7 @@ pub fn key_action(state: &State, key: &KeyEvent) -> Option<Action> {
             }
             KeyCode::Backspace => return Some(Action::Backspace),
             KeyCode::Enter => return Some(Action::Submit),
+            KeyCode::Tab if state.filter.is_active() => return Some(Action::Complete),
             _ => {}
         }
     }

@@ -294,7 +294,7 @@ const DEFAULTS: &[(Command, &str, &str, &str, Scope, bool)] = &[
         Command::Filter,
         "filter",
         "f",
-        "filter the navigator and the timeline (tool: decision: class: lease: finding: run: is:problem is:marked !)",
+        "filter by an expression (docs/query.md: decision == \"deny\" and not verified; Tab completes; tool:x is:marked still work)",
         Scope::Everywhere,
         true,
     ),

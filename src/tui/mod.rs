@@ -143,12 +143,10 @@ pub fn write_report(
         ));
     }
     let passes = |n| state.passes(n);
-    let scope = state.filter.is_applied().then(|| {
-        (
-            state.filter.text().to_string(),
-            &passes as &dyn Fn(_) -> bool,
-        )
-    });
+    // The filter as the expression `--where` takes (the old terms translated), so the
+    // Reproduce line writes the same report.
+    let filter = state.filter.applied().map(state::expression);
+    let scope = (filter.clone()).map(|f| (f, &passes as &dyn Fn(_) -> bool));
     let review = state.review.review.as_ref().map(|r| {
         (
             r,
@@ -172,6 +170,9 @@ pub fn write_report(
         ]),
         None => command.push("--no-review".into()),
     }
+    if let Some(f) = &filter {
+        command.extend(["--where".into(), shell_word(f)]);
+    }
     command.extend(
         state
             .review
@@ -180,7 +181,7 @@ pub fn write_report(
             .iter()
             .map(|a| shell_word(a)),
     );
-    let report = IncidentReport::of(ev, keys, command.join(" "), review, scope);
+    let report = IncidentReport::of(ev, keys, command.join(" "), review, scope.as_ref());
     let text = render(request.format, &report, ev);
     crate::verify::index::write_private(&out, text.as_bytes())
         .map_err(|e| format!("cannot write {}: {e}", out.display()))?;

@@ -123,17 +123,34 @@ pub fn spawn_worker(
         if !errors.is_empty() {
             send(Action::Errors(errors));
         }
-        let data = Data::new(Arc::new(ev.corpus), Arc::new(ev.analysis), Vec::new());
+        let (corpus, analysis) = (Arc::new(ev.corpus), Arc::new(ev.analysis));
+        let data = Data::new(corpus.clone(), analysis.clone(), Vec::new());
         if !send(Action::Loaded(Box::new(data))) {
             return;
         }
         // The lease files are inputs of what is shown, as the evidence files are.
         ev.report.inputs.extend(supplied.inputs.iter().cloned());
-        send(Action::Verified(
-            Arc::new(ev.report),
+        let (report, capture) = (Arc::new(ev.report), ev.capture.map(Arc::new));
+        let findings = ev.findings.clone();
+        if !send(Action::Verified(
+            report.clone(),
             ev.findings,
-            ev.capture.map(Arc::new),
-        ));
+            capture.clone(),
+        )) {
+            return;
+        }
+        // The filter's columns, made now so that no keystroke waits for one.
+        let ctx = crate::query::Ctx::of(
+            &corpus,
+            &analysis,
+            Some(&report),
+            &findings,
+            capture.as_deref(),
+        );
+        let columns = crate::query::Columns::default();
+        columns.warm(&ctx);
+        let key = (Arc::as_ptr(&analysis) as usize, true, findings.len());
+        send(Action::Columns(Box::new(columns), key));
     });
 }
 

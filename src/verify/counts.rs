@@ -106,7 +106,7 @@ pub struct SeverityCounts {
 
 impl SeverityCounts {
     /// Counts one finding of `severity`.
-    fn add(&mut self, severity: Severity) {
+    pub fn add(&mut self, severity: Severity) {
         match severity {
             Severity::High => self.high += 1,
             Severity::Medium => self.medium += 1,

@@ -94,7 +94,7 @@ pub fn fixture_keys() -> Keyring {
 }
 
 /// Every evidence file under `dir`, depth first in name order (keyrings, lease files,
-/// manifests, expected verdicts and schemas left out), each with the keyring nearest to
+/// manifests, expected verdicts, schemas and the filter language's questions left out), each with the keyring nearest to
 /// it (`keys.json` in its folder or a folder above, from `keys` down).
 pub fn evidence_files(dir: &Path, keys: Option<PathBuf>) -> Vec<(PathBuf, Option<PathBuf>)> {
     let keys = Some(dir.join("keys.json")).filter(|k| k.is_file()).or(keys);
@@ -116,6 +116,7 @@ pub fn evidence_files(dir: &Path, keys: Option<PathBuf>) -> Vec<(PathBuf, Option
             "expected.json",
             "manifest.json",
             "canonical_texts.json",
+            "questions.json",
         ]
         .contains(&name.as_str())
             || name.contains("leases")

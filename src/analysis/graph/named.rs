@@ -5,6 +5,27 @@ use crate::load::Corpus;
 use crate::model::finding::Finding;
 
 impl Graph {
+    /// The findings naming each action (indices into `findings`, in order), by
+    /// [`Graph::named_by`].
+    pub fn findings_by_node(
+        &self,
+        corpus: &Corpus,
+        findings: &[Finding],
+    ) -> rustc_hash::FxHashMap<NodeId, Vec<u32>> {
+        use rayon::prelude::*;
+        let named: Vec<(NodeId, u32)> = (findings.par_iter().enumerate())
+            .flat_map_iter(|(i, f)| {
+                let nodes = self.named_by(corpus, f);
+                nodes.into_iter().map(move |n| (n, i as u32))
+            })
+            .collect();
+        let mut by_node = rustc_hash::FxHashMap::<NodeId, Vec<u32>>::default();
+        for (n, i) in named {
+            by_node.entry(n).or_default().push(i);
+        }
+        by_node
+    }
+
     /// The nodes a finding names: its run's nodes of each id it lists; where an id is
     /// held by several emitter chains of the run, only those held by a record the
     /// finding's locations name (all of them when it names none of theirs).

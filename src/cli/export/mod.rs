@@ -14,7 +14,7 @@ mod timeline;
 use super::report::{emit, open};
 use super::{ExportArgs, ExportFormat};
 use crate::model::text::sanitize;
-use crate::review::report::graph::{ActionGraph, dot, mermaid};
+use crate::review::report::graph::{ActionGraph, Selection, dot, mermaid};
 use crate::verify::Trees;
 
 /// `aeplens export`.
@@ -27,13 +27,38 @@ pub fn run(args: &ExportArgs) -> i32 {
     if args.format == ExportFormat::Parquet {
         return parquet(args);
     }
+    let query = match args.filter.expression.as_deref().map(super::query::checked) {
+        Some(Err(code)) => return code,
+        Some(Ok(q)) => Some(q),
+        None => None,
+    };
     let ev = match open(&args.evidence, Trees::Held) {
         Ok(ev) => ev,
         Err(code) => return code,
     };
-    let graph = ActionGraph::of(ev.as_ref(), &args.run);
+    let set = crate::review::file::EvidenceSet::of(&ev.corpus);
+    let review = if query.is_some() || args.format == ExportFormat::Timesketch {
+        match super::incident::review(&args.review, &set) {
+            Ok(review) => review,
+            Err(code) => return code,
+        }
+    } else {
+        None
+    };
+    let review = review.as_ref().map(|r| &r.0);
+    let passes = (query.as_ref()).map(|q| super::query::matching(q, ev.as_ref(), review));
+    let selection = Selection {
+        runs: &args.run,
+        actions: passes.as_deref(),
+    };
+    let graph = ActionGraph::of(ev.as_ref(), selection);
     if graph.runs.is_empty() {
-        eprintln!("aeplens: no action to export (check --run)");
+        let why = if query.is_some() {
+            "--where matched no action"
+        } else {
+            "check --run"
+        };
+        eprintln!("aeplens: no action to export ({why})");
         return 3;
     }
     let text = match args.format {
@@ -49,15 +74,9 @@ pub fn run(args: &ExportArgs) -> i32 {
             }
             text
         }
-        ExportFormat::Timesketch => {
-            let set = crate::review::file::EvidenceSet::of(&ev.corpus);
-            match super::incident::review(&args.review, &set) {
-                Ok(review) => timeline::timesketch(&ev, &args.run, review.as_ref().map(|r| &r.0)),
-                Err(code) => return code,
-            }
-        }
-        ExportFormat::ChromeTrace => timeline::chrome_trace(&ev, &args.run),
-        ExportFormat::OtlpJson => timeline::otlp_json(&ev, &args.run),
+        ExportFormat::Timesketch => timeline::timesketch(&ev, selection, review),
+        ExportFormat::ChromeTrace => timeline::chrome_trace(&ev, selection),
+        ExportFormat::OtlpJson => timeline::otlp_json(&ev, selection),
         ExportFormat::Parquet => return parquet(args),
     };
     match &args.output {
@@ -79,9 +98,9 @@ fn parquet(args: &ExportArgs) -> i32 {
         eprintln!("aeplens: --format parquet writes a directory of tables: give it with -o OUT/");
         return 2;
     };
-    if !args.run.is_empty() {
+    if !args.run.is_empty() || args.filter.expression.is_some() {
         eprintln!(
-            "aeplens: --format parquet exports every run (--run is for the graph and timeline formats)"
+            "aeplens: --format parquet exports every action (--run and --where are for the graph and timeline formats; filter the tables in the engine: docs/query.md names each field's column)"
         );
         return 2;
     }

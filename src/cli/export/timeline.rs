@@ -14,6 +14,7 @@ use crate::model::facts::ActionFacts;
 use crate::model::time::format_ms;
 use crate::review::file::Review;
 use crate::review::marks::Mark;
+use crate::review::report::graph::Selection;
 use crate::verify::verdict::RecordVerdict;
 use serde_json::{Value, json};
 
@@ -54,17 +55,20 @@ impl Event<'_> {
     }
 }
 
-/// The timed actions of `runs` (every run when empty), in node order; notes the untimed.
-fn events<'e>(ev: &'e Evidence, runs: &[String]) -> Vec<Event<'e>> {
+/// The timed actions selected, in node order; notes the untimed.
+fn events<'e>(ev: &'e Evidence, selection: Selection) -> Vec<Event<'e>> {
     let g = &ev.analysis.graph;
     let mut out = Vec::new();
     let mut untimed = 0;
     let mut track = 0;
     for run in &g.runs {
-        if !runs.is_empty() && !runs.contains(&run.id) {
+        if !selection.run(&run.id) {
             continue;
         }
         for &n in &run.nodes {
+            if !selection.action(n) {
+                continue;
+            }
             let Some((record, action)) = g.action(&ev.corpus, n) else {
                 continue;
             };
@@ -147,9 +151,9 @@ const TIMESKETCH_MS: std::ops::RangeInclusive<f64> = -9_223_372_036_854.0..=9_22
 /// Timesketch cannot hold puts the event at 1970-01-01 and says so (`time_unusable`, the
 /// recorded `timestamp_ms`). A marked action's event carries the mark: the tag
 /// `aeplens-<verdict>` and the note.
-pub fn timesketch(ev: &Evidence, runs: &[String], review: Option<&Review>) -> String {
+pub fn timesketch(ev: &Evidence, selection: Selection, review: Option<&Review>) -> String {
     let marks = marks_by_node(ev, review);
-    lines(events(ev, runs).iter().map(|e| {
+    lines(events(ev, selection).iter().map(|e| {
         let f = &e.facts;
         let words: Vec<&str> = [f.id(), f.tool(), f.outcome(), f.observed()]
             .into_iter()
@@ -210,8 +214,8 @@ const ACTION_CATEGORY: &str = "aep.action";
 /// A Chrome / Perfetto trace (Trace Event JSON): a process per run, each action a slice of
 /// no duration on its `actions` thread (flows bind to slices), each lease window with known bounds a slice on the
 /// `leases` thread, and a flow arrow from each deny to the action that re-approved it.
-pub fn chrome_trace(ev: &Evidence, runs: &[String]) -> String {
-    let events = events(ev, runs);
+pub fn chrome_trace(ev: &Evidence, selection: Selection) -> String {
+    let events = events(ev, selection);
     let mut out: Vec<Value> = Vec::new();
     let mut seen_runs: Vec<&str> = Vec::new();
     for e in &events {
@@ -356,8 +360,8 @@ fn decimal_nanos(ms: f64) -> Option<i128> {
 /// decision, a child `guardrail` span with the decision as `aep.*` attributes. A parent
 /// action in the same run is the parent span. A time OTLP cannot hold is clamped, said in
 /// `aep.time_unusable` and noted on stderr.
-pub fn otlp_json(ev: &Evidence, runs: &[String]) -> String {
-    let events = events(ev, runs);
+pub fn otlp_json(ev: &Evidence, selection: Selection) -> String {
+    let events = events(ev, selection);
     let g = &ev.analysis.graph;
     let span_id = |n: NodeId| {
         let node = &g.nodes[n as usize];

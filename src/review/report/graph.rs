@@ -31,6 +31,35 @@ pub enum Link {
 /// tool · decision · result · its record's authenticity), class.
 pub type Drawn = (NodeId, [String; 2], Class);
 
+/// Which actions an export draws: those of the runs named (every run when none is) and,
+/// under `--where`, only those the expression matched (per node).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Selection<'a> {
+    pub runs: &'a [String],
+    pub actions: Option<&'a [bool]>,
+}
+
+impl<'a> Selection<'a> {
+    /// Every action of the runs named.
+    pub fn runs(runs: &'a [String]) -> Self {
+        Selection {
+            runs,
+            actions: None,
+        }
+    }
+
+    /// The run is drawn.
+    pub fn run(&self, id: &str) -> bool {
+        self.runs.is_empty() || self.runs.iter().any(|r| r == id)
+    }
+
+    /// The action (of a run drawn) is drawn.
+    pub fn action(&self, n: NodeId) -> bool {
+        self.actions
+            .is_none_or(|a| a.get(n as usize).copied().unwrap_or(false))
+    }
+}
+
 /// The action graph of the selected runs, ready to print.
 pub struct ActionGraph {
     /// Each run's id and its actions.
@@ -40,7 +69,7 @@ pub struct ActionGraph {
 
 impl ActionGraph {
     /// The graph of the runs named (every run when none is).
-    pub fn of(ev: EvidenceRef, runs: &[String]) -> ActionGraph {
+    pub fn of(ev: EvidenceRef, selection: Selection) -> ActionGraph {
         let g = &ev.analysis.graph;
         let roles = crate::analysis::chains::roles(&ev.analysis.chains);
         let mut out = ActionGraph {
@@ -49,7 +78,7 @@ impl ActionGraph {
         };
         let mut shown = vec![false; g.nodes.len()];
         for run in &g.runs {
-            if !runs.is_empty() && !runs.contains(&run.id) {
+            if !selection.run(&run.id) {
                 continue;
             }
             let mut nodes = Vec::new();
@@ -57,6 +86,9 @@ impl ActionGraph {
                 let Some(facts) = g.facts(ev.corpus, n) else {
                     continue;
                 };
+                if !selection.action(n) {
+                    continue;
+                }
                 let decision = facts.outcome();
                 let class = match roles.get(&n) {
                     Some(Role::Reapproved) => Class::Reapproved,
@@ -80,7 +112,10 @@ impl ActionGraph {
                 shown[n as usize] = true;
                 nodes.push((n, label, class));
             }
-            out.runs.push((run.id.clone(), nodes));
+            // Under --where, a run with no matching action is left out.
+            if !nodes.is_empty() || selection.actions.is_none() {
+                out.runs.push((run.id.clone(), nodes));
+            }
         }
         for (n, node) in g.nodes.iter().enumerate() {
             let n = n as NodeId;

@@ -5,7 +5,7 @@
 //! every value is first passed through [`sanitize`], so bidi, invisible and control
 //! characters in evidence show as visible escapes instead of acting.
 
-use super::{Answers, IncidentReport};
+use super::{Answers, IncidentReport, Scope};
 use crate::analysis::chains::Role;
 use crate::analysis::evidence::EvidenceRef;
 use crate::analysis::graph::NodeId;
@@ -94,6 +94,7 @@ pub fn render(r: &IncidentReport, ev: EvidenceRef) -> String {
         paths => Value::from(Serde(paths)),
         other => Value::from(Serde(other)),
         capture => Value::from(Serde(&r.capture_lines)),
+        scope_sentence => r.scope.as_ref().map(Scope::sentence),
     };
 
     match env.template_from_str(TEMPLATE).and_then(|t| t.render(ctx)) {

@@ -135,7 +135,7 @@ fn marks(s: &mut String, review: &super::ReviewOut, ev: EvidenceRef) {
         }
     }
     if !runs.is_empty() {
-        let graph = super::graph::ActionGraph::of(ev, &runs);
+        let graph = super::graph::ActionGraph::of(ev, super::graph::Selection::runs(&runs));
         let _ = writeln!(
             s,
             "Action graph of the marked runs:\n\n```mermaid\n{}```\n",
@@ -150,6 +150,9 @@ pub fn render(r: &IncidentReport, ev: EvidenceRef) -> String {
     let sum = &r.summary;
     let a = &sum.authenticity;
     let _ = writeln!(s, "# aeplens incident report\n");
+    if let Some(scope) = &r.scope {
+        let _ = writeln!(s, "> **Filtered:** {}.\n", md(&scope.sentence()));
+    }
     let _ = writeln!(
         s,
         "{} · {} · {} · findings: **{} high**, {} medium, {} low, {} info\n",
@@ -190,8 +193,16 @@ pub fn render(r: &IncidentReport, ev: EvidenceRef) -> String {
     }
 
     s.push_str("## Findings\n\n");
-    if r.findings.is_empty() {
-        s.push_str("No findings.\n\n");
+    match (&r.scope, r.findings.is_empty()) {
+        (Some(scope), true) => {
+            let _ = writeln!(
+                s,
+                "No findings on the {} actions shown ({} on other actions left out by the filter).\n",
+                scope.actions_shown, scope.findings_left_out
+            );
+        }
+        (None, true) => s.push_str("No findings.\n\n"),
+        _ => {}
     }
     for g in &r.findings {
         let _ = writeln!(

@@ -170,12 +170,44 @@ pub struct MarkOut<'a> {
     pub record_verdict: Option<RecordVerdict>,
 }
 
-/// A report limited to the actions an explorer filter shows.
+/// A report limited to the actions a filter expression matches (`--where`, the
+/// explorer's filter): what it shows of the evidence and what it leaves out.
 #[derive(Clone, Debug, Serialize)]
 pub struct Scope {
     pub filter: String,
+    /// The name the filter is saved under in the review, when it is a saved one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub saved_as: Option<String>,
+    /// Actions the filter matches, of all the evidence's actions.
+    pub actions_shown: usize,
+    pub actions: usize,
     /// Findings left out: none of the actions they name passes the filter.
     pub findings_left_out: usize,
+    /// Those findings per severity.
+    pub left_out: crate::verify::SeverityCounts,
+}
+
+impl Scope {
+    /// One sentence: `only the actions the filter `…` matches: 2 of 9 actions shown;
+    /// 5 findings left out (5 high, 0 medium, 0 low, 0 info)`.
+    pub fn sentence(&self) -> String {
+        let saved = (self.saved_as.as_deref())
+            .map(|n| format!(" (saved as {n})"))
+            .unwrap_or_default();
+        let l = &self.left_out;
+        format!(
+            "only the actions the filter {}{saved} matches: {} of {} actions shown; {} finding{} on other actions left out ({} high, {} medium, {} low, {} info)",
+            self.filter,
+            self.actions_shown,
+            self.actions,
+            self.findings_left_out,
+            if self.findings_left_out == 1 { "" } else { "s" },
+            l.high,
+            l.medium,
+            l.low,
+            l.info
+        )
+    }
 }
 
 /// How the evidence was verified, and what could not be.
@@ -216,12 +248,12 @@ impl<'a> IncidentReport<'a> {
         keys: &crate::verify::Keyring,
         command: String,
         review: Option<(&'a Review, Option<String>)>,
-        scope: Option<(String, &dyn Fn(NodeId) -> bool)>,
+        scope: Option<&(String, &dyn Fn(NodeId) -> bool)>,
     ) -> Self {
         let report = ev.report;
         let g = &ev.analysis.graph;
         let in_scope = |f: &Finding| -> bool {
-            let Some((_, passes)) = &scope else {
+            let Some((_, passes)) = scope else {
                 return true;
             };
             match f.run_id {
@@ -235,6 +267,9 @@ impl<'a> IncidentReport<'a> {
             }
         };
         let kept: Vec<&'a Finding> = ev.findings.iter().filter(|f| in_scope(f)).collect();
+        let saved_as = (scope.zip(review.as_ref()))
+            .and_then(|((filter, _), (r, _))| r.filter_named(filter))
+            .map(|f| f.name.clone());
         let mut groups: Vec<FindingGroup<'a>> = Vec::new();
         for f in &kept {
             match groups.iter_mut().find(|g| g.id == f.id) {
@@ -268,7 +303,7 @@ impl<'a> IncidentReport<'a> {
                     .collect(),
             };
             for n in nodes {
-                if scope.as_ref().is_none_or(|(_, passes)| passes(n)) && seen.insert(n) {
+                if scope.is_none_or(|(_, passes)| passes(n)) && seen.insert(n) {
                     named.push(n);
                 }
             }
@@ -292,9 +327,22 @@ impl<'a> IncidentReport<'a> {
                 file,
                 marks: marks(ev, r),
             }),
-            scope: scope.map(|(filter, _)| Scope {
-                filter,
-                findings_left_out: ev.findings.len() - kept.len(),
+            scope: scope.map(|(filter, passes)| {
+                let actions: Vec<NodeId> = (0..g.nodes.len() as NodeId)
+                    .filter(|&n| g.facts(ev.corpus, n).is_some())
+                    .collect();
+                let mut left_out = crate::verify::SeverityCounts::default();
+                for f in ev.findings.iter().filter(|f| !in_scope(f)) {
+                    left_out.add(f.severity);
+                }
+                Scope {
+                    filter: filter.clone(),
+                    saved_as: saved_as.clone(),
+                    actions_shown: actions.iter().filter(|&&n| passes(n)).count(),
+                    actions: actions.len(),
+                    findings_left_out: ev.findings.len() - kept.len(),
+                    left_out,
+                }
             }),
             findings: groups,
             actions,

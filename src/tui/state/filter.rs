@@ -1,15 +1,23 @@
-//! The navigator filter: `key:value` terms (`!` negates) narrowing what is listed.
+//! The navigator filter: an expression of the filter language (`crate::query`, `f` and
+//! `:filter`), checked at every keystroke; the explorer's old `key:value` terms still
+//! work as shorthand for the fields they meant.
 
 use super::*;
+use crate::query::{Columns, Ctx, Query, QueryError};
 
 /// The navigator filter and what passes it. The fields are private: only this module
-/// changes them, so what passes always belongs to the text submitted.
+/// changes them, so what passes always belongs to the expression applied.
 #[derive(Debug, Default)]
 pub struct Filter {
     prompt: Prompt,
-    /// Per node: passes the submitted filter (`None`: no filter).
-    pass: Option<Vec<bool>>,
-    error: Option<String>,
+    /// The expression applied (the last good one) and, per node, whether it passes.
+    applied: Option<(String, Vec<bool>)>,
+    /// Why the text typed is not an expression (the last good filter stays).
+    error: Option<QueryError>,
+    /// Each field's values over the actions, made once per loaded evidence.
+    columns: Columns,
+    /// Which evidence `columns` are of: its analysis, verified or not, its findings.
+    columns_of: (usize, bool, usize),
 }
 
 impl Filter {
@@ -23,21 +31,36 @@ impl Filter {
         &self.prompt.text
     }
 
+    /// The expression applied, when one is.
+    pub fn applied(&self) -> Option<&str> {
+        self.applied.as_ref().map(|(t, _)| t.as_str())
+    }
+
     /// A filter is applied.
     pub fn is_applied(&self) -> bool {
-        self.pass.is_some()
+        self.applied.is_some()
     }
 
     /// True when the node passes the filter (or there is none).
     pub fn passes(&self, node: NodeId) -> bool {
-        self.pass
+        self.applied
             .as_ref()
-            .is_none_or(|p| p.get(node as usize).copied().unwrap_or(false))
+            .is_none_or(|(_, p)| p.get(node as usize).copied().unwrap_or(false))
     }
 
-    /// Why the text submitted is not a filter.
-    pub fn error(&self) -> Option<&str> {
-        self.error.as_deref()
+    /// Why the text typed is not an expression, in one line.
+    pub fn error(&self) -> Option<String> {
+        let e = self.error.as_ref()?;
+        Some(format!(
+            "filter not applied (column {}): {}",
+            e.column(),
+            e.message
+        ))
+    }
+
+    /// The fault in the text typed: where it is (byte offset, length) and why.
+    pub fn fault(&self) -> Option<&QueryError> {
+        self.error.as_ref()
     }
 
     pub(super) fn open(&mut self) {
@@ -53,50 +76,158 @@ impl Filter {
     }
 }
 
-/// One term of the filter language.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Term {
-    pub negated: bool,
-    pub key: Option<String>,
-    pub value: String,
+/// The explorer's old terms, `key:value` (`!` negates).
+const SHORTHAND_KEYS: [&str; 7] = ["tool", "decision", "class", "lease", "finding", "run", "is"];
+
+/// The expression a filter text stands for: itself, or the old terms translated.
+pub fn compile(text: &str) -> Result<Query, QueryError> {
+    // An error points into the text typed, never into its translation.
+    match shorthand(text).map(|expr| Query::parse(&expr)) {
+        Some(Ok(query)) => Ok(query),
+        _ => Query::parse(text),
+    }
 }
 
-/// Parses `tool:x decision:deny !class:read lease:after-expiry finding:F-STATE run:r
-/// is:problem is:marked word`.
-pub fn parse_filter(text: &str) -> Result<Vec<Term>, String> {
-    text.split_whitespace()
-        .map(|w| {
-            let (negated, w) = match w.strip_prefix('!') {
-                Some(rest) => (true, rest),
-                None => (false, w),
-            };
-            match w.split_once(':') {
-                Some((k, v)) => {
-                    if !["tool", "decision", "class", "lease", "finding", "run", "is"].contains(&k) {
-                        return Err(format!(
-                            "unknown filter key {k:?} (tool, decision, class, lease, finding, run, is)"
-                        ));
-                    }
-                    if k == "is"
-                        && !v.eq_ignore_ascii_case("problem")
-                        && !v.eq_ignore_ascii_case("marked")
-                    {
-                        return Err(format!("unknown filter is:{v} (is:problem, is:marked)"));
-                    }
-                    Ok(Term {
-                        negated,
-                        key: Some(k.to_string()),
-                        value: v.to_lowercase(),
-                    })
-                }
-                None => Ok(Term {
-                    negated,
-                    key: None,
-                    value: w.to_lowercase(),
-                }),
+/// The old terms as the expression they meant, when `text` is made of them only:
+/// `tool:x !decision:deny is:marked` → `tool contains "x" and not (decision == "deny")
+/// and marked`.
+pub fn shorthand(text: &str) -> Option<String> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    if words.is_empty() {
+        return None;
+    }
+    let mut terms = Vec::new();
+    for w in words {
+        let (negated, w) = w.strip_prefix('!').map_or((false, w), |r| (true, r));
+        let (key, value) = w.split_once(':')?;
+        if !SHORTHAND_KEYS.contains(&key) || value.is_empty() {
+            return None;
+        }
+        let quoted = format!("\"{}\"", value.replace('\\', "\\\\").replace('"', "\\\""));
+        let lower = value.to_lowercase();
+        let term = match key {
+            "tool" => format!("tool contains {quoted}"),
+            "decision" => format!("decision == {}", quoted.to_lowercase()),
+            "class" => format!("side_effect == {}", quoted.to_lowercase()),
+            "lease"
+                if crate::query::FIELDS
+                    .iter()
+                    .any(|f| f.name == "lease.verdict" && f.values.contains(&lower.as_str())) =>
+            {
+                format!("lease.verdict == {}", quoted.to_lowercase())
             }
-        })
+            "lease" => format!("lease contains {quoted}"),
+            "finding" => format!("finding contains {quoted}"),
+            "run" => format!("run contains {quoted}"),
+            _ if lower == "marked" => "marked".into(),
+            _ if lower == "problem" => "problem".into(),
+            _ => return None,
+        };
+        terms.push(if negated {
+            format!("not ({term})")
+        } else {
+            term
+        });
+    }
+    Some(terms.join(" and "))
+}
+
+/// The expression the filter applied stands for (the old terms translated): what
+/// `--where` takes to reproduce it.
+pub fn expression(applied: &str) -> String {
+    shorthand(applied).unwrap_or_else(|| applied.to_string())
+}
+
+/// Completions of the filter text typed, best first: the text with its last word
+/// completed — a field name, or after an operator a value the field takes (its closed
+/// list, else the values seen in the evidence).
+pub fn completions(state: &State, text: &str) -> Vec<String> {
+    use crate::query::FIELDS;
+    let start = text
+        .rfind(|c: char| c.is_whitespace() || "(!{,".contains(c))
+        .map_or(0, |i| i + 1);
+    let (head, word) = text.split_at(start);
+    let before = head.trim_end();
+    let after_operator = ["==", "!=", "{", ",", "contains"]
+        .iter()
+        .any(|op| before.ends_with(op))
+        || word.starts_with('"');
+    if !after_operator {
+        return (FIELDS.iter())
+            .filter(|f| f.name.starts_with(word))
+            .map(|f| format!("{head}{}", f.name))
+            .collect();
+    }
+    let Some(f) = (before.split(|c: char| c.is_whitespace() || c == '(' || c == '!'))
+        .rev()
+        .find_map(crate::query::field_index)
+    else {
+        return Vec::new();
+    };
+    let typed = word.trim_start_matches('"');
+    let quote = |v: &str| format!("{head}\"{}\"", v.replace('\\', "\\\\").replace('"', "\\\""));
+    if !FIELDS[f].values.is_empty() {
+        return (FIELDS[f].values.iter())
+            .filter(|v| v.starts_with(typed))
+            .map(|v| quote(v))
+            .collect();
+    }
+    let Some(d) = state.data.as_ref() else {
+        return Vec::new();
+    };
+    let ctx = Ctx::of(
+        &d.corpus,
+        &d.analysis,
+        d.report.as_deref(),
+        &d.findings,
+        d.capture.as_deref(),
+    );
+    (state.filter.columns.values(f, &ctx).into_iter())
+        .filter(|v| v.starts_with(typed))
+        .take(50)
+        .map(quote)
         .collect()
+}
+
+/// Tab in the filter prompt: the one completion, or what all of them share (and the
+/// first few said).
+pub(super) fn complete(state: &mut State) {
+    let text = state.filter.text().to_string();
+    let all = completions(state, &text);
+    let shared = all
+        .iter()
+        .skip(1)
+        .fold(all.first().cloned().unwrap_or_default(), |acc, c| {
+            acc.chars()
+                .zip(c.chars())
+                .take_while(|(a, b)| a == b)
+                .map(|(a, _)| a)
+                .collect()
+        });
+    if shared.len() > text.len() {
+        state.filter.edit(|t| t.clone_from(&shared));
+        apply_filter(state);
+    }
+    state.message = Some(match all.len() {
+        0 => "no completion".to_string(),
+        1 => String::new(),
+        n => {
+            let start = text
+                .rfind(|c: char| c.is_whitespace() || "(!{,".contains(c))
+                .map_or(0, |i| i + 1);
+            let shown: Vec<&str> = all
+                .iter()
+                .take(6)
+                .map(|c| &c[start.min(c.len())..])
+                .collect();
+            format!(
+                "{n} completions: {}{}",
+                shown.join("  "),
+                if n > 6 { "  …" } else { "" }
+            )
+        }
+    })
+    .filter(|m| !m.is_empty());
 }
 
 /// The filter `P` toggles: only actions with a problem.
@@ -104,7 +235,7 @@ pub const PROBLEMS_ONLY: &str = "is:problem";
 
 /// `P` / `*`: filters to the actions with a problem / marked, or clears that filter.
 pub(super) fn toggle_only(state: &mut State, only: &str) {
-    let on = state.filter.is_applied() && state.filter.text() == only;
+    let on = state.filter.applied() == Some(only);
     state.filter.prompt.text = if on { String::new() } else { only.into() };
     apply_filter(state);
     if on {
@@ -112,79 +243,77 @@ pub(super) fn toggle_only(state: &mut State, only: &str) {
     }
 }
 
+/// Applies the text typed when it is an expression; else keeps the last good filter and
+/// says why (at every keystroke while the prompt is open).
 pub(super) fn apply_filter(state: &mut State) {
-    state.filter.error = None;
-    let terms = match parse_filter(&state.filter.prompt.text) {
-        Ok(t) => t,
+    let text = state.filter.prompt.text.clone();
+    let query = match compile(&text) {
+        Ok(q) => q,
         Err(e) => {
             state.filter.error = Some(e);
             return;
         }
     };
+    state.filter.error = None;
     let Some(d) = state.data.as_ref() else { return };
-    if terms.is_empty() {
-        state.filter.pass = None;
-        rebuild_rows(state);
-        rebuild_nav(state);
+    if query.is_all() {
+        if state.filter.applied.take().is_some() {
+            rebuild_rows(state);
+            rebuild_nav(state);
+        }
         return;
     }
-    let g = &d.analysis.graph;
-    let mut finding_ids: HashMap<NodeId, Vec<&str>> = HashMap::new();
-    for f in &d.findings {
-        for n in d.nodes_of(f) {
-            finding_ids.entry(n).or_default().push(f.id);
-        }
+    let of = columns_key(d);
+    if state.filter.columns_of != of {
+        state.filter.columns = Columns::default();
+        state.filter.columns_of = of;
     }
-    let haystacks = d.haystacks();
-    let mut text = String::new();
-    let pass: Vec<bool> = (0..g.nodes.len() as NodeId)
-        .map(|n| {
-            // The facts, not the record: a filter over a million actions must not read
-            // every record again.
-            let Some(a) = g.facts(&d.corpus, n) else {
-                return false;
-            };
-            // The node's search text, made when a plain term first needs it.
-            let mut made = false;
-            terms.iter().all(|t| {
-                let lower = |s: Option<&str>| s.map(str::to_lowercase).unwrap_or_default();
-                let hit = match t.key.as_deref() {
-                    Some("tool") => lower(a.tool()).contains(&t.value),
-                    Some("decision") => lower(a.outcome()) == t.value,
-                    Some("class") => {
-                        lower(Some(a.side_effect_class().unwrap_or("unknown"))) == t.value
-                    }
-                    Some("lease") => d.analysis.leases.by_node.get(&n).is_some_and(|l| {
-                        l.verdict.name() == t.value || l.lease_id.to_lowercase().contains(&t.value)
-                    }),
-                    Some("finding") => finding_ids.get(&n).is_some_and(|ids| {
-                        ids.iter().any(|id| id.to_lowercase().contains(&t.value))
-                    }),
-                    Some("run") => g.runs[d.run_of(n)].id.to_lowercase().contains(&t.value),
-                    // Denied, drifted, outside its lease, invalid, a high finding, executed
-                    // after a deny: what `e` steps through.
-                    Some("is") if t.value == "marked" => state.review.by_node.contains_key(&n),
-                    Some("is") => d.flags[n as usize] & flag::PROBLEM != 0,
-                    _ => {
-                        if !made {
-                            text.clear();
-                            haystacks.write(n, &mut text);
-                            made = true;
-                        }
-                        text.contains(&t.value)
-                    }
-                };
-                hit != t.negated
-            })
-        })
-        .collect();
+    // Marks change while the explorer runs: their fields are made again each time.
+    state.filter.columns.forget_marks();
+    let mut ctx = Ctx::of(
+        &d.corpus,
+        &d.analysis,
+        d.report.as_deref(),
+        &d.findings,
+        d.capture.as_deref(),
+    );
+    if let Some(r) = state.review.review.as_ref() {
+        ctx = ctx.with_marks(r, &state.review.by_node);
+    }
+    let pass = query.matches(&ctx, &state.filter.columns);
     let count = pass.iter().filter(|p| **p).count();
-    state.message = Some(format!("filter: {count} of {} actions", pass.len()));
-    state.filter.pass = Some(pass);
+    let verifying = if d.report.is_none() {
+        " (record fields wait for verification)"
+    } else {
+        ""
+    };
+    state.message = Some(format!(
+        "filter: {count} of {} actions{verifying}",
+        pass.len()
+    ));
+    state.filter.applied = Some((text, pass));
     state.nav.set_cursor(0);
     rebuild_rows(state);
     keep_selection_in_view(state);
     rebuild_nav(state);
+}
+
+/// Which evidence a set of columns is of: its analysis, verified or not, its findings.
+pub fn columns_key(d: &Data) -> (usize, bool, usize) {
+    (
+        Arc::as_ptr(&d.analysis) as usize,
+        d.report.is_some(),
+        d.findings.len(),
+    )
+}
+
+/// The columns the worker made once the evidence was verified, for `key`: kept when they
+/// are of the evidence shown.
+pub(super) fn columns_made(state: &mut State, columns: Columns, key: (usize, bool, usize)) {
+    if state.data.as_ref().is_some_and(|d| columns_key(d) == key) {
+        state.filter.columns = columns;
+        state.filter.columns_of = key;
+    }
 }
 
 /// After the timeline's rows changed: the selection stays when it is still a row, else

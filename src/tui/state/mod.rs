@@ -22,7 +22,7 @@ use timeline::*;
 pub use super::action::{Action, Progress};
 pub use copy::CopyTarget;
 pub use detail::{Detail, DetailTab, JsonLine, raw_lines};
-pub use filter::{Filter, Term, parse_filter};
+pub use filter::{Filter, columns_key, compile, expression, shorthand};
 pub use navigator::{
     NavItem, NavList, NavTarget, Navigator, chain_status, goto, nav_text, rebuild_nav,
 };
@@ -193,6 +193,7 @@ pub fn update(state: &mut State, action: Action) {
         Action::ReviewOpened(path, result) => review::opened(state, path, result),
         Action::NoteEdited(target, text) => review::note_done(state, &target, &text),
         Action::Progress(p) => state.progress = p,
+        Action::Columns(columns, key) => columns_made(state, *columns, key),
         Action::Errors(e) => {
             state.errors.extend(e);
             rebuild_nav(state);
@@ -212,6 +213,7 @@ pub fn update(state: &mut State, action: Action) {
             t.pop();
         }),
         Action::Submit => submit(state),
+        Action::Complete => complete(state),
         Action::Click(pane, row) => click(state, pane, row),
         Action::Focus(pane) => state.focus = pane,
         Action::ShowList(list) => show_list(state, list),
@@ -241,6 +243,8 @@ fn edit(state: &mut State, f: impl FnOnce(&mut String)) {
         search_run(state);
     } else if state.filter.is_active() {
         state.filter.edit(f);
+        // Checked and applied at every keystroke; a bad expression keeps the last good.
+        apply_filter(state);
     }
 }
 

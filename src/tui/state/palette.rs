@@ -20,7 +20,7 @@ pub struct Suggestion {
 }
 
 /// The commands, what their argument is, and what they do.
-pub const COMMANDS: [(&str, &str, &str); 7] = [
+pub const COMMANDS: [(&str, &str, &str); 9] = [
     (
         "goto",
         "ACTION | RUN/ACTION | TIME",
@@ -34,8 +34,18 @@ pub const COMMANDS: [(&str, &str, &str); 7] = [
     ),
     (
         "filter",
-        "TERMS",
-        "show only actions matching (tool: decision: class: lease: finding: run: is:problem is:marked); empty clears",
+        "EXPR",
+        "show only actions an expression matches (docs/query.md; tool:x is:problem is:marked still work); empty clears",
+    ),
+    (
+        "save",
+        "NAME",
+        "keep the filter applied under NAME in the review file",
+    ),
+    (
+        "filters",
+        "[NAME]",
+        "the saved filters; with NAME, apply that one",
     ),
     (
         "inputs",
@@ -48,19 +58,6 @@ pub const COMMANDS: [(&str, &str, &str); 7] = [
 
 /// How many completions are listed.
 pub const SHOWN: usize = 8;
-
-/// The filter terms offered while a filter is typed.
-const FILTER_TERMS: [&str; 9] = [
-    "is:problem",
-    "is:marked",
-    "tool:",
-    "decision:",
-    "class:",
-    "lease:",
-    "finding:",
-    "run:",
-    "!",
-];
 
 /// Completions for `text`, best first (at most [`SHOWN`]).
 pub fn suggestions(state: &State, text: &str) -> Vec<Suggestion> {
@@ -113,29 +110,31 @@ pub fn suggestions(state: &State, text: &str) -> Vec<Suggestion> {
             }
         }
         "filter" => {
-            let (done, last) = rest.rsplit_once(' ').map_or(("", rest), |(d, l)| (d, l));
-            let (neg, last) = last.strip_prefix('!').map_or(("", last), |l| ("!", l));
-            for term in FILTER_TERMS {
-                if term.starts_with(last) && term != "!" {
-                    let line = format!("filter {done} {neg}{term}").replace("  ", " ");
+            let verdict = match compile(rest) {
+                Ok(_) if rest.trim().is_empty() => "clear the filter".to_string(),
+                Ok(_) => "apply this filter".to_string(),
+                Err(e) => format!("column {}: {}", e.column(), e.message),
+            };
+            out.push(Suggestion {
+                line: format!("filter {rest}"),
+                help: verdict,
+            });
+            for c in completions(state, rest).into_iter().take(SHOWN - 1) {
+                out.push(Suggestion {
+                    line: format!("filter {c}"),
+                    help: String::new(),
+                });
+            }
+        }
+        "filters" => {
+            let saved = state.review.review.as_ref().map(|r| r.filters.as_slice());
+            for f in saved.unwrap_or_default() {
+                if f.name.starts_with(rest.trim()) {
                     out.push(Suggestion {
-                        line,
-                        help: match parse_filter(rest) {
-                            Ok(_) => String::new(),
-                            Err(e) => e,
-                        },
+                        line: format!("filters {}", f.name),
+                        help: f.expression.clone(),
                     });
                 }
-            }
-            if out.is_empty() {
-                out.push(Suggestion {
-                    line: format!("filter {rest}"),
-                    help: match parse_filter(rest) {
-                        Ok(t) if t.is_empty() => "clear the filter".into(),
-                        Ok(_) => "apply this filter".into(),
-                        Err(e) => e,
-                    },
-                });
             }
         }
         _ => {}
@@ -346,11 +345,36 @@ fn run(state: &mut State, line: &str) -> Result<(), String> {
             Ok(())
         }
         "filter" => {
-            parse_filter(rest)?;
+            compile(rest).map_err(|e| format!("column {}: {}", e.column(), e.message))?;
             state.filter.edit(|t| *t = rest.to_string());
             apply_filter(state);
             if rest.is_empty() {
                 state.message = Some("filter cleared: every action".into());
+            }
+            Ok(())
+        }
+        "save" => save_filter(state, rest.trim()),
+        "filters" => {
+            let name = rest.trim();
+            let saved = state.review.review.as_ref().map(|r| r.filters.clone());
+            let saved = saved.unwrap_or_default();
+            if name.is_empty() {
+                if saved.is_empty() {
+                    return Err("no saved filter (:save NAME keeps the one applied)".into());
+                }
+                let names: Vec<&str> = saved.iter().map(|f| f.name.as_str()).collect();
+                state.message = Some(format!(
+                    "saved filters: {} (:filters NAME applies one)",
+                    names.join(", ")
+                ));
+                return Ok(());
+            }
+            let f = (saved.iter().find(|f| f.name == name))
+                .ok_or_else(|| format!("no saved filter {:?}", sanitize(name)))?;
+            state.filter.edit(|t| t.clone_from(&f.expression));
+            apply_filter(state);
+            if let Some(e) = state.filter.error() {
+                return Err(e);
             }
             Ok(())
         }
@@ -368,10 +392,38 @@ fn run(state: &mut State, line: &str) -> Result<(), String> {
         }
         "" => Ok(()),
         other => Err(format!(
-            "no command {:?} (goto, marks, report, filter, inputs, help, quit)",
+            "no command {:?} (goto, marks, report, filter, save, filters, inputs, help, quit)",
             sanitize(other)
         )),
     }
+}
+
+/// `:save NAME`: keeps the filter applied under NAME in the review (replacing one of
+/// that name).
+fn save_filter(state: &mut State, name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("save as what? :save NAME".into());
+    }
+    let expression = (state.filter.applied())
+        .ok_or("no filter applied to save (f sets one)")?
+        .to_string();
+    let review = (state.review.review.as_mut()).ok_or("the review is not open yet")?;
+    let saved = crate::review::file::SavedFilter {
+        name: name.to_string(),
+        expression: expression.clone(),
+        saved_at: crate::review::file::now(),
+    };
+    match review.filters.iter_mut().find(|f| f.name == name) {
+        Some(f) => *f = saved,
+        None => review.filters.push(saved),
+    }
+    state.review.dirty = true;
+    state.message = Some(format!(
+        "saved filter {}: {}",
+        sanitize(name),
+        sanitize(&expression)
+    ));
+    Ok(())
 }
 
 /// Selects the first action at or after `ms` in any run (the shown run wins a tie), and

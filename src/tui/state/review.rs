@@ -323,7 +323,7 @@ pub(super) fn resolve(state: &mut State) {
         .filter_map(|(i, p)| p.node().map(|n| (n, i)))
         .collect();
     state.review.places = places;
-    if state.filter.is_applied() && state.filter.text().contains(MARKED_ONLY) {
+    if state.filter.is_applied() {
         apply_filter(state);
     }
 }
@@ -587,11 +587,7 @@ pub fn session(state: &State) -> Option<Session> {
     Some(Session {
         run_id: selected.as_ref().map(|s| s.run_id.clone()),
         action_id: selected.map(|s| s.action_id),
-        filter: if state.filter.is_applied() {
-            state.filter.text().to_string()
-        } else {
-            String::new()
-        },
+        filter: state.filter.applied().unwrap_or_default().to_string(),
         tab: state.detail.tab().title().to_lowercase(),
         list: state.nav.list().title().to_lowercase(),
         folded,

@@ -154,8 +154,8 @@ fn header_spans<'a>(s: &State, compact: bool) -> Vec<Span<'a>> {
     spans.push(Span::styled(format!("■{medium} "), t.warn));
     spans.push(Span::raw(format!("·{low} ")));
     spans.push(Span::styled(format!("i{info} "), t.dim));
-    let filter = if s.filter.is_applied() {
-        sanitize(s.filter.text()).into_owned()
+    let filter = if let Some(applied) = s.filter.applied() {
+        sanitize(applied).into_owned()
     } else {
         "—".into()
     };
@@ -199,7 +199,12 @@ pub(super) fn hint_bar(s: &State, area: Rect, buf: &mut Buffer) {
                 if s.search.hits().len() == 1 { "" } else { "es" }
             )
         } else {
-            "  (tool: decision: class: lease: finding: run: · ! negates · Enter applies · Esc cancels)".into()
+            "  (tool == \"…\" and not verified · Tab completes · Enter · Esc)".into()
+        };
+        let [prompt, under] = if area.height >= 2 {
+            Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(area)
+        } else {
+            [area, Rect::default()]
         };
         Line::from(vec![
             Span::styled(label, t.hint_key),
@@ -207,7 +212,23 @@ pub(super) fn hint_bar(s: &State, area: Rect, buf: &mut Buffer) {
             Span::styled("█", t.accent),
             Span::styled(extra, t.dim),
         ])
-        .render(area, buf);
+        .render(prompt, buf);
+        // A bad expression: a caret under the fault and what was expected, while the
+        // last good filter stays applied.
+        if let Some(fault) = s.filter.fault().filter(|_| s.filter.is_active()) {
+            use unicode_width::UnicodeWidthStr;
+            let before = text.get(..fault.at).unwrap_or(text);
+            let pad = label.width() + sanitize(before).width();
+            let marks = text
+                .get(fault.at..(fault.at + fault.len).min(text.len()))
+                .map_or(1, |f| sanitize(f).width().max(1));
+            Line::from(vec![
+                Span::raw(" ".repeat(pad)),
+                Span::styled("^".repeat(marks), t.bad),
+                Span::styled(format!(" {}", sanitize(&fault.message)), t.bad),
+            ])
+            .render(under, buf);
+        }
         return;
     }
     if let Some(job) = s.search.job() {
@@ -222,8 +243,8 @@ pub(super) fn hint_bar(s: &State, area: Rect, buf: &mut Buffer) {
         .render(area, buf);
         return;
     }
-    if let Some(m) = s.message.as_deref().or(s.filter.error()) {
-        Line::styled(format!(" {}", sanitize(m)), t.warn).render(area, buf);
+    if let Some(m) = s.message.clone().or(s.filter.error()) {
+        Line::styled(format!(" {}", sanitize(&m)), t.warn).render(area, buf);
         return;
     }
     let scope = match s.focus {

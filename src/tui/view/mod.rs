@@ -84,10 +84,16 @@ pub struct Areas {
 /// └ overlays (overlay.rs) drawn on top    ┘  └ below 60×16: "too small"    ┘
 /// ```
 pub fn layout(area: Rect, state: &State) -> Areas {
+    // A bad filter expression takes a second row for its caret and message.
+    let hint_rows = if state.filter.is_active() && state.filter.fault().is_some() {
+        2
+    } else {
+        1
+    };
     let [header, body, hints] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(4),
-        Constraint::Length(1),
+        Constraint::Length(hint_rows),
     ])
     .areas(area);
     let [top, detail] =
