@@ -675,6 +675,13 @@ fn r_asks_for_the_format_and_file_and_its_reproduce_line_runs_as_printed() {
     }
     update(&mut s, Action::Submit);
     assert!(s.filter.is_applied());
+    cmd(&mut s, Command::Palette);
+    for c in "save sql work".chars() {
+        update(&mut s, Action::Char(c));
+    }
+    update(&mut s, Action::Submit);
+    let saved = &s.review.review.as_ref().unwrap().filters;
+    assert_eq!(saved[0].expression, "tool contains \"sql\"");
     cmd(&mut s, Command::Report);
     let Overlay::Report(p) = &s.overlay else {
         panic!("R opens the prompt");
@@ -724,7 +731,7 @@ fn r_asks_for_the_format_and_file_and_its_reproduce_line_runs_as_printed() {
     );
     assert!(line.contains("--where 'tool contains \"sql\"'"), "{line}");
     assert!(
-        written.contains("> **Filtered:** only the actions the filter tool contains \"sql\" matches: 2 of 9 actions shown;"),
+        written.contains("> **Filtered:** only the actions the filter tool contains \"sql\" (saved as sql work) matches: 2 of 9 actions shown;"),
         "{written}"
     );
     std::fs::remove_file(&out).unwrap();

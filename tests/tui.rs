@@ -1362,3 +1362,48 @@ fn axis_labels_are_never_cut() {
     }
     assert!(labels > 200, "labels were read: {labels}");
 }
+
+#[test]
+fn tab_completes_a_field_then_a_value_and_says_what_it_offers() {
+    let mut s = v03();
+    cmd(&mut s, Command::Filter);
+    typed(&mut s, "rec");
+    update(&mut s, Action::Complete);
+    // Every `record.*` field shares `record.`: completed that far, the rest offered.
+    assert_eq!(s.filter.text(), "record.");
+    let offered = s.filter.offered().unwrap().to_string();
+    assert!(
+        offered.contains("record.authenticity") && offered.contains("record.key"),
+        "{offered}"
+    );
+    let screen = common::screen(&s, 160, 48);
+    assert!(
+        screen
+            .lines()
+            .last()
+            .unwrap()
+            .contains("Tab: 6 completions"),
+        "{screen}"
+    );
+    typed(&mut s, "auth");
+    assert!(s.filter.offered().is_none(), "an edit takes the offer away");
+    update(&mut s, Action::Complete);
+    assert_eq!(s.filter.text(), "record.authenticity");
+    typed(&mut s, " == \"inv");
+    update(&mut s, Action::Complete);
+    assert_eq!(s.filter.text(), "record.authenticity == \"invalid\"");
+    assert!(s.filter.fault().is_none());
+    assert_eq!(
+        s.filter.applied(),
+        Some("record.authenticity == \"invalid\"")
+    );
+    // A value seen in the evidence, for a field with no closed list.
+    cmd(&mut s, Command::Cancel);
+    cmd(&mut s, Command::Filter);
+    for _ in 0..40 {
+        update(&mut s, Action::Backspace);
+    }
+    typed(&mut s, "tool == \"send_e");
+    update(&mut s, Action::Complete);
+    assert_eq!(s.filter.text(), "tool == \"send_email\"");
+}

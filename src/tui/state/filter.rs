@@ -14,6 +14,9 @@ pub struct Filter {
     applied: Option<(String, Vec<bool>)>,
     /// Why the text typed is not an expression (the last good filter stays).
     error: Option<QueryError>,
+    /// What Tab offered when it could not choose (shown under the prompt until the next
+    /// edit).
+    offered: Option<String>,
     /// Each field's values over the actions, made once per loaded evidence.
     columns: Columns,
     /// Which evidence `columns` are of: its analysis, verified or not, its findings.
@@ -58,6 +61,16 @@ impl Filter {
         ))
     }
 
+    /// What Tab offered, when it could not choose one completion.
+    pub fn offered(&self) -> Option<&str> {
+        self.offered.as_deref()
+    }
+
+    /// The prompt needs a second row (a fault to point at, or Tab's offer).
+    pub fn needs_second_row(&self) -> bool {
+        self.prompt.active && (self.error.is_some() || self.offered.is_some())
+    }
+
     /// The fault in the text typed: where it is (byte offset, length) and why.
     pub fn fault(&self) -> Option<&QueryError> {
         self.error.as_ref()
@@ -73,6 +86,7 @@ impl Filter {
 
     pub(super) fn edit(&mut self, f: impl FnOnce(&mut String)) {
         f(&mut self.prompt.text);
+        self.offered = None;
     }
 }
 
@@ -208,26 +222,20 @@ pub(super) fn complete(state: &mut State) {
         state.filter.edit(|t| t.clone_from(&shared));
         apply_filter(state);
     }
-    state.message = Some(match all.len() {
-        0 => "no completion".to_string(),
-        1 => String::new(),
+    state.filter.offered = match all.len() {
+        0 => Some("Tab: no field or value starts so".to_string()),
+        1 => None,
         n => {
             let start = text
                 .rfind(|c: char| c.is_whitespace() || "(!{,".contains(c))
                 .map_or(0, |i| i + 1);
-            let shown: Vec<&str> = all
-                .iter()
-                .take(6)
-                .map(|c| &c[start.min(c.len())..])
+            let shown: Vec<&str> = (all.iter().take(8))
+                .map(|c| c.get(start..).unwrap_or(c))
                 .collect();
-            format!(
-                "{n} completions: {}{}",
-                shown.join("  "),
-                if n > 6 { "  …" } else { "" }
-            )
+            let more = if n > 8 { "  …" } else { "" };
+            Some(format!("Tab: {n} completions: {}{more}", shown.join("  ")))
         }
-    })
-    .filter(|m| !m.is_empty());
+    };
 }
 
 /// The filter `P` toggles: only actions with a problem.

@@ -404,9 +404,14 @@ fn save_filter(state: &mut State, name: &str) -> Result<(), String> {
     if name.is_empty() {
         return Err("save as what? :save NAME".into());
     }
-    let expression = (state.filter.applied())
-        .ok_or("no filter applied to save (f sets one)")?
-        .to_string();
+    // Kept as the expression it stands for (the old terms translated): what `--where`
+    // takes, and what a report names it by.
+    let expression = super::expression(
+        state
+            .filter
+            .applied()
+            .ok_or("no filter applied to save (f sets one)")?,
+    );
     let review = (state.review.review.as_mut()).ok_or("the review is not open yet")?;
     let saved = crate::review::file::SavedFilter {
         name: name.to_string(),

@@ -215,7 +215,9 @@ pub(super) fn hint_bar(s: &State, area: Rect, buf: &mut Buffer) {
         .render(prompt, buf);
         // A bad expression: a caret under the fault and what was expected, while the
         // last good filter stays applied.
-        if let Some(fault) = s.filter.fault().filter(|_| s.filter.is_active()) {
+        if let Some(offered) = s.filter.offered().filter(|_| s.filter.is_active()) {
+            Line::styled(format!(" {}", sanitize(offered)), t.dim).render(under, buf);
+        } else if let Some(fault) = s.filter.fault().filter(|_| s.filter.is_active()) {
             use unicode_width::UnicodeWidthStr;
             let before = text.get(..fault.at).unwrap_or(text);
             let pad = label.width() + sanitize(before).width();

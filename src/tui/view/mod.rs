@@ -85,7 +85,7 @@ pub struct Areas {
 /// ```
 pub fn layout(area: Rect, state: &State) -> Areas {
     // A bad filter expression takes a second row for its caret and message.
-    let hint_rows = if state.filter.is_active() && state.filter.fault().is_some() {
+    let hint_rows = if state.filter.needs_second_row() {
         2
     } else {
         1
