@@ -111,6 +111,9 @@ fn main() {
                 Command::NextList,
                 Command::Down,
                 Command::NextList,
+                // Zoom keys from the navigator (they belong to the timeline).
+                Command::ZoomIn,
+                Command::ZoomOut,
             ],
             vec![
                 Command::FocusNext,

@@ -633,7 +633,7 @@ fn records_without_a_trusted_key_are_said_at_every_width() {
         let screen = text(&render(&s, w, h));
         let header = screen.lines().next().unwrap();
         assert!(
-            header.contains("○11 unknown key — pass --keys"),
+            header.contains("○11 (11 unknown key — pass --keys)"),
             "{w}x{h}: {header}"
         );
         assert!(!header.contains("✓11"), "{header}");
@@ -647,7 +647,7 @@ fn records_without_a_trusted_key_are_said_at_every_width() {
     let screen = text(&render(&s, 160, 48));
     let header = screen.lines().next().unwrap();
     assert!(
-        header.contains("○11 unknown key — not in the keys given"),
+        header.contains("○11 (11 unknown key — not in the keys given)"),
         "{header}"
     );
 }
@@ -1406,4 +1406,65 @@ fn tab_completes_a_field_then_a_value_and_says_what_it_offers() {
     typed(&mut s, "tool == \"send_e");
     update(&mut s, Action::Complete);
     assert_eq!(s.filter.text(), "tool == \"send_email\"");
+}
+
+#[test]
+fn while_the_rest_loads_the_header_says_how_much_is_shown() {
+    use aeplens::analysis::Analysis;
+    use aeplens::tui::state::Progress;
+    let one =
+        std::fs::read_to_string("tests/fixtures/reference-stores/three_emitters_one_store.ndjson")
+            .unwrap();
+    let dir = common::run_dir("so-far");
+    std::fs::create_dir_all(&dir).unwrap();
+    let store = dir.join("grown.ndjson");
+    std::fs::write(&store, one.repeat(40)).unwrap();
+    let size = std::fs::metadata(&store).unwrap().len();
+    let paths = [store.display().to_string()];
+    let head = aeplens::load::load_prefix(&paths, size / 4).unwrap();
+    let corpus = std::sync::Arc::new(aeplens::load::Corpus::new(head));
+    let shown = corpus.len();
+    let analysis = std::sync::Arc::new(Analysis::build(&corpus, &SuppliedLeases::default()));
+    let mut s = State::new(Keymap::default(), Theme::dark());
+    update(
+        &mut s,
+        Action::Loaded(Box::new(Data::new(corpus, analysis, Vec::new()))),
+    );
+    update(
+        &mut s,
+        Action::Progress(Progress {
+            phase: "reading and verifying".into(),
+            done: 0,
+            total: size as usize,
+            finished: false,
+        }),
+    );
+    let header = common::screen(&s, 200, 30)
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    // 40 copies of 9 records: about 360 in all.
+    assert!(
+        header.contains(&format!("{shown} of ~360 records so far")),
+        "{header}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_header_counts_glyphs_as_check_does() {
+    // 4 invalid and 2 binding-mismatch records: ✗ for both, the mismatches named apart;
+    // nothing is ○.
+    let s = common::explorer(
+        &["tests/fixtures/reference-stores/tampered_dsse_envelopes.ndjson"],
+        Some("tests/fixtures/reference-stores/keys.json"),
+        None,
+    );
+    let screen = common::screen(&s, 200, 30);
+    let header = screen.lines().next().unwrap();
+    assert!(
+        header.contains("✓0 ✗6 (2 binding-mismatch) ○0 "),
+        "{header}"
+    );
 }

@@ -63,29 +63,40 @@ fn header_spans<'a>(s: &State, compact: bool) -> Vec<Span<'a>> {
         ));
         return spans;
     };
-    spans.push(Span::raw(if compact {
-        format!(" · {} rec ", d.corpus.len())
-    } else {
-        format!(
+    // The first records of a large store, shown while the rest loads: said as a part.
+    let so_far = estimated_records(s, d).map(|total| format!("{} of ~{total}", d.corpus.len()));
+    spans.push(Span::raw(match (&so_far, compact) {
+        (Some(part), true) => format!(" · {part} rec so far "),
+        (Some(part), false) => format!(
+            " · {} · {part} records so far ",
+            counted(d.corpus.inputs.len(), "input")
+        ),
+        (None, true) => format!(" · {} rec ", d.corpus.len()),
+        (None, false) => format!(
             " · {} · {} ",
             counted(d.corpus.inputs.len(), "input"),
             counted(d.corpus.len(), "record")
-        )
+        ),
     }));
     match &d.summary {
         Some(sum) => {
+            // The glyphs of `RecordVerdict::glyph`, counted as `check` counts: ✓ valid;
+            // ✗ a signature or a binding that fails (binding mismatches named apart);
+            // ○ nothing verified (unsigned, not checked, unsupported), once.
             let a = &sum.authenticity;
             spans.push(Span::styled(format!("✓{} ", a.valid), t.good));
-            let bad = a.invalid + a.binding_mismatch + a.unsupported_legacy;
+            let bad = a.invalid + a.binding_mismatch;
+            let binding = match (a.binding_mismatch, compact) {
+                (0, _) => String::new(),
+                (n, true) => format!(" ({n} bind)"),
+                (n, false) => format!(" ({n} binding-mismatch)"),
+            };
             spans.push(Span::styled(
-                format!("✗{bad} "),
+                format!("✗{bad}{binding} "),
                 if bad > 0 { t.bad } else { t.dim },
             ));
             let unknown = a.unknown_key;
-            spans.push(Span::raw(format!(
-                "○{} ",
-                (a.unsigned + a.not_checked).saturating_sub(unknown)
-            )));
+            let nothing = a.unsigned + a.not_checked + a.unsupported_legacy;
             if unknown > 0 {
                 // "pass --keys" only when none was given; else the keyring lacks it.
                 let hint = if s.keys_given {
@@ -94,9 +105,11 @@ fn header_spans<'a>(s: &State, compact: bool) -> Vec<Span<'a>> {
                     "pass --keys"
                 };
                 spans.push(Span::styled(
-                    format!("○{unknown} unknown key — {hint} "),
+                    format!("○{nothing} ({unknown} unknown key — {hint}) "),
                     t.warn,
                 ));
+            } else {
+                spans.push(Span::raw(format!("○{nothing} ")));
             }
             // Chain paths of the link graph: ✓ only for intact paths through no fork;
             // vacuous ones ○; forks ⋎ and troubled paths ✗ counted apart, each named.
@@ -174,6 +187,43 @@ fn header_spans<'a>(s: &State, compact: bool) -> Vec<Span<'a>> {
         t.dim,
     ));
     spans
+}
+
+/// While only the first records of a large store are shown: about how many records the
+/// whole has (their count scaled by the bytes they cover), rounded to two digits.
+fn estimated_records(s: &State, d: &Data) -> Option<String> {
+    if d.summary.is_some() || s.progress.finished {
+        return None;
+    }
+    let covered: u64 = (d.corpus.inputs.iter())
+        .filter_map(|i| {
+            i.records
+                .last()?
+                .span
+                .map(|sp| sp.offset + u64::from(sp.len))
+        })
+        .sum();
+    let total = s.progress.total as u64;
+    if covered == 0 || total <= covered + covered / 100 || d.corpus.is_empty() {
+        return None;
+    }
+    let estimate = (d.corpus.len() as f64 * total as f64 / covered as f64).round() as u64;
+    let digits = estimate.checked_ilog10().unwrap_or(0);
+    let unit = 10u64.pow(digits.saturating_sub(1));
+    Some(thousands((estimate / unit).max(1) * unit))
+}
+
+/// `20000` → `20,000`.
+fn thousands(n: u64) -> String {
+    let text = n.to_string();
+    let mut out = String::new();
+    for (i, c) in text.chars().enumerate() {
+        if i > 0 && (text.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 pub(super) fn progress_pct(s: &State) -> String {
