@@ -411,3 +411,47 @@ fn snapshots_of_the_command_line() {
         insta::assert_snapshot!(format!("palette_{w}x{h}"), screen(&s, w, h));
     }
 }
+
+#[test]
+fn search_finds_a_value_only_a_rewritten_copy_holds_and_says_so() {
+    // The demo's act-001 reads `read_file` in its first copy and `read_fil3` in the later
+    // snapshot that rewrote it after signing (F-ACTION-REWRITTEN).
+    let mut s = demo();
+    update(
+        &mut s,
+        Action::Command(aeplens::tui::keymap::Command::Search),
+    );
+    for c in "read_fil3".chars() {
+        update(&mut s, Action::Char(c));
+    }
+    update(&mut s, Action::Submit);
+    let message = s.message.clone().unwrap_or_default();
+    assert!(
+        message.contains("only in a rewritten copy of act-001"),
+        "{message}"
+    );
+    assert!(message.contains("incident.ndjson:2"), "{message}");
+    let d = s.data.as_ref().unwrap();
+    let node = s.timeline.node().unwrap();
+    assert_eq!(
+        d.analysis.graph.facts(&d.corpus, node).and_then(|f| f.id()),
+        Some("act-001")
+    );
+    // A value no copy holds is still no match.
+    update(
+        &mut s,
+        Action::Command(aeplens::tui::keymap::Command::Search),
+    );
+    for _ in 0..9 {
+        update(&mut s, Action::Backspace);
+    }
+    for c in "no-such-tool".chars() {
+        update(&mut s, Action::Char(c));
+    }
+    update(&mut s, Action::Submit);
+    assert!(
+        s.message.as_deref().unwrap().contains("no match"),
+        "{:?}",
+        s.message
+    );
+}

@@ -131,30 +131,35 @@ impl Haystacks {
     /// Appends `node`'s text to `buf`: its words lower-cased, each followed by a space
     /// (nothing for a node without facts).
     pub fn write(&self, node: NodeId, buf: &mut String) {
-        let Some(f) = self.analysis.graph.facts(&self.corpus, node) else {
-            return;
-        };
-        let digests = f.state_digest.as_deref();
-        for word in [f.id(), f.tool(), f.resource()].into_iter().flatten() {
-            push_word(buf, word);
+        if let Some(f) = self.analysis.graph.facts(&self.corpus, node) {
+            write_facts(f, buf);
         }
-        match f.arguments_digest() {
-            Some(ArgumentsDigest::Text(text)) => push_word(buf, text),
-            // `sha256:` and lower-case hex already.
-            Some(packed) => {
-                packed.push_to(buf);
-                buf.push(' ');
-            }
-            None => {}
+    }
+}
+
+/// Appends the searched words of one action's facts to `buf` (lower-cased, each followed
+/// by a space): its id, tool, resource, arguments digest, lease and state digests.
+pub fn write_facts(f: &ActionFacts, buf: &mut String) {
+    let digests = f.state_digest.as_deref();
+    for word in [f.id(), f.tool(), f.resource()].into_iter().flatten() {
+        push_word(buf, word);
+    }
+    match f.arguments_digest() {
+        Some(ArgumentsDigest::Text(text)) => push_word(buf, text),
+        // `sha256:` and lower-case hex already.
+        Some(packed) => {
+            packed.push_to(buf);
+            buf.push(' ');
         }
-        let rest = [
-            f.scope_lease_id(),
-            digests.and_then(StateDigest::pre),
-            digests.and_then(StateDigest::post),
-        ];
-        for word in rest.into_iter().flatten() {
-            push_word(buf, word);
-        }
+        None => {}
+    }
+    let rest = [
+        f.scope_lease_id(),
+        digests.and_then(StateDigest::pre),
+        digests.and_then(StateDigest::post),
+    ];
+    for word in rest.into_iter().flatten() {
+        push_word(buf, word);
     }
 }
 

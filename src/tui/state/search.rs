@@ -310,10 +310,56 @@ pub(super) fn search_all(state: &mut State) -> Option<NodeId> {
         &q,
         &AtomicUsize::new(0),
         &AtomicBool::new(false),
-    )?;
+    );
+    // Nothing holds it literally: a rewritten copy that does comes before a fuzzy match.
+    if m.as_ref().is_none_or(|m| m.fuzzy)
+        && let Some((node, said)) = rewritten_match(d, &q)
+    {
+        state.search.all = vec![node];
+        state.message = Some(said);
+        return Some(node);
+    }
+    let m = m?;
     state.search.all = m.nodes;
     state.search.fuzzy = m.fuzzy;
     m.best
+}
+
+/// No action's own text holds `query` (lower-cased) literally: the copies
+/// F-ACTION-REWRITTEN names — a later snapshot whose copy of an action differs from the
+/// one shown — are searched too. A hit there is the action, with what to say of it: the
+/// value is the rewritten copy's, never shown as the action's own.
+fn rewritten_match(d: &Data, query: &str) -> Option<(NodeId, String)> {
+    let mut text = String::new();
+    for f in d.findings.iter().filter(|f| f.id == "F-ACTION-REWRITTEN") {
+        let (Some(at), Some(id)) = (f.locations.first(), f.action_ids.first()) else {
+            continue;
+        };
+        let copy = (0..d.corpus.len())
+            .map(|i| d.corpus.record(i))
+            .find(|r| r.source.line == at.line && *r.source.path == *at.path);
+        let Some(copy) = copy else { continue };
+        let facts = copy.facts();
+        let Some((_, action)) = facts.actions.iter().find(|(_, a)| a.id() == Some(id)) else {
+            continue;
+        };
+        text.clear();
+        crate::tui::data::write_facts(action, &mut text);
+        if !text.contains(query) {
+            continue;
+        }
+        let Some(&node) = d.nodes_of(f).first() else {
+            continue;
+        };
+        let said = format!(
+            "{query:?} is only in a rewritten copy of {} at {}:{} (F-ACTION-REWRITTEN): the action shown is its first copy, which holds other values",
+            crate::model::text::sanitize(id),
+            crate::model::text::sanitize(&at.path),
+            at.line
+        );
+        return Some((node, said));
+    }
+    None
 }
 
 /// A background search finished: its matches are taken when the query is still the one
@@ -324,6 +370,15 @@ pub(super) fn search_done(state: &mut State, query: &str, result: AllMatches) {
         return;
     }
     state.search.job = None;
+    let rewritten = (result.best.is_none() || result.fuzzy)
+        .then(|| state.data.as_ref().and_then(|d| rewritten_match(d, query)))
+        .flatten();
+    if let Some((node, said)) = rewritten {
+        state.search.all = vec![node];
+        select(state, node, true);
+        state.message = Some(said);
+        return;
+    }
     state.search.all = result.nodes;
     state.search.fuzzy = result.fuzzy;
     match result.best {
