@@ -1034,3 +1034,29 @@ fn m_on_a_finding_group_marks_its_finding_or_asks() {
         s.message
     );
 }
+
+#[test]
+fn r_names_the_report_after_the_incident() {
+    let x = Scratch::new("named");
+    // A review named by the reviewer: the report goes beside it, named after it.
+    let mut s = open(&x.evidence(), &x.0.join("INC-7.json"), false);
+    cmd(&mut s, Command::Report);
+    let Overlay::Report(p) = &s.overlay else {
+        panic!("R opens the prompt");
+    };
+    assert_eq!(p.path, x.0.join("INC-7.report.html").display().to_string());
+    // The default review (named by the evidence set's key): named after the evidence.
+    let set = aeplens::review::file::EvidenceSet::of(&s.data.as_ref().unwrap().corpus);
+    let mut s = open(&x.evidence(), &x.0.join(format!("{}.json", set.key)), false);
+    cmd(&mut s, Command::Report);
+    let Overlay::Report(p) = &s.overlay else {
+        panic!("R opens the prompt");
+    };
+    let stem = x
+        .evidence()
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
+    assert_eq!(p.path, format!("{stem}.report.html"));
+}

@@ -89,18 +89,46 @@ pub(super) fn open_report_prompt(state: &mut State) {
         return;
     };
     let format = ReportFormat::Html;
-    let path = match &state.review.path {
+    let set = crate::review::file::EvidenceSet::of(&d.corpus);
+    // A review file named by the reviewer (`--review INC-7.json`) names the incident:
+    // the report goes beside it. The default one is named by the evidence set's key:
+    // the report is named after the evidence, in the working directory.
+    let chosen = (state.review.path.as_ref()).filter(|p| {
+        p.file_stem()
+            .is_some_and(|s| s.to_string_lossy() != set.key)
+    });
+    let path = match chosen {
         Some(p) => p
             .with_extension(format!("report.{}", format.extension()))
             .display()
             .to_string(),
-        None => format!(
-            "aeplens-report-{}.{}",
-            &crate::review::file::EvidenceSet::of(&d.corpus).key[..12],
-            format.extension()
-        ),
+        None => format!("{}.report.{}", incident_name(&d.corpus), format.extension()),
     };
     state.overlay = Overlay::Report(ReportPrompt { format, path });
+}
+
+/// The incident a report is named after: the evidence file's name (without extension),
+/// or the folder holding the files; letters, digits, `.`, `_` and `-` kept.
+fn incident_name(corpus: &crate::load::Corpus) -> String {
+    use std::path::Path;
+    let paths: Vec<&Path> = corpus.inputs.iter().map(|i| Path::new(&*i.path)).collect();
+    let name = match paths.as_slice() {
+        [one] => one.file_stem(),
+        [first, rest @ ..] if rest.iter().all(|p| p.parent() == first.parent()) => {
+            first.parent().and_then(Path::file_name)
+        }
+        _ => None,
+    };
+    let name: String = (name.map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || "._-".contains(*c))
+        .collect();
+    if name.is_empty() || name.starts_with('.') {
+        "aeplens".into()
+    } else {
+        name
+    }
 }
 
 /// The note editor's keys, as the help overlay and aeplens-explorer(1) list them.
