@@ -236,6 +236,29 @@ fn emitters_sharing_a_run_and_its_default_ids_each_get_their_span() {
     assert_eq!(found[0]["evidence"]["span"]["tool"], "delete_document");
 }
 
+/// The same calls, each span naming its agent, from a clock 80 s ahead: nearest in time,
+/// each would join another emitter's action with the same default id (six false
+/// F-TELEMETRY-MISMATCH); the span's own emitter (its `gen_ai.agent.id`, the record's
+/// `run_context.agent_id`) comes first, so every span joins its own action and the skew
+/// is measured.
+#[test]
+fn under_a_large_skew_each_span_joins_its_own_emitter() {
+    let (code, doc, _) = check(
+        SUBAGENTS,
+        &[&otel("subagents_skewed.jsonl")],
+        &["--no-index"],
+    );
+    assert_eq!(code, 0, "{:#?}", capture_findings(&doc));
+    assert!(
+        capture_findings(&doc).is_empty(),
+        "{:#?}",
+        capture_findings(&doc)
+    );
+    assert_eq!(doc["telemetry"]["joined"]["call-id"], 6);
+    assert_eq!(doc["telemetry"]["clock_offset_ms"], 80000.0);
+    assert_eq!(doc["telemetry"]["runs"][0]["status"], "complete");
+}
+
 /// The run's own span is its window (analysis-rules §9 amended): with the run's first tool
 /// span dropped, its `invoke_agent` span still covers act-001, which is judged like any other
 /// action — F-UNOBSERVED-ACTION, the run `gaps` — where a window built from the tool spans

@@ -304,15 +304,34 @@ impl Capture {
         }
         let mut used = vec![false; graph.nodes.len()];
         let mut joins: Vec<Option<Join>> = vec![None; spans.len()];
-        // The unused node carrying `id` in `run`, nearest in time to `at`.
-        let pick = |id: &str, run: Option<u32>, at: f64, used: &[bool]| {
-            (by_id.get(id)?.iter().copied())
+        // The unused node carrying the span's id in `run`: of several (emitters of one run
+        // sharing default ids), the span's own emitter's — its agent id, then its tool —
+        // before the nearest in time, which a large clock skew makes the wrong one.
+        let pick = |span: &TraceSpan, id: &str, run: Option<u32>, used: &[bool]| {
+            let at = span.start_ms();
+            let agent = span.attribute("gen_ai.agent.id");
+            let candidates: Vec<NodeId> = (by_id.get(id)?.iter().copied())
                 .filter(|&n| !used[n as usize])
                 .filter(|&n| run.is_none_or(|r| graph.nodes[n as usize].run == r))
-                .min_by(|&a, &b| {
-                    let d = |n: NodeId| time(n).map_or(f64::INFINITY, |t| (t - at).abs());
-                    d(a).total_cmp(&d(b)).then(a.cmp(&b))
-                })
+                .collect();
+            let several = candidates.len() > 1;
+            let key = |n: NodeId| {
+                let other_agent = several
+                    && agent.is_some_and(|a| {
+                        agent_of(corpus, graph.nodes[n as usize].record).is_some_and(|b| b != a)
+                    });
+                let other_tool =
+                    span.tool.is_some() && facts(n).and_then(|f| f.tool()) != span.tool.as_deref();
+                let d = time(n).map_or(f64::INFINITY, |t| (t - at).abs());
+                (other_agent, other_tool, d)
+            };
+            candidates.into_iter().min_by(|&a, &b| {
+                let (ka, kb) = (key(a), key(b));
+                (ka.0, ka.1)
+                    .cmp(&(kb.0, kb.1))
+                    .then(ka.2.total_cmp(&kb.2))
+                    .then(a.cmp(&b))
+            })
         };
         for rule in [JoinRule::SpanId, JoinRule::CallId] {
             for (s, span) in spans.iter().enumerate() {
@@ -329,7 +348,7 @@ impl Capture {
                     _ if span_runs[s].is_none() => continue,
                     _ => span_runs[s],
                 };
-                if let Some(n) = id.and_then(|id| pick(id, run, span.start_ms(), &used)) {
+                if let Some(n) = id.and_then(|id| pick(span, id, run, &used)) {
                     used[n as usize] = true;
                     joins[s] = Some(Join { node: n, rule });
                 }
@@ -675,6 +694,15 @@ fn action_place(corpus: &Corpus, graph: &Graph, n: NodeId) -> Option<(Location, 
     let id = graph.facts(corpus, n)?.id().map(str::to_string);
     let pos = node.pos.to_string();
     Some((Location::at(&record.source, &["actions", &pos]), id))
+}
+
+/// The agent a record names (`run_context.agent_id`; aep-fields maps it to the span's
+/// `gen_ai.agent.id`).
+fn agent_of(corpus: &Corpus, record: u32) -> Option<String> {
+    corpus.record(record as usize).with_record(|r| {
+        let context = r.get("run_context")?;
+        Some(context.get("agent_id")?.as_str()?.to_string())
+    })
 }
 
 /// A span as a finding's evidence names it.

@@ -55,6 +55,13 @@ pub struct TraceSpan {
 }
 
 impl TraceSpan {
+    /// The value of the span's attribute `key`, as text.
+    pub fn attribute(&self, key: &str) -> Option<&str> {
+        (self.attributes.iter())
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
     /// Its start in milliseconds since the epoch, as evidence times are given.
     pub fn start_ms(&self) -> f64 {
         ns_to_ms(self.start_ns)

@@ -69,8 +69,8 @@ def hex_ids(value):
 def run_trace(seed, run_id, calls, service="deploy-agent", covers=None):
     """One run's trace: an `invoke_agent` span and an `execute_tool` span per call.
 
-    Each call is a dict: tool, start_ms, and optionally call_id, status ("error"/"ok"),
-    duration_ms. The `invoke_agent` span covers `covers` (default: the calls): a run whose
+    Each call is a dict: tool, start_ms, and optionally call_id, agent (gen_ai.agent.id),
+    status ("error"/"ok"), duration_ms. The `invoke_agent` span covers `covers` (default: the calls): a run whose
     exporter dropped a tool span still has its own span over the whole run. Returns the
     OTLP JSON line."""
     keep = Keep()
@@ -97,6 +97,8 @@ def run_trace(seed, run_id, calls, service="deploy-agent", covers=None):
         }
         if c.get("call_id"):
             attributes["gen_ai.tool.call.id"] = c["call_id"]
+        if c.get("agent"):
+            attributes["gen_ai.agent.id"] = c["agent"]
         span = tracer.start_span(
             f"execute_tool {c['tool']}",
             context=ctx,
@@ -212,6 +214,12 @@ def main(out):
     # The same, and a call one of the sub-agents made that none of them recorded.
     extra = {"call_id": "action-2", "tool": "delete_document", "start_ms": 1789635070000}
     files["subagents_gap.jsonl"] = lines({"run-pub-atlas": subagents + [extra]}, "subagents-gap")
+    # The same calls, each naming its agent (run_context.agent_id: lead, researcher,
+    # writer), from a clock 80 s ahead: nearest in time, each lead call would join the
+    # researcher's action-0 — the span's own emitter is preferred.
+    agents = ["lead", "researcher", "writer", "lead", "researcher", "writer"]
+    skewed = [dict(c, agent=a, start_ms=c["start_ms"] + 80000) for c, a in zip(subagents, agents)]
+    files["subagents_skewed.jsonl"] = lines({"run-pub-atlas": skewed}, "subagents-skewed")
     for name, text in files.items():
         with open(os.path.join(out, name), "w") as f:
             f.write(text)
