@@ -652,3 +652,41 @@ fn lease_files_are_inputs() {
     assert_eq!(doc["inputs"][1]["errors"][0]["line"], 4, "{out}");
     assert!(err.contains(&format!("{torn}:4")), "{err}");
 }
+
+#[test]
+fn a_receipt_no_action_matches_is_said_as_used_for_nothing() {
+    let dir = common::run_dir("receipts");
+    std::fs::create_dir_all(&dir).unwrap();
+    let unused = dir.join("unused.ndjson");
+    std::fs::write(
+        &unused,
+        r#"{"receiptId":"00000000deadbeef","principalHash":"d6bfe6e92b32ce58","toolName":"drop_table","argsDigest":"aaaaaaaaaaaaaaaa","approvedAt":"2026-09-18T01:52:00.000Z"}
+"#,
+    )
+    .unwrap();
+    let store = "tests/fixtures/reference-stores/reapproval_after_denial.ndjson";
+    let keys = "tests/fixtures/reference-stores/keys.json";
+    let supplied = "tests/fixtures/reference-stores/reapproval_after_denial.leases.ndjson";
+    for command in ["check", "findings"] {
+        let (_, _, err) = common::aeplens(&[
+            command,
+            "--no-index",
+            "--keys",
+            keys,
+            "--leases",
+            supplied,
+            "--leases",
+            unused.to_str().unwrap(),
+            store,
+        ]);
+        assert!(err.contains("unused.ndjson:1"), "{command}: {err}");
+        assert!(
+            err.contains("receipt 00000000deadbeef: drop_table"),
+            "{command}: {err}"
+        );
+        assert!(err.contains("used for nothing"), "{command}: {err}");
+        // The receipt the evidence does use is never said so.
+        assert!(!err.contains("9b7ba9fcc37a431a"), "{command}: {err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1468,3 +1468,32 @@ fn the_header_counts_glyphs_as_check_does() {
         "{header}"
     );
 }
+
+#[test]
+fn an_approval_receipt_bound_to_no_lease_is_shown_on_the_action_it_approves() {
+    // The gateway's one-shot receipt for rotate_credentials (no leaseId): its tool, its
+    // window (01:52:00–01:53:00) and its arguments digest match rc-3, re-approved at
+    // 01:52:30 — not rc-2, the denied call with other arguments.
+    let store = "tests/fixtures/reference-stores/reapproval_after_denial.ndjson";
+    let leases = "tests/fixtures/reference-stores/reapproval_after_denial.leases.ndjson";
+    let mut s = common::explorer(
+        &[store],
+        Some("tests/fixtures/reference-stores/keys.json"),
+        Some(leases),
+    );
+    let run = "run-pub-keyring-rotation";
+    go(&mut s, run, "rc-3");
+    cmd(&mut s, Command::Tab(3));
+    let screen = common::screen(&s, 160, 48);
+    assert!(screen.contains("APPROVAL RECEIPT"), "{screen}");
+    assert!(screen.contains("9b7ba9fcc37a431a"), "{screen}");
+    assert!(
+        screen.contains("reapproval_after_denial.leases.ndjson:2"),
+        "{screen}"
+    );
+    go(&mut s, run, "rc-2");
+    let screen = common::screen(&s, 160, 48);
+    assert!(!screen.contains("APPROVAL RECEIPT"), "{screen}");
+    // Every receipt was used: no lease-file problem.
+    assert!(s.errors.is_empty(), "{:?}", s.errors);
+}

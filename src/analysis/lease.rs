@@ -85,10 +85,75 @@ pub struct SuppliedLease {
     pub from: Vec<String>,
 }
 
+/// An ApprovalReceipt bound to no lease (a one-shot approval): kept as the approval of
+/// the action it matches — its tool, its window, its arguments digest (aep-fields §6).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SuppliedReceipt {
+    pub receipt_id: String,
+    pub tool: Option<String>,
+    /// `argsDigest`: 16 hex of SHA-256 over `JSON.stringify(args)`.
+    pub args_digest: Option<String>,
+    pub approved_ms: f64,
+    /// `expiresAt`, else the gateway's default TTL (60 s) after `approvedAt`.
+    pub expires_ms: f64,
+    pub expiry_given: bool,
+    /// Where it is: the file and the line.
+    pub path: String,
+    pub line: usize,
+}
+
+/// The gateway's default receipt TTL (aep-fields §6).
+const RECEIPT_TTL_MS: f64 = 60_000.0;
+
+impl SuppliedReceipt {
+    /// The receipt approves this action: the same tool, executed inside
+    /// `[approvedAt, expiresAt]`, and — when both are recorded — an arguments digest that
+    /// begins with the receipt's `argsDigest`.
+    pub fn matches(&self, action: &ActionFacts) -> bool {
+        let tool = self.tool.is_some() && action.tool() == self.tool.as_deref();
+        let inside = action
+            .time()
+            .is_some_and(|t| self.approved_ms <= t && t <= self.expires_ms);
+        let digest = match (&self.args_digest, action.arguments_digest()) {
+            (Some(want), Some(recorded)) => {
+                let mut text = String::new();
+                recorded.push_to(&mut text);
+                let hex = text.strip_prefix("sha256:").unwrap_or(&text);
+                hex.starts_with(want.as_str())
+            }
+            _ => true,
+        };
+        tool && inside && digest
+    }
+
+    /// One line a reviewer reads: `receipt 9b7ba9fcc37a431a: rotate_credentials approved
+    /// … until …, arguments digest d23a9084063cdc99…`.
+    pub fn words(&self) -> String {
+        use crate::model::time::format_ms;
+        format!(
+            "receipt {}: {} approved {} until {}{}{}",
+            crate::model::text::sanitize(&self.receipt_id),
+            crate::model::text::sanitize(self.tool.as_deref().unwrap_or("(no toolName)")),
+            format_ms(self.approved_ms),
+            format_ms(self.expires_ms),
+            if self.expiry_given {
+                ""
+            } else {
+                " (the default 60 s)"
+            },
+            (self.args_digest.as_deref())
+                .map(|d| format!(", arguments digest {}…", crate::model::text::sanitize(d)))
+                .unwrap_or_default()
+        )
+    }
+}
+
 /// Leases from `--leases` files, by lease id.
 #[derive(Clone, Debug, Default)]
 pub struct SuppliedLeases {
     pub leases: HashMap<String, SuppliedLease>,
+    /// ApprovalReceipts bound to no lease, in file order.
+    pub receipts: Vec<SuppliedReceipt>,
     /// The SHA-256 of each file added (`unreadable` for one that could not be read), in
     /// order: what the evidence index is keyed by.
     pub digests: Vec<String>,
@@ -162,12 +227,28 @@ impl SuppliedLeases {
             }
         };
         let Some(lease_id) = s("leaseId") else {
-            // An ApprovalReceipt bound to no lease (a one-shot approval) is well formed:
-            // it adds no lease window, and is no load error.
-            return match s("receiptId") {
-                Some(_) => Ok(()),
-                None => Err("neither a ScopeLease nor an ApprovalReceipt: skipped".into()),
+            // An ApprovalReceipt bound to no lease (a one-shot approval): kept as the
+            // approval of the action it matches.
+            let Some(receipt_id) = s("receiptId") else {
+                return Err("neither a ScopeLease nor an ApprovalReceipt: skipped".into());
             };
+            let Some(approved_ms) = time("approvedAt")? else {
+                return Err(format!(
+                    "ApprovalReceipt {receipt_id} has no approvedAt: it approves nothing it can be matched to"
+                ));
+            };
+            let expires = time("expiresAt")?;
+            self.receipts.push(SuppliedReceipt {
+                receipt_id: receipt_id.to_string(),
+                tool: s("toolName").map(str::to_string),
+                args_digest: s("argsDigest").map(str::to_ascii_lowercase),
+                approved_ms,
+                expires_ms: expires.unwrap_or(approved_ms + RECEIPT_TTL_MS),
+                expiry_given: expires.is_some(),
+                path: record.source.path.to_string(),
+                line: record.source.line,
+            });
+            return Ok(());
         };
         let lease = self
             .leases
@@ -199,6 +280,32 @@ impl SuppliedLeases {
                 .collect();
         }
         Ok(())
+    }
+
+    /// The receipts bound to no lease that no action of `corpus` matches: each said as a
+    /// problem of its lease file (a line used for nothing), never dropped in silence.
+    pub fn unused_receipts(&self, corpus: &crate::load::Corpus) -> Vec<LoadError> {
+        let mut used = vec![false; self.receipts.len()];
+        for record in corpus.records() {
+            for (_, action) in record.facts().actions.iter() {
+                for (r, u) in self.receipts.iter().zip(used.iter_mut()) {
+                    *u = *u || r.matches(action);
+                }
+            }
+        }
+        (self.receipts.iter().zip(used))
+            .filter(|(_, u)| !u)
+            .map(|(r, _)| LoadError {
+                column: None,
+                excerpt: None,
+                path: r.path.as_str().into(),
+                line: Some(r.line),
+                message: format!(
+                    "{}: no action in the evidence matches it (tool, time, arguments digest): used for nothing",
+                    r.words()
+                ),
+            })
+            .collect()
     }
 }
 
@@ -328,6 +435,17 @@ static EVIDENCE_FIELDS: KeySet = KeySet::new(&[
 pub struct Leases {
     pub summaries: Vec<LeaseSummary>,
     pub by_node: NodeMap<LeaseView>,
+    /// The supplied ApprovalReceipts bound to no lease, and each action one matches
+    /// (an index into them).
+    pub receipts: Vec<SuppliedReceipt>,
+    pub receipt_of: rustc_hash::FxHashMap<NodeId, u32>,
+}
+
+impl Leases {
+    /// The supplied receipt that approves `node`, when one matches it.
+    pub fn receipt(&self, node: NodeId) -> Option<&SuppliedReceipt> {
+        self.receipts.get(*self.receipt_of.get(&node)? as usize)
+    }
 }
 
 impl Leases {
@@ -391,6 +509,14 @@ impl Leases {
         }
         let nodes: Vec<NodeId> = jobs.iter().map(|&(_, _, n)| n).collect();
         out.by_node = NodeMap::from_parts(graph.nodes.len(), &nodes, views);
+        if !supplied.receipts.is_empty() {
+            out.receipts.clone_from(&supplied.receipts);
+            for (n, f) in facts.iter().enumerate() {
+                if let Some(r) = supplied.receipts.iter().position(|r| r.matches(f)) {
+                    out.receipt_of.insert(n as NodeId, r as u32);
+                }
+            }
+        }
         out
     }
 }

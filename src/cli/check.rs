@@ -77,6 +77,10 @@ pub fn run(args: &CheckArgs) -> i32 {
         .inputs
         .extend(leases.inputs.iter().cloned());
     let (corpus, report, findings) = opened.parts();
+    // A receipt no action matches is a lease-file line used for nothing: said.
+    for unused in leases.unused_receipts(corpus) {
+        super::note(&unused.render());
+    }
     let lease_errors: usize = leases.inputs.iter().map(|i| i.errors.len()).sum();
     let load_errors = corpus.errors().count() + lease_errors;
     let format = args.format.unwrap_or(if std::io::stdout().is_terminal() {

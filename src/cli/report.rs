@@ -100,9 +100,18 @@ impl Setting {
         if let Some((telemetry, _)) = telemetry {
             super::join_telemetry(&mut ev, telemetry, &self.traces);
         }
+        self.say_unused(&ev.corpus);
         // The lease files are inputs of what is reported, as the evidence files are.
         ev.report.inputs.extend(self.leases.inputs.iter().cloned());
         Ok(ev)
+    }
+
+    /// Notes each supplied ApprovalReceipt no action of `corpus` matches (a lease-file
+    /// line used for nothing).
+    pub(super) fn say_unused(&self, corpus: &crate::load::Corpus) {
+        for unused in self.leases.unused_receipts(corpus) {
+            super::note(&unused.render());
+        }
     }
 
     /// Notes each load problem (`inputs`' rendered, then the lease files') on stderr;
@@ -173,6 +182,7 @@ pub fn findings(args: &FindingsArgs) -> i32 {
         let (keys, leases, index) = (&setting.keys, &setting.leases, setting.index.as_ref());
         let mut checked = super::open_in_batches(paths, keys, &setting.options, leases, index);
         setting.say_problems(checked.corpus.errors().map(LoadError::render));
+        setting.say_unused(&checked.corpus);
         if checked.corpus.is_empty() && checked.corpus.errors().next().is_some() {
             return 2;
         }

@@ -110,6 +110,8 @@ pub fn spawn_worker(
             }));
         }
         errors.extend(ev.corpus.errors().map(std::string::ToString::to_string));
+        // A receipt no action matches: a lease-file line used for nothing, said.
+        errors.extend((supplied.unused_receipts(&ev.corpus).iter()).map(ToString::to_string));
         if !traces.files.is_empty() {
             let telemetry = crate::load::traces::load_traces(&traces.files);
             errors.extend(

@@ -68,7 +68,10 @@ pub(super) fn detail(s: &State, area: Rect, buf: &mut Buffer) {
     let lines = match s.detail.tab() {
         DetailTab::Authority => Vec::new(),
         DetailTab::Drift => drift_lines(s, &report),
-        DetailTab::Lease => lease_lines(s, d, report.lease, inner.width),
+        DetailTab::Lease => {
+            let receipt = s.timeline.node().and_then(|n| d.analysis.leases.receipt(n));
+            lease_lines(s, d, report.lease, receipt, inner.width)
+        }
         DetailTab::Digests => digest_lines(s, d, &report),
         DetailTab::Record => record_lines(s, d, node),
         DetailTab::Raw => {

@@ -51,11 +51,47 @@ pub(super) fn lease_lines<'a>(
     s: &State,
     d: &Data,
     lease: Option<&LeaseView>,
+    receipt: Option<&crate::analysis::lease::SuppliedReceipt>,
     width: u16,
 ) -> Vec<Line<'a>> {
     let t = &s.theme;
+    // A supplied ApprovalReceipt this action matches (tool, window, arguments digest),
+    // with the file and line it is on.
+    let approval = |lines: &mut Vec<Line<'a>>| {
+        if let Some(r) = receipt {
+            lines.push(Line::raw(""));
+            lines.push(Line::styled(
+                "APPROVAL RECEIPT (lease file)".to_string(),
+                t.title,
+            ));
+            lines.push(kv(s, "receipt", &r.receipt_id));
+            lines.push(kv(s, "from", &format!("{}:{}", r.path, r.line)));
+            lines.push(kv(s, "tool", r.tool.as_deref().unwrap_or("(none)")));
+            lines.push(kv(s, "approved", &format_ms(r.approved_ms)));
+            let expires = format_ms(r.expires_ms);
+            let expires = if r.expiry_given {
+                expires
+            } else {
+                format!("{expires} (no expiresAt: the gateway's default 60 s)")
+            };
+            lines.push(kv(s, "expires", &expires));
+            if let Some(a) = &r.args_digest {
+                lines.push(kv(
+                    s,
+                    "arguments digest",
+                    &format!("{a}… (the first 16 hex of the recorded digest)"),
+                ));
+            }
+            lines.push(Line::styled(
+                "matched by tool, execution time inside its window and arguments digest: a receipt names no action".to_string(),
+                t.dim,
+            ));
+        }
+    };
     let Some(l) = lease else {
-        return vec![Line::styled("not under a lease (no scope_lease_id)", t.dim)];
+        let mut lines = vec![Line::styled("not under a lease (no scope_lease_id)", t.dim)];
+        approval(&mut lines);
+        return lines;
     };
     let ms = |v: Option<f64>| v.map_or_else(|| "unknown".into(), format_ms);
     let mut lines = vec![
@@ -176,5 +212,6 @@ pub(super) fn lease_lines<'a>(
     for n in l.notes.iter() {
         lines.push(Line::styled(format!("note: {n}"), t.dim));
     }
+    approval(&mut lines);
     lines
 }
