@@ -351,7 +351,7 @@ fn a_newcomer_at_80x24() {
         return;
     };
     let s = t.wait_for("unknown key");
-    assert!(s.contains("○5 unknown key — pass --keys"), "{s}");
+    assert!(s.contains("○5 (5 unknown key — pass --keys)"), "{s}");
     t.keys(&["q"]);
     t.wait_for("AEPLENS-EXIT=0");
     drop(t);

@@ -2,6 +2,7 @@
 //! only on a terminal, only once the work has taken a second, gone when it is done.
 
 use crate::analysis::evidence::Loading;
+use crate::model::text::grouped;
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
@@ -81,16 +82,16 @@ pub fn line(loading: Loading, total: Option<u64>) -> String {
             size(bytes),
             size(total),
             (bytes.min(total) * 100) / total,
-            group(records)
+            grouped(records as u64)
         ),
         (Loading::Read { bytes, records }, _) => format!(
             "aeplens: reading and verifying: {}, {} records",
             size(bytes),
-            group(records)
+            grouped(records as u64)
         ),
         (Loading::Analysing { records }, _) => format!(
             "aeplens: {} records read and verified; analysing (graph, leases, chains, findings)",
-            group(records)
+            grouped(records as u64)
         ),
     }
 }
@@ -103,19 +104,6 @@ fn size(bytes: u64) -> String {
     } else {
         format!("{:.1} MB", b / 1e6)
     }
-}
-
-/// A count with thousands separators: 1,234,567.
-fn group(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[cfg(test)]
@@ -137,7 +125,7 @@ mod tests {
             line(Loading::Analysing { records: 400_000 }, None),
             "aeplens: 400,000 records read and verified; analysing (graph, leases, chains, findings)"
         );
-        assert_eq!(group(1_234_567), "1,234,567");
-        assert_eq!(group(999), "999");
+        assert_eq!(grouped(1_234_567), "1,234,567");
+        assert_eq!(grouped(999), "999");
     }
 }

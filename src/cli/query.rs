@@ -277,12 +277,15 @@ fn text(query: &Query, matches: &[Match], counts: &Counts, width: Option<usize>)
             }
         }
     }
+    let expression = if query.is_all() {
+        "(the empty expression: every action)".into()
+    } else {
+        sanitize(query.text())
+    };
     let _ = writeln!(
         s,
-        "{} of {} actions match {}",
-        counts.matched,
-        counts.actions,
-        sanitize(query.text())
+        "{} of {} actions match {expression}",
+        counts.matched, counts.actions
     );
     s
 }

@@ -210,20 +210,7 @@ fn estimated_records(s: &State, d: &Data) -> Option<String> {
     let estimate = (d.corpus.len() as f64 * total as f64 / covered as f64).round() as u64;
     let digits = estimate.checked_ilog10().unwrap_or(0);
     let unit = 10u64.pow(digits.saturating_sub(1));
-    Some(thousands((estimate / unit).max(1) * unit))
-}
-
-/// `20000` → `20,000`.
-fn thousands(n: u64) -> String {
-    let text = n.to_string();
-    let mut out = String::new();
-    for (i, c) in text.chars().enumerate() {
-        if i > 0 && (text.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    Some(crate::model::text::grouped((estimate / unit).max(1) * unit))
 }
 
 pub(super) fn progress_pct(s: &State) -> String {
