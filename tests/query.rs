@@ -9,7 +9,6 @@ use aeplens::analysis::evidence::Evidence;
 use aeplens::query::{Columns, Ctx, FIELDS, Query};
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::path::Path;
 
 /// The demo's evidence, verified with its keys and leases.
 fn demo() -> Evidence {
@@ -430,7 +429,8 @@ fn docs_name_every_field_with_its_type() {
 }
 
 /// The review the questions' `marks` read: two marks on the demo's actions.
-fn demo_review(dir: &Path, ev: &Evidence) -> std::path::PathBuf {
+#[cfg(feature = "tables")]
+fn demo_review(dir: &std::path::Path, ev: &Evidence) -> std::path::PathBuf {
     use aeplens::review::file::{EvidenceSet, Review};
     use aeplens::review::marks::{Mark, Target, Verdict};
     let mut review = Review::new(EvidenceSet::of(&ev.corpus), Vec::new());
@@ -454,7 +454,9 @@ fn demo_review(dir: &Path, ev: &Evidence) -> std::path::PathBuf {
 #[cfg(feature = "tables")]
 #[test]
 fn every_reviewer_question_answers_as_its_sql() {
-    let corpus: Value = common::read_json(Path::new("tests/fixtures/queries/questions.json"));
+    let corpus: Value = common::read_json(std::path::Path::new(
+        "tests/fixtures/queries/questions.json",
+    ));
     let questions = corpus["questions"].as_array().unwrap();
     assert!(questions.len() >= 30, "only {} questions", questions.len());
     let ok = std::process::Command::new("python3")
@@ -532,7 +534,7 @@ fn every_reviewer_question_answers_as_its_sql() {
 /// Each WHERE clause of `sqls` over the tables under `out` (and the marks of the review
 /// at `marks`, when given) in DuckDB: the (run_id, action_id, chain_head) it selects.
 #[cfg(feature = "tables")]
-fn duckdb(out: &Path, marks: &str, sqls: &[&str]) -> Value {
+fn duckdb(out: &std::path::Path, marks: &str, sqls: &[&str]) -> Value {
     const SCRIPT: &str = r#"
 import json, sys
 import duckdb
@@ -554,7 +556,7 @@ print(json.dumps(res))
 "#;
     let sqls = serde_json::to_string(sqls).unwrap();
     common::python_json(
-        Path::new("python3"),
+        std::path::Path::new("python3"),
         SCRIPT,
         &[out.to_str().unwrap(), marks, &sqls],
     )
