@@ -196,7 +196,15 @@ pub fn completions(state: &State, text: &str) -> Vec<String> {
         &d.findings,
         d.capture.as_deref(),
     );
-    (state.filter.columns.values(f, &ctx).into_iter())
+    // The filter's columns when they are of this evidence (a reload makes them stale).
+    let fresh;
+    let columns = if state.filter.columns_of == columns_key(d) {
+        &state.filter.columns
+    } else {
+        fresh = Columns::default();
+        &fresh
+    };
+    (columns.values(f, &ctx).into_iter())
         .filter(|v| v.starts_with(typed))
         .take(50)
         .map(quote)
