@@ -1497,3 +1497,26 @@ fn an_approval_receipt_bound_to_no_lease_is_shown_on_the_action_it_approves() {
     // Every receipt was used: no lease-file problem.
     assert!(s.errors.is_empty(), "{:?}", s.errors);
 }
+
+#[test]
+fn a_long_status_wraps_onto_a_second_row_and_is_never_cut() {
+    let mut s = v03();
+    let path = "/home/reviewer/tickets/2026/INC-7-ledger-agent-wire-transfer/INC-7.report.html";
+    s.message = Some(format!("html report written: {path}"));
+    let screen = common::screen(&s, 80, 24);
+    let rows: Vec<&str> = screen.lines().collect();
+    let bar = format!("{}{}", rows[22].trim(), rows[23].trim());
+    assert!(
+        bar.replace(' ', "")
+            .contains(&format!("htmlreportwritten:{path}")),
+        "{screen}"
+    );
+    assert!(!bar.contains('…'), "{screen}");
+    // A short one keeps the one row.
+    s.message = Some("saved".into());
+    let screen = common::screen(&s, 80, 24);
+    assert!(
+        screen.lines().nth(23).unwrap().contains("saved"),
+        "{screen}"
+    );
+}

@@ -220,6 +220,17 @@ pub(super) fn progress_pct(s: &State) -> String {
         .unwrap_or_default()
 }
 
+/// The message the hint bar shows (a status, or why the filter typed was refused),
+/// wrapped at `width` with a space before it.
+pub(super) fn message_lines(s: &State, width: u16) -> Option<Vec<String>> {
+    let m = s.message.clone().or(s.filter.error())?;
+    Some(crate::model::text::wrap_line(
+        &format!(" {}", sanitize(&m)),
+        usize::from(width),
+        1,
+    ))
+}
+
 pub(super) fn hint_bar(s: &State, area: Rect, buf: &mut Buffer) {
     let t = &s.theme;
     if s.search.is_active() || s.filter.is_active() {
@@ -282,8 +293,11 @@ pub(super) fn hint_bar(s: &State, area: Rect, buf: &mut Buffer) {
         .render(area, buf);
         return;
     }
-    if let Some(m) = s.message.clone().or(s.filter.error()) {
-        Line::styled(format!(" {}", sanitize(&m)), t.warn).render(area, buf);
+    if let Some(lines) = message_lines(s, area.width) {
+        // Wrapped, never cut: the bar takes a second row when the message needs it.
+        for (y, line) in (area.y..area.bottom()).zip(lines) {
+            Line::styled(line, t.warn).render(Rect::new(area.x, y, area.width, 1), buf);
+        }
         return;
     }
     let scope = match s.focus {

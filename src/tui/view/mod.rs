@@ -85,7 +85,11 @@ pub struct Areas {
 /// ```
 pub fn layout(area: Rect, state: &State) -> Areas {
     // A bad filter expression takes a second row for its caret and message.
-    let hint_rows = if state.filter.needs_second_row() {
+    // A long message (a report's path) wraps onto a second row rather than being cut.
+    let long_message = !state.search.is_active()
+        && !state.filter.is_active()
+        && message_lines(state, area.width).is_some_and(|l| l.len() > 1);
+    let hint_rows = if state.filter.needs_second_row() || long_message {
         2
     } else {
         1
