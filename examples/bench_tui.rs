@@ -14,7 +14,7 @@ use aeplens::analysis::lease::SuppliedLeases;
 use aeplens::load::{Corpus, load_paths};
 use aeplens::tui::data::Data;
 use aeplens::tui::keymap::{Command, Keymap};
-use aeplens::tui::state::{Action, State, update};
+use aeplens::tui::state::{Action, Pane, State, update};
 use aeplens::tui::theme::Theme;
 use aeplens::tui::view::Screen;
 use ratatui::Terminal;
@@ -140,6 +140,63 @@ fn main() {
             stats(times),
             slowest.1
         );
+        // `P` before any filter column is made (the first second after loading): its
+        // field's values are made then.
+        update(&mut s, Action::Focus(Pane::Navigator));
+        let t = Instant::now();
+        update(&mut s, Action::Command(Command::ProblemsOnly));
+        draw(&mut term, &s);
+        let cold = t.elapsed();
+        update(&mut s, Action::Command(Command::ProblemsOnly));
+        // The filter's columns, made beside the loop as the explorer's worker makes them.
+        let made = Instant::now();
+        let columns = aeplens::query::Columns::default();
+        let key = {
+            let d = s.data.as_ref().unwrap();
+            let ctx = aeplens::query::Ctx::of(
+                &d.corpus,
+                &d.analysis,
+                d.report.as_deref(),
+                &d.findings,
+                None,
+            )
+            .with_named(d.finding_index());
+            columns.warm(&ctx);
+            aeplens::tui::state::columns_key(d)
+        };
+        let made = made.elapsed();
+        update(&mut s, Action::Columns(Box::new(columns), key));
+        println!(
+            "P before the filter's columns: {cold:.2?}; the columns, made beside the loop: {made:.2?}"
+        );
+        // Every command of the keymap from every pane (an overlay or prompt it opens is
+        // closed again with Esc, untimed): the slowest of each pane.
+        let keymap = Keymap::default();
+        for pane in [Pane::Navigator, Pane::Timeline, Pane::Detail] {
+            let mut times = Vec::new();
+            let mut slowest = (Duration::ZERO, Command::Down);
+            for b in &keymap.bindings {
+                // Leaving, and what hands the screen to another program or writes a file.
+                if matches!(b.command, Command::Quit | Command::Note | Command::Report) {
+                    continue;
+                }
+                update(&mut s, Action::Focus(pane));
+                let t = Instant::now();
+                update(&mut s, Action::Command(b.command));
+                draw(&mut term, &s);
+                times.push(t.elapsed());
+                if t.elapsed() > slowest.0 {
+                    slowest = (t.elapsed(), b.command);
+                }
+                update(&mut s, Action::Command(Command::Cancel));
+            }
+            println!(
+                "every command from the {pane:?} ({} commands): {} (slowest: {:?})",
+                times.len(),
+                stats(times),
+                slowest.1
+            );
+        }
         // Search: each keystroke matches within the run; Enter searches every action.
         update(&mut s, Action::Command(Command::Search));
         let mut times = Vec::new();

@@ -45,7 +45,10 @@ pub struct Ctx<'a> {
     capture: Option<&'a Capture>,
     marks: Option<(&'a Review, &'a HashMap<NodeId, usize>)>,
     verdicts: OnceLock<Vec<RecordVerdict>>,
-    named: OnceLock<FxHashMap<NodeId, Vec<u32>>>,
+    /// (node, finding) for every action a finding names, sorted by node: given by a
+    /// front end that keeps one (the explorer), else made when first needed.
+    named: OnceLock<Vec<(NodeId, u32)>>,
+    named_given: Option<&'a [(NodeId, u32)]>,
     roles: OnceLock<FxHashMap<NodeId, &'static str>>,
     anchored: OnceLock<Vec<bool>>,
 }
@@ -79,9 +82,17 @@ impl<'a> Ctx<'a> {
             marks: None,
             verdicts: OnceLock::new(),
             named: OnceLock::new(),
+            named_given: None,
             roles: OnceLock::new(),
             anchored: OnceLock::new(),
         }
+    }
+
+    /// With the findings each action is named by, as the caller keeps them: (node, index
+    /// into the findings), sorted by node.
+    pub fn with_named(mut self, named: &'a [(NodeId, u32)]) -> Self {
+        self.named_given = Some(named);
+        self
     }
 
     /// With a review's marks, placed on the actions (`by_node`: action → mark index).
@@ -173,11 +184,18 @@ impl<'a> Ctx<'a> {
 
     /// The findings naming the action.
     pub(super) fn findings_of(&self, n: NodeId) -> impl Iterator<Item = &'a Finding> + '_ {
-        let named = self
-            .named
-            .get_or_init(|| (self.analysis.graph).findings_by_node(self.corpus, self.findings));
+        let named = self.named_given.unwrap_or_else(|| {
+            self.named.get_or_init(|| {
+                let by_node = (self.analysis.graph).findings_by_node(self.corpus, self.findings);
+                let mut pairs: Vec<(NodeId, u32)> = (by_node.into_iter())
+                    .flat_map(|(n, list)| list.into_iter().map(move |i| (n, i)))
+                    .collect();
+                pairs.sort_unstable();
+                pairs
+            })
+        });
         let findings = self.findings;
-        (named.get(&n).into_iter().flatten()).filter_map(move |&i| findings.get(i as usize))
+        crate::analysis::graph::indices_of(named, n).filter_map(move |i| findings.get(i))
     }
 
     /// `start`, `reapproved` or `member` of a denied→re-approved chain.

@@ -320,6 +320,11 @@ impl Data {
         self.findings = findings;
     }
 
+    /// (node, index into the findings) for every action a finding names, sorted by node.
+    pub fn finding_index(&self) -> &[(NodeId, u32)] {
+        &self.finding_index
+    }
+
     /// The findings that name an action.
     pub fn findings_of(&self, node: NodeId) -> impl Iterator<Item = &Finding> {
         crate::analysis::graph::indices_of(&self.finding_index, node).map(|i| &self.findings[i])

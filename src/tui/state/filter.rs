@@ -195,7 +195,8 @@ pub fn completions(state: &State, text: &str) -> Vec<String> {
         d.report.as_deref(),
         &d.findings,
         d.capture.as_deref(),
-    );
+    )
+    .with_named(d.finding_index());
     // The filter's columns when they are of this evidence (a reload makes them stale).
     let fresh;
     let columns = if state.filter.columns_of == columns_key(d) {
@@ -292,7 +293,8 @@ pub(super) fn apply_filter(state: &mut State) {
         d.report.as_deref(),
         &d.findings,
         d.capture.as_deref(),
-    );
+    )
+    .with_named(d.finding_index());
     if let Some(r) = state.review.review.as_ref() {
         ctx = ctx.with_marks(r, &state.review.by_node);
     }
