@@ -21,6 +21,8 @@ pub struct Filter {
     columns: Columns,
     /// Which evidence `columns` are of: its analysis, verified or not, its findings.
     columns_of: (usize, bool, usize),
+    /// Which marks the review fields' columns are of ([`marks_key`]).
+    marks_of: u64,
 }
 
 impl Filter {
@@ -285,8 +287,12 @@ pub(super) fn apply_filter(state: &mut State) {
         state.filter.columns = Columns::default();
         state.filter.columns_of = of;
     }
-    // Marks change while the explorer runs: their fields are made again each time.
-    state.filter.columns.forget_marks();
+    // Marks change while the explorer runs: their fields are made again when they did.
+    let marks = marks_key(state);
+    if state.filter.marks_of != marks {
+        state.filter.columns.forget_marks();
+        state.filter.marks_of = marks;
+    }
     let mut ctx = Ctx::of(
         &d.corpus,
         &d.analysis,
@@ -314,6 +320,24 @@ pub(super) fn apply_filter(state: &mut State) {
     rebuild_rows(state);
     keep_selection_in_view(state);
     rebuild_nav(state);
+}
+
+/// The review's marks as the filter's review fields read them (each mark and the action
+/// it is placed on), hashed: when it changes, those fields are made again.
+fn marks_key(state: &State) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    if let Some(r) = state.review.review.as_ref() {
+        for m in &r.marks {
+            (&m.target, m.verdict, &m.note).hash(&mut h);
+        }
+    }
+    let mut placed: Vec<(NodeId, usize)> = (state.review.by_node.iter())
+        .map(|(n, i)| (*n, *i))
+        .collect();
+    placed.sort_unstable();
+    placed.hash(&mut h);
+    h.finish()
 }
 
 /// Which evidence a set of columns is of: its analysis, verified or not, its findings.
