@@ -191,14 +191,7 @@ pub fn completions(state: &State, text: &str) -> Vec<String> {
     let Some(d) = state.data.as_ref() else {
         return Vec::new();
     };
-    let ctx = Ctx::of(
-        &d.corpus,
-        &d.analysis,
-        d.report.as_deref(),
-        &d.findings,
-        d.capture.as_deref(),
-    )
-    .with_named(d.finding_index());
+    let ctx = ctx_of(d);
     // The filter's columns when they are of this evidence (a reload makes them stale).
     let fresh;
     let columns = if state.filter.columns_of == columns_key(d) {
@@ -293,14 +286,7 @@ pub(super) fn apply_filter(state: &mut State) {
         state.filter.columns.forget_marks();
         state.filter.marks_of = marks;
     }
-    let mut ctx = Ctx::of(
-        &d.corpus,
-        &d.analysis,
-        d.report.as_deref(),
-        &d.findings,
-        d.capture.as_deref(),
-    )
-    .with_named(d.finding_index());
+    let mut ctx = ctx_of(d);
     if let Some(r) = state.review.review.as_ref() {
         ctx = ctx.with_marks(r, &state.review.by_node);
     }
@@ -320,6 +306,19 @@ pub(super) fn apply_filter(state: &mut State) {
     rebuild_rows(state);
     keep_selection_in_view(state);
     rebuild_nav(state);
+}
+
+/// The loaded evidence as the filter's fields read it (the findings each action is named
+/// by from the index the explorer keeps).
+fn ctx_of(d: &Data) -> Ctx<'_> {
+    Ctx::of(
+        &d.corpus,
+        &d.analysis,
+        d.report.as_deref(),
+        &d.findings,
+        d.capture.as_deref(),
+    )
+    .with_named(d.finding_index())
 }
 
 /// The review's marks as the filter's review fields read them (each mark and the action
