@@ -561,3 +561,48 @@ print(json.dumps(res))
         &[out.to_str().unwrap(), marks, &sqls],
     )
 }
+
+/// A closed field refuses a value outside its list: every value the verifier and the
+/// analysis give it on real evidence must be in that list, or a true question would be
+/// refused.
+#[test]
+fn every_value_a_closed_field_takes_is_in_its_list() {
+    let dir = common::fixtures().join("reference-stores");
+    let keys = dir.join("keys.json");
+    let mut checked = 0;
+    for (paths, keys, leases) in [
+        (
+            vec!["assets/demo/evidence".to_string()],
+            "assets/demo/keys.json".to_string(),
+            Some("assets/demo/leases.ndjson"),
+        ),
+        (
+            common::evidence_files(&dir, None)
+                .into_iter()
+                .map(|(p, _)| p.display().to_string())
+                .collect(),
+            keys.display().to_string(),
+            Some("tests/fixtures/reference-stores/reapproval_after_denial.leases.ndjson"),
+        ),
+    ] {
+        let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+        let ev = common::open_evidence(&paths, Some(&keys), leases).0;
+        let ctx = Ctx::new(ev.as_ref());
+        let columns = Columns::default();
+        for (i, f) in FIELDS.iter().enumerate() {
+            if f.values.is_empty() || f.ty == aeplens::query::Type::Severity {
+                continue;
+            }
+            for v in columns.values(i, &ctx) {
+                assert!(
+                    f.values.contains(&v),
+                    "{} takes {v:?}, outside {:?}",
+                    f.name,
+                    f.values
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 20, "only {checked} values seen");
+}

@@ -15,6 +15,7 @@ pub mod report;
 mod traces;
 mod trust;
 
+pub use query::{QueryArgs, QueryFormat, WhereArgs};
 pub use traces::{TraceArgs, join_telemetry};
 pub use trust::KeyArgs;
 
@@ -440,42 +441,6 @@ pub struct FindingsArgs {
     pub fail_on: Option<SeverityArg>,
     #[command(flatten)]
     pub filter: WhereArgs,
-}
-
-/// `--where EXPR`: only what concerns the actions a filter expression matches.
-#[derive(Args, Debug, Clone, Default)]
-pub struct WhereArgs {
-    /// Only what concerns the actions EXPR matches (the filter language: `aeplens query
-    /// --help`, docs/query.md), e.g. `--where 'reapproved and lease.verdict != "inside"'`.
-    #[arg(long = "where", value_name = "EXPR")]
-    pub expression: Option<String>,
-}
-
-/// Arguments of `query`.
-#[derive(Args, Debug)]
-pub struct QueryArgs {
-    /// The filter expression, e.g. `decision == "deny" and not verified`.
-    #[arg(value_name = "EXPR")]
-    pub expression: String,
-    /// Output format [default: text on a terminal, json otherwise]
-    #[arg(long, value_enum)]
-    pub format: Option<QueryFormat>,
-    /// The review whose marks `marked`, `mark` and `note` read.
-    #[arg(long, value_name = "FILE")]
-    pub review: Option<String>,
-    #[command(flatten)]
-    pub evidence: EvidenceArgs,
-}
-
-/// Formats `query` writes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum QueryFormat {
-    /// A table for people (default on a terminal).
-    Text,
-    /// One JSON document (schema/query.schema.json).
-    Json,
-    /// One JSON line per matching action.
-    Ndjson,
 }
 
 /// Arguments of `show`.

@@ -1,8 +1,8 @@
 //! `aeplens query EXPR`, and `--where EXPR` on `findings`, `chains`, `report` and
 //! `export`: the filter language (`crate::query`) over the opened evidence.
 
+use super::EvidenceArgs;
 use super::report::{emit, terminal_width};
-use super::{QueryArgs, QueryFormat};
 use crate::analysis::evidence::{Evidence, EvidenceRef};
 use crate::analysis::graph::NodeId;
 use crate::model::text::{sanitize, wrap_line};
@@ -10,9 +10,47 @@ use crate::model::time::format_ms;
 use crate::query::{Columns, Ctx, FIELDS, Query};
 use crate::review::file::Review;
 use crate::verify::Trees;
+use crate::verify::verdict::RecordVerdict;
+use clap::{Args, ValueEnum};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::fmt::Write as _;
+
+/// `--where EXPR`: only what concerns the actions a filter expression matches.
+#[derive(Args, Debug, Clone, Default)]
+pub struct WhereArgs {
+    /// Only what concerns the actions EXPR matches (the filter language: `aeplens query
+    /// --help`, docs/query.md), e.g. `--where 'reapproved and lease.verdict != "inside"'`.
+    #[arg(long = "where", value_name = "EXPR")]
+    pub expression: Option<String>,
+}
+
+/// Arguments of `query`.
+#[derive(Args, Debug)]
+pub struct QueryArgs {
+    /// The filter expression, e.g. `decision == "deny" and not verified`.
+    #[arg(value_name = "EXPR")]
+    pub expression: String,
+    /// Output format [default: text on a terminal, json otherwise]
+    #[arg(long, value_enum)]
+    pub format: Option<QueryFormat>,
+    /// The review whose marks `marked`, `mark` and `note` read.
+    #[arg(long, value_name = "FILE")]
+    pub review: Option<String>,
+    #[command(flatten)]
+    pub evidence: EvidenceArgs,
+}
+
+/// Formats `query` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum QueryFormat {
+    /// A table for people (default on a terminal).
+    Text,
+    /// One JSON document (schema/query.schema.json).
+    Json,
+    /// One JSON line per matching action.
+    Ndjson,
+}
 
 /// Exit code of a bad expression (like grep's 2).
 pub const EXIT_BAD_EXPRESSION: i32 = 2;
@@ -54,7 +92,7 @@ pub fn matching(query: &Query, ev: EvidenceRef, review: Option<&Review>) -> Vec<
 
 /// The expression reads the review's fields.
 fn reads_marks(query: &Query) -> bool {
-    (query.fields().iter()).any(|&f| matches!(FIELDS[f].name, "marked" | "mark" | "note"))
+    (query.fields().iter()).any(|&f| FIELDS[f].reads_review())
 }
 
 /// The findings naming an action that `passes` (query.md §2); a finding naming no
@@ -63,17 +101,9 @@ pub fn findings_where<'f>(
     ev: EvidenceRef<'f>,
     passes: &[bool],
 ) -> Vec<&'f crate::model::finding::Finding> {
-    let named = ev.analysis.graph.findings_by_node(ev.corpus, ev.findings);
-    let mut keep = vec![false; ev.findings.len()];
-    for (n, list) in &named {
-        if passes.get(*n as usize).copied().unwrap_or(false) {
-            for &i in list {
-                keep[i as usize] = true;
-            }
-        }
-    }
-    (ev.findings.iter().zip(keep))
-        .filter_map(|(f, k)| k.then_some(f))
+    let passes = |n: NodeId| passes.get(n as usize).copied().unwrap_or(false);
+    (ev.findings.iter())
+        .filter(|f| ev.analysis.graph.names_passing(ev.corpus, f, &passes))
         .collect()
 }
 
@@ -99,6 +129,9 @@ struct RecordOut {
     line: usize,
     authenticity: String,
     chain: String,
+    /// The verdict's glyph (`RecordVerdict::glyph`), for the text table.
+    #[serde(skip)]
+    glyph: char,
 }
 
 /// The document `query --format json` writes.
@@ -152,6 +185,7 @@ fn match_of<'a>(ev: EvidenceRef<'a>, n: NodeId, named: &[&'static str]) -> Match
             chain: verdict
                 .as_ref()
                 .map_or("not-checked".into(), |v| v.chain.clone()),
+            glyph: verdict.as_ref().map_or('○', RecordVerdict::glyph),
         },
         findings: named.to_vec(),
     }
@@ -243,19 +277,15 @@ fn out(args: &QueryArgs, query: &Query, ev: &Evidence, review: Option<&Review>) 
 fn text(query: &Query, matches: &[Match], counts: &Counts, width: Option<usize>) -> String {
     let mut s = String::new();
     for m in matches {
-        let glyph = match m.record.authenticity.as_str() {
-            "valid" => '✓',
-            "invalid" | "binding-mismatch" => '✗',
-            _ => '○',
-        };
         let line = format!(
-            "{} / {}  {}  {} → {}  {}  {glyph} {} · chain {} · {}:{}{}",
+            "{} / {}  {}  {} → {}  {}  {} {} · chain {} · {}:{}{}",
             sanitize(m.run_id),
             sanitize(m.action_id.unwrap_or("—")),
             sanitize(m.tool_name.unwrap_or("—")),
             sanitize(m.decision.unwrap_or("—")),
             sanitize(m.observed.unwrap_or("—")),
             m.time_ms.map_or_else(|| "untimed".into(), format_ms),
+            m.record.glyph,
             m.record.authenticity,
             m.record.chain,
             sanitize(&m.record.path),

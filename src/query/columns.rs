@@ -301,7 +301,7 @@ impl Columns {
     /// once the evidence is verified, so that no keystroke waits for a column.
     pub fn warm(&self, ctx: &Ctx<'_>) {
         for (i, f) in FIELDS.iter().enumerate() {
-            if !matches!(f.name, "marked" | "mark" | "note" | "action" | "parent") {
+            if !f.reads_review() && !matches!(f.name, "action" | "parent") {
                 self.column(i, ctx);
             }
         }
@@ -310,7 +310,7 @@ impl Columns {
     /// Forgets the review fields' values (after a mark changed).
     pub fn forget_marks(&mut self) {
         for (i, f) in FIELDS.iter().enumerate() {
-            if matches!(f.name, "marked" | "mark" | "note") {
+            if f.reads_review() {
                 self.cols[i] = OnceLock::new();
             }
         }

@@ -58,6 +58,14 @@ pub struct Field {
     pub get: for<'c, 'a> fn(&'c Ctx<'a>, NodeId) -> Value<'c>,
 }
 
+impl Field {
+    /// The field reads the review's marks (they change while the explorer runs, and
+    /// need a review to mean anything).
+    pub fn reads_review(&self) -> bool {
+        matches!(self.name, "marked" | "mark" | "note")
+    }
+}
+
 /// The severities, in order.
 pub const SEVERITIES: [&str; 4] = ["info", "low", "medium", "high"];
 
@@ -261,10 +269,7 @@ pub static FIELDS: &[Field] = &[
         column: "record_chain",
         about: "the status of the chain path the record lies on",
         values: CHAIN,
-        get: |c, n| {
-            c.verdict(n)
-                .map_or(Value::Null, |v| Value::Str(Cow::Borrowed(&v.chain)))
-        },
+        get: |c, n| s(c.verdict(n).map(|v| v.chain.as_str())),
     },
     Field {
         name: "forked",
@@ -280,10 +285,7 @@ pub static FIELDS: &[Field] = &[
         column: "record_authenticity",
         about: "the record's signature: valid is the only verified value",
         values: AUTHENTICITY,
-        get: |c, n| {
-            c.verdict(n)
-                .map_or(Value::Null, |v| Value::Str(Cow::Borrowed(&v.authenticity)))
-        },
+        get: |c, n| s(c.verdict(n).map(|v| v.authenticity.as_str())),
     },
     Field {
         name: "record.key",
@@ -315,10 +317,7 @@ pub static FIELDS: &[Field] = &[
         column: "",
         about: "the record's structural axis",
         values: AXIS,
-        get: |c, n| {
-            c.verdict(n)
-                .map_or(Value::Null, |v| Value::Str(Cow::Borrowed(&v.structural)))
-        },
+        get: |c, n| s(c.verdict(n).map(|v| v.structural.as_str())),
     },
     Field {
         name: "record.semantic",
@@ -326,10 +325,7 @@ pub static FIELDS: &[Field] = &[
         column: "",
         about: "the record's semantic axis (V1–V18)",
         values: AXIS,
-        get: |c, n| {
-            c.verdict(n)
-                .map_or(Value::Null, |v| Value::Str(Cow::Borrowed(&v.semantic)))
-        },
+        get: |c, n| s(c.verdict(n).map(|v| v.semantic.as_str())),
     },
     Field {
         name: "verified",
@@ -375,10 +371,7 @@ pub static FIELDS: &[Field] = &[
         column: "",
         about: "the run's capture axis: complete, gaps, not-evaluated",
         values: &["complete", "gaps", "not-evaluated"],
-        get: |c, n| {
-            c.verdict(n)
-                .map_or(Value::Null, |v| Value::Str(Cow::Borrowed(&v.capture)))
-        },
+        get: |c, n| s(c.verdict(n).map(|v| v.capture.as_str())),
     },
     Field {
         name: "span",

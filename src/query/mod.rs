@@ -1,4 +1,4 @@
-//! The filter language (`../shared/spec/query.md`, docs/query.md): one typed expression
+//! The filter language (docs/query.md): one typed expression
 //! over actions — their record's verdict, chain, proven time, anchors, capture, findings
 //! and marks beside the tool, the decision and the lease — for the explorer's `f`,
 //! `aeplens query` and `--where`.

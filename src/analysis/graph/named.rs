@@ -26,6 +26,26 @@ impl Graph {
         by_node
     }
 
+    /// True when an action the finding names passes `passes`: its run's named nodes, or
+    /// for a finding of no run, the first action holding each id it lists. What a filtered
+    /// report and `findings --where` keep.
+    pub fn names_passing(
+        &self,
+        corpus: &Corpus,
+        finding: &Finding,
+        passes: &dyn Fn(NodeId) -> bool,
+    ) -> bool {
+        match finding.run_id {
+            Some(_) => self.named_by(corpus, finding).into_iter().any(passes),
+            None => (finding.action_ids.iter()).any(|id| {
+                self.find_all(corpus, id)
+                    .first()
+                    .copied()
+                    .is_some_and(passes)
+            }),
+        }
+    }
+
     /// The nodes a finding names: its run's nodes of each id it lists; where an id is
     /// held by several emitter chains of the run, only those held by a record the
     /// finding's locations name (all of them when it names none of theirs).

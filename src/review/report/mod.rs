@@ -253,18 +253,7 @@ impl<'a> IncidentReport<'a> {
         let report = ev.report;
         let g = &ev.analysis.graph;
         let in_scope = |f: &Finding| -> bool {
-            let Some((_, passes)) = scope else {
-                return true;
-            };
-            match f.run_id {
-                Some(_) => g.named_by(ev.corpus, f).into_iter().any(passes),
-                None => (f.action_ids.iter()).any(|id| {
-                    g.find_all(ev.corpus, id)
-                        .first()
-                        .copied()
-                        .is_some_and(passes)
-                }),
-            }
+            scope.is_none_or(|(_, passes)| g.names_passing(ev.corpus, f, *passes))
         };
         let kept: Vec<&'a Finding> = ev.findings.iter().filter(|f| in_scope(f)).collect();
         let saved_as = (scope.zip(review.as_ref()))

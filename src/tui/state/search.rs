@@ -330,16 +330,35 @@ pub(super) fn search_all(state: &mut State) -> Option<NodeId> {
 /// one shown — are searched too. A hit there is the action, with what to say of it: the
 /// value is the rewritten copy's, never shown as the action's own.
 fn rewritten_match(d: &Data, query: &str) -> Option<(NodeId, String)> {
+    let rewritten: Vec<&crate::model::finding::Finding> = (d.findings.iter())
+        .filter(|f| f.id == "F-ACTION-REWRITTEN")
+        .collect();
+    if rewritten.is_empty() {
+        return None;
+    }
+    // The records the findings name, found in one pass over the records.
+    let mut at: HashMap<(&str, usize), usize> = (rewritten.iter())
+        .filter_map(|f| f.locations.first())
+        .map(|l| ((&*l.path, l.line), usize::MAX))
+        .collect();
+    for i in 0..d.corpus.len() {
+        let source = &d.corpus.record(i).source;
+        if let Some(slot) = at.get_mut(&(&*source.path, source.line)) {
+            *slot = i;
+        }
+    }
     let mut text = String::new();
-    for f in d.findings.iter().filter(|f| f.id == "F-ACTION-REWRITTEN") {
-        let (Some(at), Some(id)) = (f.locations.first(), f.action_ids.first()) else {
+    for f in rewritten {
+        let (Some(loc), Some(id)) = (f.locations.first(), f.action_ids.first()) else {
             continue;
         };
-        let copy = (0..d.corpus.len())
-            .map(|i| d.corpus.record(i))
-            .find(|r| r.source.line == at.line && *r.source.path == *at.path);
-        let Some(copy) = copy else { continue };
-        let facts = copy.facts();
+        let Some(&record) = at
+            .get(&(&*loc.path, loc.line))
+            .filter(|r| **r != usize::MAX)
+        else {
+            continue;
+        };
+        let facts = d.corpus.record(record).facts();
         let Some((_, action)) = facts.actions.iter().find(|(_, a)| a.id() == Some(id)) else {
             continue;
         };
@@ -354,8 +373,8 @@ fn rewritten_match(d: &Data, query: &str) -> Option<(NodeId, String)> {
         let said = format!(
             "{query:?} is only in a rewritten copy of {} at {}:{} (F-ACTION-REWRITTEN): the action shown is its first copy, which holds other values",
             crate::model::text::sanitize(id),
-            crate::model::text::sanitize(&at.path),
-            at.line
+            crate::model::text::sanitize(&loc.path),
+            loc.line
         );
         return Some((node, said));
     }
