@@ -49,6 +49,9 @@ pub struct Ctx<'a> {
     /// front end that keeps one (the explorer), else made when first needed.
     named: OnceLock<Vec<(NodeId, u32)>>,
     named_given: Option<&'a [(NodeId, u32)]>,
+    /// Each action's flags and which of them make a problem, from a front end that keeps
+    /// them (the explorer): `problem` then reads them instead of deciding again.
+    problems_given: Option<(&'a [u16], u16)>,
     roles: OnceLock<FxHashMap<NodeId, &'static str>>,
     anchored: OnceLock<Vec<bool>>,
 }
@@ -83,6 +86,7 @@ impl<'a> Ctx<'a> {
             verdicts: OnceLock::new(),
             named: OnceLock::new(),
             named_given: None,
+            problems_given: None,
             roles: OnceLock::new(),
             anchored: OnceLock::new(),
         }
@@ -92,6 +96,12 @@ impl<'a> Ctx<'a> {
     /// into the findings), sorted by node.
     pub fn with_named(mut self, named: &'a [(NodeId, u32)]) -> Self {
         self.named_given = Some(named);
+        self
+    }
+
+    /// With the explorer's flags per action and the mask of those that make a problem.
+    pub fn with_problems(mut self, flags: &'a [u16], problem: u16) -> Self {
+        self.problems_given = Some((flags, problem));
         self
     }
 
@@ -227,6 +237,9 @@ impl<'a> Ctx<'a> {
     pub(super) fn problem(&self, n: NodeId) -> bool {
         use crate::analysis::lease::LeaseVerdict;
         use crate::verify::signature::AuthStatus;
+        if let Some((flags, problem)) = self.problems_given {
+            return flags.get(n as usize).is_some_and(|f| f & problem != 0);
+        }
         let Some(f) = self.facts(n) else {
             return false;
         };
@@ -342,51 +355,49 @@ impl Columns {
 /// each, whatever the number of actions).
 fn make(f: usize, ctx: &Ctx<'_>) -> Column {
     let field = &FIELDS[f];
-    let values: Vec<Value<'_>> = (0..ctx.len() as NodeId)
-        .into_par_iter()
-        .map(|n| (field.get)(ctx, n))
-        .collect();
-    let mut interned = Interned::default();
+    let each = || (0..ctx.len() as NodeId).into_par_iter();
     match field.ty {
         Type::Int | Type::Time => Column::Num(
-            (values.iter())
-                .map(|v| match v {
-                    Value::Num(x) => *x,
+            each()
+                .map(|n| match (field.get)(ctx, n) {
+                    Value::Num(x) => x,
                     _ => f64::NAN,
                 })
                 .collect(),
         ),
-        Type::Set => {
-            let (mut offsets, mut codes) = (vec![0u32], Vec::new());
-            for v in &values {
-                if let Value::Set(members) = v {
-                    codes.extend(members.iter().map(|m| interned.code(m)));
-                }
-                offsets.push(codes.len() as u32);
-            }
-            Column::Set {
-                offsets,
-                codes,
-                dict: interned.dict,
-            }
-        }
         Type::Bool | Type::Severity => {
             // Two (or four) values: the code is the value.
             let dict: Vec<Key> = match field.ty {
                 Type::Bool => vec![Key::Bool(false), Key::Bool(true)],
                 _ => (1..=4).map(Key::Sev).collect(),
             };
-            let codes = (values.iter())
-                .map(|v| match v {
-                    Value::Bool(b) => u32::from(*b),
-                    Value::Sev(s) => u32::from(*s) - 1,
+            let codes = each()
+                .map(|n| match (field.get)(ctx, n) {
+                    Value::Bool(b) => u32::from(b),
+                    Value::Sev(s) => u32::from(s) - 1,
                     _ => NULL,
                 })
                 .collect();
             Column::Coded { codes, dict }
         }
-        Type::Str => {
+        Type::Set | Type::Str => {
+            let values: Vec<Value<'_>> = each().map(|n| (field.get)(ctx, n)).collect();
+            let mut interned = Interned::default();
             let mut codes = Vec::with_capacity(values.len());
+            if field.ty == Type::Set {
+                let mut offsets = vec![0u32];
+                for v in &values {
+                    if let Value::Set(members) = v {
+                        codes.extend(members.iter().map(|m| interned.code(m)));
+                    }
+                    offsets.push(codes.len() as u32);
+                }
+                return Column::Set {
+                    offsets,
+                    codes,
+                    dict: interned.dict,
+                };
+            }
             for v in &values {
                 codes.push(match v {
                     Value::Str(s) => interned.code(s),

@@ -48,9 +48,13 @@ impl Filter {
 
     /// True when the node passes the filter (or there is none).
     pub fn passes(&self, node: NodeId) -> bool {
-        self.applied
-            .as_ref()
-            .is_none_or(|(_, p)| p.get(node as usize).copied().unwrap_or(false))
+        self.passing()
+            .is_none_or(|p| p.get(node as usize).copied().unwrap_or(false))
+    }
+
+    /// Whether each node passes the applied filter; none when no filter is applied.
+    pub fn passing(&self) -> Option<&[bool]> {
+        self.applied.as_ref().map(|(_, p)| p.as_slice())
     }
 
     /// Why the text typed is not an expression, in one line.
@@ -319,6 +323,7 @@ fn ctx_of(d: &Data) -> Ctx<'_> {
         d.capture.as_deref(),
     )
     .with_named(d.finding_index())
+    .with_problems(&d.flags, crate::tui::data::flag::PROBLEM)
 }
 
 /// The review's marks as the filter's review fields read them (each mark and the action

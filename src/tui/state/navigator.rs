@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::review::marks::Place;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The navigator: which list, its rows, the cursor, what is unfolded, how wide. The
 /// fields are private: only this module changes them (rows are rebuilt by
@@ -12,7 +13,7 @@ pub struct Navigator {
     list: NavList,
     items: Vec<NavItem>,
     cursor: usize,
-    unfolded: HashSet<NavTarget>,
+    unfolded: FxHashSet<NavTarget>,
     /// Columns added to (or taken from) the default width with `<`/`>`.
     width_delta: i16,
 }
@@ -23,7 +24,7 @@ impl Default for Navigator {
             list: NavList::Runs,
             items: Vec::new(),
             cursor: 0,
-            unfolded: HashSet::new(),
+            unfolded: FxHashSet::default(),
             width_delta: 0,
         }
     }
@@ -272,14 +273,16 @@ pub(super) fn nav_items(state: &State) -> Vec<NavItem> {
     let an = &d.analysis;
     let g = &an.graph;
     let filtered = state.filter.is_applied();
-    let union = |nodes: &mut dyn Iterator<Item = NodeId>| -> (u16, bool) {
-        let mut f = 0;
-        let mut any = !filtered;
-        for n in nodes {
-            f |= d.flags[n as usize];
-            any = any || state.passes(n);
+    let passing = state.filter.passing();
+    let union = |nodes: &mut dyn Iterator<Item = NodeId>| union(d, passing, nodes);
+    // A chain's flags and whether it is listed: under a filter, an action of it passes
+    // (decided on both cores for the chains list, which may hold a million actions).
+    let chain_state = |i: usize| -> (u16, bool) {
+        if filtered {
+            union(&mut an.chains[i].steps.iter().map(|s| s.node))
+        } else {
+            (d.group_flags.chains[i], true)
         }
-        (f, any)
     };
     let item = |depth, target, flags, foldable| NavItem {
         depth,
@@ -289,13 +292,8 @@ pub(super) fn nav_items(state: &State) -> Vec<NavItem> {
         folded: foldable && !state.nav.unfolded.contains(&target),
     };
     let mut out = Vec::new();
-    let chain_item = |i: usize, depth: u8, out: &mut Vec<NavItem>| {
+    let chain_item = |i: usize, depth: u8, (flags, pass): (u16, bool), out: &mut Vec<NavItem>| {
         let c = &an.chains[i];
-        let (flags, pass) = if filtered {
-            union(&mut c.steps.iter().map(|s| s.node))
-        } else {
-            (d.group_flags.chains[i], true)
-        };
         if pass {
             let it = item(depth, NavTarget::Chain(i), flags, true);
             let folded = it.folded;
@@ -353,7 +351,7 @@ pub(super) fn nav_items(state: &State) -> Vec<NavItem> {
                 if !folded {
                     for (i, c) in an.chains.iter().enumerate() {
                         if c.steps.first().is_some_and(|s| d.run_of(s.node) == ri) {
-                            chain_item(i, 1, &mut out);
+                            chain_item(i, 1, chain_state(i), &mut out);
                         }
                     }
                     for (i, l) in an.leases.summaries.iter().enumerate() {
@@ -365,23 +363,33 @@ pub(super) fn nav_items(state: &State) -> Vec<NavItem> {
             }
         }
         NavList::Chains => {
-            for i in 0..an.chains.len() {
-                chain_item(i, 0, &mut out);
+            let states: Vec<(u16, bool)> = (0..an.chains.len())
+                .into_par_iter()
+                .map(chain_state)
+                .collect();
+            for (i, state) in states.into_iter().enumerate() {
+                chain_item(i, 0, state, &mut out);
             }
         }
         NavList::Findings => {
-            // Grouped by id (in severity order), each group foldable with its count.
-            let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
-            for (i, f) in d.findings.iter().enumerate() {
-                if filtered && !d.nodes_of(f).iter().any(|n| state.passes(*n)) {
-                    continue;
+            // Grouped by id (in severity order), each group foldable with its count. Under
+            // a filter, a finding is listed when an action it names passes.
+            let mut shown = vec![!filtered; d.findings.len()];
+            if filtered {
+                for &(n, i) in d.finding_index() {
+                    if state.passes(n) {
+                        shown[i as usize] = true;
+                    }
                 }
-                match groups
-                    .iter_mut()
-                    .find(|(first, _)| d.findings[*first].id == f.id)
-                {
-                    Some((_, members)) => members.push(i),
-                    None => groups.push((i, vec![i])),
+            }
+            let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
+            let mut group_of: FxHashMap<&str, usize> = FxHashMap::default();
+            for (i, f) in d.findings.iter().enumerate().filter(|(i, _)| shown[*i]) {
+                if let Some(&g) = group_of.get(f.id) {
+                    groups[g].1.push(i);
+                } else {
+                    group_of.insert(f.id, groups.len());
+                    groups.push((i, vec![i]));
                 }
             }
             for (first, members) in groups {
@@ -411,6 +419,22 @@ pub(super) fn nav_items(state: &State) -> Vec<NavItem> {
         }
     }
     out
+}
+
+/// The flags of some actions together, and whether any passes the filter (`passing`;
+/// all do when none is applied).
+fn union(
+    d: &Data,
+    passing: Option<&[bool]>,
+    nodes: &mut dyn Iterator<Item = NodeId>,
+) -> (u16, bool) {
+    let mut flags = 0;
+    let mut any = passing.is_none();
+    for n in nodes {
+        flags |= d.flags[n as usize];
+        any = any || passing.is_some_and(|p| p.get(n as usize).copied().unwrap_or(false));
+    }
+    (flags, any)
 }
 
 /// The action a mark is shown on: its own, its record's first, its finding's first.
