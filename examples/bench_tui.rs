@@ -1,9 +1,10 @@
 //! Times the explorer on generated stores (release build):
 //!
 //! ```text
-//! cargo run --release --example bench_tui -- 10000 100000 1000000
+//! cargo run --release --example bench_tui -- 10000 100000 1000000 reference:20000
 //! ```
-//! For each action count: time to first frame (read the store from disk, parse,
+//! For each action count (or `reference:RECORDS`, a store of that many records in the
+//! reference emitter's shape, `support/reference.rs`): time to first frame (read the store from disk, parse,
 //! analyse, derive the display data, render 160×48 — what happens before verification
 //! ends), then redraw time per keypress (update + render) over a scripted session, and
 //! fuzzy-search latency per keystroke (matches in the run) and on Enter (all actions).
@@ -22,6 +23,10 @@ use ratatui::backend::TestBackend;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+#[path = "support/reference.rs"]
+mod reference;
+#[path = "support/rng.rs"]
+mod rng;
 #[path = "support/synthetic.rs"]
 mod synthetic;
 
@@ -44,12 +49,36 @@ fn stats(mut d: Vec<Duration>) -> String {
     )
 }
 
+/// The stores to measure: the generated shape by action count (unsigned), or
+/// `reference:RECORDS` (signed: with its keyring, verified as the explorer's worker does).
+fn stores() -> Vec<(String, Vec<u8>, Option<String>)> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let reference = (args.iter()).filter_map(|a| a.strip_prefix("reference:")?.parse().ok());
+    let mut out: Vec<_> = (synthetic::counts_from_args().into_iter())
+        .filter(|_| args.is_empty() || args.iter().any(|a| a.parse::<usize>().is_ok()))
+        .map(|n| (format!("{n} actions"), synthetic::generate(n).into_bytes(), None))
+        .collect();
+    for records in reference {
+        let mut bytes = Vec::new();
+        reference::generate(records, &mut bytes).unwrap();
+        let name = format!("{records} records of the reference shape");
+        out.push((name, bytes, Some(reference::keys_json())));
+    }
+    out
+}
+
 fn main() {
-    let counts = synthetic::counts_from_args();
-    for n in counts {
-        println!("## {n} actions\n");
-        let path = std::env::temp_dir().join(format!("aeplens-bench-tui-{n}.ndjson"));
-        std::fs::write(&path, synthetic::generate(n)).unwrap();
+    for (i, (name, bytes, keys)) in stores().into_iter().enumerate() {
+        println!("## {name}\n");
+        let path = std::env::temp_dir().join(format!("aeplens-bench-tui-{i}.ndjson"));
+        std::fs::write(&path, bytes).unwrap();
+        let keys = keys.map(|json| {
+            let file = path.with_extension("keys.json");
+            std::fs::write(&file, json).unwrap();
+            let mut keys = aeplens::verify::Keyring::default();
+            keys.add_file(&file.display().to_string()).unwrap();
+            keys
+        });
         let size = std::fs::metadata(&path).unwrap().len();
         // Quick look: the first records of a large store, as the explorer shows them first.
         let start = Instant::now();
@@ -87,12 +116,26 @@ fn main() {
         draw(&mut term, &s);
         let first = start.elapsed();
         println!(
-            "frame with everything {first:.2?} (read+parse {loaded:.2?}, analysis {:.2?}, display data + render {:.2?}) — {n} actions, {:.0} MB, {} records\n",
+            "frame with everything {first:.2?} (read+parse {loaded:.2?}, analysis {:.2?}, display data + render {:.2?}) — {} actions, {:.0} MB, {} records\n",
             analysed.saturating_sub(loaded),
             first.saturating_sub(analysed),
+            s.data.as_ref().map_or(0, |d| d.flags.len()),
             size as f64 / 1e6,
             s.data.as_ref().map_or(0, |d| d.corpus.len()),
         );
+        // Signed evidence: verified, as the worker hands it over (untimed here).
+        if let Some(keys) = &keys {
+            let d = s.data.as_ref().unwrap();
+            let options = aeplens::verify::Options::default();
+            let report = aeplens::verify::verify_inputs(&d.corpus.inputs, keys, &options, None);
+            let (report, findings) =
+                aeplens::analysis::evidence::complete(&d.corpus, &d.analysis, report);
+            update(&mut s, Action::Verified(Arc::new(report), findings, None));
+            println!(
+                "verified: {} findings\n",
+                s.data.as_ref().map_or(0, |d| d.findings.len())
+            );
+        }
         // Keypresses: move, open problems, switch tabs and lists, fold, go to parent/child.
         let script: Vec<Command> = [
             vec![Command::Down; 40],
@@ -175,6 +218,7 @@ fn main() {
         for pane in [Pane::Navigator, Pane::Timeline, Pane::Detail] {
             let mut times = Vec::new();
             let mut slowest = (Duration::ZERO, Command::Down);
+            let mut over = Vec::new();
             for b in &keymap.bindings {
                 // Leaving, and what hands the screen to another program or writes a file.
                 if matches!(b.command, Command::Quit | Command::Note | Command::Report) {
@@ -188,13 +232,21 @@ fn main() {
                 if t.elapsed() > slowest.0 {
                     slowest = (t.elapsed(), b.command);
                 }
+                if t.elapsed() >= Duration::from_millis(16) {
+                    over.push(format!("{:?} {:.1?}", b.command, t.elapsed()));
+                }
                 update(&mut s, Action::Command(Command::Cancel));
             }
             println!(
-                "every command from the {pane:?} ({} commands): {} (slowest: {:?})",
+                "every command from the {pane:?} ({} commands): {} (slowest: {:?}; 16 ms or more: {})",
                 times.len(),
                 stats(times),
-                slowest.1
+                slowest.1,
+                if over.is_empty() {
+                    "none".to_string()
+                } else {
+                    over.join(", ")
+                }
             );
         }
         // Search: each keystroke matches within the run; Enter searches every action.

@@ -3,10 +3,15 @@
 //! ```text
 //! cargo run --release --example gen_store -- OUT.ndjson [RECORDS] [--emitter-order]
 //! cargo run --release --example gen_store -- OUT.ndjson [RECORDS] --shape incident
+//! cargo run --release --example gen_store -- OUT.ndjson [RECORDS] --shape reference
 //! ```
 //! `--shape incident`: the shape real incident evidence has (`support/incident.rs`): short
 //! emitter chains of cumulative snapshots, several emitters a run, about one finding a
 //! record, some retried appends.
+//!
+//! `--shape reference`: the reference emitter's own shape (`support/reference.rs`), matched
+//! statistic by statistic to the reference-emitter stores by `tests/reference_shape.rs`;
+//! the statistics of the store written are printed.
 //!
 //! Writes OUT.ndjson (RECORDS records, default 20000: 3–10 actions each, about 7 % DSSE,
 //! chains of up to 12 records per emitter) and OUT.keys.json with the test key.
@@ -21,10 +26,16 @@
 
 #[path = "support/incident.rs"]
 mod incident;
+#[path = "support/reference.rs"]
+mod reference;
+#[path = "support/rng.rs"]
+mod rng;
+#[path = "support/shape.rs"]
+mod shape;
 
 use aeplens::model::json::Json;
 use aeplens::verify::sign::{link_to, sign_dsse, sign_legacy, signing_key, to_line};
-use incident::Rng;
+use rng::Rng;
 use sha2::{Digest, Sha256};
 use std::io::Write;
 
@@ -33,25 +44,45 @@ const KEY_ID: &str = "bench-key-1";
 fn main() {
     let all: Vec<String> = std::env::args().skip(1).collect();
     let emitter_order = all.iter().any(|a| a == "--emitter-order");
-    let incident = all
-        .windows(2)
-        .any(|w| w[0] == "--shape" && w[1] == "incident");
-    let mut args =
-        (all.iter()).filter(|a| !["--emitter-order", "--shape", "incident"].contains(&a.as_str()));
+    let shape = (all.windows(2))
+        .find(|w| w[0] == "--shape")
+        .map(|w| w[1].clone());
+    let mut args = (all.iter())
+        .filter(|a| a.as_str() != "--emitter-order" && a.as_str() != "--shape")
+        .filter(|a| Some(*a) != shape.as_ref());
     let out = args.next().cloned().unwrap_or_else(|| {
-        eprintln!("usage: gen_store OUT.ndjson [RECORDS] [--emitter-order] [--shape incident]");
+        eprintln!(
+            "usage: gen_store OUT.ndjson [RECORDS] [--emitter-order] [--shape incident|reference]"
+        );
         std::process::exit(2);
     });
     let count: usize = args
         .next()
         .map_or(20_000, |n| n.parse().expect("RECORDS is a number"));
-    if incident {
+    let keys_path = format!("{}.keys.json", out.trim_end_matches(".ndjson"));
+    if let Some(shape) = shape {
         let mut file = std::io::BufWriter::new(std::fs::File::create(&out).expect("create output"));
-        incident::generate(count, &mut file).expect("write");
+        let keys = match shape.as_str() {
+            "incident" => {
+                incident::generate(count, &mut file).expect("write");
+                incident::keys_json()
+            }
+            "reference" => {
+                reference::generate(count, &mut file).expect("write");
+                reference::keys_json()
+            }
+            other => {
+                eprintln!("gen_store: no shape {other:?} (incident, reference)");
+                std::process::exit(2);
+            }
+        };
         file.flush().expect("flush");
-        let keys_path = format!("{}.keys.json", out.trim_end_matches(".ndjson"));
-        std::fs::write(&keys_path, incident::keys_json()).expect("write keys");
-        eprintln!("wrote {count} incident-shaped records to {out} and the keys to {keys_path}");
+        std::fs::write(&keys_path, keys).expect("write keys");
+        eprintln!("wrote {count} {shape}-shaped records to {out} and the keys to {keys_path}");
+        if shape == "reference" {
+            let text = std::fs::read_to_string(&out).expect("read back");
+            eprintln!("{:#?}", shape::of(&text));
+        }
         return;
     }
     let seed: [u8; 32] = Sha256::digest(b"aeplens-bench-key").into();
@@ -147,7 +178,6 @@ fn main() {
         "{{\"{KEY_ID}\": \"{}\"}}\n",
         aeplens::canon::hex(key.verifying_key().as_bytes())
     );
-    let keys_path = format!("{}.keys.json", out.trim_end_matches(".ndjson"));
     std::fs::write(&keys_path, keys).expect("write keys");
     eprintln!("wrote {count} records to {out} and the key to {keys_path}");
 }

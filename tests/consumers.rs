@@ -10,6 +10,8 @@
 mod common;
 #[path = "../examples/support/incident.rs"]
 mod incident;
+#[path = "../examples/support/rng.rs"]
+mod rng;
 
 use aeplens::model::json::Json;
 use aeplens::verify::sign::{link_to, sign_legacy, signing_key};

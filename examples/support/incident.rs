@@ -13,6 +13,8 @@ use aeplens::verify::sign::{link_to, sign_dsse, sign_legacy, signing_key};
 use sha2::{Digest, Sha256};
 use std::io::Write;
 
+pub use crate::rng::Rng;
+
 /// The emitters' keys: `incident-key-1` … `incident-key-3`.
 pub fn keys() -> Vec<(String, ed25519_dalek::SigningKey)> {
     (1..=3)
@@ -33,30 +35,6 @@ pub fn keys_json() -> String {
         })
         .collect();
     format!("{{\n{}\n}}\n", entries.join(",\n"))
-}
-
-/// A tiny deterministic generator (xorshift), so a store is reproducible.
-pub struct Rng(pub u64);
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    /// A `sha256:` digest of four draws.
-    pub fn digest(&mut self) -> String {
-        format!(
-            "sha256:{:016x}{:016x}{:016x}{:016x}",
-            self.next(),
-            self.next(),
-            self.next(),
-            self.next()
-        )
-    }
 }
 
 /// Writes `records` records (a retried append counts as one) to `out`.
