@@ -56,7 +56,13 @@ fn stores() -> Vec<(String, Vec<u8>, Option<String>)> {
     let reference = (args.iter()).filter_map(|a| a.strip_prefix("reference:")?.parse().ok());
     let mut out: Vec<_> = (synthetic::counts_from_args().into_iter())
         .filter(|_| args.is_empty() || args.iter().any(|a| a.parse::<usize>().is_ok()))
-        .map(|n| (format!("{n} actions"), synthetic::generate(n).into_bytes(), None))
+        .map(|n| {
+            (
+                format!("{n} actions"),
+                synthetic::generate(n).into_bytes(),
+                None,
+            )
+        })
         .collect();
     for records in reference {
         let mut bytes = Vec::new();

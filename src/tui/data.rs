@@ -80,6 +80,10 @@ pub struct GroupFlags {
     pub runs: Vec<u16>,
     pub chains: Vec<u16>,
     pub leases: Vec<u16>,
+    /// Each chain's actions one after another (chain `i`'s from `chain_starts[i]` to
+    /// `chain_starts[i + 1]`): read by the navigator's filter without the chains' steps.
+    chain_nodes: Vec<NodeId>,
+    chain_starts: Vec<u32>,
 }
 
 impl GroupFlags {
@@ -104,7 +108,22 @@ impl GroupFlags {
                 .iter()
                 .map(|l| union(&mut l.nodes.iter().copied()))
                 .collect(),
+            chain_nodes: (analysis.chains.iter())
+                .flat_map(|c| c.steps.iter().map(|s| s.node))
+                .collect(),
+            chain_starts: std::iter::once(0)
+                .chain(analysis.chains.iter().scan(0u32, |at, c| {
+                    *at += c.steps.len() as u32;
+                    Some(*at)
+                }))
+                .collect(),
         }
+    }
+
+    /// The actions of chain `i`, in its order.
+    pub fn chain_nodes(&self, i: usize) -> &[NodeId] {
+        let at = |i: usize| self.chain_starts.get(i).map_or(0, |a| *a as usize);
+        self.chain_nodes.get(at(i)..at(i + 1)).unwrap_or(&[])
     }
 }
 

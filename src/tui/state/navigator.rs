@@ -248,14 +248,19 @@ pub(super) fn activate_nav(state: &mut State) {
 
 /// Rebuilds the navigator list (respecting the filter and fold state).
 pub fn rebuild_nav(state: &mut State) {
-    state.nav.items = nav_items(state);
+    // Into the rows' own buffer: a list of a million rows is not allocated at each switch.
+    let mut items = std::mem::take(&mut state.nav.items);
+    items.clear();
+    nav_items(state, &mut items);
+    state.nav.items = items;
     state.nav.cursor = state
         .nav
         .cursor
         .min(state.nav.items.len().saturating_sub(1));
 }
 
-pub(super) fn nav_items(state: &State) -> Vec<NavItem> {
+/// The rows of the list shown, into `out`.
+fn nav_items(state: &State, out: &mut Vec<NavItem>) {
     let errors = (0..state.errors.len()).map(|i| NavItem {
         depth: 0,
         target: NavTarget::LoadError(i),
@@ -264,11 +269,10 @@ pub(super) fn nav_items(state: &State) -> Vec<NavItem> {
         folded: false,
     });
     let Some(d) = state.data.as_ref() else {
-        return if state.nav.list == NavList::Runs {
-            errors.collect()
-        } else {
-            Vec::new()
-        };
+        if state.nav.list == NavList::Runs {
+            out.extend(errors);
+        }
+        return;
     };
     let an = &d.analysis;
     let g = &an.graph;
@@ -279,7 +283,7 @@ pub(super) fn nav_items(state: &State) -> Vec<NavItem> {
     // (decided on both cores for the chains list, which may hold a million actions).
     let chain_state = |i: usize| -> (u16, bool) {
         if filtered {
-            union(&mut an.chains[i].steps.iter().map(|s| s.node))
+            union(&mut d.group_flags.chain_nodes(i).iter().copied())
         } else {
             (d.group_flags.chains[i], true)
         }
@@ -291,7 +295,6 @@ pub(super) fn nav_items(state: &State) -> Vec<NavItem> {
         foldable,
         folded: foldable && !state.nav.unfolded.contains(&target),
     };
-    let mut out = Vec::new();
     let chain_item = |i: usize, depth: u8, (flags, pass): (u16, bool), out: &mut Vec<NavItem>| {
         let c = &an.chains[i];
         if pass {
@@ -351,24 +354,25 @@ pub(super) fn nav_items(state: &State) -> Vec<NavItem> {
                 if !folded {
                     for (i, c) in an.chains.iter().enumerate() {
                         if c.steps.first().is_some_and(|s| d.run_of(s.node) == ri) {
-                            chain_item(i, 1, chain_state(i), &mut out);
+                            chain_item(i, 1, chain_state(i), out);
                         }
                     }
                     for (i, l) in an.leases.summaries.iter().enumerate() {
                         if l.nodes.first().is_some_and(|n| d.run_of(*n) == ri) {
-                            lease_item(i, 1, &mut out);
+                            lease_item(i, 1, out);
                         }
                     }
                 }
             }
         }
         NavList::Chains => {
+            out.reserve(an.chains.len());
             let states: Vec<(u16, bool)> = (0..an.chains.len())
                 .into_par_iter()
                 .map(chain_state)
                 .collect();
             for (i, state) in states.into_iter().enumerate() {
-                chain_item(i, 0, state, &mut out);
+                chain_item(i, 0, state, out);
             }
         }
         NavList::Findings => {
@@ -382,17 +386,20 @@ pub(super) fn nav_items(state: &State) -> Vec<NavItem> {
                     }
                 }
             }
-            let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
+            // The members of a folded group are not listed (a group may hold a million).
+            let mut groups: Vec<(usize, bool, Vec<usize>)> = Vec::new();
             let mut group_of: FxHashMap<&str, usize> = FxHashMap::default();
             for (i, f) in d.findings.iter().enumerate().filter(|(i, _)| shown[*i]) {
-                if let Some(&g) = group_of.get(f.id) {
-                    groups[g].1.push(i);
-                } else {
-                    group_of.insert(f.id, groups.len());
-                    groups.push((i, vec![i]));
+                let g = *group_of.entry(f.id).or_insert_with(|| {
+                    let unfolded = state.nav.unfolded.contains(&NavTarget::FindingGroup(i));
+                    groups.push((i, unfolded, Vec::new()));
+                    groups.len() - 1
+                });
+                if groups[g].1 {
+                    groups[g].2.push(i);
                 }
             }
-            for (first, members) in groups {
+            for (first, _, members) in groups {
                 let it = item(0, NavTarget::FindingGroup(first), 0, true);
                 let folded = it.folded;
                 out.push(it);
@@ -407,7 +414,7 @@ pub(super) fn nav_items(state: &State) -> Vec<NavItem> {
         }
         NavList::Leases => {
             for i in 0..an.leases.summaries.len() {
-                lease_item(i, 0, &mut out);
+                lease_item(i, 0, out);
             }
         }
         NavList::Marks => {
@@ -418,7 +425,6 @@ pub(super) fn nav_items(state: &State) -> Vec<NavItem> {
             }
         }
     }
-    out
 }
 
 /// The flags of some actions together, and whether any passes the filter (`passing`;
