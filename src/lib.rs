@@ -3,12 +3,14 @@
 //! A forensic explorer and independent verifier for AEP (Agent Evidence Protocol)
 //! records: the signed JSON receipts agent runtimes write after each run.
 //!
-//! The crate is layered; each layer only uses the ones above it:
+//! The crate is layered; each layer only uses the ones above it (ARCHITECTURE.md states
+//! the order, and a test holds every file to it):
 //!
 //! - [`model`]: the stored JSON ([`model::json::Json`], member order, duplicate keys and
-//!   raw numbers kept) and typed, dialect-normalised views of records and actions.
-//! - [`load`]: files, directories and stdin → records with their source (file, line).
+//!   raw numbers kept), typed, dialect-normalised views of records and actions, the
+//!   digest type and the JSON output contract.
 //! - [`canon`]: canonical bytes and hashes, byte-exact with the reference emitter.
+//! - [`load`]: files, directories and stdin → records with their source (file, line).
 //! - [`verify`]: signatures (four constructions), DSSE binding, chains, structural and
 //!   semantic checks, and the verifier-result envelope.
 //! - [`analysis`]: the action graph, the per-action views that answer the three post-run
@@ -48,6 +50,8 @@
 pub mod analysis;
 pub mod canon;
 pub mod cli;
+#[cfg(test)]
+mod layering;
 pub mod load;
 pub mod model;
 pub mod query;

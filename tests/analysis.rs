@@ -363,7 +363,7 @@ fn golden_rfc_outputs() {
         insta::assert_snapshot!(format!("rfc_show_{id}"), show_text(&report, None));
         insta::assert_json_snapshot!(
             format!("rfc_show_{id}_json"),
-            aeplens::cli::contract::versioned("show", &report)
+            aeplens::model::contract::versioned("show", &report)
         );
     }
     let envelopes: Vec<String> = ev

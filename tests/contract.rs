@@ -7,8 +7,8 @@ mod common;
 
 use aeplens::analysis::evidence::Evidence;
 use aeplens::analysis::lease::SuppliedLeases;
-use aeplens::cli::contract::{SCHEMA_VERSION, versioned};
 use aeplens::load::{Corpus, load_paths};
+use aeplens::model::contract::{SCHEMA_VERSION, versioned};
 use aeplens::verify::Options;
 use common::fixtures;
 use serde_json::Value;

@@ -240,7 +240,7 @@ pub fn key(corpus: &Corpus, form: Form) -> String {
 /// The JSON document's beginning, up to its first chain (`[` when `empty` ends it too) —
 /// as `serde_json::to_string_pretty` writes `{schema_version, chains}`.
 fn document_head(empty: bool) -> String {
-    let version = crate::cli::contract::SCHEMA_VERSION;
+    let version = crate::model::contract::SCHEMA_VERSION;
     let list = if empty { "[]\n}\n" } else { "[\n" };
     format!("{{\n  \"schema_version\": \"{version}\",\n  \"chains\": {list}")
 }

@@ -288,7 +288,7 @@ pub fn write_json_report(
     let head = [
         (
             "schema_version",
-            nested(&super::contract::SCHEMA_VERSION, 1),
+            nested(&crate::model::contract::SCHEMA_VERSION, 1),
         ),
         ("tool", nested(&"aeplens", 1)),
         ("version", nested(&env!("CARGO_PKG_VERSION"), 1)),

@@ -7,12 +7,12 @@
 //! records that stopped or started verifying, key ids that changed, chain statuses that
 //! changed — exit 1 when verification got worse.
 
-use super::contract::document;
 use super::report::{emit, open};
 use super::{DiffArgs, EvidenceArgs, Format};
 use crate::analysis::compare::differing;
 use crate::analysis::evidence::Evidence;
 use crate::model::Action;
+use crate::model::contract::document;
 use crate::model::facts::ActionFacts;
 use crate::model::finding::Finding;
 use crate::model::text::{sanitize, show_id};

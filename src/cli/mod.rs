@@ -4,7 +4,6 @@ pub mod anchor;
 pub mod chains;
 pub mod check;
 pub mod config;
-pub mod contract;
 pub mod diff;
 pub mod explore;
 pub mod export;

@@ -248,7 +248,7 @@ fn out(args: &QueryArgs, query: &Query, ev: &Evidence, review: Option<&Review>) 
     let code = match format {
         QueryFormat::Json => {
             let doc = Document {
-                schema_version: super::contract::SCHEMA_VERSION,
+                schema_version: crate::model::contract::SCHEMA_VERSION,
                 expression: query.text(),
                 matches,
                 counts,
@@ -260,7 +260,7 @@ fn out(args: &QueryArgs, query: &Query, ev: &Evidence, review: Option<&Review>) 
         QueryFormat::Ndjson => {
             let mut s = String::new();
             for m in &matches {
-                s.push_str(&super::contract::ndjson_line(m));
+                s.push_str(&crate::model::contract::ndjson_line(m));
             }
             emit(&s)
         }

@@ -1,7 +1,6 @@
 //! The analysis commands: `findings`, `show`, `chains`, `envelope` — the explorer's
 //! panes as text (for people without a TTY) and JSON (for scripts).
 
-use super::contract::{document, list_document, ndjson_line};
 use super::{EvidenceArgs, FindingsArgs, Format, ShowArgs};
 use crate::analysis::action_table::{self, KeptAction};
 use crate::analysis::evidence::Evidence;
@@ -9,6 +8,7 @@ use crate::analysis::lease::SuppliedLeases;
 use crate::analysis::lineage::ChainName;
 use crate::analysis::{ActionReport, graph::NodeId};
 use crate::load::LoadError;
+use crate::model::contract::{document, list_document, ndjson_line};
 use crate::model::finding::{Finding, Severity};
 use crate::model::text::{sanitize, show_id, value_line};
 use crate::model::time::format_ms;

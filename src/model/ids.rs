@@ -122,7 +122,9 @@ impl RecordIds {
             2 => Link::Malformed,
             3 => {
                 let digest = r.take(32)?.try_into().ok()?;
-                Link::Hash(LinkHashRef::Digest(crate::canon::Sha256Digest(digest)))
+                Link::Hash(LinkHashRef::Digest(crate::model::sha256::Sha256Digest(
+                    digest,
+                )))
             }
             4 => Link::Hash(LinkHashRef::Text(r.str()?)),
             _ => return None,

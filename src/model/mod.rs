@@ -5,6 +5,7 @@
 //! from exactly what was stored.
 
 pub mod codec;
+pub mod contract;
 pub mod drift;
 pub mod facts;
 pub mod fields;
@@ -14,6 +15,7 @@ pub mod json;
 pub mod kind;
 pub mod name;
 pub mod prefetch;
+pub mod sha256;
 pub mod telemetry;
 pub mod text;
 mod texts;
@@ -110,14 +112,14 @@ pub enum Link<'a> {
 /// the 32 bytes it stands for — a store's records hold one each — any other as its text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LinkHash {
-    Digest(crate::canon::Sha256Digest),
+    Digest(crate::model::sha256::Sha256Digest),
     Text(compact_str::CompactString),
 }
 
 impl LinkHash {
     /// The link as it was written.
     pub fn new(text: &str) -> LinkHash {
-        crate::canon::Sha256Digest::from_hex(text)
+        crate::model::sha256::Sha256Digest::from_hex(text)
             .map_or_else(|| LinkHash::Text(text.into()), LinkHash::Digest)
     }
 
@@ -140,16 +142,16 @@ impl std::fmt::Display for LinkHash {
 /// A `prev_record_hash` string, borrowed ([`LinkHash`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LinkHashRef<'a> {
-    Digest(crate::canon::Sha256Digest),
+    Digest(crate::model::sha256::Sha256Digest),
     Text(&'a str),
 }
 
 impl LinkHashRef<'_> {
     /// The chain hash it names, when it is spelled as one.
-    pub fn digest(self) -> Option<crate::canon::Sha256Digest> {
+    pub fn digest(self) -> Option<crate::model::sha256::Sha256Digest> {
         match self {
             LinkHashRef::Digest(d) => Some(d),
-            LinkHashRef::Text(t) => crate::canon::Sha256Digest::from_hex(t),
+            LinkHashRef::Text(t) => crate::model::sha256::Sha256Digest::from_hex(t),
         }
     }
 }
@@ -660,7 +662,7 @@ mod tests {
         assert!(matches!(LinkHash::new(&lower), LinkHash::Digest(_)));
         assert_eq!(
             LinkHash::new(&lower).borrowed().digest(),
-            crate::canon::Sha256Digest::from_hex(&lower)
+            crate::model::sha256::Sha256Digest::from_hex(&lower)
         );
         assert!(matches!(LinkHash::new(&upper), LinkHash::Text(_)));
         assert_eq!(LinkHash::new(&upper).borrowed().digest(), None);

@@ -3,7 +3,6 @@
 //! this loop: terminal set-up and restore (also on panic), a background worker that
 //! loads, analyses and verifies, key and mouse input, and clipboard output.
 
-pub mod action;
 pub mod clipboard;
 pub mod data;
 pub mod input;

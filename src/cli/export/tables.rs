@@ -721,7 +721,7 @@ pub fn manifest(
     tables: &serde_json::Map<String, serde_json::Value>,
 ) -> serde_json::Value {
     serde_json::json!({
-        "schema_version": crate::cli::contract::SCHEMA_VERSION,
+        "schema_version": crate::model::contract::SCHEMA_VERSION,
         "tables_version": TABLES_VERSION,
         "tool": "aeplens",
         "version": env!("CARGO_PKG_VERSION"),

@@ -78,7 +78,7 @@ impl Format {
 /// `report` written in `format`.
 pub fn render(format: Format, report: &IncidentReport<'_>, ev: EvidenceRef<'_>) -> String {
     match format {
-        Format::Json => crate::cli::contract::document("report", report),
+        Format::Json => crate::model::contract::document("report", report),
         Format::Md => markdown::render(report, ev),
         Format::Html => html::render(report, ev),
         Format::Sarif => sarif::render(report, ev),

@@ -1,6 +1,8 @@
 //! The explorer's state and its one `update(state, action)`. No terminal here: tests
 //! drive `update` directly and the views render `&State`.
 
+mod action;
+pub mod axis;
 mod copy;
 mod detail;
 mod filter;
@@ -19,7 +21,7 @@ use review::*;
 use search::*;
 use timeline::*;
 
-pub use super::action::{Action, Progress};
+pub use action::{Action, Progress};
 pub use copy::CopyTarget;
 pub use detail::{Detail, DetailTab, JsonLine, raw_lines};
 pub use filter::{Filter, columns_key, compile, expression, shorthand};

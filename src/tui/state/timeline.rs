@@ -143,7 +143,7 @@ pub(super) fn timeline_command(state: &mut State, c: Command) {
             // Centred on the selected action when it has a time.
             let centre = g.nodes[node as usize]
                 .time()
-                .map(|t| crate::tui::view::run_axis(state, data).frac(t));
+                .map(|t| super::axis::run_axis(state, data).frac(t));
             state.timeline.zoom = if c == Command::ZoomIn {
                 (state.timeline.zoom * 2.0).min(1024.0)
             } else {

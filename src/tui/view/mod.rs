@@ -30,9 +30,9 @@ use review::*;
 use telemetry::*;
 use timeline::*;
 
+pub use crate::tui::state::axis::{Axis, run_axis};
 pub use lines::abbreviate;
 pub use overlay::GLYPH_LEGEND;
-pub use timeline::{Axis, run_axis};
 
 use super::data::{Data, flag, glyphs};
 use super::keymap::{Command, Scope};

@@ -1,9 +1,9 @@
 //! What the explorer's one `update` reacts to: commands from the keymap, typed text,
 //! clicks, and what the background worker sends.
 
-use super::data::Data;
-use super::keymap::Command;
-use super::state::{NavList, Pane};
+use super::{NavList, Pane};
+use crate::tui::data::Data;
+use crate::tui::keymap::Command;
 use crate::verify::Report;
 use std::sync::Arc;
 
@@ -63,5 +63,5 @@ pub enum Action {
     /// A note written in `$EDITOR`, for this target.
     NoteEdited(crate::review::marks::Target, String),
     /// A background all-runs search finished (its query, its matches).
-    SearchDone(String, super::state::AllMatches),
+    SearchDone(String, super::AllMatches),
 }
