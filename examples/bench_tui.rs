@@ -23,10 +23,10 @@ use ratatui::backend::TestBackend;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+#[path = "support/generated.rs"]
+mod generated;
 #[path = "support/reference.rs"]
 mod reference;
-#[path = "support/rng.rs"]
-mod rng;
 #[path = "support/synthetic.rs"]
 mod synthetic;
 

@@ -24,18 +24,18 @@
 //! `action_id`, `tool_name`, `state_changing`, …), as real stores are: no line is then
 //! already canonical.
 
+#[path = "support/generated.rs"]
+mod generated;
 #[path = "support/incident.rs"]
 mod incident;
 #[path = "support/reference.rs"]
 mod reference;
-#[path = "support/rng.rs"]
-mod rng;
 #[path = "support/shape.rs"]
 mod shape;
 
 use aeplens::model::json::Json;
 use aeplens::verify::sign::{link_to, sign_dsse, sign_legacy, signing_key, to_line};
-use rng::Rng;
+use generated::Rng;
 use sha2::{Digest, Sha256};
 use std::io::Write;
 

@@ -8,10 +8,10 @@
 //! virtual environment `scripts/test` makes under `target/consumers-venv`.
 
 mod common;
+#[path = "../examples/support/generated.rs"]
+mod generated;
 #[path = "../examples/support/incident.rs"]
 mod incident;
-#[path = "../examples/support/rng.rs"]
-mod rng;
 
 use aeplens::model::json::Json;
 use aeplens::verify::sign::{link_to, sign_legacy, signing_key};

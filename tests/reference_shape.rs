@@ -7,10 +7,10 @@
 //! statistic outside it fails here.
 
 mod common;
+#[path = "../examples/support/generated.rs"]
+mod generated;
 #[path = "../examples/support/reference.rs"]
 mod reference;
-#[path = "../examples/support/rng.rs"]
-mod rng;
 #[path = "../examples/support/shape.rs"]
 mod shape;
 

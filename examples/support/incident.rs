@@ -9,32 +9,19 @@
 //! module).
 
 use aeplens::model::json::Json;
-use aeplens::verify::sign::{link_to, sign_dsse, sign_legacy, signing_key};
-use sha2::{Digest, Sha256};
+use aeplens::verify::sign::{link_to, sign_dsse, sign_legacy};
 use std::io::Write;
 
-pub use crate::rng::Rng;
+pub use crate::generated::Rng;
 
 /// The emitters' keys: `incident-key-1` … `incident-key-3`.
 pub fn keys() -> Vec<(String, ed25519_dalek::SigningKey)> {
-    (1..=3)
-        .map(|i| {
-            let seed: [u8; 32] = Sha256::digest(format!("aeplens-incident-key-{i}")).into();
-            (format!("incident-key-{i}"), signing_key(&seed))
-        })
-        .collect()
+    crate::generated::emitter_keys("incident")
 }
 
-/// The keyring file for [`keys`] (`{"key id": "public key hex"}`).
+/// The keyring file for [`keys`].
 pub fn keys_json() -> String {
-    let entries: Vec<String> = keys()
-        .iter()
-        .map(|(id, k)| {
-            let hex = aeplens::canon::hex(k.verifying_key().as_bytes());
-            format!("  \"{id}\": \"{hex}\"")
-        })
-        .collect();
-    format!("{{\n{}\n}}\n", entries.join(",\n"))
+    crate::generated::keyring_json(&keys())
 }
 
 /// Writes `records` records (a retried append counts as one) to `out`.
@@ -124,14 +111,7 @@ pub fn generate(records: usize, out: &mut impl Write) -> std::io::Result<()> {
                 } else {
                     sign_legacy(&mut record, key_id, key);
                 }
-                // Members in the order they were written, as the emitter writes them.
-                let line = serde_json::to_string(&record).unwrap_or_default();
-                out.write_all(line.as_bytes())?;
-                out.write_all(b"\n")?;
-                if rng.below(100) == 0 {
-                    out.write_all(line.as_bytes())?;
-                    out.write_all(b"\n")?;
-                }
+                crate::generated::append(out, &record, &mut rng)?;
                 written += 1;
                 previous = Some(record);
             }

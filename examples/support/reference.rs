@@ -14,32 +14,19 @@
 //! one record in a hundred is appended twice (a retried append). Deterministic.
 
 use aeplens::model::json::Json;
-use aeplens::verify::sign::{link_to, sign_dsse, sign_legacy, signing_key};
-use sha2::{Digest, Sha256};
+use aeplens::verify::sign::{link_to, sign_dsse, sign_legacy};
 use std::io::Write;
 
-use crate::rng::Rng;
+use crate::generated::Rng;
 
 /// The emitters' keys: `reference-key-1` … `reference-key-3`.
 pub fn keys() -> Vec<(String, ed25519_dalek::SigningKey)> {
-    (1..=3)
-        .map(|i| {
-            let seed: [u8; 32] = Sha256::digest(format!("aeplens-reference-key-{i}")).into();
-            (format!("reference-key-{i}"), signing_key(&seed))
-        })
-        .collect()
+    crate::generated::emitter_keys("reference")
 }
 
-/// The keyring file for [`keys`] (`{"key id": "public key hex"}`).
+/// The keyring file for [`keys`].
 pub fn keys_json() -> String {
-    let entries: Vec<String> = keys()
-        .iter()
-        .map(|(id, k)| {
-            let hex = aeplens::canon::hex(k.verifying_key().as_bytes());
-            format!("  \"{id}\": \"{hex}\"")
-        })
-        .collect();
-    format!("{{\n{}\n}}\n", entries.join(",\n"))
+    crate::generated::keyring_json(&keys())
 }
 
 /// Tools with their side-effect class and capability.
@@ -215,13 +202,7 @@ pub fn generate(records: usize, out: &mut impl Write) -> std::io::Result<()> {
                 } else {
                     sign_legacy(&mut record, key_id, key);
                 }
-                let line = serde_json::to_string(&record).unwrap_or_default();
-                out.write_all(line.as_bytes())?;
-                out.write_all(b"\n")?;
-                if rng.below(100) == 0 {
-                    out.write_all(line.as_bytes())?;
-                    out.write_all(b"\n")?;
-                }
+                crate::generated::append(out, &record, &mut rng)?;
                 written += 1;
                 previous = Some(record);
             }
