@@ -10,7 +10,7 @@ use crate::model::drift::{Drift, DriftResult};
 use crate::model::facts::ActionFacts;
 use crate::model::fields::{ActionFields, Key};
 use crate::model::finding::{Finding, Location, Severity};
-use crate::model::{Action, Decision, Record, Source};
+use crate::model::{Action, Record, Source};
 use crate::verify::RecordResult;
 use crate::verify::semantic::{RuleSeverity, Violation};
 use rayon::prelude::*;
@@ -585,18 +585,13 @@ fn same_payload(
     })
 }
 
-/// (capability, subject, resource) of a decision.
-fn triple<'a>(d: &Decision<'a>) -> [Option<&'a str>; 3] {
-    ["capability", "subject", "resource"].map(|k| d.str_field(k))
-}
-
 /// F-DECISION-SHADOWED: the record-level list keeps the first decision per
 /// (capability, subject, resource); an action showing a different one was shadowed.
 fn shadowed_decisions(corpus: &Corpus, an: &Analysis, out: &mut Vec<Timed>) {
     let mut reported: HashSet<NodeId> = HashSet::new();
     for &ri in an.graph.runs.iter().flat_map(|r| r.records.iter()) {
         let record = corpus.record(ri as usize);
-        if !record.facts().has_decisions {
+        if !record.facts().decision_shadowed {
             continue;
         }
         let seen = |id: &str| an.graph.find_from_record(corpus, ri as usize, id);
@@ -611,13 +606,9 @@ fn shadowed_in(
     reported: &mut HashSet<NodeId>,
     out: &mut Vec<Timed>,
 ) {
-    let list: Vec<_> = record.decisions().collect();
-    if list.is_empty() {
-        return;
-    }
     for a in record.actions() {
         let Some(d) = a.decision() else { continue };
-        let Some(listed) = list.iter().find(|x| triple(x) == triple(&d)) else {
+        let Some(listed) = record.listed_decision(&d) else {
             continue;
         };
         if listed.outcome() == d.outcome() && listed.grant() == d.grant() {

@@ -10,7 +10,6 @@ pub use crate::model::sha256::{Sha256Digest, hex};
 pub use number::{PrecisionLoss, format_number, precision_loss};
 
 use crate::model::json::{JStr, Json};
-use sha2::{Digest, Sha256};
 use std::cmp::Ordering;
 
 /// Which canonicalisation: the three differ only in key order and `__proto__`. Written
@@ -58,7 +57,7 @@ pub fn canonical_bytes_without(record: &Json, excluded: &[&str], variant: Varian
 
 /// Lower-case hex SHA-256.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
+    hex(&Sha256Digest::of(bytes).0)
 }
 
 /// The chain hash `H(r)`: SHA-256 of C1(record − `signature` − `dsse_envelope`).

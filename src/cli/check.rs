@@ -146,6 +146,22 @@ pub fn run(args: &CheckArgs) -> i32 {
             ),
             _ => eprintln!("timings: evidence index not used"),
         }
+        // Every byte read once and hashed as few times as it must be: what was read,
+        // what was read again, and what SHA-256 was given, over the whole run.
+        let files: u64 = (opened.parts().1.inputs.iter())
+            .filter_map(|i| i.bytes)
+            .sum();
+        let again = crate::load::read_again();
+        let hashed = crate::model::sha256::hashed();
+        let mb = |b: u64| b as f64 / 1e6;
+        eprintln!(
+            "timings: bytes read {:.1} MB ({:.1} MB of files, {:.1} MB of lines read again); SHA-256 over {:.1} MB = {:.2}x the files",
+            mb(files + again),
+            mb(files),
+            mb(again),
+            mb(hashed),
+            hashed as f64 / files.max(1) as f64
+        );
         use crate::verify::tsa::{TOKEN_NANOS, TOKENS_VERIFIED};
         let tokens = TOKENS_VERIFIED.load(std::sync::atomic::Ordering::Relaxed);
         if tokens > 0 {

@@ -626,7 +626,7 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub index: IndexArgs,
     /// Print how long each phase took (read, parse and verify — one pass —, analysis,
-    /// findings, report) to stderr.
+    /// findings, report) to stderr, and the bytes read and hashed with SHA-256.
     #[arg(long, short = 'v', alias = "verbose")]
     pub timings: bool,
     /// Quiet: no notes on stderr (each load error, each skipped lease entry). Errors that

@@ -3,7 +3,7 @@
 //! a store that only grew (its old bytes still lead it) from one that changed — and,
 //! when asked, its BLAKE3, which tells the index an unchanged file fast.
 
-use sha2::{Digest, Sha256};
+use crate::model::sha256::Hasher;
 
 /// Leading bytes of a file: how many, and their SHA-256.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -14,7 +14,7 @@ pub struct Prefix {
 
 /// The running digest of one file.
 pub(crate) struct FileDigest {
-    hasher: Sha256,
+    hasher: Hasher,
     bytes: u64,
     asked: Option<u64>,
     asked_prefix: Option<Prefix>,
@@ -37,7 +37,7 @@ impl FileDigest {
     /// the file's BLAKE3.
     pub(crate) fn new(asked: Option<u64>, blake3: bool) -> FileDigest {
         FileDigest {
-            hasher: Sha256::new(),
+            hasher: Hasher::default(),
             bytes: 0,
             asked,
             asked_prefix: None,
@@ -65,7 +65,7 @@ impl FileDigest {
         self.bytes += head.len() as u64;
         self.asked_prefix = Some(Prefix {
             bytes: self.bytes,
-            sha256: self.hasher.clone().finalize().into(),
+            sha256: self.hasher.clone().finish(),
         });
         self.hasher.update(tail);
         self.bytes += tail.len() as u64;
@@ -74,7 +74,7 @@ impl FileDigest {
     /// The file's digests.
     pub(crate) fn finish(self) -> Digests {
         Digests {
-            sha256: self.hasher.finalize().into(),
+            sha256: self.hasher.finish(),
             asked: self.asked_prefix,
             blake3: self.blake3.map(|b| *b.finalize().as_bytes()),
         }
@@ -84,6 +84,7 @@ impl FileDigest {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sha2::{Digest, Sha256};
 
     /// Fed in pieces of every size, the digests are those of the bytes themselves.
     #[test]

@@ -12,7 +12,7 @@ mod shape;
 pub mod stream;
 pub mod traces;
 
-pub use reread::{line_digest, reread, reread_line};
+pub use reread::{line_digest, read_again, reread, reread_line};
 pub(crate) use shape::{Shape, array_elements, shape};
 
 use crate::model::json::Json;

@@ -56,10 +56,19 @@ pub fn line_digest(bytes: &[u8]) -> [u8; 32] {
     Sha256Digest::of(bytes).0
 }
 
+/// Bytes of lines read again in this process (`check --timings`).
+static READ_AGAIN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The bytes of lines read again so far.
+pub fn read_again() -> u64 {
+    READ_AGAIN.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// A record's line, read again from its file. Each thread keeps the last file it read
 /// open, so the records of a batch — read in file order — cost one `open` a file, not one
 /// a record (the bytes are still checked against what was verified).
 fn read_line(source: &Source, span: Span) -> Result<Vec<u8>, String> {
+    READ_AGAIN.fetch_add(u64::from(span.len), std::sync::atomic::Ordering::Relaxed);
     let mut bytes = vec![0; span.len as usize];
     read_at(&source.path, span.offset, &mut bytes)
         .map_err(|e| format!("cannot read its line again: {e}"))?;

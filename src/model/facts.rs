@@ -28,8 +28,9 @@ pub struct RecordFacts {
     pub link: LinkFacts,
     /// `signature.key_id`, when it is a string.
     pub key_id: Option<CompactString>,
-    /// True when the record-level `capability_decisions` list holds an object.
-    pub has_decisions: bool,
+    /// True when an action's decision is not the one the record-level list shows for it
+    /// ([`Record::shadows_a_decision`]): F-DECISION-SHADOWED reads the record only then.
+    pub decision_shadowed: bool,
     /// The elements of `actions` that are objects: their position and facts.
     pub actions: ActionList,
 }
@@ -134,9 +135,7 @@ impl RecordFacts {
                 Some(_) => LinkFacts::Malformed,
             },
             key_id: text(obj.get("signature").and_then(|s| s.get("key_id"))),
-            has_decisions: array("capability_decisions")
-                .iter()
-                .any(|d| d.as_object().is_some()),
+            decision_shadowed: is_record && record.shadows_a_decision(),
             actions: action_facts(record, array("actions")),
         }
     }
@@ -174,7 +173,7 @@ impl RecordFacts {
             }
         }
         w.opt_str(self.key_id.as_deref());
-        w.uint(u64::from(self.has_decisions));
+        w.uint(u64::from(self.decision_shadowed));
         w.uint(self.actions.len() as u64);
         for (pos, a) in self.actions.iter() {
             w.uint(u64::from(pos));
@@ -197,7 +196,7 @@ impl RecordFacts {
             _ => return None,
         };
         let key_id = text(r.opt_str()?);
-        let has_decisions = r.bool()?;
+        let decision_shadowed = r.bool()?;
         let n: usize = r.int()?;
         let capacity = n.min(1 << 16);
         let (mut facts, mut positions) =
@@ -219,7 +218,7 @@ impl RecordFacts {
             created_at_ms,
             link,
             key_id,
-            has_decisions,
+            decision_shadowed,
             actions,
         })
     }

@@ -251,8 +251,7 @@ pub fn pointer(segments: &[&str]) -> String {
 /// id, run, actions, and for each location the canonical SHA-256 of the record (`record_hash`
 /// of the location) and the pointer. 32 hex digits (128 bits of SHA-256).
 pub fn fingerprint(finding: &Finding, record_hash: impl Fn(&Location) -> Option<String>) -> String {
-    use sha2::{Digest, Sha256};
-    let mut h = Sha256::new();
+    let mut h = crate::model::sha256::Hasher::default();
     let mut field = |bytes: &[u8]| {
         h.update((bytes.len() as u64).to_be_bytes());
         h.update(bytes);
@@ -266,7 +265,7 @@ pub fn fingerprint(finding: &Finding, record_hash: impl Fn(&Location) -> Option<
         field(record_hash(l).as_deref().unwrap_or("").as_bytes());
         field(l.pointer.as_bytes());
     }
-    let digest = h.finalize();
+    let digest = h.finish();
     digest[..16].iter().fold(String::new(), |mut s, b| {
         let _ = write!(s, "{b:02x}");
         s

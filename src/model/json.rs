@@ -2,6 +2,7 @@
 //! text of every number and lone surrogates all survive, because canonical bytes,
 //! the Rust legacy signature and the raw view all need them.
 
+use crate::model::sha256::Hasher;
 use std::borrow::Cow;
 
 /// A JSON string. Almost always valid UTF-8; a string holding a lone surrogate escape
@@ -70,8 +71,7 @@ impl Obj {
         digest_of(|h| self.feed(h))
     }
 
-    fn feed(&self, h: &mut sha2::Sha256) {
-        use sha2::Digest as _;
+    fn feed(&self, h: &mut Hasher) {
         h.update([6]);
         h.update((self.members.len() as u64).to_le_bytes());
         for (k, v) in &self.members {
@@ -280,8 +280,7 @@ impl Json {
         digest_of(|h| self.feed(h))
     }
 
-    fn feed(&self, h: &mut sha2::Sha256) {
-        use sha2::Digest as _;
+    fn feed(&self, h: &mut Hasher) {
         match self {
             Json::Null => h.update([0]),
             Json::Bool(b) => h.update([1, u8::from(*b)]),
@@ -473,26 +472,24 @@ pub fn opt_number<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, 
 }
 
 /// 16 bytes of the SHA-256 of what `feed` writes.
-fn digest_of(feed: impl FnOnce(&mut sha2::Sha256)) -> [u8; 16] {
-    use sha2::Digest as _;
-    let mut h = sha2::Sha256::new();
+fn digest_of(feed: impl FnOnce(&mut Hasher)) -> [u8; 16] {
+    let mut h = Hasher::default();
     feed(&mut h);
-    let full = h.finalize();
+    let full = h.finish();
     let mut out = [0; 16];
     out.copy_from_slice(&full[..16]);
     out
 }
 
 /// A tag, the length, the bytes.
-fn feed_bytes(h: &mut sha2::Sha256, tag: u8, bytes: &[u8]) {
-    use sha2::Digest as _;
+fn feed_bytes(h: &mut Hasher, tag: u8, bytes: &[u8]) {
     h.update([tag]);
     h.update((bytes.len() as u64).to_le_bytes());
     h.update(bytes);
 }
 
 /// A string, its two forms told apart.
-fn feed_str(h: &mut sha2::Sha256, s: &JStr) {
+fn feed_str(h: &mut Hasher, s: &JStr) {
     match s {
         JStr::Utf8(s) => feed_bytes(h, 3, s.as_bytes()),
         JStr::Wtf8(b) => feed_bytes(h, 4, b),

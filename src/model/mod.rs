@@ -511,6 +511,23 @@ impl Record {
             .filter_map(|d| d.as_object().map(Decision))
     }
 
+    /// The first decision of the record-level list with the (capability, subject,
+    /// resource) of `d`: the one the list shows for it.
+    pub fn listed_decision(&self, d: &Decision<'_>) -> Option<Decision<'_>> {
+        self.decisions().find(|x| x.triple() == d.triple())
+    }
+
+    /// True when an action's decision is not the one the record-level list shows for its
+    /// (capability, subject, resource): another outcome or grant (F-DECISION-SHADOWED).
+    pub fn shadows_a_decision(&self) -> bool {
+        self.actions().any(|a| {
+            let Some(d) = a.decision() else { return false };
+            self.listed_decision(&d).is_some_and(|listed| {
+                listed.outcome() != d.outcome() || listed.grant() != d.grant()
+            })
+        })
+    }
+
     /// True when the record carries any signature material.
     pub fn is_signed(&self) -> bool {
         matches!(self.get("signature"), Some(Json::Object(_)))
@@ -632,6 +649,11 @@ impl<'a> DecisionMembers<'a> {
 pub struct Decision<'a>(pub &'a Obj);
 
 impl<'a> Decision<'a> {
+    /// (capability, subject, resource): what a decision is about.
+    pub fn triple(&self) -> [Option<&'a str>; 3] {
+        ["capability", "subject", "resource"].map(|k| self.str_field(k))
+    }
+
     /// A string field of the decision.
     pub fn str_field(&self, key: &str) -> Option<&'a str> {
         self.0.get(key).and_then(Json::as_str)
@@ -651,6 +673,32 @@ impl<'a> Decision<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_decision_is_shadowed_when_the_list_shows_another_for_its_triple() {
+        let record = |list: &str, action: &str| {
+            let text = format!(
+                r#"{{"run_id":"r","capability_decisions":[{list}],"actions":[{{"action_id":"a","capability_decision":{action}}}]}}"#
+            );
+            let source = Source {
+                path: "t.ndjson".into(),
+                line: 1,
+                index: 0,
+            };
+            Record::new(source, None, crate::load::parser::parse(&text).unwrap())
+        };
+        let allow = r#"{"capability":"c","subject":"s","resource":"r","decision":"allow"}"#;
+        let deny = r#"{"capability":"c","subject":"s","resource":"r","decision":"deny"}"#;
+        let other = r#"{"capability":"c","subject":"s","resource":"other","decision":"allow"}"#;
+        assert!(record(allow, deny).shadows_a_decision());
+        assert!(record(&format!("{allow},{deny}"), deny).shadows_a_decision());
+        assert!(!record(&format!("{deny},{allow}"), deny).shadows_a_decision());
+        assert!(!record(other, deny).shadows_a_decision());
+        assert!(!record("", deny).shadows_a_decision());
+        // What the facts keep says the same, so the record is read again only then.
+        assert!(facts::RecordFacts::of(&record(allow, deny)).decision_shadowed);
+        assert!(!facts::RecordFacts::of(&record(deny, deny)).decision_shadowed);
+    }
 
     #[test]
     fn a_link_reads_back_as_written_and_names_a_hash_only_in_the_usual_spelling() {

@@ -2,6 +2,55 @@
 //! (made by [`crate::canon`]) and of every `prev_record_hash` read.
 
 use sha2::{Digest, Sha256};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Bytes given to SHA-256 in this process, for `check --timings`: each thread adds what
+/// it hashed in steps of `STEP` bytes (no shared counter touched per call).
+static HASHED: AtomicU64 = AtomicU64::new(0);
+const STEP: u64 = 1 << 16;
+
+thread_local! {
+    static NOT_YET_ADDED: Cell<u64> = const { Cell::new(0) };
+}
+
+fn count(bytes: usize) {
+    NOT_YET_ADDED.with(|c| {
+        let n = c.get() + bytes as u64;
+        if n >= STEP {
+            HASHED.fetch_add(n, Ordering::Relaxed);
+            c.set(0);
+        } else {
+            c.set(n);
+        }
+    });
+}
+
+/// The bytes hashed with SHA-256 so far, every thread's (those of the other threads to
+/// within 64 KiB each).
+pub fn hashed() -> u64 {
+    count(STEP as usize);
+    HASHED.load(Ordering::Relaxed).saturating_sub(STEP)
+}
+
+/// SHA-256 over bytes given piece by piece; every SHA-256 aeplens makes goes through it
+/// or [`Sha256Digest::of`], so [`hashed`] counts them all.
+#[derive(Clone, Default)]
+pub struct Hasher(Sha256);
+
+impl Hasher {
+    /// Adds bytes.
+    pub fn update(&mut self, bytes: impl AsRef<[u8]>) {
+        let bytes = bytes.as_ref();
+        count(bytes.len());
+        self.0.update(bytes);
+    }
+
+    /// The digest of everything added.
+    pub fn finish(self) -> [u8; 32] {
+        self.0.finalize().into()
+    }
+}
 
 /// Lower-case hex of bytes.
 pub fn hex(bytes: &[u8]) -> String {
@@ -22,6 +71,7 @@ pub struct Sha256Digest(pub [u8; 32]);
 impl Sha256Digest {
     /// The SHA-256 of `bytes`.
     pub fn of(bytes: &[u8]) -> Sha256Digest {
+        count(bytes.len());
         Sha256Digest(Sha256::digest(bytes).into())
     }
 
@@ -80,5 +130,25 @@ impl<'de> serde::Deserialize<'de> for Sha256Digest {
         let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
         Sha256Digest::from_hex(&text)
             .ok_or_else(|| serde::de::Error::custom("not 64 lower-case hex digits"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_byte_given_to_sha256_is_counted() {
+        let before = hashed();
+        let mut h = Hasher::default();
+        h.update(vec![7u8; 100_000]);
+        h.update(b"abc");
+        let piecewise = h.finish();
+        assert_eq!(
+            Sha256Digest::of(&[&vec![7u8; 100_000][..], b"abc"].concat()).0,
+            piecewise
+        );
+        // Both: 100,003 bytes each (other threads' tests may add more).
+        assert!(hashed() - before >= 200_006, "{}", hashed() - before);
     }
 }

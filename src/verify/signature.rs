@@ -18,7 +18,6 @@ use crate::model::finding::{Finding, Location, Severity};
 use crate::model::json::Json;
 use ed25519_dalek::{Signature, VerifyingKey};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 /// The four signing constructions (verification.md §b), written by [`Construction::name`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Hash)]
@@ -485,7 +484,9 @@ fn legacy_match(
         }
     }
     for slot in [SignatureSlot::NullInPlace, SignatureSlot::Removed] {
-        if verifies(&Sha256::digest(stored_order_bytes(record.json(), slot))) {
+        if verifies(
+            &crate::model::sha256::Sha256Digest::of(&stored_order_bytes(record.json(), slot)).0,
+        ) {
             return Some(LegacyMatch {
                 construction: Construction::RustGatewayLegacy,
                 canon: None,

@@ -10,7 +10,6 @@ use crate::model::Record;
 use crate::model::finding::{Finding, Location, Severity};
 use crate::model::json::{Json, Obj};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 /// What a `timestamp_proof` is worth (§d).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -110,10 +109,10 @@ pub(super) fn timestamp_state(
     }
     let stamp = proof.get("timestamp").and_then(Json::as_str).unwrap_or("");
     let claimed = proof.get("proof").and_then(Json::as_str).unwrap_or("");
-    let mut h = Sha256::new();
+    let mut h = crate::model::sha256::Hasher::default();
     h.update(signed_bytes);
     h.update(stamp.as_bytes());
-    if encode_base64(&h.finalize()) == claimed {
+    if encode_base64(&h.finish()) == claimed {
         return claim(TimestampState::LocalConsistent);
     }
     if let Some(der) = token_bytes(claimed) {

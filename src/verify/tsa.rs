@@ -499,7 +499,7 @@ fn parse(der: &[u8]) -> Result<Parsed, String> {
 /// The digest named by `oid` of `data`; `None` for another algorithm.
 fn digest(oid: &Oid, data: &[u8]) -> Option<Vec<u8>> {
     Some(match *oid {
-        SHA256 => sha2_10::Sha256::digest(data).to_vec(),
+        SHA256 => crate::model::sha256::Sha256Digest::of(data).0.to_vec(),
         SHA384 => sha2_10::Sha384::digest(data).to_vec(),
         SHA512 => sha2_10::Sha512::digest(data).to_vec(),
         _ => return None,

@@ -53,7 +53,6 @@ use crate::load::{Format, Input};
 use crate::model::Record;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -522,14 +521,14 @@ impl Index {
     pub fn opening_of<'a>(
         files: impl IntoIterator<Item = (&'a str, u64, &'a str)>,
     ) -> Option<String> {
-        let mut digest = Sha256::new();
+        let mut digest = crate::model::sha256::Hasher::default();
         for (path, bytes, sha256) in files {
             if path == "-" {
                 return None;
             }
             digest.update(format!("{path}\n{bytes}\n{sha256}\n").as_bytes());
         }
-        Some(hex(&digest.finalize()))
+        Some(hex(&digest.finish()))
     }
 
     /// What is kept of kind `kind` for an opening of the files named `names` (as loaded,
