@@ -22,6 +22,6 @@ const PURGE_DELAY_MS: std::ffi::c_long = 100;
 fn main() {
     // SAFETY: called once, before any other thread exists; mimalloc reads options lazily.
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS) };
-    let cli = aeplens::cli::Cli::parse();
-    std::process::exit(aeplens::cli::run(cli));
+    let cli = aeplens::cli::command::Cli::parse();
+    std::process::exit(aeplens::cli::command::run(cli));
 }
