@@ -54,8 +54,15 @@ fn stats(mut d: Vec<Duration>) -> String {
 fn stores() -> Vec<(String, Vec<u8>, Option<String>)> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let reference = (args.iter()).filter_map(|a| a.strip_prefix("reference:")?.parse().ok());
-    let mut out: Vec<_> = (synthetic::counts_from_args().into_iter())
-        .filter(|_| args.is_empty() || args.iter().any(|a| a.parse::<usize>().is_ok()))
+    // Only reference stores when only they are asked for; else the action counts given
+    // (or the default ones).
+    let only_reference = !args.is_empty() && args.iter().all(|a| a.starts_with("reference:"));
+    let counts = if only_reference {
+        Vec::new()
+    } else {
+        synthetic::counts_from_args()
+    };
+    let mut out: Vec<_> = (counts.into_iter())
         .map(|n| {
             (
                 format!("{n} actions"),

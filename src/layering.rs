@@ -38,40 +38,6 @@ fn code_of(text: &str) -> String {
     code
 }
 
-/// The top-level modules of this crate a file's code names: `crate::NAME` and each
-/// `NAME` of `crate::{NAME, …}`.
-fn named_modules(code: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let ident = |s: &str| -> String {
-        s.chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect()
-    };
-    for (at, _) in code.match_indices("crate::") {
-        let rest = &code[at + "crate::".len()..];
-        if let Some(group) = rest.strip_prefix('{') {
-            let mut depth = 0;
-            let mut start = true;
-            for (i, c) in group.char_indices() {
-                match c {
-                    '{' => depth += 1,
-                    '}' if depth == 0 => break,
-                    '}' => depth -= 1,
-                    ',' if depth == 0 => start = true,
-                    c if start && !c.is_whitespace() => {
-                        out.push(ident(&group[i..]));
-                        start = false;
-                    }
-                    _ => {}
-                }
-            }
-        } else {
-            out.push(ident(rest));
-        }
-    }
-    out
-}
-
 /// Every import against `order` among `files` (the layer a file is in, its path, its
 /// code), and every use of the terminal crates outside `tui`: one line each.
 fn violations(order: &[String], files: &[(String, String, String)]) -> Vec<String> {
@@ -84,7 +50,8 @@ fn violations(order: &[String], files: &[(String, String, String)]) -> Vec<Strin
             ));
             continue;
         };
-        for named in named_modules(code) {
+        let heads = named_paths(&module_of(path), code).into_iter();
+        for named in heads.filter_map(|p| p.into_iter().next()) {
             if rank(&named).is_some_and(|r| r > own) {
                 out.push(format!(
                     "{path}: `{layer}` imports `{named}`, a later layer"

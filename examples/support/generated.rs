@@ -54,13 +54,21 @@ pub fn keyring_json(keys: &[(String, ed25519_dalek::SigningKey)]) -> String {
     format!("{{\n{}\n}}\n", entries.join(",\n"))
 }
 
-/// Appends a record as the emitter's store does: one line, its members in the order they
-/// were written; about one in a hundred appended twice (a retried append).
-pub fn append(
+/// Signs a record (a DSSE envelope, or the inline signature) and appends it as the
+/// emitter's store does: one line, its members in the order they were written; about
+/// one in a hundred appended twice (a retried append).
+pub fn sign_and_append(
     out: &mut impl std::io::Write,
-    record: &aeplens::model::json::Json,
+    record: &mut aeplens::model::json::Json,
+    (key_id, key): (&str, &ed25519_dalek::SigningKey),
+    dsse: bool,
     rng: &mut Rng,
 ) -> std::io::Result<()> {
+    if dsse {
+        aeplens::verify::sign::sign_dsse(record, key_id, key);
+    } else {
+        aeplens::verify::sign::sign_legacy(record, key_id, key);
+    }
     let line = serde_json::to_string(record).unwrap_or_default();
     out.write_all(line.as_bytes())?;
     out.write_all(b"\n")?;

@@ -9,7 +9,7 @@
 //! module).
 
 use aeplens::model::json::Json;
-use aeplens::verify::sign::{link_to, sign_dsse, sign_legacy};
+use aeplens::verify::sign::link_to;
 use std::io::Write;
 
 pub use crate::generated::Rng;
@@ -106,12 +106,8 @@ pub fn generate(records: usize, out: &mut impl Write) -> std::io::Result<()> {
                 });
                 let mut record = Json::from_serde(&record);
                 link_to(&mut record, previous.as_ref());
-                if rng.below(10) == 0 {
-                    sign_dsse(&mut record, key_id, key);
-                } else {
-                    sign_legacy(&mut record, key_id, key);
-                }
-                crate::generated::append(out, &record, &mut rng)?;
+                let dsse = rng.below(10) == 0;
+                crate::generated::sign_and_append(out, &mut record, (key_id, key), dsse, &mut rng)?;
                 written += 1;
                 previous = Some(record);
             }

@@ -14,7 +14,7 @@
 //! one record in a hundred is appended twice (a retried append). Deterministic.
 
 use aeplens::model::json::Json;
-use aeplens::verify::sign::{link_to, sign_dsse, sign_legacy};
+use aeplens::verify::sign::link_to;
 use std::io::Write;
 
 use crate::generated::Rng;
@@ -197,12 +197,7 @@ pub fn generate(records: usize, out: &mut impl Write) -> std::io::Result<()> {
                         Json::String(CLASSES[max].into()),
                     ));
                 }
-                if dsse {
-                    sign_dsse(&mut record, key_id, key);
-                } else {
-                    sign_legacy(&mut record, key_id, key);
-                }
-                crate::generated::append(out, &record, &mut rng)?;
+                crate::generated::sign_and_append(out, &mut record, (key_id, key), dsse, &mut rng)?;
                 written += 1;
                 previous = Some(record);
             }

@@ -90,22 +90,12 @@ impl GroupFlags {
     fn of(analysis: &Analysis, flags: &[u16]) -> GroupFlags {
         let union =
             |nodes: &mut dyn Iterator<Item = NodeId>| nodes.fold(0, |f, n| f | flags[n as usize]);
-        GroupFlags {
-            runs: analysis
-                .graph
-                .runs
-                .iter()
+        let mut out = GroupFlags {
+            runs: (analysis.graph.runs.iter())
                 .map(|r| union(&mut r.nodes.iter().copied()))
                 .collect(),
-            chains: analysis
-                .chains
-                .iter()
-                .map(|c| union(&mut c.steps.iter().map(|s| s.node)))
-                .collect(),
-            leases: analysis
-                .leases
-                .summaries
-                .iter()
+            chains: Vec::new(),
+            leases: (analysis.leases.summaries.iter())
                 .map(|l| union(&mut l.nodes.iter().copied()))
                 .collect(),
             chain_nodes: (analysis.chains.iter())
@@ -117,7 +107,11 @@ impl GroupFlags {
                     Some(*at)
                 }))
                 .collect(),
-        }
+        };
+        out.chains = (0..analysis.chains.len())
+            .map(|i| union(&mut out.chain_nodes(i).iter().copied()))
+            .collect();
+        out
     }
 
     /// The actions of chain `i`, in its order.
