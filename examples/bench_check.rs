@@ -108,32 +108,27 @@ fn cpu_time() -> Option<f64> {
     Some((ticks(11)? + ticks(12)?) / 100.0)
 }
 
-/// `check --format json` as the command does it (streamed load and verification, the
-/// analysis in batches, the report written out while what is left to keep in `index` is
-/// kept).
-fn check(
-    keys: &aeplens::verify::Keyring,
-    paths: &[String],
-    index: Option<&aeplens::verify::index::Index>,
-) -> Run {
+/// `check --format json` as the command does it ([`aeplens::open::open`] for its report:
+/// streamed load and verification, the analysis in batches, the report written out while
+/// what is left to keep in the index `cache` names is kept).
+fn check(keys: &aeplens::verify::Keyring, paths: &[String], cache: aeplens::open::Cache) -> Run {
+    let setting = aeplens::open::Setting {
+        trust: keys.clone(),
+        cache,
+        ..Default::default()
+    };
     let cpu = cpu_time();
     let t = Instant::now();
-    let mut ev = aeplens::analysis::evidence::Checked::load(
-        paths,
-        keys,
-        &aeplens::verify::Options::default(),
-        &aeplens::analysis::lease::SuppliedLeases::default(),
-        index,
-        aeplens::cli::check::BUDGET,
-        &mut |_| {},
-    );
+    let need = aeplens::open::Need::Report(aeplens::cli::check::BUDGET);
+    let (mut ev, _) = aeplens::open::open(&setting, paths, need, &mut |_| {});
     let to_keep = ev.take_to_keep();
     let write = || {
+        let (_, report, findings) = ev.parts();
         let mut json = std::io::BufWriter::new(Counter(0));
         aeplens::cli::check::write_json_report(
             &mut json,
-            &ev.report,
-            &ev.findings,
+            report,
+            findings,
             aeplens::verify::Profile::Forensic,
             None,
         )
@@ -141,8 +136,8 @@ fn check(
         json.into_inner().expect("flush").0
     };
     let keep = || {
-        if let (Some(to_keep), Some(index)) = (to_keep, index) {
-            to_keep.keep(index, &ev);
+        if let Some(to_keep) = to_keep {
+            ev.keep(to_keep);
         }
     };
     let (json, ()) = rayon::join(write, keep);
@@ -151,7 +146,7 @@ fn check(
         .zip(cpu_time())
         .map(|(a, b)| (b - a) / took.as_secs_f64());
     // The process ends here in the command: its memory is not freed piece by piece.
-    let phases = ev.timings.clone();
+    let phases = ev.timings().to_vec();
     std::mem::forget(ev);
     Run {
         took,
@@ -168,14 +163,11 @@ fn check(
 fn floor(keys: &aeplens::verify::Keyring, paths: &[String]) {
     use rayon::prelude::*;
     use sha2::Digest;
-    let plain = check(keys, paths, None);
+    let plain = check(keys, paths, aeplens::open::Cache::Off);
     let dir = std::env::temp_dir().join(format!("aeplens-bench-index-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let options = aeplens::verify::Options::default();
-    let config = aeplens::verify::index::Config::new(keys, &options, &[]);
-    let index = aeplens::verify::index::Index::new(dir.clone(), &config);
-    let first = check(keys, paths, Some(&index));
-    let again = check(keys, paths, Some(&index));
+    let first = check(keys, paths, aeplens::open::Cache::Dir(dir.clone()));
+    let again = check(keys, paths, aeplens::open::Cache::Dir(dir.clone()));
     let _ = std::fs::remove_dir_all(&dir);
     let check = plain.took;
     // Signatures over each line, made before the clock starts (the floor verifies one each).

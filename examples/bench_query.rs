@@ -54,9 +54,8 @@ fn main() {
         let path = std::env::temp_dir().join(format!("aeplens-bench-query-{n}.ndjson"));
         std::fs::write(&path, synthetic::generate(n)).unwrap();
         let corpus = Corpus::new(load_paths(&[path.display().to_string()]));
-        let keys = aeplens::verify::Keyring::default();
-        let leases = aeplens::analysis::lease::SuppliedLeases::default();
-        let data = Data::open(corpus, &keys, &leases);
+        let setting = aeplens::open::Setting::default();
+        let data = Data::of(aeplens::open::open_corpus(&setting, corpus));
         let report = data.report.as_deref();
         let ctx = Ctx::of(&data.corpus, &data.analysis, report, &data.findings, None);
         println!("| expression | matched | cold (columns made) | warm |\n|---|---|---|---|");

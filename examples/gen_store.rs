@@ -10,7 +10,7 @@
 //! record, some retried appends.
 //!
 //! `--shape reference`: the reference emitter's own shape (`support/reference.rs`), matched
-//! statistic by statistic to the reference-emitter stores by `tests/reference_shape.rs`;
+//! statistic by statistic to the reference-emitter stores by `tests/scale/reference_shape.rs`;
 //! the statistics of the store written are printed.
 //!
 //! Writes OUT.ndjson (RECORDS records, default 20000: 3–10 actions each, about 7 % DSSE,

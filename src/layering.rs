@@ -38,8 +38,13 @@ fn code_of(text: &str) -> String {
     code
 }
 
+/// The evidence index's module: named by `open` alone (every other layer opens evidence
+/// through `open`'s functions).
+const CACHE: [&str; 2] = ["open", "cache"];
+
 /// Every import against `order` among `files` (the layer a file is in, its path, its
-/// code), and every use of the terminal crates outside `tui`: one line each.
+/// code), every use of the terminal crates outside `tui`, and every mention of the
+/// evidence index outside `open`: one line each.
 fn violations(order: &[String], files: &[(String, String, String)]) -> Vec<String> {
     let rank = |layer: &str| order.iter().position(|l| l == layer);
     let mut out = Vec::new();
@@ -50,7 +55,17 @@ fn violations(order: &[String], files: &[(String, String, String)]) -> Vec<Strin
             ));
             continue;
         };
-        let heads = named_paths(&module_of(path), code).into_iter();
+        let named_paths = named_paths(&module_of(path), code);
+        if layer != "open"
+            && named_paths
+                .iter()
+                .any(|p| p.starts_with(&CACHE.map(String::from)))
+        {
+            out.push(format!(
+                "{path}: `{layer}` names the evidence index, which only `open` knows"
+            ));
+        }
+        let heads = named_paths.into_iter();
         for named in heads.filter_map(|p| p.into_iter().next()) {
             if rank(&named).is_some_and(|r| r > own) {
                 out.push(format!(
@@ -318,6 +333,7 @@ fn an_import_of_a_later_layer_is_found_and_a_comment_or_test_is_not() {
         file("canon", "use crate::{model::json, cli::contract};\n"),
         file("canon", "fn f() { crate::cli::run() }\n"),
         file("cli", "use ratatui::Frame;\n"),
+        file("cli", "use crate::open::cache::Index;\n"),
     ];
     for f in &bad {
         assert_eq!(

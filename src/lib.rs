@@ -54,6 +54,8 @@ pub mod cli;
 mod layering;
 pub mod load;
 pub mod model;
+pub mod open;
+pub mod private;
 pub mod query;
 pub mod review;
 pub mod tui;

@@ -1,6 +1,6 @@
 //! Reference-shaped evidence: what the reference TypeScript emitter's
 //! `FilesystemEvidenceStore` holds for a fleet of agents, matched statistic by statistic
-//! (`support/shape.rs`, checked by `tests/reference_shape.rs`) to the reference-emitter
+//! (`support/shape.rs`, checked by `tests/scale/reference_shape.rs`) to the reference-emitter
 //! stores vendored under `tests/fixtures/reference-stores/` and to the 20,000-record store
 //! the same emitter wrote for the performance issue.
 //!

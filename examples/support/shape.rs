@@ -1,5 +1,5 @@
 //! The statistics of a store's shape, by which a generated store is matched to the
-//! reference emitter's (`tests/reference_shape.rs`, `gen_store --shape reference`).
+//! reference emitter's (`tests/scale/reference_shape.rs`, `gen_store --shape reference`).
 //! Computed from the lines alone: no verification, no analysis.
 
 use std::collections::{HashMap, HashSet};

@@ -15,9 +15,14 @@ The steps, each a pure function of its batch::
     analyse_group(pieces, keys=...)    # every piece of one group -> its tables
     actions_batch(pieces, keys=...)    # the actions rows of whole groups
 
-Keys and lease files are given as paths, or as ``(name, bytes)`` pairs read elsewhere
-(what a Spark job broadcasts); every row returned carries their fingerprints
-(``keyring``, ``lease_files``).
+What a step verifies with is what ``aeplens check`` takes: ``keys`` (keyring files),
+``tsa_certs`` (PEM roots an RFC 3161 token must chain to: only then is its time proven),
+``anchors`` (anchor files), ``leases`` (lease files) — each a path, a ``(name, bytes)``
+pair read elsewhere (what a Spark job broadcasts) or a list of either — and the
+environment's ``WASMAGENT_AEP_PUBKEY_<KEYID>`` variables (``environment``: read from
+``os.environ`` here unless given, as ``(name, value)`` pairs). Build them once with
+``trust(...)`` and pass ``trust=`` to every step; every row returned carries their
+fingerprints (``keyring``, ``lease_files``).
 """
 
 from __future__ import annotations
@@ -41,6 +46,8 @@ __all__ = [
     "actions_batch",
     "manifest",
     "read_files",
+    "trust",
+    "environment_keys",
 ]
 
 #: The tables ``analyse_group`` returns, in order.
@@ -68,6 +75,40 @@ def read_files(files: Files) -> list[tuple[str, bytes]]:
     return out
 
 
+#: What every key variable's name starts with (``WASMAGENT_AEP_PUBKEY_<KEYID>``).
+KEY_VARIABLE_PREFIX = "WASMAGENT_AEP_PUBKEY_"
+
+
+def environment_keys(environ=None) -> list[tuple[str, str]]:
+    """The key variables of ``environ`` (``os.environ`` when not given), as ``(name,
+    value)`` pairs: the one place the Python package reads the environment."""
+    environ = os.environ if environ is None else environ
+    return sorted((k, v) for k, v in environ.items() if k.startswith(KEY_VARIABLE_PREFIX))
+
+
+def trust(keys: Files = None, leases: Files = None, tsa_certs: Files = None, anchors: Files = None,
+          environment=None, profile: str = "forensic") -> dict:
+    """What the steps verify with, read once: keyring, lease, TSA-root and anchor files
+    (paths or ``(name, bytes)`` pairs), the environment's key variables (``(name, value)``
+    pairs; read from ``os.environ`` when ``None``) and the profile (``forensic`` or
+    ``current``). Plain data: a Spark job builds it on the driver and broadcasts it."""
+    return {
+        "keys": read_files(keys),
+        "leases": read_files(leases),
+        "tsa_certs": read_files(tsa_certs),
+        "anchors": read_files(anchors),
+        "environment": environment_keys() if environment is None else [(str(k), str(v)) for k, v in environment],
+        "profile": profile,
+    }
+
+
+def _trust(given, keys, leases, profile, tsa_certs=None, anchors=None) -> dict:
+    """``given`` (from ``trust(...)``), else one built from the loose keywords."""
+    if given is not None:
+        return given
+    return trust(keys, leases, tsa_certs, anchors, None, profile)
+
+
 def _batch(data) -> pa.RecordBatch:
     """One record batch from a batch, a table (its chunks joined) or any Arrow object."""
     if isinstance(data, pa.RecordBatch):
@@ -89,7 +130,8 @@ def split_files(files) -> pa.RecordBatch:
     return pa.record_batch(_aeplens.split_files(_batch(files)))
 
 
-def verify_batch(pieces, keys: Files = None, leases: Files = None, profile: str = "forensic") -> pa.RecordBatch:
+def verify_batch(pieces, keys: Files = None, leases: Files = None, profile: str = "forensic", *,
+                 tsa_certs: Files = None, anchors: Files = None, trust: dict = None) -> pa.RecordBatch:
     """Pieces (``path``, ``line``, ``raw``; ``index`` when known) -> one row per record
     with the ``records`` columns of docs/tables.md, each record verified alone: ``chain``
     is ``not-evaluated``, ``chain_link`` null and ``semantic`` ``fail`` or
@@ -98,7 +140,7 @@ def verify_batch(pieces, keys: Files = None, leases: Files = None, profile: str 
     ``ties``, ``action_ids``, ``parent_ids`` (what groups it with other records),
     ``keyring`` and ``lease_files``."""
     return pa.record_batch(
-        _aeplens.verify_batch(_batch(pieces), read_files(keys), read_files(leases), profile)
+        _aeplens.verify_batch(_batch(pieces), _trust(trust, keys, leases, profile, tsa_certs, anchors))
     )
 
 
@@ -115,23 +157,27 @@ def groups(ties) -> pa.RecordBatch:
     return pa.record_batch(_aeplens.groups(batches))
 
 
-def analyse_group(pieces, keys: Files = None, leases: Files = None, profile: str = "forensic") -> dict:
+def analyse_group(pieces, keys: Files = None, leases: Files = None, profile: str = "forensic", *,
+                  tsa_certs: Files = None, anchors: Files = None, trust: dict = None) -> dict:
     """Every piece of one group (``path``, ``input`` — the file's position among the
     inputs —, ``line``, ``index``, ``raw``) -> its tables, ``{name: RecordBatch}`` for
     ``GROUP_TABLES``: the rows ``aeplens export --format parquet`` writes for these
     records, each with ``keyring`` and ``lease_files``. A group is one run, or runs that
     a chain, a lease, a causal chain or a parent named across runs ties together."""
-    out = _aeplens.analyse_group(_batch(pieces), read_files(keys), read_files(leases), profile)
+    out = _aeplens.analyse_group(_batch(pieces), _trust(trust, keys, leases, profile, tsa_certs, anchors))
     return {name: pa.record_batch(batch) for name, batch in out}
 
 
-def actions_batch(pieces, keys: Files = None, leases: Files = None, profile: str = "forensic") -> pa.RecordBatch:
+def actions_batch(pieces, keys: Files = None, leases: Files = None, profile: str = "forensic", *,
+                  tsa_certs: Files = None, anchors: Files = None, trust: dict = None) -> pa.RecordBatch:
     """The ``actions`` rows of pieces holding whole groups (``analyse_group``)."""
-    return analyse_group(pieces, keys, leases, profile)["actions"]
+    given = _trust(trust, keys, leases, profile, tsa_certs, anchors)
+    return analyse_group(pieces, trust=given)["actions"]
 
 
-def manifest(inputs, tables: dict, keys: Files = None, leases: Files = None, profile: str = "forensic"):
+def manifest(inputs, tables: dict, keys: Files = None, leases: Files = None, profile: str = "forensic", *,
+             tsa_certs: Files = None, anchors: Files = None, trust: dict = None):
     """The manifest of tables written in parts: ``inputs`` (``path``, ``sha256``,
     ``bytes``), ``tables`` ``{name: (rows, [files])}``. Returns ``(set_key, text)``; the
     tables' ``set=`` partition is ``set_key[:16]``."""
-    return _aeplens.manifest(_batch(inputs), tables, read_files(keys), read_files(leases), profile)
+    return _aeplens.manifest(_batch(inputs), tables, _trust(trust, keys, leases, profile, tsa_certs, anchors))

@@ -1,6 +1,6 @@
 """python -m aeplens.spark: a fleet's AEP evidence verified as a Spark job.
 
-    python -m aeplens.spark --keys KEYS [--leases FILE] --out OUT [--master URL] INPUT...
+    python -m aeplens.spark --keys KEYS [--tsa-certs PEM] [--anchors FILE] [--leases FILE] --out OUT [--master URL] INPUT...
 
 INPUT: files, directories (their .json, .jsonl and .ndjson files, recursively) or globs,
 local or on any Hadoop-compatible file system (hdfs://, s3a://, abfss://, gs://). OUT gets
@@ -59,7 +59,7 @@ def _ddl(schema: pa.Schema) -> str:
     return ", ".join(f"`{f.name}` {kind(f.type)}" for f in schema)
 
 
-def _schemas(keys, leases, profile):
+def _schemas(trust):
     """The schemas of verify_batch and analyse_group's tables, from an empty run."""
     empty = pa.record_batch(
         {
@@ -70,8 +70,8 @@ def _schemas(keys, leases, profile):
             "raw": pa.array([], pa.binary()),
         }
     )
-    verified = aeplens.verify_batch(empty, keys, leases, profile).schema
-    tables = {n: b.schema for n, b in aeplens.analyse_group(empty, keys, leases, profile).items()}
+    verified = aeplens.verify_batch(empty, trust=trust).schema
+    tables = {n: b.schema for n, b in aeplens.analyse_group(empty, trust=trust).items()}
     return verified, tables
 
 
@@ -203,18 +203,20 @@ def _parts(spark, path: str):
     return sorted(s.getPath().getName() for s in fs.listStatus(p) if s.getPath().getName().endswith(".parquet"))
 
 
-def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitions=None, log=print):
+def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitions=None, log=print,
+        tsa_certs=None, anchors=None):
     """Runs the job on a Spark session; returns the summary (records, load errors,
-    actions, findings, groups, seconds). ``partitions``: how many parts the records are
+    actions, findings, groups, seconds). What it verifies with is read here, on the
+    driver, and broadcast: keyring, lease, TSA-root and anchor files and the driver's
+    key variables (``aeplens.trust``). ``partitions``: how many parts the records are
     verified and analysed in (default: twice the cores Spark has)."""
     from pyspark.sql import functions as F
     from pyspark import StorageLevel
     from pyspark.sql.window import Window
 
     started = time.monotonic()
-    keys = aeplens.read_files(keys)
-    leases = aeplens.read_files(leases)
-    verified_schema, table_schemas = _schemas(keys, leases, profile)
+    trust = aeplens.trust(keys, leases, tsa_certs, anchors, None, profile)
+    verified_schema, table_schemas = _schemas(trust)
     union = _union(table_schemas)
 
     uris = _expand(spark, inputs)
@@ -233,7 +235,7 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
 
     def verify(batches):
         for b in batches:
-            yield aeplens.verify_batch(b, keys, leases, profile)
+            yield aeplens.verify_batch(b, trust=trust)
 
     cores = spark.sparkContext.defaultParallelism if _hadoop(spark) else os.cpu_count()
     parallelism = partitions or 2 * cores
@@ -283,7 +285,7 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
     )
 
     def analyse(table):
-        out = aeplens.analyse_group(table.drop_columns(["group"]), keys, leases, profile)
+        out = aeplens.analyse_group(table.drop_columns(["group"]), trust=trust)
         parts = []
         for name, batch in out.items():
             t = pa.Table.from_batches([batch])
@@ -331,7 +333,7 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
         inputs_arrow = pa.concat_tables([inputs_arrow, extra])
     # In the order the inputs were given, as `aeplens export` lists them.
     inputs_arrow = inputs_arrow.take(pc.index_in(pa.array(shown), value_set=inputs_arrow.column("path")))
-    set_key, _ = aeplens.manifest(inputs_arrow, {}, keys, leases, profile)
+    set_key, _ = aeplens.manifest(inputs_arrow, {}, trust=trust)
     partition = set_key[:16]
 
     def write(df, name):
@@ -354,7 +356,7 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
     for name in ("inputs", *table_schemas.keys(), "spans"):
         files = _parts(spark, f"{out}/{name}/set={partition}")
         tables[name] = (rows.get(name, 0), [f"{name}/set={partition}/{f}" for f in files])
-    _, text = aeplens.manifest(inputs_arrow, tables, keys, leases, profile)
+    _, text = aeplens.manifest(inputs_arrow, tables, trust=trust)
     _write_text(spark, f"{out}/manifest/set={partition}.json", text)
     summary = {
         "files": inputs_arrow.num_rows,
@@ -401,6 +403,12 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--keys", action="append", required=True, metavar="KEYS",
                         help="trusted keys (a keyring JSON file on this machine; repeatable); broadcast to the workers")
+    parser.add_argument("--tsa-certs", action="append", metavar="FILE",
+                        help="PEM roots an RFC 3161 timestamp token must chain to (repeatable), as "
+                        "`aeplens check --tsa-certs`: only then is a record's time proven (the records "
+                        "table's proven_time_ms); broadcast to the workers")
+    parser.add_argument("--anchors", action="append", metavar="FILE",
+                        help="anchor file (repeatable), as `aeplens check --anchors`; broadcast to the workers")
     parser.add_argument("--leases", action="append", metavar="FILE",
                         help="ScopeLease / ApprovalReceipt file (repeatable); broadcast to the workers")
     parser.add_argument("--out", required=True, metavar="OUT",
@@ -434,7 +442,8 @@ def main(argv=None) -> int:
     spark = builder.getOrCreate()
     try:
         s = run(spark, args.inputs, args.out.rstrip("/"), args.keys, args.leases, args.profile,
-                args.partitions, log=lambda m: print(m, file=sys.stderr))
+                args.partitions, log=lambda m: print(m, file=sys.stderr),
+                tsa_certs=args.tsa_certs, anchors=args.anchors)
     finally:
         spark.stop()
     print(

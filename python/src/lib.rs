@@ -2,10 +2,10 @@
 //! and out through the Arrow C data interface (PyCapsules), never row by row. The
 //! package's `aeplens/__init__.py` is the documented surface.
 
-use aeplens::analysis::lease::SuppliedLeases;
-use aeplens::cli::export::parts::{self, Setting};
-use aeplens::verify::Options;
+use aeplens::cli::export::parts;
+use aeplens::open::Setting;
 use aeplens::verify::signature::Profile;
+use aeplens::verify::{Keyring, Options};
 use arrow_array::ffi::{FFI_ArrowArray, FFI_ArrowSchema, from_ffi, to_ffi};
 use arrow_array::{Array, RecordBatch, StructArray};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -76,30 +76,51 @@ fn batch_out(batch: RecordBatch) -> ArrowBatch {
     ArrowBatch { batch }
 }
 
-/// The setting from what Python gives: keyring files' contents by name, lease files'
-/// contents by name, the verification profile (`forensic` or `current`).
-fn setting(
+/// What Python gives to verify with, as the command line's `--keys`, `--tsa-certs`,
+/// `--anchors`, `--leases` and the environment: files' contents by name, the key
+/// variables (name, value) of the environment the caller read, and the profile.
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct Trust {
     keys: Vec<(String, Vec<u8>)>,
     leases: Vec<(String, Vec<u8>)>,
-    profile: &str,
-) -> PyResult<Setting> {
-    let mut s = Setting::default();
-    for (name, bytes) in keys {
-        let text = String::from_utf8(bytes)
-            .map_err(|_| PyValueError::new_err(format!("{name}: a keyring is UTF-8 JSON")))?;
-        s.keys
-            .add_text(&name, &text)
-            .map_err(|e| PyValueError::new_err(e.render()))?;
+    tsa_certs: Vec<(String, Vec<u8>)>,
+    anchors: Vec<(String, Vec<u8>)>,
+    environment: Vec<(String, String)>,
+    profile: String,
+}
+
+/// The one [`Setting`] from what Python gives (no cache: an engine's batches are not files).
+fn setting(trust: Trust) -> PyResult<Setting> {
+    let utf8 = |name: &str, bytes: Vec<u8>| {
+        String::from_utf8(bytes)
+            .map_err(|_| PyValueError::new_err(format!("{name}: expected UTF-8 text")))
+    };
+    let load_error = |e: aeplens::load::LoadError| PyValueError::new_err(e.render());
+    let mut s = Setting {
+        trust: Keyring::with_variables(trust.environment),
+        ..Setting::default()
+    };
+    for (name, bytes) in trust.keys {
+        s.trust
+            .add_text(&name, &utf8(&name, bytes)?)
+            .map_err(load_error)?;
     }
-    let mut supplied = SuppliedLeases::default();
-    for (name, bytes) in leases {
-        if let Some(e) = supplied.add_bytes(&name, &bytes).first() {
+    for (name, bytes) in trust.tsa_certs {
+        s.trust.add_tsa_pem(&name, &bytes).map_err(load_error)?;
+    }
+    for (name, bytes) in trust.anchors {
+        s.trust
+            .add_anchors_text(&name, &utf8(&name, bytes)?)
+            .map_err(load_error)?;
+    }
+    for (name, bytes) in trust.leases {
+        if let Some(e) = s.leases.add_bytes(&name, &bytes).first() {
             return Err(PyValueError::new_err(e.render()));
         }
     }
-    s.leases = supplied;
     s.options = Options {
-        profile: match profile {
+        profile: match trust.profile.as_str() {
             "forensic" => Profile::Forensic,
             "current" => Profile::Current,
             other => {
@@ -110,16 +131,6 @@ fn setting(
         },
     };
     Ok(s)
-}
-
-/// A batch of pieces and the setting to verify it with.
-fn prepared(
-    pieces: &Bound<'_, PyAny>,
-    keys: Vec<(String, Vec<u8>)>,
-    leases: Vec<(String, Vec<u8>)>,
-    profile: &str,
-) -> PyResult<(RecordBatch, Setting)> {
-    Ok((batch_in(pieces)?, setting(keys, leases, profile)?))
 }
 
 fn failed(e: String) -> PyErr {
@@ -136,14 +147,8 @@ fn split_files(files: &Bound<'_, PyAny>) -> PyResult<ArrowBatch> {
 }
 
 #[pyfunction]
-#[pyo3(signature = (pieces, keys, leases, profile))]
-fn verify_batch(
-    pieces: &Bound<'_, PyAny>,
-    keys: Vec<(String, Vec<u8>)>,
-    leases: Vec<(String, Vec<u8>)>,
-    profile: &str,
-) -> PyResult<ArrowBatch> {
-    let (batch, setting) = prepared(pieces, keys, leases, profile)?;
+fn verify_batch(pieces: &Bound<'_, PyAny>, trust: Trust) -> PyResult<ArrowBatch> {
+    let (batch, setting) = (batch_in(pieces)?, setting(trust)?);
     (pieces.py())
         .detach(|| parts::verify(&batch, &setting))
         .map(batch_out)
@@ -151,14 +156,11 @@ fn verify_batch(
 }
 
 #[pyfunction]
-#[pyo3(signature = (pieces, keys, leases, profile))]
 fn analyse_group(
     pieces: &Bound<'_, PyAny>,
-    keys: Vec<(String, Vec<u8>)>,
-    leases: Vec<(String, Vec<u8>)>,
-    profile: &str,
+    trust: Trust,
 ) -> PyResult<Vec<(&'static str, ArrowBatch)>> {
-    let (batch, setting) = prepared(pieces, keys, leases, profile)?;
+    let (batch, setting) = (batch_in(pieces)?, setting(trust)?);
     let tables = (pieces.py())
         .detach(|| parts::analyse(&batch, &setting))
         .map_err(failed)?;
@@ -175,22 +177,19 @@ fn groups(ties: Vec<Bound<'_, PyAny>>) -> PyResult<ArrowBatch> {
 }
 
 #[pyfunction]
-#[pyo3(signature = (inputs, tables, keys, leases, profile))]
 fn manifest(
     inputs: &Bound<'_, PyAny>,
     tables: BTreeMap<String, (u64, Vec<String>)>,
-    keys: Vec<(String, Vec<u8>)>,
-    leases: Vec<(String, Vec<u8>)>,
-    profile: &str,
+    trust: Trust,
 ) -> PyResult<(String, String)> {
     let batch = batch_in(inputs)?;
-    let setting = setting(keys, leases, profile)?;
+    let setting = setting(trust)?;
     parts::manifest(&batch, &setting, tables).map_err(failed)
 }
 
 #[pyfunction]
-fn keyring_fingerprints(keys: Vec<(String, Vec<u8>)>) -> PyResult<String> {
-    Ok(setting(keys, Vec::new(), "forensic")?.keyring())
+fn keyring_fingerprints(trust: Trust) -> PyResult<String> {
+    Ok(parts::keyring(&setting(trust)?))
 }
 
 #[pymodule]

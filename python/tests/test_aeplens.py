@@ -71,6 +71,33 @@ class Surface(unittest.TestCase):
         groups = dict(zip(g.column("record_key").to_pylist(), g.column("group").to_pylist()))
         self.assertEqual(groups, {1: 1, 2: 1, 3: 1, 4: 1, 5: 5})
 
+    def test_trust_takes_what_check_takes(self):
+        # TSA roots: a token chaining to one proves its record's time, and only then.
+        tsa = os.path.join(ROOT, "tests", "fixtures", "tsa")
+        batch = pa.record_batch({"path": ["stamped.ndjson"], "content": [read(os.path.join(tsa, "stamped.ndjson"))]})
+        pieces = aeplens.split_files(batch)
+        keys = os.path.join(tsa, "keys.json")
+        proven = aeplens.verify_batch(pieces, keys=keys, tsa_certs=os.path.join(tsa, "root.pem"))
+        self.assertEqual(set(proven.column("timestamp").to_pylist()), {"tsa-verified"})
+        self.assertNotIn(None, proven.column("proven_time_ms").to_pylist())
+        claimed = aeplens.verify_batch(pieces, keys=keys)
+        self.assertEqual(set(claimed.column("timestamp").to_pylist()), {"tsa-untrusted"})
+        self.assertEqual(set(claimed.column("proven_time_ms").to_pylist()), {None})
+        # The environment's key variables, as the command line reads them: a key given
+        # only there verifies, and its fingerprint is on every row.
+        stores = files("three_emitters_one_store.ndjson")
+        import json
+        ring = json.loads(read(KEYS))
+        environment = [(aeplens.KEY_VARIABLE_PREFIX + k.upper().replace("-", "_"), v) for k, v in ring.items()]
+        trust = aeplens.trust(environment=environment)
+        records = aeplens.verify_batch(aeplens.split_files(stores), trust=trust)
+        self.assertEqual(set(records.column("authenticity").to_pylist()), {"valid"})
+        self.assertIn("env:" + aeplens.KEY_VARIABLE_PREFIX, records.column("keyring")[0].as_py())
+        none = aeplens.verify_batch(aeplens.split_files(stores), trust=aeplens.trust(environment=[]))
+        self.assertNotIn("valid", set(none.column("authenticity").to_pylist()))
+        self.assertEqual(aeplens.environment_keys({"WASMAGENT_AEP_PUBKEY_X": "y", "HOME": "/"}),
+                         [("WASMAGENT_AEP_PUBKEY_X", "y")])
+
     def test_bad_keys_and_batches_are_clear_errors(self):
         with self.assertRaisesRegex(ValueError, "keys.json"):
             aeplens.verify_batch(files("fork_parallel_emit.ndjson"), keys=[("keys.json", b"[1, 2]")])

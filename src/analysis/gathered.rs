@@ -2,7 +2,7 @@
 //! batch at a time (`check`; the whole opening is one batch otherwise): the batch
 //! ([`Batch`]), where each of its nodes stands in the graph of the whole opening
 //! ([`Numbering`]: node numbers are the whole graph's, whatever the batches); what is
-//! gathered waits in a [`Spill`](crate::verify::index::spill::Spill).
+//! gathered waits in a [`Spill`](crate::load::spill::Spill).
 
 use super::Analysis;
 use super::graph::{Graph, NodeId};

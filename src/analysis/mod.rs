@@ -2,10 +2,8 @@
 //! post-run questions (authority, drift, lease, comparability), findings, chains and
 //! the decision envelope (analysis-rules.md). Plain data, no terminal code.
 
-pub mod action_table;
 pub mod authority;
 pub mod capture;
-pub mod chain_answers;
 pub mod chains;
 pub mod comparability;
 pub mod compare;

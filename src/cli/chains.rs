@@ -1,16 +1,16 @@
 //! `aeplens chains`: denied→re-approved and causal chains as indented trees or JSON, each
-//! step with its record's verdict ([`crate::analysis::chain_answers`]); kept in the
+//! step with its record's verdict ([`crate::open::chain_answers`]); kept in the
 //! evidence index per opening and format.
 
-use super::report::{Setting, emit, kept_opening, resolve, terminal_width};
+use super::report::{emit, open_whole, resolve, say_problems, setting_of, terminal_width};
 use super::{ChainsArgs, Format};
-use crate::analysis::chain_answers::{self, Answer, Form};
-use crate::analysis::evidence::{Evidence, EvidenceRef, Keeping};
+use crate::analysis::evidence::EvidenceRef;
+use crate::open::chain_answers::{self, Form};
 use crate::verify::Trees;
 
 /// `aeplens chains`.
 pub fn chains(args: &ChainsArgs) -> i32 {
-    let setting = match Setting::of(&args.evidence) {
+    let setting = match setting_of(&args.evidence) {
         Ok(setting) => setting,
         Err(code) => return code,
     };
@@ -29,7 +29,7 @@ pub fn chains(args: &ChainsArgs) -> i32 {
             Ok(q) => q,
             Err(code) => return code,
         };
-        let ev = match setting.open(paths, Trees::OnDisk) {
+        let ev = match open_whole(&setting, paths, Trees::OnDisk) {
             Ok(ev) => ev,
             Err(code) => return code,
         };
@@ -44,16 +44,11 @@ pub fn chains(args: &ChainsArgs) -> i32 {
         };
         return if ev.reread_failures() > 0 { 2 } else { code };
     }
-    let index = setting.answers();
-    let kept = index.and_then(|i| {
-        let kept = Evidence::unchanged_opening(paths, i, &chain_answers::kind(form))?;
-        i.recall::<Answer>(&kept.key, &kept.opening)
-    });
-    if let Some(kept) = kept {
-        setting.say_problems(kept.errors.into_iter());
+    if let Some(kept) = crate::open::kept_chains(&setting, paths, form) {
+        say_problems(&setting, kept.errors.into_iter());
         return out(&kept.text);
     }
-    let ev = match setting.open(paths, Trees::OnDisk) {
+    let ev = match open_whole(&setting, paths, Trees::OnDisk) {
         Ok(ev) => ev,
         Err(code) => return code,
     };
@@ -67,10 +62,8 @@ pub fn chains(args: &ChainsArgs) -> i32 {
     if ev.reread_failures() > 0 {
         return 2;
     }
-    if let Some((index, opening)) = index.zip(kept_opening(&ev)) {
-        // Not kept (a full disk, a read-only cache): the next run makes it again.
-        Keeping::keep_all(index, &opening, ev.as_ref());
-    }
+    // Not kept (a full disk, a read-only cache): the next run makes it again.
+    crate::open::keep_answers(&setting, &ev);
     code
 }
 

@@ -1,13 +1,10 @@
 //! `aeplens check`: verify evidence and print a table or the JSON report.
 
 use super::{CheckArgs, Format, ProfileArg};
-use crate::analysis::evidence::{Checked, Evidence};
-use crate::analysis::lease::SuppliedLeases;
-use crate::load::Corpus;
 use crate::model::finding::Finding;
 use crate::model::text::{counted, file_name, sanitize};
+use crate::open::{Budget, Need, Opened};
 use crate::review::report::counts;
-use crate::verify::Trees;
 use crate::verify::anchors::AnchorStatus;
 use crate::verify::chain::ChainStatus;
 use crate::verify::{AuthStatus, CheckStatus, Options, Profile, Report};
@@ -15,13 +12,6 @@ use std::io::{IsTerminal, Write};
 
 /// Runs `check`; returns the exit code.
 pub fn run(args: &CheckArgs) -> i32 {
-    let keys = match args.keys.keyring() {
-        Ok(k) => k,
-        Err(e) => {
-            eprintln!("aeplens: {e}");
-            return 2;
-        }
-    };
     let clock = std::time::Instant::now();
     let options = Options {
         profile: match args.profile {
@@ -31,47 +21,22 @@ pub fn run(args: &CheckArgs) -> i32 {
     };
     // A lease file is an input of the report: listed with its problems (`kind: leases`),
     // counted by `--strict`.
-    let leases = match SuppliedLeases::from_files(&args.leases) {
-        Ok((leases, _)) => leases,
+    let (paths, keys, traces) = (&args.paths, &args.keys, &args.traces);
+    let setting = match super::setting(paths, keys, &args.leases, options, traces, &args.index) {
+        Ok(setting) => setting,
         Err(e) => {
             eprintln!("aeplens: {e}");
             return 2;
         }
     };
-    let index = match super::evidence_index(&args.paths, &keys, &options, &leases, &args.index) {
-        Ok(index) => index,
-        Err(e) => {
-            eprintln!("aeplens: {e}");
-            return 2;
-        }
-    };
-    let paths = &args.paths;
-    let traced = !args.traces.traces.is_empty();
-    let mut opened = match index.as_ref() {
-        index if !traced => Opened::Batches(Box::new(super::open_in_batches(
-            paths, &keys, &options, &leases, index,
-        ))),
-        // The telemetry, read beside the evidence, is joined to the whole analysis.
-        index => {
-            let (mut ev, telemetry) = rayon::join(
-                || super::open_indexed(paths, &keys, &options, &leases, index, Trees::OnDisk),
-                || args.traces.load(),
-            );
-            if let Some((telemetry, notes)) = telemetry {
-                for n in &notes {
-                    super::note(n);
-                }
-                super::join_telemetry(&mut ev, telemetry, &args.traces);
-            }
-            Opened::Whole(Box::new(ev))
-        }
-    };
+    let (mut opened, trace_problems) = super::open(&setting, paths, Need::Report(BUDGET));
+    for problem in &trace_problems {
+        super::note(problem);
+    }
     // What is left to keep in the index is kept on the other core while the report is
     // written.
-    let to_keep = match &mut opened {
-        Opened::Batches(checked) => checked.take_to_keep(),
-        Opened::Whole(_) => None,
-    };
+    let to_keep = opened.take_to_keep();
+    let leases = &setting.leases;
     opened
         .report_mut()
         .inputs
@@ -112,10 +77,8 @@ pub fn run(args: &CheckArgs) -> i32 {
         written.and_then(|()| out.flush())
     };
     let keep = || {
-        if let (Some(to_keep), Some(index), Opened::Batches(checked)) =
-            (to_keep, index.as_ref(), &opened)
-        {
-            to_keep.keep(index, checked);
+        if let Some(to_keep) = to_keep {
+            opened.keep(to_keep);
         }
     };
     if rayon::join(write, keep).0.is_err() {
@@ -132,10 +95,7 @@ pub fn run(args: &CheckArgs) -> i32 {
             "total",
             clock.elapsed().as_secs_f64()
         );
-        let used = match &opened {
-            Opened::Whole(ev) => &ev.index,
-            Opened::Batches(c) => &c.index,
-        };
+        let used = opened.reuse();
         match used.dir.as_ref().map(|dir| (used, dir)) {
             Some((used, dir)) => eprintln!(
                 "timings: evidence index {}: {} records' verdicts reused, {} verified, {} file(s) written",
@@ -185,56 +145,10 @@ pub fn run(args: &CheckArgs) -> i32 {
 /// 2 GB store batches of 10,000 peak lower and steadier than 25,000 (281,156–283,708 KiB
 /// against 289,560–304,472) in the same time; up to 25,000 records keep their facts, so a 20,000-record
 /// store is not read twice (BENCHMARKS.md, `check` at scale).
-pub const BUDGET: crate::analysis::evidence::Budget = crate::analysis::evidence::Budget {
+pub const BUDGET: Budget = Budget {
     batch: 10_000,
     facts_kept: 25_000,
 };
-
-/// Evidence as `check` opened it: whole, when telemetry is joined to the analysis;
-/// otherwise completed in batches, the analysis let go.
-enum Opened {
-    Whole(Box<Evidence>),
-    Batches(Box<Checked>),
-}
-
-impl Opened {
-    /// The corpus, the report and the findings.
-    fn report_mut(&mut self) -> &mut Report {
-        match self {
-            Opened::Whole(ev) => &mut ev.report,
-            Opened::Batches(c) => &mut c.report,
-        }
-    }
-
-    fn parts(&self) -> (&Corpus, &Report, &[Finding]) {
-        match self {
-            Opened::Whole(ev) => (&ev.corpus, &ev.report, &ev.findings),
-            Opened::Batches(c) => (&c.corpus, &c.report, &c.findings),
-        }
-    }
-
-    /// The telemetry joined to the evidence (`--traces`).
-    fn capture(&self) -> Option<&crate::analysis::capture::Capture> {
-        match self {
-            Opened::Whole(ev) => ev.capture.as_ref(),
-            Opened::Batches(_) => None,
-        }
-    }
-
-    fn timings(&self) -> &[(&'static str, std::time::Duration)] {
-        match self {
-            Opened::Whole(ev) => &ev.timings,
-            Opened::Batches(c) => &c.timings,
-        }
-    }
-
-    fn reread_failures(&self) -> usize {
-        match self {
-            Opened::Whole(ev) => ev.reread_failures(),
-            Opened::Batches(c) => c.reread_failures(),
-        }
-    }
-}
 
 /// What `check` says after its report, and its exit code.
 fn finish(args: &CheckArgs, opened: &Opened, format: Format, load_errors: usize) -> i32 {

@@ -94,34 +94,23 @@ pub fn run(mut args: ExploreArgs) -> i32 {
     };
     args.keys.keys.extend(config.keyrings.iter().cloned());
     let evidence_args = evidence_args(&args);
-    let keys = match args.keys.keyring() {
-        Ok(k) => k,
-        Err(e) => {
-            eprintln!("aeplens: {e}");
-            return 2;
-        }
-    };
-    let index_dir = match args.index.dir(&args.paths) {
-        Ok(dir) => dir,
-        Err(e) => {
-            eprintln!("aeplens: {e}");
-            return 2;
-        }
-    };
     // Lease files as the Reproduce line names them (absolute), so that a report written
     // here lists its inputs as `aeplens report` run from anywhere does.
-    let leases = (args.leases.iter())
+    let leases: Vec<String> = (args.leases.iter())
         .map(|p| std::path::absolute(p).map_or_else(|_| p.clone(), |a| a.display().to_string()))
         .collect();
+    let options = crate::verify::Options::default();
+    let (paths, keys, traces) = (&args.paths, &args.keys, &args.traces);
+    let setting = match super::setting(paths, keys, &leases, options, traces, &args.index) {
+        Ok(setting) => setting,
+        Err(e) => {
+            eprintln!("aeplens: {e}");
+            return 2;
+        }
+    };
     run_tui(&ExplorerOptions {
         paths: args.paths,
-        keys,
-        leases,
-        traces: crate::tui::worker::Traces {
-            tolerance_ms: args.traces.tolerance_ms(),
-            files: args.traces.traces,
-        },
-        index_dir,
+        setting: std::sync::Arc::new(setting),
         theme,
         keymap,
         mouse: args.mouse,

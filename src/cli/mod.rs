@@ -16,10 +16,11 @@ mod traces;
 mod trust;
 
 pub use query::{QueryArgs, QueryFormat, WhereArgs};
-pub use traces::{TraceArgs, join_telemetry};
+pub use traces::TraceArgs;
 pub use trust::KeyArgs;
 
 use crate::model::text::sanitize;
+use crate::open::{Cache, Setting};
 use clap::{Args, ValueEnum};
 
 /// The bundled demo evidence, opened when no path is given.
@@ -130,18 +131,20 @@ pub struct IndexArgs {
 }
 
 impl IndexArgs {
-    /// The directory of the index to use for `paths`: none with `--no-index` or without a
-    /// cache directory. An `--index-dir` inside the evidence is an error, ready to print;
-    /// a default directory inside it is not used (and said so).
-    pub fn dir(&self, paths: &[String]) -> Result<Option<std::path::PathBuf>, String> {
+    /// Where the index for `paths` is: off with `--no-index` or without a cache
+    /// directory. An `--index-dir` inside the evidence is an error, ready to print; a
+    /// default directory inside it, or one other users can write to, is not used (and
+    /// said so).
+    pub fn cache(&self, paths: &[String]) -> Result<Cache, String> {
+        use Cache::Off;
         if self.no_index {
-            return Ok(None);
+            return Ok(Off);
         }
         let (dir, given) = match &self.index_dir {
             Some(dir) => (std::path::PathBuf::from(dir), true),
-            None => match crate::verify::index::Index::default_dir() {
+            None => match Cache::default_dir() {
                 Some(dir) => (dir, false),
-                None => return Ok(None),
+                None => return Ok(Off),
             },
         };
         // The nearest directory that exists decides where the index would be.
@@ -149,14 +152,14 @@ impl IndexArgs {
         let inside = crate::load::is_evidence_file(paths, &dir)
             || crate::load::in_evidence_dir(paths, &existing.join("entry"));
         match (inside, given) {
-            (false, _) if crate::verify::index::writable_by_others(&dir) => {
+            (false, _) if crate::private::writable_by_others(&dir) => {
                 note(&format!(
                     "evidence index not used: {} is writable by other users, who could plant verdicts there (chmod go-w it)",
                     sanitize(&dir.display().to_string())
                 ));
-                Ok(None)
+                Ok(Off)
             }
-            (false, _) => Ok(Some(dir)),
+            (false, _) => Ok(Cache::Dir(dir)),
             (true, true) => Err(format!(
                 "refusing --index-dir {}: it is inside the evidence, where its entries would be read as evidence; keep the index apart",
                 sanitize(&dir.display().to_string())
@@ -166,82 +169,53 @@ impl IndexArgs {
                     "evidence index not used: its directory {} is inside the evidence",
                     sanitize(&dir.display().to_string())
                 ));
-                Ok(None)
+                Ok(Off)
             }
         }
     }
 }
 
-/// The evidence index `args` ask for, under this configuration (`None`: not used). `Err`
-/// (ready to print) for an `--index-dir` inside the evidence.
-pub fn evidence_index(
+/// The setting every command that opens evidence builds from its arguments: the trust
+/// (`--keys`, `--key`, the environment, `--tsa-certs`, `--anchors`), the options, the
+/// lease files, the telemetry and the index. The error is ready to print.
+pub fn setting(
     paths: &[String],
-    keys: &crate::verify::Keyring,
-    options: &crate::verify::Options,
-    leases: &crate::analysis::lease::SuppliedLeases,
-    args: &IndexArgs,
-) -> Result<Option<crate::verify::index::Index>, String> {
-    use crate::verify::index::{Config, Index};
-    let config = Config::new(keys, options, &leases.digests);
-    Ok(args.dir(paths)?.map(|dir| Index::new(dir, &config)))
-}
-
-/// Opens `paths` as every command does: verified as they stream in, with `index`
-/// ([`evidence_index`]), a progress meter on stderr, and what the index could not write
-/// noted. `trees`: whether records keep their parsed JSON (commands that show every
-/// action do; those that answer from the analysis let it go).
-pub fn open_indexed(
-    paths: &[String],
-    keys: &crate::verify::Keyring,
-    options: &crate::verify::Options,
-    leases: &crate::analysis::lease::SuppliedLeases,
-    index: Option<&crate::verify::index::Index>,
-    trees: crate::verify::Trees,
-) -> crate::analysis::evidence::Evidence {
-    let mut meter = progress::Meter::new(paths);
-    let ev = crate::analysis::evidence::Evidence::load(
-        paths,
-        keys,
+    keys: &KeyArgs,
+    leases: &[String],
+    options: crate::verify::Options,
+    traces: &TraceArgs,
+    index: &IndexArgs,
+) -> Result<Setting, String> {
+    let trust = keys.keyring()?;
+    let (leases, lease_errors) = crate::analysis::lease::SuppliedLeases::from_files(leases)?;
+    Ok(Setting {
+        trust,
         options,
         leases,
-        index,
-        trees,
-        &mut |loading| meter.tick(loading),
-    );
-    meter.done();
-    for problem in &ev.index.problems {
-        note(problem);
-    }
-    ev
+        lease_errors,
+        traces: crate::open::Traces {
+            files: traces.traces.clone(),
+            tolerance_ms: traces.tolerance_ms(),
+        },
+        cache: index.cache(paths)?,
+    })
 }
 
-/// Opens `paths` for `check` and `findings` ([`Checked::load`]): the analysis over
-/// batches ([`crate::cli::check::BUDGET`]), with `index` when one is used, a progress
-/// meter on stderr, and what the index could not write noted.
-///
-/// [`Checked::load`]: crate::analysis::evidence::Checked::load
-pub fn open_in_batches(
+/// Opens `paths` under `setting` for what `need` asks ([`crate::open::open`]), with a
+/// progress meter on stderr and its notes said; what did not load is left to say.
+pub fn open(
+    setting: &Setting,
     paths: &[String],
-    keys: &crate::verify::Keyring,
-    options: &crate::verify::Options,
-    leases: &crate::analysis::lease::SuppliedLeases,
-    index: Option<&crate::verify::index::Index>,
-) -> crate::analysis::evidence::Checked {
+    need: crate::open::Need,
+) -> (crate::open::Opened, Vec<String>) {
     let mut meter = progress::Meter::new(paths);
-    let checked = crate::analysis::evidence::Checked::load(
-        paths,
-        keys,
-        options,
-        leases,
-        index,
-        check::BUDGET,
-        &mut |loading| meter.tick(loading),
-    );
+    let (opened, said) =
+        crate::open::open(setting, paths, need, &mut |loading| meter.tick(loading));
     meter.done();
-    for problem in &checked.index.problems {
-        note(problem);
+    for n in &said.notes {
+        note(n);
     }
-    checked
+    (opened, said.problems)
 }
 
 /// Arguments of `findings`.

@@ -2,9 +2,7 @@
 //! panes as text (for people without a TTY) and JSON (for scripts).
 
 use super::{EvidenceArgs, FindingsArgs, Format, ShowArgs};
-use crate::analysis::action_table::{self, KeptAction};
 use crate::analysis::evidence::Evidence;
-use crate::analysis::lease::SuppliedLeases;
 use crate::analysis::lineage::ChainName;
 use crate::analysis::{ActionReport, graph::NodeId};
 use crate::load::LoadError;
@@ -12,7 +10,8 @@ use crate::model::contract::{document, list_document, ndjson_line};
 use crate::model::finding::{Finding, Severity};
 use crate::model::text::{sanitize, show_id, value_line};
 use crate::model::time::format_ms;
-use crate::verify::index::Index;
+use crate::open::action_table::KeptAction;
+use crate::open::{Need, Setting};
 use crate::verify::verdict::RecordVerdict;
 use crate::verify::{Options, Trees};
 use std::fmt::Write as _;
@@ -24,109 +23,68 @@ pub fn open(args: &EvidenceArgs, trees: Trees) -> Result<Evidence, i32> {
     open_with_keys(args, trees).map(|(ev, _)| ev)
 }
 
-/// [`open`], also returning the trusted keys (for what a report says of them).
+/// [`open`], also returning the trust (for what a report says of it).
 pub fn open_with_keys(
     args: &EvidenceArgs,
     trees: Trees,
 ) -> Result<(Evidence, crate::verify::Keyring), i32> {
-    let setting = Setting::of(args)?;
-    let ev = setting.open(&args.paths, trees)?;
-    Ok((ev, setting.keys))
+    let setting = setting_of(args)?;
+    let ev = open_whole(&setting, &args.paths, trees)?;
+    Ok((ev, setting.trust))
 }
 
-/// What opening evidence is done with: the trusted keys, the lease files (and what in
-/// them could not be read) and the evidence index, when one is used.
-pub(super) struct Setting {
-    keys: crate::verify::Keyring,
-    options: Options,
-    leases: SuppliedLeases,
-    lease_errors: Vec<LoadError>,
-    pub(super) index: Option<Index>,
-    /// `--traces`: what to join to the evidence once opened.
-    traces: super::TraceArgs,
+/// The setting `args` ask for; Err is an exit code (after saying why).
+pub(super) fn setting_of(args: &EvidenceArgs) -> Result<Setting, i32> {
+    let options = Options::default();
+    let (keys, leases, traces) = (&args.keys, &args.leases, &args.traces);
+    super::setting(&args.paths, keys, leases, options, traces, &args.index).map_err(|e| {
+        eprintln!("aeplens: {e}");
+        2
+    })
 }
 
-impl Setting {
-    /// The setting `args` ask for; Err is an exit code (after saying why).
-    pub(super) fn of(args: &EvidenceArgs) -> Result<Setting, i32> {
-        let failed = |e: String| {
-            eprintln!("aeplens: {e}");
-            2
-        };
-        let keys = args.keys.keyring().map_err(failed)?;
-        let (leases, lease_errors) = SuppliedLeases::from_files(&args.leases).map_err(failed)?;
-        let options = Options::default();
-        let index = super::evidence_index(&args.paths, &keys, &options, &leases, &args.index)
-            .map_err(failed)?;
-        Ok(Setting {
-            keys,
-            options,
-            leases,
-            lease_errors,
-            index,
-            traces: args.traces.clone(),
-        })
+/// Loads, verifies and analyses `paths` whole; load problems go to stderr. Err is an
+/// exit code (2: nothing loaded).
+pub(super) fn open_whole(
+    setting: &Setting,
+    paths: &[String],
+    trees: Trees,
+) -> Result<Evidence, i32> {
+    let (opened, trace_problems) = super::open(setting, paths, Need::Whole(trees));
+    let mut ev = opened.into_whole().ok_or(2)?;
+    let errors = ev.corpus.errors().map(LoadError::render);
+    say_problems(setting, errors.chain(trace_problems));
+    if ev.corpus.is_empty() && ev.corpus.errors().next().is_some() {
+        return Err(2);
     }
+    say_unused(setting, &ev.corpus);
+    // The lease files are inputs of what is reported, as the evidence files are.
+    ev.report
+        .inputs
+        .extend(setting.leases.inputs.iter().cloned());
+    Ok(ev)
+}
 
-    /// The index to answer from, and to keep answers in: none with `--traces` (kept
-    /// answers are made without telemetry; the verdicts of each file are still used).
-    pub(super) fn answers(&self) -> Option<&Index> {
-        self.index
-            .as_ref()
-            .filter(|_| self.traces.traces.is_empty())
+/// Notes each supplied ApprovalReceipt no action of `corpus` matches (a lease-file line
+/// used for nothing).
+pub(super) fn say_unused(setting: &Setting, corpus: &crate::load::Corpus) {
+    for unused in setting.leases.unused_receipts(corpus) {
+        super::note(&unused.render());
     }
+}
 
-    /// Loads, verifies and analyses `paths`; load problems go to stderr. Err is an exit
-    /// code (2: nothing loaded).
-    pub(super) fn open(&self, paths: &[String], trees: Trees) -> Result<Evidence, i32> {
-        let index = self.index.as_ref();
-        // The telemetry is read beside the evidence.
-        let (mut ev, telemetry) = rayon::join(
-            || super::open_indexed(paths, &self.keys, &self.options, &self.leases, index, trees),
-            || self.traces.load(),
-        );
-        let trace_errors = telemetry
-            .iter()
-            .flat_map(|(_, notes)| notes.iter().cloned());
-        self.say_problems(
-            ev.corpus
-                .errors()
-                .map(LoadError::render)
-                .chain(trace_errors),
-        );
-        if ev.corpus.is_empty() && ev.corpus.errors().next().is_some() {
-            return Err(2);
-        }
-        if let Some((telemetry, _)) = telemetry {
-            super::join_telemetry(&mut ev, telemetry, &self.traces);
-        }
-        self.say_unused(&ev.corpus);
-        // The lease files are inputs of what is reported, as the evidence files are.
-        ev.report.inputs.extend(self.leases.inputs.iter().cloned());
-        Ok(ev)
+/// Notes each load problem (`inputs`' rendered, then the lease files') on stderr; under
+/// `-q`, says in one line how many.
+pub(super) fn say_problems(setting: &Setting, inputs: impl Iterator<Item = String>) {
+    let mut problems = 0;
+    for problem in inputs.chain(setting.lease_errors.iter().map(LoadError::render)) {
+        super::note(&problem);
+        problems += 1;
     }
-
-    /// Notes each supplied ApprovalReceipt no action of `corpus` matches (a lease-file
-    /// line used for nothing).
-    pub(super) fn say_unused(&self, corpus: &crate::load::Corpus) {
-        for unused in self.leases.unused_receipts(corpus) {
-            super::note(&unused.render());
-        }
-    }
-
-    /// Notes each load problem (`inputs`' rendered, then the lease files') on stderr;
-    /// under `-q`, says in one line how many.
-    pub(super) fn say_problems(&self, inputs: impl Iterator<Item = String>) {
-        let mut problems = 0;
-        for problem in inputs.chain(self.lease_errors.iter().map(LoadError::render)) {
-            super::note(&problem);
-            problems += 1;
-        }
-        if problems > 0 && super::quiet() {
-            // Quiet hides the details, never that the evidence did not all load.
-            let s = if problems == 1 { "" } else { "s" };
-            eprintln!("aeplens: {problems} load error{s} (details hidden by -q)");
-        }
+    if problems > 0 && super::quiet() {
+        // Quiet hides the details, never that the evidence did not all load.
+        let s = if problems == 1 { "" } else { "s" };
+        eprintln!("aeplens: {problems} load error{s} (details hidden by -q)");
     }
 }
 
@@ -162,10 +120,10 @@ pub(super) fn emit(text: &str) -> i32 {
 
 /// `aeplens findings`: from the evidence index alone when the same files were opened
 /// before under the same configuration and are unchanged to the byte
-/// ([`Evidence::recall_findings`]), else from the evidence opened (the analysis made in
-/// batches as `check` makes it, unless telemetry is joined).
+/// ([`crate::open::kept_findings`]), else from the evidence opened for its report (the
+/// analysis made in batches as `check` makes it, unless telemetry is joined).
 pub fn findings(args: &FindingsArgs) -> i32 {
-    let setting = match Setting::of(&args.evidence) {
+    let setting = match setting_of(&args.evidence) {
         Ok(setting) => setting,
         Err(code) => return code,
     };
@@ -173,35 +131,29 @@ pub fn findings(args: &FindingsArgs) -> i32 {
     if let Some(text) = &args.filter.expression {
         return findings_where(args, &setting, text);
     }
-    if let Some(kept) = (setting.answers()).and_then(|i| Evidence::recall_findings(paths, i)) {
-        setting.say_problems(kept.errors.into_iter());
+    if let Some(kept) = crate::open::kept_findings(&setting, paths) {
+        say_problems(&setting, kept.errors.into_iter());
         return findings_out(args, &kept.findings);
     }
-    if args.evidence.traces.traces.is_empty() {
-        // The analysis is made in batches and let go.
-        let (keys, leases, index) = (&setting.keys, &setting.leases, setting.index.as_ref());
-        let mut checked = super::open_in_batches(paths, keys, &setting.options, leases, index);
-        setting.say_problems(checked.corpus.errors().map(LoadError::render));
-        setting.say_unused(&checked.corpus);
-        if checked.corpus.is_empty() && checked.corpus.errors().next().is_some() {
-            return 2;
-        }
-        let code = findings_out(args, &checked.findings);
-        if let (Some(to_keep), Some(index)) = (checked.take_to_keep(), index) {
-            to_keep.keep(index, &checked);
-        }
-        return if checked.reread_failures() > 0 {
-            2
-        } else {
-            code
-        };
+    let (mut opened, trace_problems) =
+        super::open(&setting, paths, Need::Report(super::check::BUDGET));
+    let to_keep = opened.take_to_keep();
+    let (corpus, _, found) = opened.parts();
+    let errors = corpus.errors().map(LoadError::render);
+    say_problems(&setting, errors.chain(trace_problems));
+    say_unused(&setting, corpus);
+    if corpus.is_empty() && corpus.errors().next().is_some() {
+        return 2;
     }
-    let ev = match setting.open(paths, Trees::OnDisk) {
-        Ok(ev) => ev,
-        Err(code) => return code,
-    };
-    let code = findings_out(args, &ev.findings);
-    if ev.reread_failures() > 0 { 2 } else { code }
+    let code = findings_out(args, found);
+    if let Some(to_keep) = to_keep {
+        opened.keep(to_keep);
+    }
+    if opened.reread_failures() > 0 {
+        2
+    } else {
+        code
+    }
 }
 
 /// `findings --where EXPR`: the findings naming an action the expression matches, from
@@ -211,7 +163,7 @@ fn findings_where(args: &FindingsArgs, setting: &Setting, text: &str) -> i32 {
         Ok(q) => q,
         Err(code) => return code,
     };
-    let ev = match setting.open(&args.evidence.paths, Trees::OnDisk) {
+    let ev = match open_whole(setting, &args.evidence.paths, Trees::OnDisk) {
         Ok(ev) => ev,
         Err(code) => return code,
     };
@@ -281,34 +233,25 @@ pub fn findings_text(list: &[&Finding], width: Option<usize>) -> String {
 }
 
 /// `aeplens show`: from the evidence index when every file is unchanged to the byte and
-/// the actions' views were kept there by an earlier `show` ([`action_table::Table`]),
-/// else from the evidence opened (and the views kept for next time).
+/// the actions' views were kept there by an earlier `show` or `check`
+/// ([`crate::open::kept_actions`]), else from the evidence opened (and the views kept for
+/// next time).
 pub fn show(args: &ShowArgs) -> i32 {
-    let setting = match Setting::of(&args.evidence) {
+    let setting = match setting_of(&args.evidence) {
         Ok(setting) => setting,
         Err(code) => return code,
     };
-    if let Some(code) = (setting.answers()).and_then(|index| show_kept(args, &setting, index)) {
+    if let Some(code) = show_kept(args, &setting) {
         return code;
     }
-    let ev = match setting.open(&args.evidence.paths, Trees::OnDisk) {
+    let ev = match open_whole(&setting, &args.evidence.paths, Trees::OnDisk) {
         Ok(ev) => ev,
         Err(code) => return code,
     };
     let code = show_opened(args, &ev);
-    if let (Some(index), Some(opening)) = (setting.answers(), kept_opening(&ev)) {
-        // Not kept (a full disk, a document among the inputs): the next show opens again.
-        crate::analysis::evidence::Keeping::keep_all(index, &opening, ev.as_ref());
-    }
+    // Not kept (a full disk, a document among the inputs): the next show opens again.
+    crate::open::keep_answers(&setting, &ev);
     code
-}
-
-/// The name of the opening `ev` is ([`Index::opening_name`]), when what it gives may be
-/// kept for it: every record read as it was verified.
-pub(super) fn kept_opening(ev: &Evidence) -> Option<String> {
-    (ev.reread_failures() == 0)
-        .then(|| Index::opening_name(&ev.corpus.inputs))
-        .flatten()
 }
 
 /// [`show`] of opened evidence.
@@ -347,8 +290,8 @@ fn show_opened(args: &ShowArgs, ev: &Evidence) -> i32 {
 
 /// [`show`] from the actions' views kept in the index; `None` when they are not there or
 /// a record they need cannot be read as it was verified (then the evidence is opened).
-fn show_kept(args: &ShowArgs, setting: &Setting, index: &Index) -> Option<i32> {
-    let table = action_table::Table::open(index, &args.evidence.paths)?;
+fn show_kept(args: &ShowArgs, setting: &Setting) -> Option<i32> {
+    let table = crate::open::kept_actions(setting, &args.evidence.paths)?;
     let found: Vec<(KeptAction, Candidate<String>)> = (table.find(&args.action_id)?.into_iter())
         .filter(|a| args.run.as_deref().is_none_or(|run| a.run_id() == run))
         .map(|a| {
@@ -359,14 +302,14 @@ fn show_kept(args: &ShowArgs, setting: &Setting, index: &Index) -> Option<i32> {
     let one = match pick(args, found) {
         Ok(one) => one,
         Err(why) => {
-            setting.say_problems(table.errors().iter().cloned());
+            say_problems(setting, table.errors().iter().cloned());
             eprint!("{why}");
             return Some(2);
         }
     };
     let read = table.read(&one)?;
     let report = one.report(&read)?;
-    setting.say_problems(table.errors().iter().cloned());
+    say_problems(setting, table.errors().iter().cloned());
     Some(show_out(args, &report))
 }
 

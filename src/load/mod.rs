@@ -9,6 +9,7 @@ pub mod parser;
 pub mod pieces;
 mod reread;
 mod shape;
+pub mod spill;
 pub mod stream;
 pub mod traces;
 

@@ -273,7 +273,7 @@ impl Review {
     /// temporary file beside it, synced, then renamed over it; the version it replaces is
     /// kept as `FILE.bak`.
     pub fn write(&self, path: &Path) -> std::io::Result<()> {
-        use crate::verify::index::{private_dir, private_file};
+        use crate::private::{private_dir, private_file};
         if let Some(dir) = path
             .parent()
             .filter(|d| !d.as_os_str().is_empty() && !d.exists())

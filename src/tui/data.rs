@@ -262,40 +262,10 @@ impl Data {
         data
     }
 
-    /// Loads, analyses and verifies synchronously (what the background worker does, for
-    /// tests and benchmarks).
-    pub fn open(
-        corpus: Corpus,
-        keys: &crate::verify::Keyring,
-        leases: &crate::analysis::lease::SuppliedLeases,
-    ) -> Data {
-        let corpus = Arc::new(corpus);
-        let analysis = Arc::new(Analysis::build(&corpus, leases));
-        let mut report = crate::verify::verify_inputs(
-            &corpus.inputs,
-            keys,
-            &crate::verify::Options::default(),
-            None,
-        );
-        report.inputs.extend(leases.inputs.iter().cloned());
-        let (report, findings) = crate::analysis::evidence::complete(&corpus, &analysis, report);
-        let mut data = Data::new(corpus, analysis, Vec::new());
-        data.set_report(Arc::new(report), findings);
-        data
-    }
-
-    /// [`Data::open`] with the agent's telemetry joined to the evidence (`--traces`).
-    pub fn open_traced(
-        corpus: Corpus,
-        keys: &crate::verify::Keyring,
-        leases: &crate::analysis::lease::SuppliedLeases,
-        telemetry: crate::load::traces::Telemetry,
-        tolerance_ms: f64,
-    ) -> Data {
-        let options = crate::verify::Options::default();
-        let mut ev = crate::analysis::evidence::Evidence::open(corpus, keys, &options, leases);
-        ev.add_capture(telemetry, tolerance_ms);
-        ev.report.inputs.extend(leases.inputs.iter().cloned());
+    /// The data of evidence opened whole ([`crate::open::open`] or
+    /// [`crate::open::open_corpus`]), at once: what the background worker sends in
+    /// stages, for tests and benchmarks.
+    pub fn of(ev: crate::analysis::evidence::Evidence) -> Data {
         let mut data = Data::new(Arc::new(ev.corpus), Arc::new(ev.analysis), Vec::new());
         data.set_report(Arc::new(ev.report), ev.findings);
         data.capture = ev.capture.map(Arc::new);

@@ -12,6 +12,7 @@ pub mod theme;
 pub mod view;
 pub mod worker;
 
+use crate::open::Setting;
 use crate::review::file::{EvidenceSet, KeyRef, Review, default_path};
 use crate::verify::Keyring;
 use clipboard::{copy_native, osc52};
@@ -24,6 +25,7 @@ use ratatui::crossterm::execute;
 use state::{Action, ReviewSettings, State, update};
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::{Duration, Instant};
 use theme::Theme;
@@ -34,12 +36,8 @@ use worker::{file_stamps, spawn_worker};
 #[derive(Clone, Debug)]
 pub struct ExplorerOptions {
     pub paths: Vec<String>,
-    pub keys: Keyring,
-    pub leases: Vec<String>,
-    /// The agent's telemetry (`--traces`) and the clock tolerance of its join.
-    pub traces: worker::Traces,
-    /// The evidence index's directory (none: verify everything).
-    pub index_dir: Option<PathBuf>,
+    /// What the evidence is opened with: the trust, lease files, telemetry and index.
+    pub setting: Arc<Setting>,
     pub theme: Theme,
     pub keymap: Keymap,
     pub mouse: bool,
@@ -182,7 +180,7 @@ pub fn write_report(
     );
     let report = IncidentReport::of(ev, keys, command.join(" "), review, scope.as_ref());
     let text = render(request.format, &report, ev);
-    crate::verify::index::write_private(&out, text.as_bytes())
+    crate::private::write_private(&out, text.as_bytes())
         .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
     Ok(out)
 }
@@ -198,14 +196,7 @@ pub fn terminal_width() -> Option<usize> {
 /// Runs the explorer until the user quits; returns the exit code.
 pub fn run(options: &ExplorerOptions) -> i32 {
     let (tx, rx) = channel();
-    spawn_worker(
-        options.paths.clone(),
-        options.keys.clone(),
-        options.leases.clone(),
-        options.traces.clone(),
-        options.index_dir.clone(),
-        tx.clone(),
-    );
+    spawn_worker(options.paths.clone(), options.setting.clone(), tx.clone());
     let previous = std::panic::take_hook();
     let mouse = options.mouse;
     std::panic::set_hook(Box::new(move |info| {
@@ -226,7 +217,7 @@ pub fn run(options: &ExplorerOptions) -> i32 {
     set_capture(true, options.mouse);
     let mut state = State::new(options.keymap.clone(), options.theme.clone());
     state.banner.clone_from(&options.banner);
-    state.keys_given = !options.keys.is_empty();
+    state.keys_given = !options.setting.trust.is_empty();
     state.review.settings = ReviewSettings {
         external_editor: options.editor.is_some(),
         fresh: options.fresh,
@@ -277,7 +268,7 @@ fn event_loop(
             "forced by AEPLENS_DEBUG_PANIC (debug builds only)"
         );
         if state.quit {
-            if let Err(e) = save_review(state, &options.keys) {
+            if let Err(e) = save_review(state, &options.setting.trust) {
                 // Said after the terminal is restored.
                 state.errors.push(e.clone());
                 eprintln!("aeplens: {e}");
@@ -336,14 +327,7 @@ fn event_loop(
             let now = file_stamps(&options.paths);
             if now != stamps {
                 stamps = now;
-                spawn_worker(
-                    options.paths.clone(),
-                    options.keys.clone(),
-                    options.leases.clone(),
-                    options.traces.clone(),
-                    options.index_dir.clone(),
-                    tx.clone(),
-                );
+                spawn_worker(options.paths.clone(), options.setting.clone(), tx.clone());
             }
         }
         if !event::poll(Duration::from_millis(50))? {
@@ -387,7 +371,7 @@ fn review_work(
 ) -> std::io::Result<()> {
     if state.review.dirty
         && state.review.path.is_some()
-        && let Err(e) = save_review(state, &options.keys)
+        && let Err(e) = save_review(state, &options.setting.trust)
     {
         state.review.dirty = false;
         state.review.problem = Some(e.clone());
@@ -404,17 +388,19 @@ fn review_work(
     }
     if let Some(request) = state.review.report_requested.take() {
         // Saved first, so that the report's Reproduce line finds the marks it shows.
-        if let Err(e) = save_review(state, &options.keys) {
+        if let Err(e) = save_review(state, &options.setting.trust) {
             state.review.problem = Some(e);
         }
-        state.message = Some(match write_report(state, &options.keys, &request) {
-            Ok(path) => format!(
-                "{} report written: {}",
-                request.format.name(),
-                crate::model::text::sanitize(&path.display().to_string())
-            ),
-            Err(e) => e,
-        });
+        state.message = Some(
+            match write_report(state, &options.setting.trust, &request) {
+                Ok(path) => format!(
+                    "{} report written: {}",
+                    request.format.name(),
+                    crate::model::text::sanitize(&path.display().to_string())
+                ),
+                Err(e) => e,
+            },
+        );
     }
     Ok(())
 }
@@ -429,7 +415,7 @@ fn edit_externally(
 ) -> std::io::Result<Result<String, String>> {
     let file = std::env::temp_dir().join(format!("aeplens-note-{}.md", std::process::id()));
     let _ = std::fs::remove_file(&file);
-    if let Err(e) = crate::verify::index::write_private(&file, text.as_bytes()) {
+    if let Err(e) = crate::private::write_private(&file, text.as_bytes()) {
         return Ok(Err(format!("cannot write the note for the editor: {e}")));
     }
     set_capture(false, mouse);

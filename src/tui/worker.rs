@@ -6,13 +6,11 @@
 use super::data::Data;
 use super::state::{Action, Progress};
 use crate::analysis::Analysis;
-use crate::analysis::evidence::{Evidence, Loading};
+use crate::analysis::evidence::Loading;
 use crate::analysis::findings;
-use crate::analysis::lease::SuppliedLeases;
 use crate::load::Corpus;
-use crate::verify::index::{Config, Index};
-use crate::verify::{Keyring, Options, Trees};
-use std::path::PathBuf;
+use crate::open::Setting;
+use crate::verify::Trees;
 use std::sync::Arc;
 use std::sync::mpsc::Sender;
 use std::time::SystemTime;
@@ -20,41 +18,24 @@ use std::time::SystemTime;
 /// How much of a large store the first frame shows while the rest loads.
 pub const QUICK_LOOK_BYTES: u64 = 4 * 1024 * 1024;
 
-/// The agent's telemetry to join to the evidence (`--traces`; none when empty) and the
-/// clock tolerance of the join.
-#[derive(Clone, Debug, Default)]
-pub struct Traces {
-    pub files: Vec<String>,
-    pub tolerance_ms: f64,
-}
-
-/// Loads and verifies, then analyses, in the background — files the evidence index
-/// under `index_dir` holds are not verified again (nor parsed, when unchanged) —,
-/// reporting by `tx`.
-pub fn spawn_worker(
-    paths: Vec<String>,
-    keys: Keyring,
-    leases: Vec<String>,
-    traces: Traces,
-    index_dir: Option<PathBuf>,
-    tx: Sender<Action>,
-) {
+/// Loads and verifies, then analyses, in the background, through the one way evidence is
+/// opened ([`crate::open::open`] under `setting`: files the evidence index holds are not
+/// verified again, nor parsed when unchanged), reporting by `tx`.
+pub fn spawn_worker(paths: Vec<String>, setting: Arc<Setting>, tx: Sender<Action>) {
     std::thread::spawn(move || {
         let send = |a: Action| tx.send(a).is_ok();
         send(Action::Progress(Progress {
             phase: "loading".into(),
             ..Progress::default()
         }));
-        // The files were found readable before the terminal was taken; one gone since is
-        // said like any other lease problem.
-        let (supplied, mut errors): (_, Vec<String>) = match SuppliedLeases::from_files(&leases) {
-            Ok((supplied, errors)) => (supplied, errors.iter().map(ToString::to_string).collect()),
-            Err(e) => (SuppliedLeases::default(), vec![e]),
-        };
+        let supplied = &setting.leases;
+        let mut errors: Vec<String> = (setting.lease_errors.iter())
+            .map(ToString::to_string)
+            .collect();
         // Large evidence: show the first records at once, then the whole.
         if let Some(head) = crate::load::load_prefix(&paths, QUICK_LOOK_BYTES) {
             let corpus = Arc::new(Corpus::new(head));
-            let analysis = Arc::new(Analysis::build(&corpus, &supplied));
+            let analysis = Arc::new(Analysis::build(&corpus, supplied));
             let early = findings::dedupe_and_sort(findings::analyse(&corpus, &analysis));
             send(Action::Progress(Progress {
                 phase: format!(
@@ -67,9 +48,6 @@ pub fn spawn_worker(
                 return;
             }
         }
-        let options = Options::default();
-        let index =
-            index_dir.map(|dir| Index::new(dir, &Config::new(&keys, &options, &supplied.digests)));
         // Read and verified as it streams, each record's JSON let go once verified (read
         // again when a pane shows it): a store the index holds byte for byte is not even
         // parsed, and one that only grew is verified for its new records alone.
@@ -94,34 +72,25 @@ pub fn spawn_worker(
             };
             send(Action::Progress(p));
         };
-        let mut ev = Evidence::load(
+        let (opened, said) = crate::open::open(
+            &setting,
             &paths,
-            &keys,
-            &options,
-            &supplied,
-            index.as_ref(),
-            Trees::OnDisk,
+            crate::open::Need::Whole(Trees::OnDisk),
             &mut progress,
         );
-        if ev.index.reused > 0 {
+        let Some(mut ev) = opened.into_whole() else {
+            return;
+        };
+        if ev.reuse.reused > 0 {
             send(Action::Progress(Progress {
-                phase: format!("{} verdicts from the evidence index", ev.index.reused),
+                phase: format!("{} verdicts from the evidence index", ev.reuse.reused),
                 ..Progress::default()
             }));
         }
         errors.extend(ev.corpus.errors().map(std::string::ToString::to_string));
         // A receipt no action matches: a lease-file line used for nothing, said.
         errors.extend((supplied.unused_receipts(&ev.corpus).iter()).map(ToString::to_string));
-        if !traces.files.is_empty() {
-            let telemetry = crate::load::traces::load_traces(&traces.files);
-            errors.extend(
-                telemetry
-                    .errors
-                    .iter()
-                    .map(std::string::ToString::to_string),
-            );
-            ev.add_capture(telemetry, traces.tolerance_ms);
-        }
+        errors.extend(said.problems);
         if !errors.is_empty() {
             send(Action::Errors(errors));
         }

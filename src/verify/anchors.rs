@@ -34,11 +34,16 @@ pub struct Anchor {
     pub text: String,
 }
 
-/// Reads an anchor file: one JSON object a line, blank lines skipped. An error names the
-/// file, line and column.
+/// Reads an anchor file.
 pub fn read_file(path: &str) -> Result<Vec<Anchor>, LoadError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| LoadError::whole(path, format!("cannot read anchors: {e}")))?;
+    read_text(path, &text)
+}
+
+/// Reads an anchor file's text (read from `path`): one JSON object a line, blank lines
+/// skipped. An error names the file, line and column.
+pub fn read_text(path: &str, text: &str) -> Result<Vec<Anchor>, LoadError> {
     let file: Arc<str> = path.into();
     let mut anchors = Vec::new();
     let mut offset = 0;
@@ -50,7 +55,7 @@ pub fn read_file(path: &str) -> Result<Vec<Anchor>, LoadError> {
             continue;
         }
         let anchor = parse_line(trimmed)
-            .map_err(|e| LoadError::located(path, &text, start, format!("anchor: {e}")))?;
+            .map_err(|e| LoadError::located(path, text, start, format!("anchor: {e}")))?;
         anchors.push(Anchor {
             file: file.clone(),
             line: i + 1,

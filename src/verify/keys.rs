@@ -35,10 +35,18 @@ impl Keyring {
     /// `WASMAGENT_AEP_PUBKEY_<KEYID>` variables, read now (a later change to the
     /// environment does not change what it answers).
     pub fn with_environment() -> Keyring {
-        let environment = std::env::vars_os()
+        let variables = std::env::vars_os()
             .filter_map(|(name, value)| Some((name.into_string().ok()?, value)))
+            .map(|(name, value)| (name, value.to_string_lossy().into_owned()));
+        Keyring::with_variables(variables)
+    }
+
+    /// An empty keyring that also answers from the key variables among `variables`
+    /// (name, value): an environment read elsewhere (a Spark driver's, handed to its
+    /// workers). The one reader of the environment is [`Keyring::with_environment`].
+    pub fn with_variables(variables: impl IntoIterator<Item = (String, String)>) -> Keyring {
+        let environment = (variables.into_iter())
             .filter(|(name, _)| name.starts_with(ENV_PREFIX))
-            .map(|(name, value)| (name, value.to_string_lossy().into_owned()))
             .collect();
         Keyring {
             environment,
@@ -50,8 +58,13 @@ impl Keyring {
     pub fn add_tsa_certs(&mut self, path: &str) -> Result<usize, LoadError> {
         let pem = std::fs::read(path)
             .map_err(|e| LoadError::whole(path, format!("cannot read TSA roots: {e}")))?;
-        let roots = super::tsa::roots_from_pem(&pem)
-            .map_err(|e| LoadError::whole(path, format!("TSA roots: {e}")))?;
+        self.add_tsa_pem(path, &pem)
+    }
+
+    /// Adds the certificates of PEM bytes read from `name` as TSA roots.
+    pub fn add_tsa_pem(&mut self, name: &str, pem: &[u8]) -> Result<usize, LoadError> {
+        let roots = super::tsa::roots_from_pem(pem)
+            .map_err(|e| LoadError::whole(name, format!("TSA roots: {e}")))?;
         let added = roots.certs().len();
         Arc::make_mut(&mut self.tsa_roots).extend(roots);
         Ok(added)
@@ -60,6 +73,14 @@ impl Keyring {
     /// Adds the anchors of an anchor file (`--anchors`).
     pub fn add_anchors(&mut self, path: &str) -> Result<usize, LoadError> {
         let anchors = super::anchors::read_file(path)?;
+        let added = anchors.len();
+        Arc::make_mut(&mut self.anchors).extend(anchors);
+        Ok(added)
+    }
+
+    /// Adds the anchors of an anchor file's text, read from `name`.
+    pub fn add_anchors_text(&mut self, name: &str, text: &str) -> Result<usize, LoadError> {
+        let anchors = super::anchors::read_text(name, text)?;
         let added = anchors.len();
         Arc::make_mut(&mut self.anchors).extend(anchors);
         Ok(added)

@@ -9,11 +9,11 @@ mod counts;
 pub mod dsse;
 pub mod encoding;
 pub mod hygiene;
-pub mod index;
 pub mod keys;
 pub mod links;
 pub mod memory;
 mod paths;
+pub mod prior;
 pub mod semantic;
 pub mod sharing;
 pub mod siblings;
@@ -35,8 +35,8 @@ use crate::model::Record;
 use crate::model::finding::Finding;
 use chain::{ChainStatus, FileChain, LinkState};
 use compact_str::CompactString;
-use index::{Index, IndexUse};
 use links::LinkGraph;
+use prior::{Prior, Reuse};
 use rayon::prelude::*;
 use semantic::{RuleSeverity, Violation};
 use serde::{Deserialize, Serialize};
@@ -282,26 +282,26 @@ pub fn verify_inputs(
     options: &Options,
     progress: Option<&std::sync::atomic::AtomicUsize>,
 ) -> Report {
-    verify_inputs_indexed(inputs, keys, options, None, progress).0
+    verify_inputs_with(inputs, keys, options, None, progress).0
 }
 
-/// [`verify_inputs`] with an evidence index: a record whose verdicts the index holds for
+/// [`verify_inputs`] with verdicts made before ([`Prior`]): a record whose verdicts it holds for
 /// its place, in a file that still begins with the bytes they were made from, takes them
 /// from there; every other record is verified (all of them together, on every core), and
-/// each file with a record verified is written to the index. A file that grew is found
+/// each file with a record verified is kept there. A file that grew is found
 /// to have only grown when it was loaded asking for its old size's digest
-/// ([`crate::load::load_paths_asking`] with [`Index::covered`]); otherwise only the
+/// ([`crate::load::load_paths_asking`] with [`Prior::covered`]); otherwise only the
 /// same file is.
-pub fn verify_inputs_indexed(
+pub fn verify_inputs_with(
     inputs: &[Input],
     keys: &Keyring,
     options: &Options,
-    index: Option<&Index>,
+    prior: Option<&dyn Prior>,
     progress: Option<&std::sync::atomic::AtomicUsize>,
-) -> (Report, IndexUse) {
-    let mut used = IndexUse {
-        dir: index.map(|ix| ix.dir().to_path_buf()),
-        ..IndexUse::default()
+) -> (Report, Reuse) {
+    let mut used = Reuse {
+        dir: prior.map(|p| p.dir().to_path_buf()),
+        ..Reuse::default()
     };
     let all: Vec<(&Record, usize)> = inputs
         .iter()
@@ -311,8 +311,8 @@ pub fn verify_inputs_indexed(
     // Per input: whether its entry is to be written (missing, or a record verified).
     let mut changed = Vec::with_capacity(inputs.len());
     for input in inputs {
-        let mut entry = index
-            .and_then(|ix| ix.lookup(&input.path))
+        let mut entry = prior
+            .and_then(|p| p.lookup(&input.path))
             .filter(|e| e.confirms(input));
         let n = input.records.len();
         let start = results.len();
@@ -334,14 +334,14 @@ pub fn verify_inputs_indexed(
     for (input, changed) in inputs.iter().zip(changed) {
         let end = start + input.records.len();
         if changed {
-            paths::keep(index, input, &results[start..end], None, &mut used);
+            paths::keep(prior, input, &results[start..end], None, &mut used);
         }
         start = end;
     }
     (assemble(inputs, results, keys), used)
 }
 
-/// `results` with every record the index did not answer for (`None`) verified, on every
+/// `results` with every record no earlier verdict answered for (`None`) verified, on every
 /// core; `records` are the records with the number in their file so far, in the same
 /// order. Counted in `used`; `each` is called once per record.
 fn fill(
@@ -349,7 +349,7 @@ fn fill(
     records: &[(&Record, usize)],
     keys: &Keyring,
     options: &Options,
-    used: &mut IndexUse,
+    used: &mut Reuse,
     each: &(dyn Fn() + Sync),
 ) -> Vec<RecordResult> {
     let reused = results.iter().filter(|r| r.is_some()).count();

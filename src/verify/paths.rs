@@ -1,55 +1,55 @@
 //! Verifying files as they stream in ([`verify_paths`]): each record verified as soon as
 //! its chunk is parsed, its parsed JSON let go of ([`Trees`]), verdicts taken from the
-//! evidence index and written to it.
+//! verdicts made before ([`Prior`]) and kept there.
 
-use super::index::spill::{Spill, Spilled};
-use super::index::{self, Entry, Index, IndexUse};
+use super::prior::{Entry, Prior, Reuse};
 use super::sharing::Sharing;
 use super::{Keyring, Options, RecordResult, Report, assemble, fill, verify_record};
 use crate::load::Input;
+use crate::load::spill::{Spill, Spilled};
 use crate::load::stream::{self, FileBytes, Opening};
 use crate::model::Record;
 use rayon::prelude::*;
 
-/// Writes a file's verdicts to the index (with its records' `summary` when made as they
+/// Keeps a file's verdicts in `prior` (with its records' `summary` when made as they
 /// were verified), counting what happened in `used`.
 pub(super) fn keep(
-    index: Option<&Index>,
+    prior: Option<&dyn Prior>,
     input: &Input,
     results: &[RecordResult],
     summary: Option<&Spilled>,
-    used: &mut IndexUse,
+    used: &mut Reuse,
 ) {
-    let Some(index) = index.filter(|_| !results.is_empty()) else {
+    let Some(prior) = prior.filter(|_| !results.is_empty()) else {
         return;
     };
-    match index.store(input, results, summary) {
+    match prior.store(input, results, summary) {
         Ok(true) => used.written += 1,
         Ok(false) => {}
         Err(e) => used.problems.push(format!(
             "index not written for {} in {}: {e}",
             crate::model::text::sanitize(&input.path),
-            index.dir().display()
+            prior.dir().display()
         )),
     }
 }
 
 /// [`verify_inputs`](super::verify_inputs) on evidence as it loads: each record is verified as soon as its
 /// chunk is parsed ([`stream::stream_paths`]), so the store's bytes are never all in
-/// memory. Gives what `verify_inputs(&load_paths(paths), …)` gives. With an `index`,
-/// records it holds are parsed but not verified (see [`verify_inputs_indexed`](super::verify_inputs_indexed)); with
+/// memory. Gives what `verify_inputs(&load_paths(paths), …)` gives. With a `prior`,
+/// records it holds are parsed but not verified (see [`verify_inputs_with`](super::verify_inputs_with)); with
 /// [`Trees::OnDisk`], a store it holds byte for byte is not even parsed
-/// ([`Index::known`]: its records come with their facts, not handed to `progress`).
+/// ([`Prior::known`]: its records come with their facts, not handed to `progress`).
 /// `progress` is told the bytes read and the records read so far after each chunk.
 pub fn verify_paths(
     paths: &[String],
     keys: &Keyring,
     options: &Options,
-    index: Option<&Index>,
+    prior: Option<&dyn Prior>,
     trees: Trees,
     progress: &mut dyn FnMut(u64, usize),
-) -> (Vec<Input>, Report, IndexUse) {
-    verify_paths_in_chunks(paths, stream::CHUNK, keys, options, index, trees, progress)
+) -> (Vec<Input>, Report, Reuse) {
+    verify_paths_in_chunks(paths, stream::CHUNK, keys, options, prior, trees, progress)
 }
 
 /// Whether verified records keep their parsed JSON in memory.
@@ -119,10 +119,10 @@ pub fn verify_paths_in_chunks(
     chunk: usize,
     keys: &Keyring,
     options: &Options,
-    index: Option<&Index>,
+    prior: Option<&dyn Prior>,
     trees: Trees,
     progress: &mut dyn FnMut(u64, usize),
-) -> (Vec<Input>, Report, IndexUse) {
+) -> (Vec<Input>, Report, Reuse) {
     struct File {
         input: usize,
         entry: Option<Entry>,
@@ -137,9 +137,9 @@ pub fn verify_paths_in_chunks(
         summary: Option<Spill>,
     }
     let mut files: Vec<File> = Vec::new();
-    let mut used = IndexUse {
-        dir: index.map(|ix| ix.dir().to_path_buf()),
-        ..IndexUse::default()
+    let mut used = Reuse {
+        dir: prior.map(|p| p.dir().to_path_buf()),
+        ..Reuse::default()
     };
     // Records read or known so far (the open and the read of a file both count them).
     let read = std::cell::Cell::new(0usize);
@@ -153,9 +153,9 @@ pub fn verify_paths_in_chunks(
             Trees::OnlyIds { after } => after.saturating_sub(read.get()),
             _ => usize::MAX,
         };
-        let whole = index
+        let whole = prior
             .filter(|_| trees.lets_go())
-            .and_then(|ix| ix.known(path, only_ids_over));
+            .and_then(|p| p.known(path, only_ids_over));
         if let Some((loaded, results)) = whole {
             read.set(read.get() + loaded.records.len());
             known.push(File {
@@ -169,13 +169,13 @@ pub fn verify_paths_in_chunks(
             return Opening::Known(loaded);
         }
         Opening::Read {
-            asked: index.and_then(|ix| ix.covered(path)),
-            blake3: index.is_some(),
+            asked: prior.and_then(|p| p.covered(path)),
+            blake3: prior.is_some(),
         }
     };
     let mut inputs = stream::stream_paths_opening(paths, chunk, &mut open, |batch| {
         if files.last().map(|f| f.input) != Some(batch.input) {
-            let entry = index.and_then(|ix| ix.lookup(batch.path));
+            let entry = prior.and_then(|p| p.lookup(batch.path));
             files.push(File {
                 input: batch.input,
                 // An entry without the store's summary is written again with it.
@@ -183,9 +183,9 @@ pub fn verify_paths_in_chunks(
                 entry,
                 results: Vec::new(),
                 taken: Vec::new(),
-                summary: index
+                summary: prior
                     .filter(|_| matches!(trees, Trees::OnlyIds { .. }) && batch.path != "-")
-                    .and_then(|ix| Spill::in_dir(ix.dir()).ok()),
+                    .and_then(|p| Spill::in_dir(p.dir()).ok()),
             });
         }
         if let Some(file) = files.last_mut() {
@@ -206,9 +206,12 @@ pub fn verify_paths_in_chunks(
                 batch.records.iter().map(|r| (r, batch.in_file)).collect();
             let mut results = fill(taken, &records, keys, options, &mut used, &|| {});
             sharing.share(&mut results);
-            if let Some(summary) = &mut file.summary {
-                let parts: Vec<Vec<u8>> =
-                    batch.records.par_iter().map(index::summary_part).collect();
+            if let (Some(summary), Some(p)) = (&mut file.summary, prior) {
+                let parts: Vec<Vec<u8>> = batch
+                    .records
+                    .par_iter()
+                    .map(|r| p.summary_part(r))
+                    .collect();
                 if parts
                     .iter()
                     .try_for_each(|p| summary.put(p).map(drop))
@@ -292,7 +295,7 @@ pub fn verify_paths_in_chunks(
         let input = &inputs[file.input];
         if file.changed {
             let summary = file.summary.and_then(|s| s.finish().ok());
-            keep(index, input, &file.results, summary.as_ref(), &mut used);
+            keep(prior, input, &file.results, summary.as_ref(), &mut used);
         }
         if records.is_empty() {
             records = file.results;

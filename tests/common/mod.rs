@@ -222,6 +222,42 @@ pub fn go(s: &mut aeplens::tui::state::State, run: &str, id: &str) {
     aeplens::tui::state::select(s, n, true);
 }
 
+/// The setting of `keys`, `options` and `leases` (no cache, no telemetry: a test hands
+/// the index it means to the opening itself).
+pub fn setting_of(
+    keys: &aeplens::verify::Keyring,
+    options: &aeplens::verify::Options,
+    leases: &aeplens::analysis::lease::SuppliedLeases,
+) -> aeplens::open::Setting {
+    aeplens::open::Setting {
+        trust: keys.clone(),
+        options: *options,
+        leases: leases.clone(),
+        ..Default::default()
+    }
+}
+
+/// The explorer's data of `corpus` opened whole under `keys` and `supplied` lease files
+/// (their inputs listed, as the worker lists them), with `telemetry` joined.
+pub fn data(
+    corpus: aeplens::load::Corpus,
+    keys: &aeplens::verify::Keyring,
+    supplied: &aeplens::analysis::lease::SuppliedLeases,
+    telemetry: Option<aeplens::load::traces::Telemetry>,
+) -> aeplens::tui::data::Data {
+    let setting = aeplens::open::Setting {
+        trust: keys.clone(),
+        leases: supplied.clone(),
+        ..Default::default()
+    };
+    let mut ev = aeplens::open::open_corpus(&setting, corpus);
+    if let Some(telemetry) = telemetry {
+        ev.add_capture(telemetry, aeplens::analysis::capture::DEFAULT_TOLERANCE_MS);
+    }
+    ev.report.inputs.extend(supplied.inputs.iter().cloned());
+    aeplens::tui::data::Data::of(ev)
+}
+
 /// The explorer opened on `paths` (with keys and a lease file), as a user would see it
 /// once loading is done: the inputs' load errors listed.
 pub fn explorer(
@@ -235,7 +271,7 @@ pub fn explorer(
         .errors()
         .map(std::string::ToString::to_string)
         .collect();
-    let d = aeplens::tui::data::Data::open(corpus, &keys, &supplied);
+    let d = data(corpus, &keys, &supplied, None);
     let mut s = State::new(
         aeplens::tui::keymap::Keymap::default(),
         aeplens::tui::theme::Theme::dark(),
@@ -257,13 +293,8 @@ pub fn explorer_traced(
     let traces: Vec<String> = traces.iter().map(|t| (*t).to_string()).collect();
     let telemetry = aeplens::load::traces::load_traces(&traces);
     assert!(telemetry.errors.is_empty(), "{:?}", telemetry.errors);
-    let d = aeplens::tui::data::Data::open_traced(
-        corpus,
-        &keys,
-        &supplied,
-        telemetry,
-        aeplens::analysis::capture::DEFAULT_TOLERANCE_MS,
-    );
+    let d = data(corpus, &keys, &supplied, Some(telemetry));
+
     let mut s = State::new(
         aeplens::tui::keymap::Keymap::default(),
         aeplens::tui::theme::Theme::dark(),

@@ -81,7 +81,7 @@ pub fn run(args: &ExportArgs) -> i32 {
     };
     match &args.output {
         None => emit(&text),
-        Some(path) => match crate::verify::index::write_private(path.as_ref(), text.as_bytes()) {
+        Some(path) => match crate::private::write_private(path.as_ref(), text.as_bytes()) {
             Ok(()) => 0,
             Err(e) => {
                 eprintln!("aeplens: cannot write {}: {e}", sanitize(path));

@@ -12,59 +12,47 @@
 //! 4. [`analyse`]: all pieces of one group → its `records`, `actions`, `findings`,
 //!    `edges` and `leases` rows, by the very code `export --format parquet` runs.
 //!
-//! Tables made so equal the export's, row for row (`tests/parts.rs`; the Spark job,
-//! `tests/spark.rs`, in DuckDB): no cross-record pass reads across groups, as
+//! Tables made so equal the export's, row for row (`tests/engine/parts.rs`; the Spark job,
+//! `tests/engine/spark.rs`, in DuckDB): no cross-record pass reads across groups, as
 //! `analysis::groups` proves for the CLI — but for what a file says of its own records,
 //! which each piece carries: its file's format and the record before it in the file
 //! (`chain_link`).
 
 use super::tables::{Column, Kind, Scope, Table, record_rows, tables};
-use crate::analysis::evidence::Evidence;
 use crate::analysis::groups::{Components, record_ties};
-use crate::analysis::lease::SuppliedLeases;
 use crate::canon::Sha256Digest;
 use crate::load::{Corpus, Format, Input, pieces};
+use crate::open::Setting;
 use crate::verify::chain::link_state;
-use crate::verify::{Keyring, Options};
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, RecordBatch};
 use arrow_schema::DataType;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// What every step verifies with: the trusted keys, the lease files, the options — and
-/// their fingerprints, which every row it gives carries.
-#[derive(Default)]
-pub struct Setting {
-    pub keys: Keyring,
-    pub leases: SuppliedLeases,
-    pub options: Options,
+/// The trust's fingerprints (`Keyring::fingerprints`), one string: every row a step
+/// gives carries it.
+pub fn keyring(setting: &Setting) -> String {
+    setting.trust.fingerprints().join(",")
 }
 
-impl Setting {
-    /// The keyring's fingerprints (`Keyring::fingerprints`), one string.
-    pub fn keyring(&self) -> String {
-        self.keys.fingerprints().join(",")
-    }
+/// The lease files' SHA-256s, one string: every row a step gives carries it.
+pub fn lease_files(setting: &Setting) -> String {
+    setting.leases.digests.join(",")
+}
 
-    /// The lease files' SHA-256s, one string.
-    pub fn lease_files(&self) -> String {
-        self.leases.digests.join(",")
+/// Adds the two fingerprint columns to every row of `t`.
+fn stamp(setting: &Setting, t: &mut Table) {
+    let (keyring, leases) = (keyring(setting), lease_files(setting));
+    let mut stamped = Table::new(
+        t.name,
+        &[("keyring", Kind::Str), ("lease_files", Kind::Str)],
+    );
+    for _ in 0..t.rows() {
+        stamped.s("keyring", Some(&keyring));
+        stamped.s("lease_files", Some(&leases));
     }
-
-    /// Adds the two fingerprint columns to every row of `t`.
-    fn stamp(&self, t: &mut Table) {
-        let (keyring, leases) = (self.keyring(), self.lease_files());
-        let mut stamped = Table::new(
-            t.name,
-            &[("keyring", Kind::Str), ("lease_files", Kind::Str)],
-        );
-        for _ in 0..t.rows() {
-            stamped.s("keyring", Some(&keyring));
-            stamped.s("lease_files", Some(&leases));
-        }
-        t.columns.extend(stamped.columns);
-    }
+    t.columns.extend(stamped.columns);
 }
 
 /// A column of a batch, by name, or the error naming what is missing.
@@ -258,8 +246,7 @@ pub fn verify(pieces: &RecordBatch, setting: &Setting) -> Result<RecordBatch, St
         .map(|r| (r.path, r.line))
         .collect();
     let (corpus, errors, _) = corpus(rows);
-    let report =
-        crate::verify::verify_inputs(&corpus.inputs, &setting.keys, &setting.options, None);
+    let report = crate::open::verify_alone(setting, &corpus);
     let mut t = record_rows(&corpus, &report, Scope::EachAlone);
     if let Column::Int(index) = t.col("record_index") {
         for (i, value) in index.iter_mut().enumerate() {
@@ -298,7 +285,7 @@ pub fn verify(pieces: &RecordBatch, setting: &Setting) -> Result<RecordBatch, St
         t.s("load_error", Some(&e.to_string()));
         t.end_row();
     }
-    setting.stamp(&mut t);
+    stamp(setting, &mut t);
     Ok(t.batch())
 }
 
@@ -355,7 +342,7 @@ pub const GROUP_TABLES: [&str; 5] = ["records", "actions", "findings", "edges", 
 /// the rows `export --format parquet` writes for these records.
 pub fn analyse(pieces: &RecordBatch, setting: &Setting) -> Result<Vec<RecordBatch>, String> {
     let (corpus, _, previous) = corpus(rows(pieces)?);
-    let mut ev = Evidence::open(corpus, &setting.keys, &setting.options, &setting.leases);
+    let mut ev = crate::open::open_corpus(setting, corpus);
     // The link to the record before it in its file, which the group may not hold.
     if pieces.column_by_name("file_previous").is_some() {
         for (i, previous) in previous.into_iter().enumerate() {
@@ -366,7 +353,7 @@ pub fn analyse(pieces: &RecordBatch, setting: &Setting) -> Result<Vec<RecordBatc
     let mut out = Vec::new();
     for mut t in tables(ev.as_ref()) {
         if GROUP_TABLES.contains(&t.name) {
-            setting.stamp(&mut t);
+            stamp(setting, &mut t);
             out.push(t.batch());
         }
     }
@@ -397,7 +384,7 @@ pub fn manifest(
     let parts = (tables.into_iter())
         .map(|(name, (rows, files))| (name, serde_json::json!({"rows": rows, "files": files})))
         .collect();
-    let manifest = super::tables::manifest(&set, &setting.keys, &parts);
+    let manifest = super::tables::manifest(&set, &setting.trust, &parts);
     let text = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())? + "\n";
     Ok((set.key, text))
 }

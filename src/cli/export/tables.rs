@@ -319,6 +319,9 @@ pub(super) fn record_rows(
             ("key_unknown", Bool),
             ("chain", Str),
             ("chain_link", Str),
+            ("timestamp", Str),
+            ("proven_time_ms", Int),
+            ("proven_by", Str),
             ("actions", Int),
         ],
     );
@@ -373,9 +376,34 @@ pub(super) fn record_rows(
             "chain_link",
             chain.and_then(|c| c.link.map(crate::verify::chain::LinkState::name)),
         );
+        let (timestamp, proven) = timestamp_columns(a);
+        t.s("timestamp", timestamp);
+        t.i("proven_time_ms", proven.and_then(|token| token.gen_time_ms));
+        t.s("proven_by", proven.and_then(|token| token.tsa.as_deref()));
         t.i("actions", Some(record.actions().count() as i64));
     }
     t
+}
+
+/// A record's timestamp proof as the `records` table says it: an RFC 3161 token's state,
+/// `claim` for any other proof (it proves no time; which kind is `check`'s to say, since
+/// telling two of them apart reads the whole evidence), none without a proof — and the
+/// token when it proves a time (`tsa-verified`: chained to a `--tsa-certs` root).
+fn timestamp_columns(
+    a: &crate::verify::signature::Authenticity,
+) -> (Option<&'static str>, Option<&crate::verify::tsa::Token>) {
+    use crate::verify::timestamp::TimestampState;
+    match a.timestamp {
+        None => (None, None),
+        Some(TimestampState::Token(state)) => {
+            let proven = a.timestamp.is_some_and(TimestampState::proves_time);
+            (
+                Some(state.name()),
+                a.timestamp_token.as_deref().filter(|_| proven),
+            )
+        }
+        Some(_) => (Some("claim"), None),
+    }
 }
 
 fn actions(ev: EvidenceRef) -> Table {

@@ -1,0 +1,9 @@
+//! The tables made in parts by an engine: the parts and the Spark job. One test binary
+//! per area: each file under `tests/` would link its own copy of aeplens and every
+//! dependency.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod parts;
+mod spark;
