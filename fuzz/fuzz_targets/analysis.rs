@@ -23,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
     }
     let _ = serde_json::to_string(&ev.analysis.chains);
     let _ = ev.analysis.envelopes(&ev.corpus);
-    use aeplens::analysis::chain_answers::{Form, of};
+    use aeplens::open::chain_answers::{Form, of};
     let json = of(ev.as_ref(), Form::Json).expect("chains in memory");
     serde_json::from_str::<serde_json::Value>(&json).expect("the chains document is JSON");
     let _ = of(ev.as_ref(), Form::Text).expect("chains in memory");

@@ -5,7 +5,7 @@
 //! `check`'s. On a rotated, interleaved store in several files (chains across files and
 //! partitions, arrays, a pretty document, bad lines, an empty file, a broken array,
 //! leases) and on a generated
-//! 20,000-record incident-shaped store.
+//! 5,000-record incident-shaped store (`BENCHMARKS.md` runs the job on 200,000).
 //!
 //! `scripts/test` makes the environment (`target/spark-venv`: the package, pyspark,
 //! pandas, pyarrow, DuckDB; OpenJDK 17); without it these tests fail in CI (`CI` set) and
@@ -264,23 +264,23 @@ fn the_job_writes_the_exports_tables_for_a_rotated_interleaved_store() {
 }
 
 #[test]
-fn the_job_writes_the_exports_tables_for_a_generated_20k_store() {
+fn the_job_writes_the_exports_tables_for_a_generated_incident_store() {
     let Some(py) = python() else { return };
-    let dir = common::run_dir("spark-20k");
+    let dir = common::run_dir("spark-incident");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("in")).unwrap();
     let store = dir.join("in/incident.ndjson");
-    common::generated_store(&store, 20_000, &["--shape", "incident"]);
+    common::generated_store(&store, 5_000, &["--shape", "incident"]);
     // The generator's key beside the store would be read as evidence: move it out.
     let keys = dir.join("keys.json");
     std::fs::rename(dir.join("in/incident.keys.json"), &keys).unwrap();
     let files = vec![std::fs::canonicalize(&store).unwrap().display().to_string()];
     let tables = assert_same(&py, &dir, &files, (keys.to_str().unwrap(), &[]), false, &[]);
-    // 20,000 appends, and the retried ones the incident shape has.
-    assert!(tables["records"]["rows"][1].as_u64().unwrap() >= 20_000);
+    // 5,000 appends, and the retried ones the incident shape has.
+    assert!(tables["records"]["rows"][1].as_u64().unwrap() >= 5_000);
     let (_, findings) = check_counts(&files, keys.to_str().unwrap(), false, &[]);
     assert!(
-        findings > 10_000,
+        findings > 2_500,
         "incident-shaped: about one finding a record"
     );
     let _ = std::fs::remove_dir_all(&dir);
