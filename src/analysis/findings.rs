@@ -7,7 +7,7 @@ use super::graph::{GraphProblem, NodeId};
 use super::lease::LeaseView;
 use crate::load::Corpus;
 use crate::model::drift::{Drift, DriftResult};
-use crate::model::facts::ActionFacts;
+use crate::model::facts::{ActionFacts, StoredMembers};
 use crate::model::fields::{ActionFields, Key};
 use crate::model::finding::{Finding, Location, Severity};
 use crate::model::{Action, Record, Source};
@@ -331,7 +331,8 @@ pub fn checks(f: &ActionFacts) -> u8 {
 
 /// The findings about node `n`, reading its action's JSON only when there are some.
 /// The findings of consecutive nodes first stored in one record, the record read once
-/// for all of them (and not at all when none has anything to say).
+/// for all of them (and not at all when none has anything to say, or all of it is said
+/// from the facts: [`unapproved_from_facts`]).
 fn per_record(
     corpus: &Corpus,
     an: &Analysis,
@@ -343,6 +344,16 @@ fn per_record(
     let Some(&(first, _)) = concerned.first() else {
         return;
     };
+    let from_facts: Option<Vec<Timed>> = (concerned.iter())
+        .map(|(n, c)| {
+            c.only_unapproved()
+                .then(|| unapproved_from_facts(corpus, an, *n))?
+        })
+        .collect();
+    if let Some(found) = from_facts {
+        out.extend(found);
+        return;
+    }
     let record = an.graph.nodes[first as usize].record;
     corpus.record(record as usize).with_record(|record| {
         for (n, concerns) in &concerned {
@@ -390,6 +401,86 @@ struct Concerns<'a> {
     coverage: Option<CoverageFinding>,
 }
 
+impl Concerns<'_> {
+    /// True when all there is to say is F-UNAPPROVED-MUTATION.
+    fn only_unapproved(&self) -> bool {
+        let own = check::EXEC_AFTER_DENY
+            | check::UNAPPROVED_MUTATION
+            | check::UNKNOWN_CLASS_ALLOWED
+            | check::DRIFT_EXECUTED;
+        self.bits & own == check::UNAPPROVED_MUTATION
+            && self.parent.is_none()
+            && self.lease.is_none()
+            && self.coverage.is_none()
+    }
+}
+
+/// F-UNAPPROVED-MUTATION about the action with `facts` of `record`, at `location`, with
+/// `evidence` (its `tool_name`, `side_effect_class` and `state_changing` as stored): made
+/// the same way from the stored JSON and from the facts.
+fn unapproved_mutation(
+    record: &Record,
+    facts: &ActionFacts,
+    evidence: serde_json::Value,
+    location: Location,
+) -> Timed {
+    let class = facts.side_effect_class();
+    let unknown = matches!(class, None | Some("unknown"));
+    let severity = if unknown && facts.state_changing != Some(true) {
+        Severity::Medium
+    } else {
+        Severity::High
+    };
+    let message = format!(
+        "{} ({}) has no capability decision at all",
+        facts.id().unwrap_or("?"),
+        class.unwrap_or("class not recorded")
+    );
+    let (mut found, _) = finding(
+        "F-UNAPPROVED-MUTATION",
+        severity,
+        record,
+        &[],
+        message,
+        evidence,
+    );
+    found.action_ids = facts.id().map(str::to_string).into_iter().collect();
+    found.locations = vec![location];
+    (found, facts.time().or(record.created_at_ms()))
+}
+
+/// F-UNAPPROVED-MUTATION about node `n` from its facts alone, when they hold the members
+/// its evidence quotes exactly as stored ([`StoredMembers::plain`]); `None` otherwise (its
+/// record is read then).
+fn unapproved_from_facts(corpus: &Corpus, an: &Analysis, n: NodeId) -> Option<Timed> {
+    let node = &an.graph.nodes[n as usize];
+    let record = corpus.record(node.record as usize);
+    let actions = &record.facts().actions;
+    let facts = actions.at(node.pos)?;
+    let stored = facts.stored();
+    if !stored.plain() {
+        return None;
+    }
+    let mut evidence = serde_json::Map::new();
+    let values = [
+        facts.tool().map(serde_json::Value::from),
+        facts.side_effect_class().map(serde_json::Value::from),
+        facts.state_changing.map(serde_json::Value::from),
+    ];
+    for (i, (name, value)) in StoredMembers::NAMES.iter().zip(values).enumerate() {
+        if stored.has(i) {
+            evidence.insert((*name).into(), value?);
+        }
+    }
+    let location = location_at(&record.source, actions.index_of(node.pos)?, None);
+    Some(unapproved_mutation(
+        record,
+        facts,
+        serde_json::Value::Object(evidence),
+        location,
+    ))
+}
+
 /// The findings about action `a` of `record` (node `n`), for its `concerns`.
 fn action_findings(
     corpus: &Corpus,
@@ -409,7 +500,6 @@ fn action_findings(
     let fields = ActionFields::of(a.0);
     let (facts, drift) = ActionFacts::with_drift(record, a.0, &fields);
     let outcome = facts.outcome();
-    let class = facts.side_effect_class();
     if bits & check::EXEC_AFTER_DENY != 0 {
         out.push(finding(
             "F-EXEC-AFTER-DENY",
@@ -432,23 +522,9 @@ fn action_findings(
         ));
     }
     if bits & check::UNAPPROVED_MUTATION != 0 {
-        let unknown = matches!(class, None | Some("unknown"));
-        out.push(finding(
-            "F-UNAPPROVED-MUTATION",
-            if unknown && facts.state_changing != Some(true) {
-                Severity::Medium
-            } else {
-                Severity::High
-            },
-            record,
-            &[a],
-            format!(
-                "{} ({}) has no capability decision at all",
-                a.id().unwrap_or("?"),
-                class.unwrap_or("class not recorded")
-            ),
-            ev(a, &["tool_name", "side_effect_class", "state_changing"]),
-        ));
+        let location = action_location(record, a, None);
+        let evidence = ev(a, &StoredMembers::NAMES);
+        out.push(unapproved_mutation(record, &facts, evidence, location));
     }
     if bits & check::UNKNOWN_CLASS_ALLOWED != 0 {
         out.push(finding(
@@ -760,3 +836,67 @@ pub use identity::{dedupe_and_sort, identify};
 
 #[cfg(test)]
 mod catalogue;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// F-UNAPPROVED-MUTATION made from the facts is exactly the one made from the stored
+    /// JSON — its evidence quoting the members as stored, its location counting action
+    /// objects — and is not made from the facts when they do not hold the members as
+    /// stored (a number for a name, a string for a boolean, a lone surrogate).
+    #[test]
+    fn unapproved_mutation_from_the_facts_is_the_one_from_the_json() {
+        let actions = [
+            r#"{"action_id":"a","tool_name":"sql_exec","state_changing":true,"side_effect_class":"mutate-external","timestamp_ms":1780000000001}"#,
+            r#"{"action_id":"a","tool_name":5,"state_changing":true}"#,
+            r#"{"action_id":"a","tool_name":"t","state_changing":"yes"}"#,
+            r#"{"action_id":"a","tool_name":"first","tool_name":"last","side_effect_class":"mutate-local"}"#,
+            r#"7, {"action_id":"a","tool_name":"t","side_effect_class":"unknown"}"#,
+            r#"{"action_id":"a","state_changing":false}"#,
+            r#"{"action_id":"a","tool_name":"\ud800","state_changing":true}"#,
+            r#"{"tool_name":"t","side_effect_class":"delete"}"#,
+        ];
+        let mut lines = String::new();
+        for (i, a) in actions.iter().enumerate() {
+            use std::fmt::Write as _;
+            let _ = writeln!(
+                lines,
+                "{{\"schema_version\":\"aep/v0.3\",\"run_id\":\"r{i}\",\"created_at_ms\":1780000000000,\"actions\":[{a}]}}"
+            );
+        }
+        let corpus = Corpus::new(vec![crate::load::parse_input(
+            "x.ndjson".into(),
+            lines.as_bytes(),
+        )]);
+        assert_eq!(corpus.len(), actions.len());
+        let an = Analysis::build(&corpus, &super::super::lease::SuppliedLeases::default());
+        let (mut from_facts, mut from_json) = (0, 0);
+        for n in 0..an.graph.nodes.len() as NodeId {
+            if !concerns(&an, n).is_some_and(|c| c.only_unapproved()) {
+                continue;
+            }
+            let node = &an.graph.nodes[n as usize];
+            let stored = corpus.record(node.record as usize).with_record(|r| {
+                let a = r.action_at(node.pos as usize)?;
+                let evidence = ev(&a, &StoredMembers::NAMES);
+                let facts = ActionFacts::of(r, &a);
+                Some(unapproved_mutation(
+                    r,
+                    &facts,
+                    evidence,
+                    action_location(r, &a, None),
+                ))
+            });
+            let stored = stored.expect("the action is read");
+            match unapproved_from_facts(&corpus, &an, n) {
+                Some(made) => {
+                    assert_eq!(made, stored, "node {n}");
+                    from_facts += 1;
+                }
+                None => from_json += 1,
+            }
+        }
+        assert_eq!((from_facts, from_json), (5, 3));
+    }
+}

@@ -80,9 +80,15 @@ impl ActionList {
 
     /// The facts of the action at position `pos` of `actions`.
     pub fn at(&self, pos: u32) -> Option<&ActionFacts> {
+        self.facts.get(self.index_of(pos)?)
+    }
+
+    /// Where the action at position `pos` of `actions` is among the record's action
+    /// objects (what a finding's location counts).
+    pub fn index_of(&self, pos: u32) -> Option<usize> {
         match &self.positions {
-            None => self.facts.get(pos as usize),
-            Some(p) => p.binary_search(&pos).ok().map(|i| &self.facts[i]),
+            None => ((pos as usize) < self.facts.len()).then_some(pos as usize),
+            Some(p) => p.binary_search(&pos).ok(),
         }
     }
 }
@@ -243,6 +249,9 @@ pub struct ActionFacts {
     exit_code: Number,
     /// True when `result_digest` is present.
     pub has_result_digest: bool,
+    /// How `tool_name`, `side_effect_class` and `state_changing` are stored
+    /// ([`StoredMembers`]): whether the facts above hold them exactly as stored.
+    stored: u8,
     /// `bounded_lease_evidence`, when it is an object (rare: kept boxed).
     pub bounded_lease_evidence: Option<Box<Obj>>,
     /// The state digest members, when the action carries a pre or post digest.
@@ -294,7 +303,48 @@ impl StateDigest {
     }
 }
 
+/// Which of `tool_name`, `side_effect_class` and `state_changing` an action stores, and
+/// whether each one stored is exactly what the facts hold (a UTF-8 string for the first
+/// two, a boolean for the third): then what quotes them as stored (a finding's evidence)
+/// can be made from the facts, without reading the action again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StoredMembers(u8);
+
+impl StoredMembers {
+    /// The three members, in the order a finding's evidence lists them.
+    pub const NAMES: [&'static str; 3] = ["tool_name", "side_effect_class", "state_changing"];
+    const KEYS: [Key; 3] = [Key::ToolName, Key::SideEffectClass, Key::StateChanging];
+
+    fn of(f: &ActionFields<'_>) -> StoredMembers {
+        let mut bits = 0;
+        for (i, key) in StoredMembers::KEYS.into_iter().enumerate() {
+            let Some(v) = f.get(key) else { continue };
+            let plain = match key {
+                Key::StateChanging => v.as_bool().is_some(),
+                _ => v.as_str().is_some(),
+            };
+            bits |= 1 << i | u8::from(!plain) << 3;
+        }
+        StoredMembers(bits)
+    }
+
+    /// Whether member `i` of [`StoredMembers::NAMES`] is stored.
+    pub fn has(self, i: usize) -> bool {
+        self.0 & 1 << i != 0
+    }
+
+    /// True when every member stored is what the facts hold.
+    pub fn plain(self) -> bool {
+        self.0 & 1 << 3 == 0
+    }
+}
+
 impl ActionFacts {
+    /// How `tool_name`, `side_effect_class` and `state_changing` are stored.
+    pub fn stored(&self) -> StoredMembers {
+        StoredMembers(self.stored)
+    }
+
     /// Reads the facts of one action of `record`.
     pub fn of(record: &Record, action: &Action<'_>) -> ActionFacts {
         ActionFacts::with_drift(record, action.0, &ActionFields::of(action.0)).0
@@ -344,6 +394,7 @@ impl ActionFacts {
             state_changing: f.get(Key::StateChanging).and_then(Json::as_bool),
             exit_code: Number::new(f.get(Key::ExitCode).and_then(Json::as_f64)),
             has_result_digest: f.get(Key::ResultDigest).is_some(),
+            stored: StoredMembers::of(f).0,
             bounded_lease_evidence: f.obj(Key::BoundedLeaseEvidence).cloned().map(Box::new),
             state_digest,
             copy_digest: action.equality_digest(),
@@ -456,6 +507,7 @@ impl ActionFacts {
         w.uint(self.state_changing.map_or(0, |b| 1 + u64::from(b)));
         w.opt_f64(self.exit_code());
         w.uint(u64::from(self.has_result_digest));
+        w.uint(u64::from(self.stored));
         w.uint(u64::from(self.bounded_lease_evidence.is_some()));
         if let Some(o) = &self.bounded_lease_evidence {
             w.obj(o);
@@ -498,6 +550,7 @@ impl ActionFacts {
             },
             exit_code: Number::new(r.opt_f64()?),
             has_result_digest: r.bool()?,
+            stored: r.int::<u8>()?,
             bounded_lease_evidence: if r.bool()? {
                 Some(Box::new(r.obj()?))
             } else {

@@ -144,9 +144,12 @@ fn an_edited_record_is_an_error_not_a_finding(from: &str, to: &str) {
     let dir = common::run_dir("reread");
     std::fs::create_dir_all(&dir).unwrap();
     let store = dir.join("edited.ndjson");
+    // `state_changing` stored as a string: the finding quotes the stored JSON, so its
+    // record is read again (stored as a boolean, the finding is made from the verified
+    // facts instead: `a_finding_made_from_the_facts_quotes_the_bytes_verified`).
     let record = |action: &str| {
         format!(
-            "{{\"schema_version\":\"aep/v0.3\",\"run_id\":\"r\",\"actions\":[{{\"action_id\":\"{action}\",\"tool_name\":\"rm\",\"state_changing\":true}}]}}\n"
+            "{{\"schema_version\":\"aep/v0.3\",\"run_id\":\"r\",\"actions\":[{{\"action_id\":\"{action}\",\"tool_name\":\"rm\",\"state_changing\":\"yes\"}}]}}\n"
         )
     };
     let text = [record("a1"), record("a2")].concat();
@@ -195,6 +198,43 @@ fn an_edited_record_is_an_error_not_a_finding(from: &str, to: &str) {
         json.contains("changed after it was verified"),
         "the report says so"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// F-UNAPPROVED-MUTATION made from the facts (its members stored plainly) needs no record
+/// read again: a file edited after it was verified changes nothing in it — it quotes the
+/// bytes that were verified, never the edited ones.
+#[test]
+fn a_finding_made_from_the_facts_quotes_the_bytes_verified() {
+    let dir = common::run_dir("from-facts");
+    std::fs::create_dir_all(&dir).unwrap();
+    let store = dir.join("edited.ndjson");
+    let text = "{\"schema_version\":\"aep/v0.3\",\"run_id\":\"r\",\"actions\":[{\"action_id\":\"a1\",\"tool_name\":\"rm\",\"state_changing\":true}]}\n";
+    std::fs::write(&store, text).unwrap();
+    let paths = vec![store.display().to_string()];
+    let (keys, options) = (Keyring::default(), Options::default());
+    let (inputs, report, _) = verify_paths_in_chunks(
+        &paths,
+        1 << 20,
+        &keys,
+        &options,
+        None,
+        Trees::OnDisk,
+        &mut |_, _| {},
+    );
+    std::fs::write(&store, text.replace("\"rm\"", "\"mv\"")).unwrap();
+    let ev = Evidence::verified(
+        Corpus::new(inputs),
+        report,
+        &SuppliedLeases::default(),
+        Vec::new(),
+    );
+    let found = (ev.findings.iter())
+        .find(|f| f.id == "F-UNAPPROVED-MUTATION")
+        .expect("made from the facts");
+    let evidence = serde_json::to_value(&found.evidence).unwrap();
+    assert_eq!(evidence["tool_name"], "rm", "{evidence}");
+    assert_eq!(ev.reread_failures(), 0, "no record was read again");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
