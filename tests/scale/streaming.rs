@@ -154,18 +154,8 @@ fn an_edited_record_is_an_error_not_a_finding(from: &str, to: &str) {
     };
     let text = [record("a1"), record("a2")].concat();
     std::fs::write(&store, &text).unwrap();
-    let paths = vec![store.display().to_string()];
-    let (keys, options) = (Keyring::default(), Options::default());
     let leases = SuppliedLeases::default();
-    let (inputs, report, _) = verify_paths_in_chunks(
-        &paths,
-        1 << 20,
-        &keys,
-        &options,
-        None,
-        Trees::OnDisk,
-        &mut |_, _| {},
-    );
+    let (inputs, report) = verified_on_disk(&store);
     assert!(inputs[0].records.iter().all(|r| !r.is_held()));
     // The second record changes (same length) before the findings are made.
     assert!(text.contains(from) && from.len() == to.len());
@@ -211,17 +201,7 @@ fn a_finding_made_from_the_facts_quotes_the_bytes_verified() {
     let store = dir.join("edited.ndjson");
     let text = "{\"schema_version\":\"aep/v0.3\",\"run_id\":\"r\",\"actions\":[{\"action_id\":\"a1\",\"tool_name\":\"rm\",\"state_changing\":true}]}\n";
     std::fs::write(&store, text).unwrap();
-    let paths = vec![store.display().to_string()];
-    let (keys, options) = (Keyring::default(), Options::default());
-    let (inputs, report, _) = verify_paths_in_chunks(
-        &paths,
-        1 << 20,
-        &keys,
-        &options,
-        None,
-        Trees::OnDisk,
-        &mut |_, _| {},
-    );
+    let (inputs, report) = verified_on_disk(&store);
     std::fs::write(&store, text.replace("\"rm\"", "\"mv\"")).unwrap();
     let ev = Evidence::verified(
         Corpus::new(inputs),
@@ -236,6 +216,24 @@ fn a_finding_made_from_the_facts_quotes_the_bytes_verified() {
     assert_eq!(evidence["tool_name"], "rm", "{evidence}");
     assert_eq!(ev.reread_failures(), 0, "no record was read again");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `store` verified as the commands read it, each record let go once verified.
+fn verified_on_disk(
+    store: &std::path::Path,
+) -> (Vec<aeplens::load::Input>, aeplens::verify::Report) {
+    let paths = vec![store.display().to_string()];
+    let (keys, options) = (Keyring::default(), Options::default());
+    let (inputs, report, _) = verify_paths_in_chunks(
+        &paths,
+        1 << 20,
+        &keys,
+        &options,
+        None,
+        Trees::OnDisk,
+        &mut |_, _| {},
+    );
+    (inputs, report)
 }
 
 /// The report and findings of `paths` with the analysis over everything at once, and
