@@ -24,29 +24,6 @@ pub fn present(ready: bool, what: &str) -> bool {
     ready
 }
 
-/// Writes a store of `records` appends made by the benchmark generator
-/// (`examples/gen_store`, which `cargo test` builds with the tests) at `store`, with the
-/// generator's `args`; its keys go beside it (`<stem>.keys.json`).
-pub fn generated_store(store: &Path, records: usize, args: &[&str]) {
-    let gen_store = std::env::current_exe()
-        .unwrap()
-        .parent()
-        .and_then(Path::parent)
-        .map(|d| d.join("examples/gen_store"))
-        .unwrap();
-    assert!(
-        gen_store.exists(),
-        "build the examples first (cargo build --examples)"
-    );
-    let made = std::process::Command::new(&gen_store)
-        .arg(store)
-        .arg(records.to_string())
-        .args(args)
-        .status()
-        .unwrap();
-    assert!(made.success());
-}
-
 /// Runs a Python script (`python -c SCRIPT ARGS…`) that prints JSON, and reads it; the
 /// script's failure fails the test with its stderr.
 pub fn python_json(python: &Path, script: &str, args: &[&str]) -> serde_json::Value {

@@ -4,6 +4,10 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+#[path = "../../examples/support/generated.rs"]
+mod generated;
+#[path = "../../examples/support/incident.rs"]
+mod incident;
 
 mod parts;
 mod spark;

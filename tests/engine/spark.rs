@@ -269,11 +269,14 @@ fn the_job_writes_the_exports_tables_for_a_generated_incident_store() {
     let dir = common::run_dir("spark-incident");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("in")).unwrap();
+    // The store the benchmark generator writes (`gen_store --shape incident`), its key
+    // apart (beside it, it would be read as evidence).
     let store = dir.join("in/incident.ndjson");
-    common::generated_store(&store, 5_000, &["--shape", "incident"]);
-    // The generator's key beside the store would be read as evidence: move it out.
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&store).unwrap());
+    crate::incident::generate(5_000, &mut file).unwrap();
+    drop(file);
     let keys = dir.join("keys.json");
-    std::fs::rename(dir.join("in/incident.keys.json"), &keys).unwrap();
+    std::fs::write(&keys, crate::incident::keys_json()).unwrap();
     let files = vec![std::fs::canonicalize(&store).unwrap().display().to_string()];
     let tables = assert_same(&py, &dir, &files, (keys.to_str().unwrap(), &[]), false, &[]);
     // 5,000 appends, and the retried ones the incident shape has.
