@@ -7,7 +7,10 @@ mod common;
 #[path = "../../examples/support/generated.rs"]
 mod generated;
 #[path = "../../examples/support/incident.rs"]
-#[allow(dead_code, reason = "the generator whole; this area writes unsigned stores")]
+#[allow(
+    dead_code,
+    reason = "the generator whole; this area writes unsigned stores"
+)]
 mod incident;
 #[path = "../../examples/support/reference.rs"]
 mod reference;
