@@ -4,8 +4,10 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+#[cfg(feature = "tables")]
 #[path = "../../examples/support/generated.rs"]
 mod generated;
+#[cfg(feature = "tables")]
 #[path = "../../examples/support/incident.rs"]
 mod incident;
 
