@@ -32,13 +32,29 @@ pub fn whole(
     trees: Trees,
     progress: &mut dyn FnMut(Loading),
 ) -> Evidence {
-    let (keys, options, leases) = (&setting.trust, &setting.options, &setting.leases);
-    let clock = std::time::Instant::now();
     // The whole analysis reads every record's facts: none keeps only its ids.
     let trees = match trees {
         Trees::OnlyIds { .. } => Trees::OnDisk,
         trees => trees,
     };
+    let (corpus, report, used, verified) = streamed(paths, setting, index, trees, progress);
+    let mut ev = verified_indexed(corpus, report, &setting.leases, vec![verified], index);
+    ev.reuse = used;
+    ev
+}
+
+/// `paths` read and verified as they stream in ([`verify_paths`]), what is verified let
+/// go as `trees` says, `progress` told how far it is; with what earlier verdicts did and
+/// the phase's time.
+fn streamed(
+    paths: &[String],
+    setting: &Setting,
+    index: Option<&Index>,
+    trees: Trees,
+    progress: &mut dyn FnMut(Loading),
+) -> (Corpus, Report, Reuse, (&'static str, std::time::Duration)) {
+    let clock = std::time::Instant::now();
+    let (keys, options) = (&setting.trust, &setting.options);
     let (inputs, report, used) = verify_paths(
         paths,
         keys,
@@ -53,10 +69,7 @@ pub fn whole(
         records: report.records.len(),
     });
     let verified = ("read, parse and verify", clock.elapsed());
-    let corpus = Corpus::new(inputs);
-    let mut ev = verified_indexed(corpus, report, leases, vec![verified], index);
-    ev.reuse = used;
-    ev
+    (Corpus::new(inputs), report, used, verified)
 }
 
 /// [`Evidence::verified`], the findings of the same inputs opened before under the
@@ -131,28 +144,16 @@ pub fn in_batches(
     budget: Budget,
     progress: &mut dyn FnMut(Loading),
 ) -> Checked {
-    let (keys, options, leases) = (&setting.trust, &setting.options, &setting.leases);
-    let clock = std::time::Instant::now();
+    let (options, leases) = (&setting.options, &setting.leases);
     // A record keeps only its ids until its batch reads its facts again (unless the
     // records are few): a store's facts are never all in memory.
-    let (inputs, report, used) = verify_paths(
-        paths,
-        keys,
-        options,
-        prior(index.as_ref()),
-        Trees::OnlyIds {
-            after: budget.facts_kept,
-        },
-        &mut |bytes, records| {
-            progress(Loading::Read { bytes, records });
-        },
-    );
-    progress(Loading::Analysing {
-        records: report.records.len(),
-    });
-    let mut timings = vec![("read, parse and verify", clock.elapsed())];
+    let trees = Trees::OnlyIds {
+        after: budget.facts_kept,
+    };
+    let (mut corpus, report, used, verified) =
+        streamed(paths, setting, index.as_ref(), trees, progress);
+    let mut timings = vec![verified];
     let clock = std::time::Instant::now();
-    let mut corpus = Corpus::new(inputs);
     let opening = index.zip(Index::opening_name(&corpus.inputs));
     let mut to_keep = None;
     let recalled = opening.as_ref().and_then(|(index, name)| {

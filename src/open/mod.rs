@@ -54,19 +54,17 @@ pub fn open(
 ) -> (Opened, Said) {
     let index = setting.index();
     let traced = !setting.traces.files.is_empty();
+    // The telemetry joins the whole analysis: a report with it is made from one.
+    let trees = match need {
+        Need::Whole(trees) => trees,
+        Need::Report(_) => Trees::OnDisk,
+    };
     let (opened, telemetry) = rayon::join(
         || match need {
             Need::Report(budget) if !traced => Opened::Batched(Box::new(kept::in_batches(
                 paths, setting, index, budget, progress,
             ))),
-            Need::Report(_) => Opened::Whole(Box::new(kept::whole(
-                paths,
-                setting,
-                index.as_ref(),
-                Trees::OnDisk,
-                progress,
-            ))),
-            Need::Whole(trees) => Opened::Whole(Box::new(kept::whole(
+            _ => Opened::Whole(Box::new(kept::whole(
                 paths,
                 setting,
                 index.as_ref(),

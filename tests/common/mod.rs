@@ -222,11 +222,7 @@ pub fn data(
     supplied: &aeplens::analysis::lease::SuppliedLeases,
     telemetry: Option<aeplens::load::traces::Telemetry>,
 ) -> aeplens::tui::data::Data {
-    let setting = aeplens::open::Setting {
-        trust: keys.clone(),
-        leases: supplied.clone(),
-        ..Default::default()
-    };
+    let setting = setting_of(keys, &aeplens::verify::Options::default(), supplied);
     let mut ev = aeplens::open::open_corpus(&setting, corpus);
     if let Some(telemetry) = telemetry {
         ev.add_capture(telemetry, aeplens::analysis::capture::DEFAULT_TOLERANCE_MS);
