@@ -6,6 +6,8 @@
 //! a Chrome/Perfetto trace and OTLP/JSON spans (`timeline`).
 
 #[cfg(feature = "tables")]
+pub mod columns;
+#[cfg(feature = "tables")]
 pub mod parts;
 #[cfg(feature = "tables")]
 pub mod tables;

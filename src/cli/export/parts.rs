@@ -18,7 +18,8 @@
 //! which each piece carries: its file's format and the record before it in the file
 //! (`chain_link`).
 
-use super::tables::{Column, Kind, Scope, Table, record_rows, tables};
+use super::columns::{Column, Kind, Table};
+use super::tables::{Scope, record_rows, tables};
 use crate::analysis::groups::{Components, record_ties};
 use crate::canon::Sha256Digest;
 use crate::load::{Corpus, Format, Input, pieces};
