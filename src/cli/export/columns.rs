@@ -1,4 +1,4 @@
-//! A table filled row by row — named columns of one length, each of one [`Kind`] — and
+//! A table filled row by row — named columns of one length, each of one kind — and
 //! made into an Arrow record batch or Parquet bytes: what `export --format parquet` and an
 //! engine's steps (`parts`) build their tables with.
 
