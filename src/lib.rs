@@ -60,3 +60,4 @@ pub mod query;
 pub mod review;
 pub mod tui;
 pub mod verify;
+pub mod watch;

@@ -51,3 +51,27 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     }
     private_file(path)?.write_all(bytes)
 }
+
+/// Replaces the file at `path` with `bytes` at once: written to a private sibling, synced,
+/// renamed over it, and the directory synced, so a crash at any moment leaves either the
+/// old file or the new one, never a torn one.
+pub fn replace_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = std::path::PathBuf::from(tmp);
+    let written = (|| {
+        let mut file = private_file(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            Some(dir) => std::fs::File::open(dir)?.sync_all(),
+            None => Ok(()),
+        }
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}

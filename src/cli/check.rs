@@ -1,6 +1,6 @@
 //! `aeplens check`: verify evidence and print a table or the JSON report.
 
-use super::{CheckArgs, Format, ProfileArg};
+use super::{CheckArgs, Format};
 use crate::model::finding::Finding;
 use crate::model::text::{counted, file_name, sanitize};
 use crate::open::{Budget, Need, Opened};
@@ -14,10 +14,7 @@ use std::io::{IsTerminal, Write};
 pub fn run(args: &CheckArgs) -> i32 {
     let clock = std::time::Instant::now();
     let options = Options {
-        profile: match args.profile {
-            ProfileArg::Forensic => Profile::Forensic,
-            ProfileArg::Current => Profile::Current,
-        },
+        profile: args.profile.profile(),
     };
     // A lease file is an input of the report: listed with its problems (`kind: leases`),
     // counted by `--strict`.

@@ -79,6 +79,28 @@ aeplens query 'record.authenticity != \"valid\" and state_changing' --keys keys.
 aeplens query 'severity >= \"medium\" and not marked' --review INC-7.json store/"
     )]
     Query(QueryArgs),
+    /// Verify stores as they grow: alerts classed tamper / policy / infra, each once, as a signed log.
+    #[command(
+        long_about = "Follow evidence files and directories (new files, rotations) and verify \
+each record as it lands, with the verdicts, chains and findings `check` gives. Each alert \
+is classed: tamper (a signature, binding, chain, rewritten or cut record: the evidence \
+fails), policy (a finding at or above --fail-on, a --rules rule matching a new action), \
+infra (a file unreadable or gone, a line still torn after --settle, a keyring missing, a \
+sink failing; said `resolved` once when it clears). Each alert is one JSON line, keyed by \
+what it is about (dedupe_key) and issued once, across restarts too: the log and --state \
+say what was issued. With --sign-key the log is chained and signed as AEP v0.3 records, \
+and `aeplens check --keys MONITOR-KEYS ALERTS` verifies it (evidence type aeplens-alert).\n\n\
+Exit codes:\n\n0: (with --once) no alert at or above --fail-on; without --once, stopped by \
+SIGINT or SIGTERM after flushing.\n\n1: (with --once) an alert at or above --fail-on.\n\n\
+2: usage error, an unreadable keyring, rules file or alert log.",
+        after_help = "Examples:\n  \
+aeplens watch --keys keys.json --alerts alerts.ndjson logs/\n  \
+aeplens watch --keys keys.json --sign-key monitor.seed --alerts alerts.ndjson --ocsf ocsf.ndjson logs/\n  \
+aeplens watch --sign-key monitor.seed --print-key > monitor-keys.json\n  \
+aeplens check --keys monitor-keys.json alerts.ndjson\n  \
+aeplens watch --once --keys keys.json --rules rules.txt --alerts alerts.ndjson logs/   (cron)"
+    )]
+    Watch(watch::WatchArgs),
     /// One decision-envelope JSON object per action (NDJSON), as analysis-rules §8 projects it.
     Envelope(EvidenceArgs),
     /// The action graph (DOT, Mermaid) or timeline (Timesketch, Perfetto, OTLP) for other tools.
@@ -205,6 +227,7 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Show(args)) => report::show(&args),
         Some(Command::Chains(args)) => chains::chains(&args),
         Some(Command::Query(args)) => query::run(&args),
+        Some(Command::Watch(args)) => watch::run(&args),
         Some(Command::Envelope(args)) => report::envelope(&args),
         Some(Command::Export(args)) => export::run(&args),
         Some(Command::Report(args)) => incident::run(&args),

@@ -14,6 +14,7 @@ pub mod query;
 pub mod report;
 mod traces;
 mod trust;
+pub mod watch;
 
 pub use query::{QueryArgs, QueryFormat, WhereArgs};
 pub use traces::TraceArgs;
@@ -397,6 +398,16 @@ pub enum ProfileArg {
     Forensic,
     /// Only the current DSSE profile is valid; S1–S3 are unsupported-legacy.
     Current,
+}
+
+impl ProfileArg {
+    /// The profile named.
+    pub fn profile(self) -> crate::verify::Profile {
+        match self {
+            ProfileArg::Forensic => crate::verify::Profile::Forensic,
+            ProfileArg::Current => crate::verify::Profile::Current,
+        }
+    }
 }
 
 /// Arguments of `check`.

@@ -149,16 +149,6 @@ struct Counts {
     actions: usize,
 }
 
-/// Every action of `ev` (one per action identity, as the Parquet `actions` table), and
-/// whether it passes.
-fn actions(ev: EvidenceRef) -> Vec<NodeId> {
-    let g = &ev.analysis.graph;
-    (g.runs.iter())
-        .flat_map(|r| r.nodes.iter().copied())
-        .filter(|&n| g.action(ev.corpus, n).is_some() && g.facts(ev.corpus, n).is_some())
-        .collect()
-}
-
 fn match_of<'a>(ev: EvidenceRef<'a>, n: NodeId, named: &[&'static str]) -> Match<'a> {
     let g = &ev.analysis.graph;
     let node = &g.nodes[n as usize];
@@ -222,7 +212,7 @@ pub fn run(args: &QueryArgs) -> i32 {
 fn out(args: &QueryArgs, query: &Query, ev: &Evidence, review: Option<&Review>) -> i32 {
     let ev = ev.as_ref();
     let passes = matching(query, ev, review);
-    let all = actions(ev);
+    let all = crate::query::actions(ev);
     let named = ev.analysis.graph.findings_by_node(ev.corpus, ev.findings);
     let ids = |n: NodeId| -> Vec<&'static str> {
         let mut ids: Vec<&'static str> = (named.get(&n).into_iter().flatten())

@@ -21,11 +21,15 @@ pub enum Kind {
     ReplayEvidence,
     CanonicalEvent,
     Seed,
+    /// A line of `aeplens watch`'s alert log (docs/watch.md): signed and chained as a v0.3
+    /// record, so `check` verifies the log like any other evidence.
+    AeplensAlert,
 }
 
 impl Kind {
     /// Every kind beside `aep-record`, in the order they are told apart.
-    pub const SIBLINGS: [Kind; 7] = [
+    pub const SIBLINGS: [Kind; 8] = [
+        Kind::AeplensAlert,
         Kind::ReplayEvidence,
         Kind::MemoryEvidence,
         Kind::Fork,
@@ -58,6 +62,7 @@ impl Kind {
             Kind::Checkpoint => &["checkpoint_id"],
             Kind::CanonicalEvent => &["event_id", "event_type"],
             Kind::Seed => &["seed_id"],
+            Kind::AeplensAlert => &["dedupe_key", "class", "seen_at_ms"],
         }
     }
 
@@ -72,6 +77,7 @@ impl Kind {
             Kind::ReplayEvidence => "replay-evidence",
             Kind::CanonicalEvent => "canonical-event",
             Kind::Seed => "seed",
+            Kind::AeplensAlert => "aeplens-alert",
         }
     }
 
@@ -86,6 +92,7 @@ impl Kind {
             Kind::ReplayEvidence => 5,
             Kind::CanonicalEvent => 6,
             Kind::Seed => 7,
+            Kind::AeplensAlert => 8,
         }
     }
 
@@ -114,6 +121,7 @@ impl Kind {
             Kind::ReplayEvidence => include_str!("../../schema/aep/replay-evidence.schema.json"),
             Kind::CanonicalEvent => include_str!("../../schema/aep/canonical-event.schema.json"),
             Kind::Seed => include_str!("../../schema/aep/seed.schema.json"),
+            Kind::AeplensAlert => include_str!("../../schema/alert.schema.json"),
         })
     }
 }

@@ -17,6 +17,19 @@ pub use columns::{Columns, Ctx};
 pub use fields::{FIELDS, Field, Type, field as field_index};
 pub use parse::Query;
 
+use crate::analysis::evidence::EvidenceRef;
+use crate::analysis::graph::NodeId;
+
+/// Every action of `ev`, one per action identity (as the Parquet `actions` table): what
+/// `aeplens query` lists and a watch rule is tested on.
+pub fn actions(ev: EvidenceRef) -> Vec<NodeId> {
+    let g = &ev.analysis.graph;
+    (g.runs.iter())
+        .flat_map(|r| r.nodes.iter().copied())
+        .filter(|&n| g.action(ev.corpus, n).is_some() && g.facts(ev.corpus, n).is_some())
+        .collect()
+}
+
 /// Why an expression is refused: where (a byte offset and length inside it) and what
 /// was expected.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -20,3 +20,4 @@ mod record_verdicts;
 mod reference_fixtures;
 mod reference_stores;
 mod tsa;
+mod watch;

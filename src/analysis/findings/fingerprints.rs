@@ -68,7 +68,7 @@ impl Places {
     }
 
     /// The flat index of the first record at `at`'s file and line.
-    fn first_record_at(&self, at: &Location) -> Option<usize> {
+    pub fn first_record_at(&self, at: &Location) -> Option<usize> {
         self.inputs.get(&*at.path)?.iter().find_map(|input| {
             let lines = &input.lines;
             let i = if input.in_line_order {

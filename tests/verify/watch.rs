@@ -1,0 +1,891 @@
+//! `aeplens watch` (docs/watch.md) on live stores: every fault of the corpus alerted once
+//! with its class, rule and subject; a clean store grown record by record raises nothing;
+//! infrastructure faults are infra, never tamper; killed with SIGKILL and restarted, the
+//! log holds the same alerts as a run without kills and verifies with `check`; an edited,
+//! removed or reordered alert line fails `check`; a watch that has seen a store agrees
+//! with `check` on it.
+
+use crate::common;
+use aeplens::model::json::Json;
+use aeplens::model::sha256::hex;
+use aeplens::open::{Setting, Traces};
+use aeplens::verify::sign::{link_to, sign_dsse, sign_legacy, signing_key};
+use aeplens::watch::alert::{Alert, Class};
+use aeplens::watch::{Monitor, Watch};
+use ed25519_dalek::SigningKey;
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+// ---------------------------------------------------------------------------------------
+// Records as an emitter writes them.
+
+/// One emitter: a key, a run, and its chain of cumulative snapshots.
+#[derive(Clone)]
+struct Emitter {
+    key_id: String,
+    key: SigningKey,
+    run: String,
+    actions: Vec<Value>,
+    previous: Option<Json>,
+    t: u64,
+}
+
+impl Emitter {
+    fn new(key_id: &str, seed: u8, run: &str) -> Emitter {
+        Emitter {
+            key_id: key_id.into(),
+            key: signing_key(&[seed; 32]),
+            run: run.into(),
+            actions: Vec::new(),
+            previous: None,
+            t: 1_780_000_000_000,
+        }
+    }
+
+    /// An action: `tool`, its side-effect class, its decision (none: no
+    /// `capability_decision`) and its outcome.
+    fn action(&mut self, tool: &str, class: &str, decision: Option<&str>, outcome: &str) -> Value {
+        self.t += 1000;
+        let mut a = json!({
+            "action_id": format!("action-{}", self.actions.len()),
+            "tool_name": tool,
+            "state_changing": class != "read",
+            "evidence_refs": [],
+            "timestamp_ms": self.t,
+            "recording_mode": "validation",
+            "side_effect_class": class,
+            "arguments_digest": format!("sha256:{}", hex(&[self.actions.len() as u8; 32])),
+            "outcome": outcome,
+        });
+        if let Some(d) = decision {
+            a["capability_decision"] = json!({
+                "capability": tool,
+                "subject": format!("agent:{}", self.key_id),
+                "resource": "res://watch/1",
+                "decision": d,
+                "reason_code": if d == "deny" { "DENY_POLICY" } else { "ALLOW_POLICY" },
+                "approval_mode": if d == "deny" { "policy-deny-with-evidence" } else { "policy-allow-with-receipt" },
+            });
+        }
+        a
+    }
+
+    /// A read the policy allowed: what a clean store holds.
+    fn read(&mut self) -> Value {
+        self.action("read_file", "read", Some("allow"), "success")
+    }
+
+    /// The next snapshot with `add` appended to the actions so far, not yet signed.
+    fn draft(&mut self, add: Vec<Value>) -> Value {
+        self.actions.extend(add);
+        self.t += 10;
+        json!({
+            "schema_version": "aep/v0.5",
+            "run_id": self.run,
+            "user_id": "user:oncall",
+            "policy_bundle_digest": format!("sha256:{}", hex(&[7; 32])),
+            "input_refs": [],
+            "output_refs": [],
+            "capability_decisions": [],
+            "actions": self.actions,
+            "verifier_results": [],
+            "created_at_ms": self.t,
+        })
+    }
+
+    /// `draft` linked to this emitter's last record and signed (inline, or DSSE).
+    fn seal(&mut self, draft: &Value, dsse: bool) -> Json {
+        let mut record = Json::from_serde(draft);
+        link_to(&mut record, self.previous.as_ref());
+        if dsse {
+            sign_dsse(&mut record, &self.key_id, &self.key);
+        } else {
+            sign_legacy(&mut record, &self.key_id, &self.key);
+        }
+        self.previous = Some(record.clone());
+        record
+    }
+
+    /// The next clean snapshot (one more allowed read), as its line.
+    fn next(&mut self) -> String {
+        let add = vec![self.read()];
+        let draft = self.draft(add);
+        line(&self.seal(&draft, false))
+    }
+}
+
+fn line(record: &Json) -> String {
+    serde_json::to_string(record).unwrap()
+}
+
+/// `record`'s line with `edit` applied to it after it was signed.
+fn edited(record: &Json, edit: impl FnOnce(&mut Value)) -> String {
+    let mut v = record.to_serde();
+    edit(&mut v);
+    serde_json::to_string(&v).unwrap()
+}
+
+fn keyring_json(emitters: &[&Emitter]) -> String {
+    let map: BTreeMap<&str, String> = (emitters.iter())
+        .map(|e| (e.key_id.as_str(), hex(e.key.verifying_key().as_bytes())))
+        .collect();
+    serde_json::to_string(&map).unwrap()
+}
+
+// ---------------------------------------------------------------------------------------
+// A watch run in this process, a pass at a time.
+
+struct Live {
+    dir: tempfile::TempDir,
+    monitor: Option<Monitor>,
+    /// Every alert issued, in order.
+    issued: Vec<Alert>,
+    configure: Box<dyn Fn(&mut Watch)>,
+}
+
+impl Live {
+    /// A watch over `dir/store` trusting `trusted`, configured further by `configure`.
+    fn new(trusted: &[&Emitter], configure: impl Fn(&mut Watch) + 'static) -> Live {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("store")).unwrap();
+        std::fs::write(dir.path().join("keys.json"), keyring_json(trusted)).unwrap();
+        let mut live = Live {
+            dir,
+            monitor: None,
+            issued: Vec::new(),
+            configure: Box::new(configure),
+        };
+        live.restart();
+        live
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Starts the monitor again from its state and log (as after a crash).
+    fn restart(&mut self) {
+        self.monitor = None;
+        let keys = self.path("keys.json");
+        let mut setting = Setting::default();
+        if keys.exists() {
+            setting.trust.add_file(keys.to_str().unwrap()).unwrap();
+        }
+        let mut watch = Watch {
+            setting,
+            stores: vec![self.path("store").display().to_string()],
+            rules: Vec::new(),
+            rules_text: String::new(),
+            fail_on: aeplens::model::finding::Severity::High,
+            settle: Duration::from_millis(300),
+            state_dir: self.path("state"),
+            alerts: Some(self.path("alerts.ndjson")),
+            ocsf: Some(self.path("ocsf.ndjson")),
+            exec: None,
+            signer: None,
+            inputs: vec![(keys.display().to_string(), "keyring-missing")],
+        };
+        (self.configure)(&mut watch);
+        self.monitor = Some(Monitor::start(watch).unwrap().0);
+    }
+
+    fn monitor(&mut self) -> &mut Monitor {
+        self.monitor.as_mut().unwrap()
+    }
+
+    /// One pass over every store (again while a torn line settles); what it issued.
+    fn pass(&mut self) -> Vec<Alert> {
+        let all: Vec<usize> = (0..self.monitor().store_count()).collect();
+        let mut issued = Vec::new();
+        for _ in 0..50 {
+            let pass = self.monitor().pass(&all);
+            issued.extend(pass.issued);
+            match pass.again_in {
+                Some(wait) => std::thread::sleep(wait.max(Duration::from_millis(10))),
+                None => break,
+            }
+        }
+        self.issued.extend(issued.iter().cloned());
+        issued
+    }
+
+    /// A pass that must issue nothing.
+    fn quiet(&mut self, when: &str) {
+        let issued = self.pass();
+        assert!(issued.is_empty(), "{when}: {}", said(&issued));
+    }
+
+    /// Appends `lines` to `store/name`.
+    fn append(&self, name: &str, lines: &[String]) {
+        let mut f = std::fs::File::options()
+            .create(true)
+            .append(true)
+            .open(self.path("store").join(name))
+            .unwrap();
+        for l in lines {
+            writeln!(f, "{l}").unwrap();
+        }
+    }
+
+    fn append_bytes(&self, name: &str, bytes: &[u8]) {
+        let mut f = std::fs::File::options()
+            .create(true)
+            .append(true)
+            .open(self.path("store").join(name))
+            .unwrap();
+        f.write_all(bytes).unwrap();
+    }
+}
+
+fn said(alerts: &[Alert]) -> String {
+    (alerts.iter())
+        .map(|a| format!("{} {} {}", a.class.name(), a.rule, a.message))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The alerts of `alerts` with this class and rule.
+fn with<'a>(alerts: &'a [Alert], class: Class, rule: &str) -> Vec<&'a Alert> {
+    alerts
+        .iter()
+        .filter(|a| a.class == class && a.rule == rule)
+        .collect()
+}
+
+/// Asserts that `live` issued `class`/`rule` exactly once, about a record of `file`
+/// (line `line` when given), each dedupe key once, and that a pass more issues nothing.
+fn once(live: &mut Live, class: Class, rule: &str, file: &str, line: Option<usize>) {
+    live.quiet("a pass with nothing new");
+    let all = &live.issued;
+    let hits = with(all, class, rule);
+    assert_eq!(
+        hits.len(),
+        1,
+        "{} {rule}: issued\n{}",
+        class.name(),
+        said(all)
+    );
+    match hits[0].record.as_ref() {
+        Some(record) => {
+            assert!(record.path.ends_with(file), "{rule}: about {}", record.path);
+            if line.is_some() {
+                assert_eq!(record.line, line, "{rule}: the line");
+            }
+        }
+        // A finding on no record (a span no action records) names its run.
+        None => assert!(
+            hits[0].action.as_ref().is_some_and(|a| a.run_id.is_some()),
+            "{rule}: no subject"
+        ),
+    }
+    let keys: BTreeSet<&str> = all.iter().map(|a| a.dedupe_key.as_str()).collect();
+    assert_eq!(
+        keys.len(),
+        all.len(),
+        "a dedupe key issued twice:\n{}",
+        said(all)
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// The fault corpus.
+
+/// A clean store, two records of one emitter, judged: nothing.
+fn clean_start() -> (Live, Emitter) {
+    let mut e = Emitter::new("emitter-a", 1, "run-watch-1");
+    let mut live = Live::new(&[&e], |_| {});
+    live.append("a.ndjson", &[e.next(), e.next()]);
+    live.quiet("a clean store");
+    (live, e)
+}
+
+#[test]
+fn a_signature_that_fails_is_tamper() {
+    let (mut live, mut e) = clean_start();
+    let add = vec![e.read()];
+    let draft = e.draft(add);
+    let record = e.seal(&draft, false);
+    live.append(
+        "a.ndjson",
+        &[edited(&record, |v| v["user_id"] = "user:mallory".into())],
+    );
+    live.pass();
+    once(
+        &mut live,
+        Class::Tamper,
+        "signature-invalid",
+        "a.ndjson",
+        Some(3),
+    );
+}
+
+#[test]
+fn a_key_no_trusted_key_covers_is_tamper() {
+    let (mut live, _) = clean_start();
+    let mut rogue = Emitter::new("rogue-key", 9, "run-watch-1");
+    live.append("a.ndjson", &[rogue.next()]);
+    live.pass();
+    once(&mut live, Class::Tamper, "key-unknown", "a.ndjson", Some(3));
+}
+
+#[test]
+fn a_binding_mismatch_is_tamper() {
+    let (mut live, mut e) = clean_start();
+    let add = vec![e.read()];
+    let draft = e.draft(add);
+    let record = e.seal(&draft, true);
+    live.append(
+        "a.ndjson",
+        &[edited(&record, |v| v["user_id"] = "user:mallory".into())],
+    );
+    live.pass();
+    once(
+        &mut live,
+        Class::Tamper,
+        "binding-mismatch",
+        "a.ndjson",
+        Some(3),
+    );
+}
+
+#[test]
+fn a_lost_append_is_a_chain_gap() {
+    let (mut live, mut e) = clean_start();
+    let _lost = e.next();
+    live.append("a.ndjson", &[e.next()]);
+    live.pass();
+    once(&mut live, Class::Tamper, "F-CHAIN-GAP", "a.ndjson", Some(3));
+}
+
+#[test]
+fn two_successors_are_a_fork() {
+    let (mut live, mut e) = clean_start();
+    let mut branch = e.clone();
+    branch.t += 5;
+    live.append("a.ndjson", &[e.next(), branch.next()]);
+    live.pass();
+    once(&mut live, Class::Tamper, "F-CHAIN-FORK", "a.ndjson", None);
+}
+
+#[test]
+fn a_copy_with_other_bytes_is_tamper_and_a_retried_append_is_not() {
+    let (mut live, mut e) = clean_start();
+    let add = vec![e.read()];
+    let draft = e.draft(add);
+    let inline = e.seal(&draft, false);
+    live.append("a.ndjson", &[line(&inline), line(&inline)]);
+    live.quiet("a retried append (an identical copy)");
+    let mut again = e.clone();
+    again.previous = None;
+    let mut record = Json::from_serde(&inline.to_serde());
+    if let Json::Object(o) = &mut record {
+        o.members.retain(|(k, _)| k.bytes() != b"signature");
+    }
+    sign_dsse(&mut record, &again.key_id, &again.key);
+    live.append("a.ndjson", &[line(&record)]);
+    live.pass();
+    once(
+        &mut live,
+        Class::Tamper,
+        "F-DUPLICATE-RECORD",
+        "a.ndjson",
+        Some(5),
+    );
+}
+
+#[test]
+fn a_rewritten_action_is_tamper() {
+    let (mut live, mut e) = clean_start();
+    e.actions[0]["tool_name"] = "delete_file".into();
+    live.append("a.ndjson", &[e.next()]);
+    live.pass();
+    // Later snapshots carry the rewritten copy on: the same rewrite, not alerted again.
+    live.append("a.ndjson", &[e.next(), e.next()]);
+    live.pass();
+    once(
+        &mut live,
+        Class::Tamper,
+        "F-ACTION-REWRITTEN",
+        "a.ndjson",
+        None,
+    );
+}
+
+#[test]
+fn a_link_that_is_no_hash_breaks_the_chain() {
+    let (mut live, mut e) = clean_start();
+    let add = vec![e.read()];
+    let draft = e.draft(add);
+    let mut record = Json::from_serde(&draft);
+    link_to(&mut record, e.previous.as_ref());
+    let mut v = record.to_serde();
+    v["prev_record_hash"] = json!(7);
+    let mut record = Json::from_serde(&v);
+    sign_legacy(&mut record, &e.key_id, &e.key);
+    live.append("a.ndjson", &[line(&record)]);
+    live.pass();
+    once(
+        &mut live,
+        Class::Tamper,
+        "chain-broken",
+        "a.ndjson",
+        Some(3),
+    );
+}
+
+#[test]
+fn a_file_cut_shorter_is_tamper() {
+    let (mut live, mut e) = clean_start();
+    live.append("a.ndjson", &[e.next()]);
+    live.quiet("a third record");
+    let file = live.path("store/a.ndjson");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let cut = text[..=text.trim_end().rfind('\n').unwrap()].to_string();
+    std::fs::write(&file, cut).unwrap();
+    live.pass();
+    once(&mut live, Class::Tamper, "file-shrunk", "a.ndjson", None);
+}
+
+#[test]
+fn bytes_already_verified_edited_in_place_are_tamper() {
+    let (mut live, _) = clean_start();
+    let file = live.path("store/a.ndjson");
+    let text = std::fs::read_to_string(&file).unwrap();
+    // The same length: only the comparison with what was verified tells.
+    let edited = text.replacen("user:oncall", "user:attack", 1);
+    std::fs::write(&file, edited).unwrap();
+    live.pass();
+    once(
+        &mut live,
+        Class::Tamper,
+        "verified-bytes-changed",
+        "a.ndjson",
+        None,
+    );
+}
+
+#[test]
+fn an_edit_far_from_the_end_is_found_by_its_signature() {
+    let mut e = Emitter::new("emitter-a", 1, "run-watch-1");
+    let mut live = Live::new(&[&e], |_| {});
+    let lines: Vec<String> = (0..12).map(|_| e.next()).collect();
+    live.append("a.ndjson", &lines);
+    live.quiet("twelve clean records");
+    let file = live.path("store/a.ndjson");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.len() > 3 * 4096,
+        "the first line is outside the last block"
+    );
+    std::fs::write(&file, text.replacen("user:oncall", "user:attack", 1)).unwrap();
+    live.pass();
+    once(
+        &mut live,
+        Class::Tamper,
+        "signature-invalid",
+        "a.ndjson",
+        Some(1),
+    );
+}
+
+#[test]
+fn a_gap_across_a_rotation_is_found_and_the_rotation_is_not_a_fault() {
+    let (mut live, mut e) = clean_start();
+    std::fs::rename(live.path("store/a.ndjson"), live.path("store/a.1.ndjson")).unwrap();
+    live.append("a.ndjson", &[e.next()]);
+    live.quiet("a rotation (renamed, a new file created)");
+    let _lost = e.next();
+    live.append("a.ndjson", &[e.next()]);
+    live.pass();
+    once(&mut live, Class::Tamper, "F-CHAIN-GAP", "a.ndjson", Some(2));
+    assert!(with(&live.issued, Class::Infra, "file-vanished").is_empty());
+}
+
+#[test]
+fn a_fork_in_an_interleaved_store_is_tamper() {
+    let mut a = Emitter::new("emitter-a", 1, "run-watch-1");
+    let mut b = Emitter::new("emitter-b", 2, "run-watch-1");
+    let mut live = Live::new(&[&a, &b], |_| {});
+    for _ in 0..3 {
+        live.append("shared.ndjson", &[a.next(), b.next()]);
+        live.quiet("two emitters interleaved in one file");
+    }
+    let mut branch = b.clone();
+    branch.t += 5;
+    live.append("shared.ndjson", &[a.next(), b.next(), branch.next()]);
+    live.pass();
+    once(
+        &mut live,
+        Class::Tamper,
+        "F-CHAIN-FORK",
+        "shared.ndjson",
+        None,
+    );
+}
+
+/// Appends the lines of a fixture file one pass at a time; every alert issued.
+fn replay(live: &mut Live, fixture: &Path, name: &str) {
+    let text = std::fs::read_to_string(fixture).unwrap();
+    for l in text.lines() {
+        live.append(name, &[l.to_string()]);
+        live.pass();
+    }
+}
+
+/// A watch under the RFC 3161 fixtures' keys, root and anchors.
+fn stamped_watch() -> Live {
+    let tsa = common::fixtures().join("tsa");
+    let mut live = Live::new(&[], move |w| {
+        let ring = &mut w.setting.trust;
+        ring.add_file(tsa.join("keys.json").to_str().unwrap())
+            .unwrap();
+        ring.add_tsa_certs(tsa.join("root.pem").to_str().unwrap())
+            .unwrap();
+        ring.add_anchors(tsa.join("anchors.ndjson").to_str().unwrap())
+            .unwrap();
+    });
+    live.restart();
+    live
+}
+
+#[test]
+fn a_tail_cut_behind_an_anchor_is_tamper() {
+    let mut live = stamped_watch();
+    replay(
+        &mut live,
+        &common::fixtures().join("tsa/truncated.ndjson"),
+        "t.ndjson",
+    );
+    once(
+        &mut live,
+        Class::Tamper,
+        "F-TAIL-TRUNCATED",
+        "t.ndjson",
+        None,
+    );
+}
+
+#[test]
+fn a_timestamp_token_that_fails_is_tamper() {
+    let mut live = stamped_watch();
+    replay(
+        &mut live,
+        &common::fixtures().join("tsa/expired.ndjson"),
+        "t.ndjson",
+    );
+    once(
+        &mut live,
+        Class::Tamper,
+        "F-TIMESTAMP-INVALID",
+        "t.ndjson",
+        None,
+    );
+}
+
+#[test]
+fn a_token_over_other_bytes_is_tamper() {
+    let mut live = stamped_watch();
+    replay(
+        &mut live,
+        &common::fixtures().join("tsa/moved.ndjson"),
+        "t.ndjson",
+    );
+    once(
+        &mut live,
+        Class::Tamper,
+        "F-TIMESTAMP-IMPRINT",
+        "t.ndjson",
+        None,
+    );
+}
+
+#[test]
+fn a_rule_alerts_once_per_action_when_it_first_lands() {
+    let mut e = Emitter::new("emitter-a", 1, "run-watch-1");
+    let mut live = Live::new(&[&e], |w| {
+        w.rules_text = "pushes high: tool == \"git_push\"\n".into();
+        w.rules = aeplens::watch::judge::read_rules("rules.txt", &w.rules_text).unwrap();
+    });
+    live.append("a.ndjson", &[e.next()]);
+    live.quiet("no push yet");
+    let push = e.action("git_push", "read", Some("allow"), "success");
+    let draft = e.draft(vec![push]);
+    live.append("a.ndjson", &[line(&e.seal(&draft, false))]);
+    live.pass();
+    // Later snapshots repeat the action: it is not alerted again.
+    live.append("a.ndjson", &[e.next(), e.next()]);
+    live.pass();
+    once(&mut live, Class::Policy, "pushes", "a.ndjson", Some(2));
+    let hit = &with(&live.issued, Class::Policy, "pushes")[0];
+    let action = hit.action.as_ref().unwrap();
+    assert_eq!(action.action_id.as_deref(), Some("action-1"));
+}
+
+#[test]
+fn an_action_executed_after_a_deny_is_policy() {
+    let (mut live, mut e) = clean_start();
+    let add = vec![e.action("exec_command", "mutate-local", Some("deny"), "success")];
+    let draft = e.draft(add);
+    live.append("a.ndjson", &[line(&e.seal(&draft, false))]);
+    live.pass();
+    // Later snapshots repeat the action: the same finding, not alerted again.
+    live.append("a.ndjson", &[e.next(), e.next()]);
+    live.pass();
+    once(
+        &mut live,
+        Class::Policy,
+        "F-EXEC-AFTER-DENY",
+        "a.ndjson",
+        Some(3),
+    );
+}
+
+#[test]
+fn a_mutation_with_no_decision_is_policy() {
+    let (mut live, mut e) = clean_start();
+    let add = vec![e.action("write_file", "mutate-local", None, "success")];
+    let draft = e.draft(add);
+    live.append("a.ndjson", &[line(&e.seal(&draft, false))]);
+    live.pass();
+    live.append("a.ndjson", &[e.next(), e.next()]);
+    live.pass();
+    once(
+        &mut live,
+        Class::Policy,
+        "F-UNAPPROVED-MUTATION",
+        "a.ndjson",
+        Some(3),
+    );
+}
+
+#[test]
+fn a_malformed_record_is_policy() {
+    let (mut live, mut e) = clean_start();
+    let add = vec![e.read()];
+    let mut draft = e.draft(add);
+    draft["actions"] = "none".into();
+    live.append("a.ndjson", &[line(&e.seal(&draft, false))]);
+    live.pass();
+    once(
+        &mut live,
+        Class::Policy,
+        "record-malformed",
+        "a.ndjson",
+        Some(3),
+    );
+}
+
+#[test]
+fn an_action_outside_its_lease_is_policy() {
+    let stores = common::fixtures().join("reference-stores");
+    let leases = stores.join("reapproval_after_denial.leases.ndjson");
+    let keys = stores.join("keys.json");
+    let mut live = Live::new(&[], move |w| {
+        w.setting.trust.add_file(keys.to_str().unwrap()).unwrap();
+        let files = vec![leases.display().to_string()];
+        w.setting.leases = aeplens::analysis::lease::SuppliedLeases::from_files(&files)
+            .unwrap()
+            .0;
+    });
+    live.restart();
+    replay(
+        &mut live,
+        &stores.join("reapproval_after_denial.ndjson"),
+        "r.ndjson",
+    );
+    once(
+        &mut live,
+        Class::Policy,
+        "F-LEASE-OUTSIDE",
+        "r.ndjson",
+        None,
+    );
+}
+
+#[test]
+fn a_capture_gap_is_raised_when_the_spans_arrive() {
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo");
+    let dir = tempfile::tempdir().unwrap();
+    let traces = dir.path().join("traces.jsonl");
+    std::fs::write(&traces, "").unwrap();
+    let t = traces.display().to_string();
+    let keys = demo.join("keys.json");
+    let mut live = Live::new(&[], move |w| {
+        w.setting.trust.add_file(keys.to_str().unwrap()).unwrap();
+        w.setting.traces = Traces {
+            files: vec![t.clone()],
+            tolerance_ms: 5000.0,
+        };
+    });
+    live.restart();
+    let evidence = std::fs::read_to_string(demo.join("evidence/incident.ndjson")).unwrap();
+    live.append("incident.ndjson", &[evidence.trim_end().to_string()]);
+    live.pass();
+    assert!(
+        with(&live.issued, Class::Policy, "F-CAPTURE-GAP").is_empty(),
+        "no spans yet"
+    );
+    std::fs::copy(demo.join("traces.jsonl"), &traces).unwrap();
+    live.pass();
+    once(
+        &mut live,
+        Class::Policy,
+        "F-CAPTURE-GAP",
+        "incident.ndjson",
+        None,
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// No false alarm, and infrastructure apart.
+
+#[test]
+fn a_clean_store_grown_record_by_record_raises_nothing() {
+    let mut a = Emitter::new("emitter-a", 1, "run-watch-1");
+    let mut b = Emitter::new("emitter-b", 2, "run-watch-2");
+    let mut live = Live::new(&[&a, &b], |_| {});
+    for i in 0..40 {
+        let l = if i % 3 == 0 { b.next() } else { a.next() };
+        // Half a line first: a write in progress, completed within --settle.
+        let (head, tail) = l.split_at(l.len() / 2);
+        live.append_bytes("a.ndjson", head.as_bytes());
+        let all: Vec<usize> = vec![0];
+        let pass = live.monitor().pass(&all);
+        assert!(pass.issued.is_empty(), "{}", said(&pass.issued));
+        assert!(pass.again_in.is_some(), "a torn line waits for --settle");
+        live.append_bytes("a.ndjson", format!("{tail}\n").as_bytes());
+        live.quiet("a record appended");
+    }
+}
+
+#[test]
+fn infrastructure_faults_are_infra_and_clear_once() {
+    let (mut live, mut e) = clean_start();
+    // A line left torn past --settle, then completed.
+    let l = e.next();
+    live.append_bytes("a.ndjson", &l.as_bytes()[..40]);
+    live.pass();
+    assert_eq!(with(&live.issued, Class::Infra, "partial-line").len(), 1);
+    live.append_bytes("a.ndjson", format!("{}\n", &l[40..]).as_bytes());
+    let cleared = live.pass();
+    assert_eq!(cleared.len(), 1, "{}", said(&cleared));
+    assert_eq!(cleared[0].status, "resolved");
+    // A line that is no JSON.
+    live.append_bytes("a.ndjson", b"{\"run_id\": oops\n");
+    live.pass();
+    assert_eq!(with(&live.issued, Class::Infra, "load-error").len(), 1);
+    // The keyring removed, then put back.
+    let keys = std::fs::read(live.path("keys.json")).unwrap();
+    std::fs::remove_file(live.path("keys.json")).unwrap();
+    live.pass();
+    assert_eq!(with(&live.issued, Class::Infra, "keyring-missing").len(), 1);
+    std::fs::write(live.path("keys.json"), keys).unwrap();
+    let cleared = live.pass();
+    assert_eq!(cleared.iter().filter(|a| a.status == "resolved").count(), 1);
+    // A file gone.
+    live.append(
+        "b.ndjson",
+        &[Emitter::new("emitter-a", 1, "run-watch-9").next()],
+    );
+    live.pass();
+    std::fs::remove_file(live.path("store/b.ndjson")).unwrap();
+    live.append("a.ndjson", &[e.next()]);
+    live.pass();
+    assert_eq!(with(&live.issued, Class::Infra, "file-vanished").len(), 1);
+    // The state cannot be written: the disk is full.
+    std::os::unix::fs::symlink("/dev/full", live.path("state/state.json.tmp")).unwrap();
+    live.append("a.ndjson", &[e.next()]);
+    live.pass();
+    let full = with(&live.issued, Class::Infra, "state-write-failed");
+    assert_eq!(full.len(), 1, "{}", said(&live.issued));
+    assert!(
+        full[0].message.contains("No space left"),
+        "{}",
+        full[0].message
+    );
+    // Nothing of this is tamper or policy.
+    let not_infra: Vec<Alert> = (live.issued.iter())
+        .filter(|a| a.class != Class::Infra)
+        .cloned()
+        .collect();
+    assert!(not_infra.is_empty(), "{}", said(&not_infra));
+}
+
+#[test]
+fn a_failing_sink_is_infra_and_the_alert_stays_in_the_log() {
+    let mut e = Emitter::new("emitter-a", 1, "run-watch-1");
+    let mut live = Live::new(&[&e], |w| w.exec = Some("cat > /dev/null; exit 3".into()));
+    live.append("a.ndjson", &[e.next()]);
+    let add = vec![e.action("exec_command", "mutate-local", Some("deny"), "success")];
+    let draft = e.draft(add);
+    live.append("a.ndjson", &[line(&e.seal(&draft, false))]);
+    live.pass();
+    assert_eq!(
+        with(&live.issued, Class::Policy, "F-EXEC-AFTER-DENY").len(),
+        1
+    );
+    let failed = with(&live.issued, Class::Infra, "sink-failed");
+    assert_eq!(failed.len(), 1, "{}", said(&live.issued));
+    assert!(
+        failed[0].message.contains("exited with"),
+        "{}",
+        failed[0].message
+    );
+    let log = std::fs::read_to_string(live.path("alerts.ndjson")).unwrap();
+    assert!(log.contains("F-EXEC-AFTER-DENY"));
+}
+
+#[test]
+fn a_leases_file_gone_is_infra() {
+    let stores = common::fixtures().join("reference-stores");
+    let dir = tempfile::tempdir().unwrap();
+    let leases = dir.path().join("leases.ndjson");
+    std::fs::copy(
+        stores.join("reapproval_after_denial.leases.ndjson"),
+        &leases,
+    )
+    .unwrap();
+    let l = leases.display().to_string();
+    let mut live = Live::new(&[], move |w| w.inputs.push((l.clone(), "leases-missing")));
+    live.pass();
+    std::fs::remove_file(&leases).unwrap();
+    live.pass();
+    assert_eq!(with(&live.issued, Class::Infra, "leases-missing").len(), 1);
+    assert!(live.issued.iter().all(|a| a.class == Class::Infra));
+}
+
+#[test]
+fn a_restart_repeats_nothing_and_continues_the_chain() {
+    let (mut live, mut e) = clean_start();
+    let add = vec![e.action("exec_command", "mutate-local", Some("deny"), "success")];
+    let draft = e.draft(add);
+    live.append("a.ndjson", &[line(&e.seal(&draft, false))]);
+    live.pass();
+    assert_eq!(live.issued.len(), 1);
+    // The state lost (as when killed before it was written): the log says what was issued.
+    std::fs::remove_file(live.path("state/state.json")).unwrap();
+    live.restart();
+    live.quiet("after a restart with the state lost");
+    // A torn alert line (killed while writing it) is cut, and the chain goes on.
+    let log = live.path("alerts.ndjson");
+    let mut f = std::fs::File::options().append(true).open(&log).unwrap();
+    f.write_all(b"{\"schema_version\":\"aeplens-alert/1\",\"cla")
+        .unwrap();
+    live.restart();
+    let add = vec![e.action("write_file", "mutate-local", None, "success")];
+    let draft = e.draft(add);
+    live.append("a.ndjson", &[line(&e.seal(&draft, false))]);
+    live.pass();
+    assert_eq!(live.issued.len(), 2);
+    let (code, out, _) = common::aeplens(&["check", "--format", "json", log.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let kinds: Vec<&str> = (report["records"].as_array().unwrap().iter())
+        .map(|r| r["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["aeplens-alert", "aeplens-alert"]);
+    assert_eq!(report["chains"][0]["status"], "intact");
+}
