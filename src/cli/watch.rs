@@ -90,6 +90,11 @@ pub fn run(args: &WatchArgs) -> i32 {
 }
 
 fn start(args: &WatchArgs) -> Result<i32, String> {
+    // Registered first: a signal while it starts still ends it after a flush.
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, Arc::clone(&stop)).map_err(|e| e.to_string())?;
+    }
     let signer = match &args.sign_key {
         Some(path) => Some(Signer::read(path, &args.sign_key_id)?),
         None => None,
@@ -190,10 +195,6 @@ fn start(args: &WatchArgs) -> Result<i32, String> {
         status.show(&monitor, true);
         let alerted = monitor.worst.is_some_and(|w| w <= fail_on);
         return Ok(i32::from(alerted));
-    }
-    let stop = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(signal, Arc::clone(&stop)).map_err(|e| e.to_string())?;
     }
     let followed: Vec<String> = args
         .paths

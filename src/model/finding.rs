@@ -280,6 +280,10 @@ pub const RULES: &[(&str, &str)] = &[
         "V17: an action differs between two chained snapshots of its run (the emitter rewrote history).",
     ),
     (
+        "F-ALERT-LOG-ORDER",
+        "A line of an aeplens-alert log does not follow the line before it: the log was reordered or a line removed.",
+    ),
+    (
         "F-ANCHOR-INVALID",
         "An anchor (--anchors) whose RFC 3161 token does not verify or does not stamp its record_sha256: it proves nothing about the chain.",
     ),

@@ -402,6 +402,11 @@ fn assemble(inputs: &[Input], mut records: Vec<RecordResult>, keys: &Keyring) ->
                     .map(|f| SourceOut::of(refs[f])),
             });
         }
+        if let Some(at) = alert_log_out_of_order(&refs[offset..offset + n], &file_chain) {
+            records[offset + at]
+                .findings
+                .push(alert_order_finding(refs[offset + at]));
+        }
         chains.push(file_chain);
         offset += n;
     }
@@ -434,6 +439,34 @@ fn assemble(inputs: &[Input], mut records: Vec<RecordResult>, keys: &Keyring) ->
         chains,
         links,
         anchors,
+    }
+}
+
+/// Where an alert log (a file of `aeplens-alert` lines, written by one monitor in chain
+/// order) stops being in file order: a line moved. Other stores may interleave emitters;
+/// an alert log may not.
+fn alert_log_out_of_order(records: &[&Record], chain: &chain::FileChain) -> Option<usize> {
+    let alerts = !records.is_empty()
+        && (records.iter()).all(|r| r.kind() == crate::model::kind::Kind::AeplensAlert);
+    chain.broken_at.filter(|_| alerts)
+}
+
+/// F-ALERT-LOG-ORDER on the first alert line out of chain order.
+fn alert_order_finding(record: &Record) -> Finding {
+    Finding {
+        id: "F-ALERT-LOG-ORDER",
+        severity: crate::model::finding::Severity::High,
+        run_id: None,
+        action_ids: Vec::new(),
+        message: format!(
+            "{}: this alert does not follow the line before it (prev_record_hash): the alert log was reordered or cut",
+            record.source
+        ),
+        evidence: serde_json::json!({ "line": record.source.line }).into(),
+        locations: vec![crate::model::finding::Location::record(&record.source)],
+        fingerprint: String::new(),
+        chain: None,
+        tool: None,
     }
 }
 
@@ -539,7 +572,8 @@ impl Report {
                 || r.semantic.status == Some(CheckStatus::Fail)
                 || r.authenticity.timestamp.is_some_and(TimestampState::fails)
         });
-        let bad_chain = !self.links.passes();
+        let bad_chain = !self.links.passes()
+            || (self.records.iter().flat_map(|r| &r.findings)).any(|f| f.id == "F-ALERT-LOG-ORDER");
         i32::from(bad_record || bad_chain)
     }
 }

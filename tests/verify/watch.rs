@@ -889,3 +889,526 @@ fn a_restart_repeats_nothing_and_continues_the_chain() {
     assert_eq!(kinds, ["aeplens-alert", "aeplens-alert"]);
     assert_eq!(report["chains"][0]["status"], "intact");
 }
+
+// ---------------------------------------------------------------------------------------
+// The command, as a process.
+
+fn bin() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_aeplens"))
+}
+
+/// Alert lines of a log file.
+fn log_lines(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// `aeplens check --format json` of `args`: its exit code and report.
+fn check_json(args: &[&str]) -> (i32, Value) {
+    let out = bin()
+        .arg("check")
+        .arg("--format")
+        .arg("json")
+        .args(args)
+        .output()
+        .unwrap();
+    let report = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (out.status.code().unwrap_or(-1), report)
+}
+
+/// A monitor's signing seed and the keyring that verifies what it signs.
+fn monitor_keys(dir: &Path) -> (PathBuf, PathBuf) {
+    let seed = dir.join("monitor.seed");
+    std::fs::write(&seed, hex(&[42; 32])).unwrap();
+    let out = bin()
+        .args(["watch", "--sign-key", seed.to_str().unwrap(), "--print-key"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let keys = dir.join("monitor-keys.json");
+    std::fs::write(&keys, &out.stdout).unwrap();
+    (seed, keys)
+}
+
+/// A store of faults for the process tests: clean records of two emitters interleaved,
+/// then a denied action executed, a lost append and a signature that fails.
+fn faulty_lines() -> (Vec<String>, String) {
+    let mut a = Emitter::new("emitter-a", 1, "run-watch-1");
+    let mut b = Emitter::new("emitter-b", 2, "run-watch-2");
+    let mut lines = vec![a.next(), b.next(), a.next(), b.next()];
+    let add = vec![a.action("exec_command", "mutate-local", Some("deny"), "success")];
+    let draft = a.draft(add);
+    lines.push(line(&a.seal(&draft, false)));
+    let _lost = b.next();
+    lines.push(b.next());
+    let add = vec![a.read()];
+    let draft = a.draft(add);
+    let record = a.seal(&draft, false);
+    lines.push(edited(&record, |v| v["user_id"] = "user:mallory".into()));
+    lines.push(a.next());
+    (lines, keyring_json(&[&a, &b]))
+}
+
+#[test]
+fn the_signed_log_verifies_and_an_edited_removed_or_reordered_line_fails_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let (seed, monitor) = monitor_keys(dir.path());
+    let store = dir.path().join("store");
+    std::fs::create_dir(&store).unwrap();
+    let (lines, keys) = faulty_lines();
+    std::fs::write(store.join("a.ndjson"), lines.join("\n") + "\n").unwrap();
+    std::fs::write(dir.path().join("keys.json"), keys).unwrap();
+    let alerts = dir.path().join("alerts.ndjson");
+    let status = bin()
+        .args(["watch", "--once", "--keys"])
+        .arg(dir.path().join("keys.json"))
+        .arg("--sign-key")
+        .arg(&seed)
+        .arg("--alerts")
+        .arg(&alerts)
+        .arg("--state")
+        .arg(dir.path().join("state"))
+        .arg(&store)
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(1), "an alert at or above --fail-on");
+    let text = std::fs::read_to_string(&alerts).unwrap();
+    let n = text.lines().count();
+    assert!(n >= 4, "{text}");
+    let m = monitor.to_str().unwrap();
+    let (code, report) = check_json(&["--keys", m, alerts.to_str().unwrap()]);
+    assert_eq!(code, 0, "{report}");
+    for r in report["records"].as_array().unwrap() {
+        assert_eq!(r["kind"], "aeplens-alert");
+        assert_eq!(r["authenticity"]["status"], "valid");
+    }
+    // Each change to the log, and the line check must name.
+    let original: Vec<&str> = text.lines().collect();
+    let edit = |i: usize| {
+        let mut l = original.clone();
+        let changed = l[i].replace("\"severity\":\"high\"", "\"severity\":\"low\"");
+        assert_ne!(changed, l[i]);
+        l[i] = Box::leak(changed.into_boxed_str());
+        l
+    };
+    let remove = |i: usize| {
+        let mut l = original.clone();
+        l.remove(i);
+        l
+    };
+    let reorder = |i: usize| {
+        let mut l = original.clone();
+        l.swap(i, i + 1);
+        l
+    };
+    for (what, changed, line) in [
+        ("edited", edit(2), 3),
+        ("removed", remove(2), 3),
+        ("reordered", reorder(1), 2),
+    ] {
+        let path = dir.path().join(format!("{what}.ndjson"));
+        std::fs::write(&path, changed.join("\n") + "\n").unwrap();
+        let (code, report) = check_json(&["--keys", m, path.to_str().unwrap()]);
+        assert_eq!(code, 1, "a log with a line {what} fails check");
+        let record = &report["records"][line - 1];
+        let failing = record["authenticity"]["status"] != "valid"
+            || record["chain"]["link"] == "mismatch"
+            || (report["findings"].as_array().unwrap().iter())
+                .any(|f| f["locations"][0]["line"] == line && f["severity"] == "high");
+        let broken = (report["chain_paths"].as_array().into_iter().flatten())
+            .any(|p| p["status"] != "intact");
+        assert!(
+            failing || broken,
+            "{what}: check names line {line}:\n{report}"
+        );
+        assert!(failing, "{what}: line {line} itself is named:\n{}", record);
+    }
+}
+
+/// Runs `aeplens watch` (following) under `setpriv` when root, so that file permissions
+/// hold for it as for any user.
+fn as_a_user(cmd: &mut std::process::Command) -> std::process::Command {
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .unwrap()
+        .stdout
+        == b"0\n";
+    if !root {
+        return std::mem::replace(cmd, bin());
+    }
+    let mut wrapped = std::process::Command::new("setpriv");
+    wrapped
+        .args(["--bounding-set", "-dac_override,-dac_read_search"])
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    wrapped
+}
+
+#[test]
+fn permission_denied_is_infra_and_the_rest_is_verified() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    std::fs::create_dir(&store).unwrap();
+    let (lines, keys) = faulty_lines();
+    std::fs::write(store.join("a.ndjson"), lines[..5].join("\n") + "\n").unwrap();
+    std::fs::write(store.join("secret.ndjson"), lines[5..].join("\n") + "\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        store.join("secret.ndjson"),
+        std::fs::Permissions::from_mode(0o000),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("keys.json"), keys).unwrap();
+    let alerts = dir.path().join("alerts.ndjson");
+    let mut cmd = bin();
+    cmd.args(["watch", "--once", "--keys"])
+        .arg(dir.path().join("keys.json"))
+        .arg("--alerts")
+        .arg(&alerts)
+        .arg("--state")
+        .arg(dir.path().join("state"))
+        .arg(&store);
+    let out = as_a_user(&mut cmd).output().unwrap();
+    assert!(
+        out.status.code() == Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let log = log_lines(&alerts);
+    let unreadable: Vec<&Value> = log.iter().filter(|a| a["rule"] == "unreadable").collect();
+    assert_eq!(unreadable.len(), 1, "{log:?}");
+    assert_eq!(unreadable[0]["class"], "infra");
+    assert!(
+        unreadable[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Permission denied")
+    );
+    assert!(
+        log.iter().any(|a| a["rule"] == "F-EXEC-AFTER-DENY"),
+        "the readable file is verified"
+    );
+    assert!(log.iter().all(|a| a["class"] != "tamper"), "{log:?}");
+}
+
+/// A running `aeplens watch` over `dir/store`, alerts in `dir/alerts.ndjson`.
+struct Running {
+    child: std::process::Child,
+}
+
+impl Running {
+    /// Starts it, and waits until it says it is watching (its signal handlers are set).
+    fn start(dir: &Path, seed: &Path, settle: &str) -> Running {
+        // Paths relative to `dir`: the store is named the same in every run, and so are
+        // the dedupe keys.
+        let mut child = bin()
+            .current_dir(dir)
+            .args([
+                "watch",
+                "--settle",
+                settle,
+                "--keys",
+                "keys.json",
+                "--sign-key",
+            ])
+            .arg(seed)
+            .args(["--alerts", "alerts.ndjson", "--state", "state", "store"])
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+        let (ready, is_ready) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for l in stderr.lines().map_while(Result::ok) {
+                if l.contains("watching") {
+                    let _ = ready.send(());
+                }
+            }
+        });
+        is_ready
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the watch starts");
+        Running { child }
+    }
+
+    fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+
+    fn stop(self) {
+        let pid = self.child.id().to_string();
+        std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap();
+        let mut child = self.child;
+        let status = child.wait().unwrap();
+        assert!(status.success(), "SIGTERM ends the watch with 0: {status}");
+    }
+}
+
+/// Waits until the watch's state says every whole line of every file under `dir/store`
+/// was verified.
+fn settled(dir: &Path) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let state: Value = std::fs::read(dir.join("state/state.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or(Value::Null);
+        let marks = state["files"].as_object().cloned().unwrap_or_default();
+        let done = std::fs::read_dir(dir.join("store")).unwrap().all(|f| {
+            let path = f.unwrap().path();
+            let text = std::fs::read(&path).unwrap();
+            let whole = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            let name = path.file_name().unwrap().to_str().unwrap();
+            (marks.values()).any(|m| {
+                let at = m["path"].as_str().unwrap_or("");
+                Path::new(at).file_name().is_some_and(|n| n == name) && m["verified"] == whole
+            })
+        });
+        if done {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the watch did not catch up: {state}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Appends the fault store's lines to two stores a step at a time under a running
+/// watch, killing it with SIGKILL at `kills` (step, delay in ms) and starting it again;
+/// the log's lines at the end.
+fn run_with_kills(kills: &[(usize, u64)]) -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let (seed, monitor) = monitor_keys(dir.path());
+    std::fs::create_dir(dir.path().join("store")).unwrap();
+    let (lines, keys) = faulty_lines();
+    std::fs::write(dir.path().join("keys.json"), keys).unwrap();
+    let alerts = dir.path().join("alerts.ndjson");
+    let mut running = Running::start(dir.path(), &seed, "0.2");
+    let steps: Vec<(&str, &String)> = (lines.iter())
+        .flat_map(|l| [("a.ndjson", l), ("b.ndjson", l)])
+        .collect();
+    for (i, (file, l)) in steps.iter().enumerate() {
+        let mut f = std::fs::File::options()
+            .create(true)
+            .append(true)
+            .open(dir.path().join("store").join(file))
+            .unwrap();
+        writeln!(f, "{l}").unwrap();
+        drop(f);
+        for &(_, delay) in kills.iter().filter(|(at, _)| *at == i) {
+            std::thread::sleep(Duration::from_millis(delay));
+            running.kill();
+            if !alerts.exists() {
+                running = Running::start(dir.path(), &seed, "0.2");
+                continue;
+            }
+            let (code, report) = check_json(&[
+                "--keys",
+                monitor.to_str().unwrap(),
+                alerts.to_str().unwrap(),
+            ]);
+            let empty = report["records"].as_array().is_none_or(Vec::is_empty);
+            assert!(
+                code == 0 || (code == 3 && empty),
+                "the log verifies after a kill:\n{report}"
+            );
+            running = Running::start(dir.path(), &seed, "0.2");
+        }
+        settled(dir.path());
+    }
+    running.stop();
+    let (code, report) = check_json(&[
+        "--keys",
+        monitor.to_str().unwrap(),
+        alerts.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{report}");
+    log_lines(&alerts)
+}
+
+#[test]
+fn killed_at_ten_random_moments_the_log_holds_what_a_run_without_kills_holds() {
+    let quiet = run_with_kills(&[]);
+    // Ten moments: a step, and a delay after it (a xorshift from a fixed seed).
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let kills: Vec<(usize, u64)> = (0..10)
+        .map(|_| ((next() % 16) as usize, next() % 25))
+        .collect();
+    let killed = run_with_kills(&kills);
+    let keys = |log: &[Value]| -> Vec<String> {
+        let mut k: Vec<String> = log
+            .iter()
+            .map(|a| a["dedupe_key"].as_str().unwrap().to_string())
+            .collect();
+        k.sort();
+        k
+    };
+    let (quiet_keys, killed_keys) = (keys(&quiet), keys(&killed));
+    let unique: BTreeSet<&String> = killed_keys.iter().collect();
+    assert_eq!(
+        unique.len(),
+        killed_keys.len(),
+        "no alert repeated (kills at {kills:?})"
+    );
+    assert_eq!(
+        quiet_keys, killed_keys,
+        "none lost, none added (kills at {kills:?})"
+    );
+    assert!(
+        quiet.iter().any(|a| a["class"] == "tamper")
+            && quiet.iter().any(|a| a["class"] == "policy")
+    );
+}
+
+#[test]
+fn ten_stores_appended_at_once_with_torn_writes_raise_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (seed, _) = monitor_keys(dir.path());
+    let store = dir.path().join("store");
+    std::fs::create_dir(&store).unwrap();
+    let emitters: Vec<Emitter> = (0..10)
+        .map(|i| Emitter::new(&format!("emitter-{i}"), 10 + i as u8, &format!("run-{i}")))
+        .collect();
+    std::fs::write(
+        dir.path().join("keys.json"),
+        keyring_json(&emitters.iter().collect::<Vec<_>>()),
+    )
+    .unwrap();
+    let running = Running::start(dir.path(), &seed, "2");
+    let writers: Vec<_> = (emitters.into_iter().enumerate())
+        .map(|(i, mut e)| {
+            let file = store.join(format!("agent-{i}.ndjson"));
+            std::thread::spawn(move || {
+                for _ in 0..15 {
+                    let l = e.next() + "\n";
+                    let (head, tail) = l.split_at(l.len() / 3);
+                    let mut f = std::fs::File::options()
+                        .create(true)
+                        .append(true)
+                        .open(&file)
+                        .unwrap();
+                    f.write_all(head.as_bytes()).unwrap();
+                    f.flush().unwrap();
+                    std::thread::sleep(Duration::from_millis(30));
+                    f.write_all(tail.as_bytes()).unwrap();
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+    settled(dir.path());
+    running.stop();
+    let log = log_lines(&dir.path().join("alerts.ndjson"));
+    assert!(log.is_empty(), "no alert: {log:?}");
+}
+
+#[test]
+fn a_watch_that_has_seen_a_store_agrees_with_check_on_it() {
+    let stores = common::fixtures().join("reference-stores");
+    let keys = stores.join("keys.json");
+    let mut files: Vec<PathBuf> = (std::fs::read_dir(&stores).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "ndjson") && !p.to_str().unwrap().contains("leases")
+        })
+        .collect();
+    files.sort();
+    assert!(files.len() >= 25);
+    let tamper: BTreeSet<&str> = aeplens::watch::judge::TAMPER_FINDINGS
+        .iter()
+        .copied()
+        .collect();
+    for file in files {
+        let dir = tempfile::tempdir().unwrap();
+        let alerts = dir.path().join("alerts.ndjson");
+        let out = bin()
+            .args([
+                "watch",
+                "--once",
+                "--keys",
+                keys.to_str().unwrap(),
+                "--state",
+            ])
+            .arg(dir.path().join("state"))
+            .arg("--alerts")
+            .arg(&alerts)
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.code().is_some_and(|c| c < 2),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let log = log_lines(&alerts);
+        let (_, report) = check_json(&["--keys", keys.to_str().unwrap(), file.to_str().unwrap()]);
+        // Findings: each tamper or high finding of check is an alert on its run and action.
+        let of_check: BTreeSet<(String, String, String)> =
+            (report["findings"].as_array().unwrap().iter())
+                .filter(|f| {
+                    let id = f["id"].as_str().unwrap();
+                    (tamper.contains(id) && (id != "F-DUPLICATE-RECORD" || f["severity"] == "high"))
+                        || f["severity"] == "high"
+                })
+                .map(|f| {
+                    let s = |v: &Value| v.as_str().unwrap_or("").to_string();
+                    (s(&f["id"]), s(&f["run_id"]), s(&f["action_ids"][0]))
+                })
+                .collect();
+        let of_watch: BTreeSet<(String, String, String)> = (log.iter())
+            .filter(|a| a["rule"].as_str().unwrap().starts_with("F-"))
+            .map(|a| {
+                let s = |v: &Value| v.as_str().unwrap_or("").to_string();
+                (
+                    s(&a["rule"]),
+                    s(&a["action"]["run_id"]),
+                    s(&a["action"]["action_id"]),
+                )
+            })
+            .collect();
+        assert_eq!(of_watch, of_check, "{}: the findings", file.display());
+        // Signatures: the records check does not find valid, and no other.
+        let bad: BTreeSet<u64> = (report["records"].as_array().unwrap().iter())
+            .filter(|r| {
+                let status = &r["authenticity"]["status"];
+                status == "invalid"
+                    || status == "binding-mismatch"
+                    || (status.is_null()
+                        && r["authenticity"]["reason"]
+                            .as_str()
+                            .is_some_and(|s| s.starts_with("unknown key")))
+            })
+            .map(|r| r["source"]["line"].as_u64().unwrap())
+            .collect();
+        let alerted: BTreeSet<u64> = (log.iter())
+            .filter(|a| {
+                ["signature-invalid", "binding-mismatch", "key-unknown"]
+                    .contains(&a["rule"].as_str().unwrap())
+            })
+            .map(|a| a["record"]["line"].as_u64().unwrap())
+            .collect();
+        assert_eq!(alerted, bad, "{}: the signatures", file.display());
+    }
+}
