@@ -10,7 +10,7 @@ use crate::model::json::Json;
 use crate::model::sha256::{Hasher, Sha256Digest, hex};
 use ed25519_dalek::SigningKey;
 use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
@@ -98,6 +98,17 @@ impl Alert {
     }
 }
 
+/// The infra alerts that are conditions: open while they hold, and said `resolved` once
+/// when they clear. The others (a load error, a file gone) are said once.
+pub const CONDITIONS: &[&str] = &[
+    "unreadable",
+    "partial-line",
+    "keyring-missing",
+    "leases-missing",
+    "state-write-failed",
+    "sink-failed",
+];
+
 /// The key an alert log is signed with (`--sign-key`), and the id it signs under.
 pub struct Signer {
     pub key_id: String,
@@ -138,8 +149,10 @@ pub struct AlertLog {
     path: Option<PathBuf>,
     /// The chain hash of the last alert written.
     last: Option<Sha256Digest>,
-    /// Every dedupe key in the log.
+    /// Every dedupe key in the log, but those of conditions said resolved after.
     issued: HashSet<String>,
+    /// The infra conditions alerted and not resolved.
+    open: BTreeMap<String, Alert>,
     /// Lines in the log.
     lines: u64,
     signer: Option<Signer>,
@@ -158,6 +171,7 @@ impl AlertLog {
             path: path.map(Path::to_path_buf),
             last: None,
             issued: HashSet::new(),
+            open: BTreeMap::new(),
             lines: 0,
             signer,
         };
@@ -183,14 +197,20 @@ impl AlertLog {
             }
             let value: serde_json::Value = serde_json::from_slice(line)
                 .map_err(|e| format!("alert log {shown} line {}: not JSON ({e})", n + 1))?;
-            let key = value.get("dedupe_key").and_then(serde_json::Value::as_str);
-            let Some(key) = key else {
-                return Err(format!(
-                    "alert log {shown} line {}: not an alert (no dedupe_key)",
-                    n + 1
-                ));
-            };
-            log.issued.insert(key.to_string());
+            let alert = Alert::deserialize(&value)
+                .map_err(|e| format!("alert log {shown} line {}: not an alert ({e})", n + 1))?;
+            match &alert.resolves {
+                Some(cleared) if alert.status == "resolved" => {
+                    log.issued.remove(cleared);
+                    log.open.remove(cleared);
+                }
+                _ => {
+                    log.issued.insert(alert.dedupe_key.clone());
+                    if CONDITIONS.contains(&alert.rule.as_str()) {
+                        log.open.insert(alert.dedupe_key.clone(), alert);
+                    }
+                }
+            }
             log.last = Some(canonical_sha256(&Json::from_serde(&value)));
             log.lines += 1;
         }
@@ -212,9 +232,14 @@ impl AlertLog {
         self.issued.insert(key);
     }
 
-    /// Every dedupe key issued.
+    /// Every dedupe key issued and not resolved since.
     pub fn keys(&self) -> impl Iterator<Item = &String> {
         self.issued.iter()
+    }
+
+    /// The infra conditions the log holds open (alerted, not resolved).
+    pub fn open_conditions(&self) -> &BTreeMap<String, Alert> {
+        &self.open
     }
 
     /// The chain hash of the last alert (what the next one links to).

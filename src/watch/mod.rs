@@ -22,7 +22,7 @@ use crate::model::sha256::{Sha256Digest, hex};
 use crate::model::text::sanitize;
 use crate::open::{Need, Opened, Setting};
 use crate::verify::Trees;
-use alert::{Alert, AlertLog, Class, Signer, Subject, dedupe_key};
+use alert::{Alert, AlertLog, CONDITIONS, Class, Signer, Subject, dedupe_key};
 use judge::{Judging, Rule};
 use state::{BLOCK, FileMark, State};
 use std::collections::{BTreeMap, HashMap};
@@ -108,7 +108,9 @@ impl Monitor {
             }
             log.continue_from(state.last_alert.as_deref().and_then(Sha256Digest::from_hex));
         } else {
-            state.issued.extend(log.keys().cloned());
+            // The log is the record of what was issued and what is still open.
+            state.issued = log.keys().cloned().collect();
+            state.open_infra.clone_from(log.open_conditions());
         }
         let exec = watch.exec.clone().map(|command| sinks::Exec { command });
         let ocsf = watch.ocsf.clone().map(|path| sinks::Ocsf { path });
@@ -681,17 +683,6 @@ impl Monitor {
         Some(alert)
     }
 }
-
-/// The infra alerts that are conditions: open while they hold, and said `resolved` once
-/// when they clear. The others (a load error, a file gone) are said once.
-pub const CONDITIONS: &[&str] = &[
-    "unreadable",
-    "partial-line",
-    "keyring-missing",
-    "leases-missing",
-    "state-write-failed",
-    "sink-failed",
-];
 
 /// What looking at a store gave.
 enum Looked {
