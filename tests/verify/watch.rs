@@ -1440,3 +1440,62 @@ fn a_condition_that_clears_and_comes_back_is_alerted_again_across_a_restart() {
     let statuses: Vec<&str> = log.iter().map(|a| a["status"].as_str().unwrap()).collect();
     assert_eq!(statuses, ["open", "resolved", "open", "resolved"]);
 }
+
+#[test]
+fn every_ocsf_event_is_a_detection_finding_of_its_alert() {
+    let schema =
+        common::read_json(&common::fixtures().join("ocsf/detection_finding-1.3.schema.json"));
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let stores = common::fixtures().join("reference-stores");
+    let dir = tempfile::tempdir().unwrap();
+    let (alerts, ocsf) = (
+        dir.path().join("alerts.ndjson"),
+        dir.path().join("ocsf.ndjson"),
+    );
+    let out = bin()
+        .args(["watch", "--once", "--fail-on", "medium", "--keys"])
+        .arg(stores.join("keys.json"))
+        .arg("--state")
+        .arg(dir.path().join("state"))
+        .arg("--alerts")
+        .arg(&alerts)
+        .arg("--ocsf")
+        .arg(&ocsf)
+        .arg(&stores)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (log, events) = (log_lines(&alerts), log_lines(&ocsf));
+    assert!(log.len() > 100, "{}", log.len());
+    assert_eq!(events.len(), log.len(), "one event per alert");
+    let classes: BTreeSet<&str> = log.iter().map(|a| a["class"].as_str().unwrap()).collect();
+    assert_eq!(
+        classes.len(),
+        3,
+        "tamper, policy and infra alerts: {classes:?}"
+    );
+    for (alert, event) in log.iter().zip(&events) {
+        let errors: Vec<String> = validator
+            .iter_errors(event)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{errors:?}\n{event}");
+        assert_eq!(event["finding_info"]["uid"], alert["dedupe_key"]);
+        assert_eq!(event["finding_info"]["title"], alert["rule"]);
+        assert_eq!(event["finding_info"]["types"][0], alert["class"]);
+        assert_eq!(event["time"], alert["seen_at_ms"]);
+        assert_eq!(event["unmapped"]["record"], alert["record"]);
+        let severity = ["info", "low", "medium", "high"]
+            .iter()
+            .position(|s| alert["severity"] == *s);
+        assert_eq!(
+            event["severity_id"].as_u64(),
+            severity.map(|p| p as u64 + 1)
+        );
+    }
+}
