@@ -24,6 +24,7 @@ use crate::open::{Need, Opened, Setting};
 use crate::verify::Trees;
 use alert::{Alert, AlertLog, CONDITIONS, Class, Signer, Subject, dedupe_key};
 use judge::{Judging, Rule};
+use rayon::prelude::*;
 use state::{BLOCK, FileMark, State};
 use std::collections::{BTreeMap, HashMap};
 use std::io::{Read, Seek, SeekFrom};
@@ -202,24 +203,30 @@ impl Monitor {
             &all
         };
         let mut found = Vec::new();
-        let mut judged = Vec::new();
+        let mut judged_stores = Vec::new();
+        let mut ready = Vec::new();
         for &s in which {
             match self.look_at(s) {
                 Looked::Same => {}
                 Looked::Wait(d) => {
                     pass.again_in = Some(pass.again_in.map_or(d, |a: Duration| a.min(d)));
                 }
-                Looked::Judged {
-                    alerts,
-                    look,
-                    marks,
-                    newest,
-                } => {
-                    found.extend(alerts);
-                    judged.push((s, look, marks));
-                    self.lag = newest.and_then(|t| t.elapsed().ok());
-                }
+                Looked::Ready(r) => ready.push(*r),
             }
+        }
+        // The stores are opened and judged side by side: nothing of the monitor changes
+        // while they are.
+        let this = &*self;
+        let judged: Vec<Judged> = ready.par_iter().map(|r| this.judge_store(r)).collect();
+        for (r, j) in ready.into_iter().zip(judged) {
+            self.records[r.s] = j.records;
+            self.infra[r.s].clone_from(&r.infra);
+            found.extend(r.alerts);
+            found.extend(j.alerts);
+            found.extend(r.infra);
+            let newest = r.look.iter().filter_map(|l| l.3).max();
+            self.lag = newest.and_then(|t| t.elapsed().ok());
+            judged_stores.push((r.s, r.look, j.marks));
         }
         self.check_inputs();
         found.extend(self.resolutions());
@@ -242,7 +249,7 @@ impl Monitor {
         if let Err(e) = self.issue(&failed, &mut pass) {
             eprintln!("aeplens: watch: cannot write the alert log: {e}");
         }
-        for (s, look, marks) in judged {
+        for (s, look, marks) in judged_stores {
             self.state
                 .files
                 .retain(|_, m| m.store != self.watch.stores[s]);
@@ -447,7 +454,7 @@ impl Monitor {
             .collect()
     }
 
-    /// Looks at store `s`: unchanged, waiting for a torn line, or judged.
+    /// Looks at store `s`: unchanged, waiting for a torn line, or ready to be judged.
     fn look_at(&mut self, s: usize) -> Looked {
         let store = self.watch.stores[s].clone();
         let mut infra_now = Vec::new();
@@ -456,13 +463,15 @@ impl Monitor {
             let key = dedupe_key(&["unreadable", &store, "", &store]);
             let what = format!("{}: {e}", sanitize(&store));
             infra_now.push(infra("unreadable", key, &store, Some((&store, None)), what));
-            self.infra[s].clone_from(&infra_now);
-            return Looked::Judged {
-                alerts: infra_now,
+            return Looked::Ready(Box::new(Ready {
+                s,
+                store,
                 look: Vec::new(),
-                marks: Vec::new(),
-                newest: None,
-            };
+                readable: Vec::new(),
+                torn_at: HashMap::new(),
+                alerts,
+                infra: infra_now,
+            }));
         }
         let mut look: Look = Vec::new();
         let mut readable = Vec::new();
@@ -578,45 +587,46 @@ impl Monitor {
                 ));
             }
         }
-        let paths: Vec<String> = readable.iter().map(|p| p.display().to_string()).collect();
-        let ev = if paths.is_empty() {
-            None
-        } else {
-            let (opened, _) = crate::open::open(
-                &self.watch.setting,
-                &paths,
-                Need::Whole(Trees::OnDisk),
-                &mut |_| {},
-            );
-            match opened {
-                Opened::Whole(ev) => Some(ev),
-                Opened::Batched(_) => None,
-            }
-        };
-        if let Some(ev) = &ev {
-            let how = Judging {
-                store: &store,
-                fail_on: self.watch.fail_on,
-                keys_given: !self.watch.setting.trust.is_empty(),
-                rules: &self.watch.rules,
-            };
-            for a in judge::judge(ev, &how) {
-                alerts.extend(self.place_load_error(a, &torn_at, &look));
-            }
-            self.records[s] = ev.report.records.len();
-        } else {
-            self.records[s] = 0;
-        }
-        let marks = marks_of(&store, &look, &torn_at, &self.state.files);
-        self.infra[s].clone_from(&infra_now);
-        alerts.extend(infra_now);
-        let newest = look.iter().filter_map(|l| l.3).max();
-        Looked::Judged {
-            alerts,
+        Looked::Ready(Box::new(Ready {
+            s,
+            store,
             look,
-            marks,
-            newest,
+            readable,
+            torn_at,
+            alerts,
+            infra: infra_now,
+        }))
+    }
+
+    /// Opens and judges a store made ready by [`Monitor::look_at`].
+    fn judge_store(&self, r: &Ready) -> Judged {
+        let paths: Vec<String> = (r.readable.iter())
+            .map(|p| p.display().to_string())
+            .collect();
+        let mut judged = Judged {
+            alerts: Vec::new(),
+            records: 0,
+            marks: marks_of(&r.store, &r.look, &r.torn_at, &self.state.files),
+        };
+        if paths.is_empty() {
+            return judged;
         }
+        let need = Need::Whole(Trees::OnDisk);
+        let (opened, _) = crate::open::open(&self.watch.setting, &paths, need, &mut |_| {});
+        let Opened::Whole(ev) = opened else {
+            return judged;
+        };
+        let how = Judging {
+            store: &r.store,
+            fail_on: self.watch.fail_on,
+            keys_given: !self.watch.setting.trust.is_empty(),
+            rules: &self.watch.rules,
+        };
+        for a in judge::judge(&ev, &how) {
+            (judged.alerts).extend(self.place_load_error(a, &r.torn_at, &r.look));
+        }
+        judged.records = ev.report.records.len();
+        judged
     }
 
     /// A load error as the watch says it: none for the torn last line (said as
@@ -686,14 +696,34 @@ impl Monitor {
 
 /// What looking at a store gave.
 enum Looked {
+    /// Nothing changed since it was judged.
     Same,
+    /// A torn line: look again after this long.
     Wait(Duration),
-    Judged {
-        alerts: Vec<Alert>,
-        look: Look,
-        marks: Vec<(String, FileMark)>,
-        newest: Option<SystemTime>,
-    },
+    /// To be opened and judged.
+    Ready(Box<Ready>),
+}
+
+/// A store to open and judge, and what looking at its files found.
+struct Ready {
+    s: usize,
+    store: String,
+    look: Look,
+    /// The files that can be read.
+    readable: Vec<PathBuf>,
+    /// Files whose last line is torn past `--settle`: where that line starts.
+    torn_at: HashMap<PathBuf, u64>,
+    /// Bytes verified before that changed.
+    alerts: Vec<Alert>,
+    /// The store's infra conditions.
+    infra: Vec<Alert>,
+}
+
+/// What opening and judging a store gave.
+struct Judged {
+    alerts: Vec<Alert>,
+    records: usize,
+    marks: Vec<(String, FileMark)>,
 }
 
 /// Each file's mark after it was judged: verified up to its last whole line.
