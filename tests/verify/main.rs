@@ -6,6 +6,10 @@
 mod authority;
 #[path = "../common/mod.rs"]
 mod common;
+#[path = "../../examples/support/generated.rs"]
+mod generated;
+#[path = "../../examples/support/reference.rs"]
+mod reference;
 
 mod action_identity;
 mod analysis;

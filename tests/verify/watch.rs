@@ -1499,3 +1499,53 @@ fn every_ocsf_event_is_a_detection_finding_of_its_alert() {
         );
     }
 }
+
+#[test]
+fn a_reference_shaped_store_grown_record_by_record_raises_only_what_check_finds() {
+    let mut bytes = Vec::new();
+    crate::reference::generate(120, &mut bytes).unwrap();
+    let text = String::from_utf8(bytes).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let keys = dir.path().join("reference-keys.json");
+    std::fs::write(&keys, crate::reference::keys_json()).unwrap();
+    let k = keys.clone();
+    let mut live = Live::new(&[], move |w| {
+        w.setting.trust.add_file(k.to_str().unwrap()).unwrap();
+    });
+    live.restart();
+    for l in text.lines() {
+        live.append("fleet.ndjson", &[l.to_string()]);
+        live.pass();
+    }
+    live.quiet("the whole store seen");
+    let tamper = with(&live.issued, Class::Tamper, "");
+    assert!(
+        live.issued.iter().all(|a| a.class != Class::Tamper),
+        "{}",
+        said(&live.issued)
+    );
+    assert!(tamper.is_empty());
+    // Each policy alert is a high finding `check` gives on the whole store, and each of
+    // those is alerted: its retried appends and its findings below high raise nothing.
+    let store = live.path("store/fleet.ndjson");
+    let (_, report) = check_json(&["--keys", keys.to_str().unwrap(), store.to_str().unwrap()]);
+    let of_check: BTreeSet<String> = (report["findings"].as_array().unwrap().iter())
+        .filter(|f| f["severity"] == "high")
+        .map(|f| format!("{} {} {}", f["id"], f["run_id"], f["action_ids"][0]))
+        .collect();
+    let of_watch: BTreeSet<String> = (live.issued.iter())
+        .map(|a| {
+            let action = a.action.as_ref().unwrap();
+            let q = |s: &Option<String>| s.as_ref().map_or("null".into(), |s| format!("{s:?}"));
+            format!(
+                "{:?} {} {}",
+                a.rule,
+                q(&action.run_id),
+                q(&action.action_id)
+            )
+        })
+        .collect();
+    assert!(!of_check.is_empty());
+    assert_eq!(of_watch, of_check);
+    assert!(live.issued.iter().all(|a| a.class == Class::Policy));
+}
