@@ -164,6 +164,7 @@ fn start(args: &WatchArgs) -> Result<i32, String> {
     if setting.trust.is_empty() {
         super::note("no keys given: signatures are not checked, and no signature alert is raised");
     }
+    let shown_state = state_dir.display().to_string();
     let watch = Watch {
         setting,
         stores: args.paths.clone(),
@@ -207,12 +208,7 @@ fn start(args: &WatchArgs) -> Result<i32, String> {
         "watching {} store(s) with the {} watcher; state in {}",
         monitor.store_count(),
         follow.kind,
-        sanitize(
-            &args
-                .state
-                .as_ref()
-                .map_or_else(String::new, |d| d.display().to_string())
-        )
+        sanitize(&shown_state)
     ));
     let mut status = Status::new();
     let mut pass = monitor.pass(&all);
