@@ -65,7 +65,6 @@ pub fn ocsf_event(line: &serde_json::Value) -> serde_json::Value {
         "status": status,
         "time": time,
         "message": text("message"),
-        "is_alert": !resolved,
         "finding_info": {
             "uid": text("dedupe_key"),
             "title": text("rule"),

@@ -1444,7 +1444,7 @@ fn a_condition_that_clears_and_comes_back_is_alerted_again_across_a_restart() {
 #[test]
 fn every_ocsf_event_is_a_detection_finding_of_its_alert() {
     let schema =
-        common::read_json(&common::fixtures().join("ocsf/detection_finding-1.3.schema.json"));
+        common::read_json(&common::fixtures().join("ocsf/detection_finding-1.3.0.schema.json"));
     let validator = jsonschema::validator_for(&schema).unwrap();
     let stores = common::fixtures().join("reference-stores");
     let dir = tempfile::tempdir().unwrap();
