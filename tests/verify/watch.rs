@@ -111,9 +111,23 @@ impl Emitter {
 
     /// The next clean snapshot (one more allowed read), as its line.
     fn next(&mut self) -> String {
+        let read = self.read();
+        self.next_with(read)
+    }
+
+    /// The next snapshot with `action` added, signed inline, as its line.
+    fn next_with(&mut self, action: Value) -> String {
+        let draft = self.draft(vec![action]);
+        line(&self.seal(&draft, false))
+    }
+
+    /// The next clean snapshot signed (inline, or DSSE), then edited: its `user_id`
+    /// changed after the signature was made.
+    fn forged(&mut self, dsse: bool) -> String {
         let add = vec![self.read()];
         let draft = self.draft(add);
-        line(&self.seal(&draft, false))
+        let record = self.seal(&draft, dsse);
+        edited(&record, |v| v["user_id"] = "user:mallory".into())
     }
 }
 
@@ -305,13 +319,7 @@ fn clean_start() -> (Live, Emitter) {
 #[test]
 fn a_signature_that_fails_is_tamper() {
     let (mut live, mut e) = clean_start();
-    let add = vec![e.read()];
-    let draft = e.draft(add);
-    let record = e.seal(&draft, false);
-    live.append(
-        "a.ndjson",
-        &[edited(&record, |v| v["user_id"] = "user:mallory".into())],
-    );
+    live.append("a.ndjson", &[e.forged(false)]);
     live.pass();
     once(
         &mut live,
@@ -334,13 +342,7 @@ fn a_key_no_trusted_key_covers_is_tamper() {
 #[test]
 fn a_binding_mismatch_is_tamper() {
     let (mut live, mut e) = clean_start();
-    let add = vec![e.read()];
-    let draft = e.draft(add);
-    let record = e.seal(&draft, true);
-    live.append(
-        "a.ndjson",
-        &[edited(&record, |v| v["user_id"] = "user:mallory".into())],
-    );
+    live.append("a.ndjson", &[e.forged(true)]);
     live.pass();
     once(
         &mut live,
@@ -551,55 +553,30 @@ fn stamped_watch() -> Live {
     live
 }
 
-#[test]
-fn a_tail_cut_behind_an_anchor_is_tamper() {
+/// The lines of the RFC 3161 fixture `fixture` appended one at a time: `rule` alerted once.
+fn stamped_fault(fixture: &str, rule: &str) {
     let mut live = stamped_watch();
     replay(
         &mut live,
-        &common::fixtures().join("tsa/truncated.ndjson"),
+        &common::fixtures().join("tsa").join(fixture),
         "t.ndjson",
     );
-    once(
-        &mut live,
-        Class::Tamper,
-        "F-TAIL-TRUNCATED",
-        "t.ndjson",
-        None,
-    );
+    once(&mut live, Class::Tamper, rule, "t.ndjson", None);
+}
+
+#[test]
+fn a_tail_cut_behind_an_anchor_is_tamper() {
+    stamped_fault("truncated.ndjson", "F-TAIL-TRUNCATED");
 }
 
 #[test]
 fn a_timestamp_token_that_fails_is_tamper() {
-    let mut live = stamped_watch();
-    replay(
-        &mut live,
-        &common::fixtures().join("tsa/expired.ndjson"),
-        "t.ndjson",
-    );
-    once(
-        &mut live,
-        Class::Tamper,
-        "F-TIMESTAMP-INVALID",
-        "t.ndjson",
-        None,
-    );
+    stamped_fault("expired.ndjson", "F-TIMESTAMP-INVALID");
 }
 
 #[test]
 fn a_token_over_other_bytes_is_tamper() {
-    let mut live = stamped_watch();
-    replay(
-        &mut live,
-        &common::fixtures().join("tsa/moved.ndjson"),
-        "t.ndjson",
-    );
-    once(
-        &mut live,
-        Class::Tamper,
-        "F-TIMESTAMP-IMPRINT",
-        "t.ndjson",
-        None,
-    );
+    stamped_fault("moved.ndjson", "F-TIMESTAMP-IMPRINT");
 }
 
 #[test]
@@ -612,8 +589,7 @@ fn a_rule_alerts_once_per_action_when_it_first_lands() {
     live.append("a.ndjson", &[e.next()]);
     live.quiet("no push yet");
     let push = e.action("git_push", "read", Some("allow"), "success");
-    let draft = e.draft(vec![push]);
-    live.append("a.ndjson", &[line(&e.seal(&draft, false))]);
+    live.append("a.ndjson", &[e.next_with(push)]);
     live.pass();
     // Later snapshots repeat the action: it is not alerted again.
     live.append("a.ndjson", &[e.next(), e.next()]);
@@ -627,9 +603,8 @@ fn a_rule_alerts_once_per_action_when_it_first_lands() {
 #[test]
 fn an_action_executed_after_a_deny_is_policy() {
     let (mut live, mut e) = clean_start();
-    let add = vec![e.action("exec_command", "mutate-local", Some("deny"), "success")];
-    let draft = e.draft(add);
-    live.append("a.ndjson", &[line(&e.seal(&draft, false))]);
+    let action = e.action("exec_command", "mutate-local", Some("deny"), "success");
+    live.append("a.ndjson", &[e.next_with(action)]);
     live.pass();
     // Later snapshots repeat the action: the same finding, not alerted again.
     live.append("a.ndjson", &[e.next(), e.next()]);
@@ -646,9 +621,8 @@ fn an_action_executed_after_a_deny_is_policy() {
 #[test]
 fn a_mutation_with_no_decision_is_policy() {
     let (mut live, mut e) = clean_start();
-    let add = vec![e.action("write_file", "mutate-local", None, "success")];
-    let draft = e.draft(add);
-    live.append("a.ndjson", &[line(&e.seal(&draft, false))]);
+    let action = e.action("write_file", "mutate-local", None, "success");
+    live.append("a.ndjson", &[e.next_with(action)]);
     live.pass();
     live.append("a.ndjson", &[e.next(), e.next()]);
     live.pass();
@@ -819,9 +793,8 @@ fn a_failing_sink_is_infra_and_the_alert_stays_in_the_log() {
     let mut e = Emitter::new("emitter-a", 1, "run-watch-1");
     let mut live = Live::new(&[&e], |w| w.exec = Some("cat > /dev/null; exit 3".into()));
     live.append("a.ndjson", &[e.next()]);
-    let add = vec![e.action("exec_command", "mutate-local", Some("deny"), "success")];
-    let draft = e.draft(add);
-    live.append("a.ndjson", &[line(&e.seal(&draft, false))]);
+    let action = e.action("exec_command", "mutate-local", Some("deny"), "success");
+    live.append("a.ndjson", &[e.next_with(action)]);
     live.pass();
     assert_eq!(
         with(&live.issued, Class::Policy, "F-EXEC-AFTER-DENY").len(),
@@ -860,9 +833,8 @@ fn a_leases_file_gone_is_infra() {
 #[test]
 fn a_restart_repeats_nothing_and_continues_the_chain() {
     let (mut live, mut e) = clean_start();
-    let add = vec![e.action("exec_command", "mutate-local", Some("deny"), "success")];
-    let draft = e.draft(add);
-    live.append("a.ndjson", &[line(&e.seal(&draft, false))]);
+    let action = e.action("exec_command", "mutate-local", Some("deny"), "success");
+    live.append("a.ndjson", &[e.next_with(action)]);
     live.pass();
     assert_eq!(live.issued.len(), 1);
     // The state lost (as when killed before it was written): the log says what was issued.
@@ -875,9 +847,8 @@ fn a_restart_repeats_nothing_and_continues_the_chain() {
     f.write_all(b"{\"schema_version\":\"aeplens-alert/1\",\"cla")
         .unwrap();
     live.restart();
-    let add = vec![e.action("write_file", "mutate-local", None, "success")];
-    let draft = e.draft(add);
-    live.append("a.ndjson", &[line(&e.seal(&draft, false))]);
+    let action = e.action("write_file", "mutate-local", None, "success");
+    live.append("a.ndjson", &[e.next_with(action)]);
     live.pass();
     assert_eq!(live.issued.len(), 2);
     let (code, out, _) = common::aeplens(&["check", "--format", "json", log.to_str().unwrap()]);
@@ -942,15 +913,11 @@ fn faulty_lines() -> (Vec<String>, String) {
     let mut a = Emitter::new("emitter-a", 1, "run-watch-1");
     let mut b = Emitter::new("emitter-b", 2, "run-watch-2");
     let mut lines = vec![a.next(), b.next(), a.next(), b.next()];
-    let add = vec![a.action("exec_command", "mutate-local", Some("deny"), "success")];
-    let draft = a.draft(add);
-    lines.push(line(&a.seal(&draft, false)));
+    let denied = a.action("exec_command", "mutate-local", Some("deny"), "success");
+    lines.push(a.next_with(denied));
     let _lost = b.next();
     lines.push(b.next());
-    let add = vec![a.read()];
-    let draft = a.draft(add);
-    let record = a.seal(&draft, false);
-    lines.push(edited(&record, |v| v["user_id"] = "user:mallory".into()));
+    lines.push(a.forged(false));
     lines.push(a.next());
     (lines, keyring_json(&[&a, &b]))
 }
