@@ -15,12 +15,13 @@ pub mod follow;
 pub mod judge;
 pub mod sinks;
 pub mod state;
+mod window;
 
 use crate::analysis::evidence::Evidence;
 use crate::model::finding::Severity;
 use crate::model::sha256::{Sha256Digest, hex};
 use crate::model::text::sanitize;
-use crate::open::{Need, Opened, Setting};
+use crate::open::{Need, Setting};
 use crate::verify::Trees;
 use alert::{Alert, AlertLog, CONDITIONS, Class, Signer, Subject, dedupe_key};
 use judge::{Judging, Rule};
@@ -68,6 +69,15 @@ pub struct Monitor {
     torn: HashMap<PathBuf, (u64, Instant)>,
     /// Records verified in each store, as last opened.
     records: Vec<usize>,
+    /// Each file's whole lines and the runs they name, by `DEVICE:INODE`: what a window
+    /// is cut from.
+    lines: HashMap<String, window::Lines>,
+    runs: window::Runs,
+    /// Per store: when it was last opened whole.
+    whole_at: Vec<Option<Instant>>,
+    /// Per store: when it was last judged by a window; it is opened whole once it has been
+    /// quiet for `--settle` after that.
+    windowed_at: Vec<Option<Instant>>,
     /// How the telemetry files looked at the last pass: when they change, every store is
     /// judged again (a capture gap is decided when the spans land).
     traces_look: Vec<(u64, Option<SystemTime>)>,
@@ -81,6 +91,10 @@ pub struct Monitor {
     ocsf: Option<sinks::Ocsf>,
 }
 
+/// How often a store that keeps changing is opened whole (what a window leaves out: what
+/// spans runs).
+const WHOLE_EVERY: Duration = Duration::from_secs(30);
+
 /// One file of a store as it was seen: path, `DEVICE:INODE`, length, modification time.
 type Look = Vec<(PathBuf, String, u64, Option<SystemTime>)>;
 
@@ -89,8 +103,11 @@ type Look = Vec<(PathBuf, String, u64, Option<SystemTime>)>;
 pub struct Pass {
     /// The alerts it issued, in the order written.
     pub issued: Vec<Alert>,
-    /// Some store waits for a torn line to complete: look again after this long.
+    /// Some store waits for a torn line to complete, or for its opening whole: look again
+    /// after this long.
     pub again_in: Option<Duration>,
+    /// Stores judged by a window (the runs an append touched) rather than whole.
+    pub windowed: usize,
 }
 
 impl Monitor {
@@ -126,6 +143,10 @@ impl Monitor {
             torn: HashMap::new(),
             records: vec![0; n],
             traces_look: Vec::new(),
+            lines: HashMap::new(),
+            runs: window::Runs::default(),
+            whole_at: vec![None; n],
+            windowed_at: vec![None; n],
             raised: BTreeMap::new(),
             worst: None,
             lag: None,
@@ -162,9 +183,16 @@ impl Monitor {
             })
             .collect();
         out.extend(self.torn_stores());
+        out.extend((0..self.windowed_at.len()).filter(|&s| self.quiet_since_window(s)));
         out.sort_unstable();
         out.dedup();
         out
+    }
+
+    /// The store was judged by a window and has been quiet for `--settle` since: it is
+    /// due to be opened whole.
+    fn quiet_since_window(&self, s: usize) -> bool {
+        self.windowed_at[s].is_some_and(|t| t.elapsed() >= self.watch.settle)
     }
 
     /// Stores with a torn line waiting to settle.
@@ -219,7 +247,15 @@ impl Monitor {
         let this = &*self;
         let judged: Vec<Judged> = ready.par_iter().map(|r| this.judge_store(r)).collect();
         for (r, j) in ready.into_iter().zip(judged) {
-            self.records[r.s] = j.records;
+            if r.window.is_some() {
+                pass.windowed += 1;
+                self.records[r.s] += j.records;
+                self.windowed_at[r.s] = Some(Instant::now());
+            } else {
+                self.records[r.s] = j.records;
+                self.whole_at[r.s] = Some(Instant::now());
+                self.windowed_at[r.s] = None;
+            }
             self.infra[r.s].clone_from(&r.infra);
             found.extend(r.alerts);
             found.extend(j.alerts);
@@ -227,6 +263,10 @@ impl Monitor {
             let newest = r.look.iter().filter_map(|l| l.3).max();
             self.lag = newest.and_then(|t| t.elapsed().ok());
             judged_stores.push((r.s, r.look, j.marks));
+        }
+        for at in self.windowed_at.iter().flatten() {
+            let wait = self.watch.settle.saturating_sub(at.elapsed());
+            pass.again_in = Some(pass.again_in.map_or(wait, |a: Duration| a.min(wait)));
         }
         self.check_inputs();
         found.extend(self.resolutions());
@@ -237,8 +277,12 @@ impl Monitor {
             .collect();
         let new = unique(new);
         if let Err(e) = self.issue(&new, &mut pass) {
-            // Nothing was issued: the state stays as it was, and the next pass tries again.
+            // Nothing was issued: the state stays as it was, and the next pass tries again,
+            // opening those stores whole (their new lines were read).
             eprintln!("aeplens: watch: cannot write the alert log: {e}");
+            for (s, ..) in judged_stores {
+                self.whole_at[s] = None;
+            }
             return pass;
         }
         // A sink that failed on them is said at once.
@@ -471,6 +515,7 @@ impl Monitor {
                 torn_at: HashMap::new(),
                 alerts,
                 infra: infra_now,
+                window: None,
             }));
         }
         let mut look: Look = Vec::new();
@@ -489,9 +534,8 @@ impl Monitor {
                 }
             }
         }
-        if self.looks[s].as_ref() == Some(&look)
-            && !readable.iter().any(|f| self.torn.contains_key(f))
-        {
+        let torn = readable.iter().any(|f| self.torn.contains_key(f));
+        if self.looks[s].as_ref() == Some(&look) && !torn && !self.quiet_since_window(s) {
             return Looked::Same;
         }
         // A torn last line waits for `--settle` before the store is judged.
@@ -587,6 +631,7 @@ impl Monitor {
                 ));
             }
         }
+        let window = self.window_of(s, &look, &torn_at, alerts.is_empty());
         Looked::Ready(Box::new(Ready {
             s,
             store,
@@ -595,27 +640,80 @@ impl Monitor {
             torn_at,
             alerts,
             infra: infra_now,
+            window,
         }))
     }
 
-    /// Opens and judges a store made ready by [`Monitor::look_at`].
+    /// Reads the new whole lines of the store's files, and gives the window of each file
+    /// to open — or `None`, to open the store whole: the first time, every
+    /// [`WHOLE_EVERY`], when bytes verified before changed (`clean` false), with
+    /// telemetry, for a file that is not NDJSON by name, or when a file cannot be read.
+    fn window_of(
+        &mut self,
+        s: usize,
+        look: &Look,
+        torn_at: &HashMap<PathBuf, u64>,
+        clean: bool,
+    ) -> Option<Vec<(String, Vec<u8>, usize)>> {
+        let mut whole = !clean
+            || self.whole_at[s].is_none_or(|t| t.elapsed() >= WHOLE_EVERY)
+            || self.quiet_since_window(s)
+            || !self.watch.setting.traces.files.is_empty();
+        let mut touched = std::collections::HashSet::new();
+        let mut firsts = Vec::with_capacity(look.len());
+        for (file, id, len, _) in look {
+            let ndjson = file.extension().is_some_and(|e| {
+                e.eq_ignore_ascii_case("ndjson") || e.eq_ignore_ascii_case("jsonl")
+            });
+            whole |= !ndjson;
+            let end = torn_at.get(file).copied().unwrap_or(*len);
+            let lines = self.lines.entry(id.clone()).or_default();
+            if end < lines.end() {
+                *lines = window::Lines::default();
+                whole = true;
+            }
+            let first_new = lines.count();
+            match lines.extend(file, end, &mut self.runs) {
+                Ok(runs) => touched.extend(runs),
+                Err(_) => whole = true,
+            }
+            firsts.push((file, id, first_new));
+        }
+        // A change that appended no line (an edit in place) is judged whole.
+        if whole
+            || firsts
+                .iter()
+                .all(|(_, id, first)| self.lines[*id].count() == *first)
+        {
+            return None;
+        }
+        let mut windows = Vec::new();
+        for (file, id, first_new) in firsts {
+            let lines = &self.lines[id];
+            match lines.window(file, &touched, first_new) {
+                Ok(Some(bytes)) => windows.push((file.display().to_string(), bytes, first_new)),
+                Ok(None) => {}
+                Err(_) => return None,
+            }
+        }
+        Some(windows)
+    }
+
+    /// Opens and judges a store made ready by [`Monitor::look_at`]: its window, or whole.
     fn judge_store(&self, r: &Ready) -> Judged {
-        let paths: Vec<String> = (r.readable.iter())
-            .map(|p| p.display().to_string())
-            .collect();
         let mut judged = Judged {
             alerts: Vec::new(),
             records: 0,
             marks: marks_of(&r.store, &r.look, &r.torn_at, &self.state.files),
         };
-        if paths.is_empty() {
-            return judged;
-        }
-        let need = Need::Whole(Trees::OnDisk);
-        let (opened, _) = crate::open::open(&self.watch.setting, &paths, need, &mut |_| {});
-        let Opened::Whole(ev) = opened else {
+        let opened = match &r.window {
+            Some(windows) => Some(self.open_window(windows)),
+            None => self.open_whole(r),
+        };
+        let Some((ev, records)) = opened else {
             return judged;
         };
+        judged.records = records;
         let how = Judging {
             store: &r.store,
             fail_on: self.watch.fail_on,
@@ -625,8 +723,40 @@ impl Monitor {
         for a in judge::judge(&ev, &how) {
             (judged.alerts).extend(self.place_load_error(a, &r.torn_at, &r.look));
         }
-        judged.records = ev.report.records.len();
         judged
+    }
+
+    /// Opens the windows of a store's files: the evidence, and how many of its records
+    /// are new.
+    fn open_window(&self, windows: &[(String, Vec<u8>, usize)]) -> (Box<Evidence>, usize) {
+        let inputs = (windows.iter())
+            .map(|(path, bytes, _)| crate::load::parse_input(path.as_str().into(), bytes))
+            .collect();
+        let corpus = crate::load::Corpus::new(inputs);
+        let ev = crate::open::open_corpus(&self.watch.setting, corpus);
+        let new = (ev.report.records.iter())
+            .filter(|rec| {
+                let window = windows.iter().find(|w| *w.0 == *rec.source.path);
+                window.is_some_and(|w| rec.source.line > w.2)
+            })
+            .count();
+        (Box::new(ev), new)
+    }
+
+    /// Opens the store whole, the way every command opens evidence: the evidence, and
+    /// how many records it holds.
+    fn open_whole(&self, r: &Ready) -> Option<(Box<Evidence>, usize)> {
+        let paths: Vec<String> = (r.readable.iter())
+            .map(|p| p.display().to_string())
+            .collect();
+        if paths.is_empty() {
+            return None;
+        }
+        let need = Need::Whole(Trees::OnDisk);
+        let (opened, _) = crate::open::open(&self.watch.setting, &paths, need, &mut |_| {});
+        let ev = opened.into_whole()?;
+        let records = ev.report.records.len();
+        Some((Box::new(ev), records))
     }
 
     /// A load error as the watch says it: none for the torn last line (said as
@@ -717,11 +847,15 @@ struct Ready {
     alerts: Vec<Alert>,
     /// The store's infra conditions.
     infra: Vec<Alert>,
+    /// What to open: each file's window (the runs an append touched, and the line
+    /// number its new lines start after), or the whole store when `None`.
+    window: Option<Vec<(String, Vec<u8>, usize)>>,
 }
 
 /// What opening and judging a store gave.
 struct Judged {
     alerts: Vec<Alert>,
+    /// Records verified: all of the store's when it was opened whole, else the new ones.
     records: usize,
     marks: Vec<(String, FileMark)>,
 }
