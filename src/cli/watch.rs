@@ -69,6 +69,10 @@ pub struct WatchArgs {
     /// alert.
     #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
     pub settle: f64,
+    /// Follow the files by polling them (every 0.5 s) instead of the system's watcher:
+    /// for network filesystems (NFS, SMB), where the system's watcher hears nothing.
+    #[arg(long)]
+    pub poll: bool,
     /// Look at what is there now, alert, and exit: 0 no alert, 1 an alert at or above
     /// --fail-on, 2 usage (for cron and CI).
     #[arg(long)]
@@ -203,7 +207,7 @@ fn start(args: &WatchArgs) -> Result<i32, String> {
         .chain(&args.traces.traces)
         .cloned()
         .collect();
-    let follow = crate::watch::follow::Follow::start(&followed)?;
+    let follow = crate::watch::follow::Follow::start(&followed, args.poll)?;
     super::note(&format!(
         "watching {} store(s) with the {} watcher; state in {}",
         monitor.store_count(),

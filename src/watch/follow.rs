@@ -29,8 +29,9 @@ pub enum Heard {
 
 impl Follow {
     /// Follows `paths` (files through their directory, directories recursively) with
-    /// the system's watcher, or polling when it cannot follow them all.
-    pub fn start(paths: &[String]) -> Result<Follow, String> {
+    /// the system's watcher, or polling when it cannot follow them all or `poll` asks for
+    /// it (a network filesystem, where the system's watcher hears nothing).
+    pub fn start(paths: &[String], poll: bool) -> Result<Follow, String> {
         let (send, heard) = channel();
         let handler = |send: Sender<Heard>| {
             move |event: notify::Result<notify::Event>| {
@@ -50,7 +51,8 @@ impl Follow {
         };
         let system =
             notify::RecommendedWatcher::new(handler(send.clone()), notify::Config::default());
-        if let Ok(mut w) = system
+        if !poll
+            && let Ok(mut w) = system
             && watch_all(&mut w).is_ok()
         {
             return Ok(Follow {
@@ -60,11 +62,11 @@ impl Follow {
             });
         }
         let config = notify::Config::default().with_poll_interval(POLL);
-        let mut poll = notify::PollWatcher::new(handler(send), config)
+        let mut poller = notify::PollWatcher::new(handler(send), config)
             .map_err(|e| format!("cannot follow files: {e}"))?;
-        watch_all(&mut poll)?;
+        watch_all(&mut poller)?;
         Ok(Follow {
-            _watcher: Box::new(poll),
+            _watcher: Box::new(poller),
             heard,
             kind: "polling",
         })

@@ -3,12 +3,13 @@
 //! log that `check` verifies.
 //!
 //! A [`Monitor`] makes passes over the stores a change was heard in ([`follow`]). A pass
-//! opens each changed store the way every command opens evidence ([`crate::open::open`],
-//! with the evidence index in the state directory, so only appended records are
-//! verified), judges it ([`judge`]), compares each file with how far it was verified
-//! ([`state`]), appends what was not issued to the log ([`alert`]), gives it to the sinks
-//! ([`sinks`]) and then writes the state. The log is the record of what was issued: a
-//! monitor killed at any moment and started again repeats nothing and loses nothing.
+//! looks at each changed store's files against how far they were verified ([`state`]),
+//! opens what the change needs — the `window` of the runs an append touched, or the
+//! store whole the way every command opens evidence ([`crate::open::open`], with the
+//! evidence index in the state directory) — side by side, judges it ([`judge`]), appends
+//! what was not issued to the log ([`alert`]), gives it to the sinks ([`sinks`]) and then
+//! writes the state. The log is the record of what was issued: a monitor killed at any
+//! moment and started again repeats nothing and loses nothing.
 
 pub mod alert;
 pub mod follow;

@@ -1084,6 +1084,11 @@ struct Running {
 impl Running {
     /// Starts it, and waits until it says it is watching (its signal handlers are set).
     fn start(dir: &Path, seed: &Path, settle: &str) -> Running {
+        Running::start_with(dir, seed, settle, &[])
+    }
+
+    /// [`Running::start`] with more arguments.
+    fn start_with(dir: &Path, seed: &Path, settle: &str, more: &[&str]) -> Running {
         // Paths relative to `dir`: the store is named the same in every run, and so are
         // the dedupe keys.
         let mut child = bin()
@@ -1097,7 +1102,9 @@ impl Running {
                 "--sign-key",
             ])
             .arg(seed)
-            .args(["--alerts", "alerts.ndjson", "--state", "state", "store"])
+            .args(["--alerts", "alerts.ndjson", "--state", "state"])
+            .args(more)
+            .arg("store")
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
@@ -1578,4 +1585,25 @@ fn a_reference_shaped_store_grown_record_by_record_raises_only_what_check_finds(
     assert!(!of_check.is_empty());
     assert_eq!(of_watch, of_check);
     assert!(live.issued.iter().all(|a| a.class == Class::Policy));
+}
+
+#[test]
+fn polling_hears_appends_new_files_and_rotations() {
+    let dir = tempfile::tempdir().unwrap();
+    let (seed, _) = monitor_keys(dir.path());
+    std::fs::create_dir(dir.path().join("store")).unwrap();
+    let (lines, keys) = faulty_lines();
+    std::fs::write(dir.path().join("keys.json"), keys).unwrap();
+    let running = Running::start_with(dir.path(), &seed, "0.2", &["--poll"]);
+    let store = dir.path().join("store");
+    std::fs::write(store.join("a.ndjson"), lines[..3].join("\n") + "\n").unwrap();
+    settled(dir.path());
+    // Rotated: renamed, and the chain goes on in a new file.
+    std::fs::rename(store.join("a.ndjson"), store.join("a.1.ndjson")).unwrap();
+    std::fs::write(store.join("a.ndjson"), lines[3..5].join("\n") + "\n").unwrap();
+    settled(dir.path());
+    running.stop();
+    let log = log_lines(&dir.path().join("alerts.ndjson"));
+    let rules: Vec<&str> = log.iter().map(|a| a["rule"].as_str().unwrap()).collect();
+    assert_eq!(rules, ["F-EXEC-AFTER-DENY"], "{log:?}");
 }
