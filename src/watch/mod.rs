@@ -76,6 +76,10 @@ pub struct Monitor {
     runs: window::Runs,
     /// Per store: when it was last opened whole.
     whole_at: Vec<Option<Instant>>,
+    /// Openings whole that only completeness asks for (every [`WHOLE_EVERY`], or quiet
+    /// after a window) left in this pass: one, so that a pass takes one store's opening
+    /// whole at most beside the windows.
+    whole_budget: usize,
     /// Per store: when it was last judged by a window; it is opened whole once it has been
     /// quiet for `--settle` after that.
     windowed_at: Vec<Option<Instant>>,
@@ -147,6 +151,7 @@ impl Monitor {
             lines: HashMap::new(),
             runs: window::Runs::default(),
             whole_at: vec![None; n],
+            whole_budget: 0,
             windowed_at: vec![None; n],
             raised: BTreeMap::new(),
             worst: None,
@@ -234,7 +239,11 @@ impl Monitor {
         let mut found = Vec::new();
         let mut judged_stores = Vec::new();
         let mut ready = Vec::new();
-        for &s in which {
+        // The store opened whole longest ago first: it takes this pass's opening whole.
+        let mut which = which.to_vec();
+        which.sort_by_key(|&s| self.whole_at[s]);
+        self.whole_budget = 1;
+        for &s in &which {
             match self.look_at(s) {
                 Looked::Same => {}
                 Looked::Wait(d) => {
@@ -632,7 +641,8 @@ impl Monitor {
                 ));
             }
         }
-        let window = self.window_of(s, &look, &torn_at, alerts.is_empty());
+        let changed = self.looks[s].as_ref() != Some(&look);
+        let window = self.window_of(s, &look, &torn_at, (alerts.is_empty(), changed));
         Looked::Ready(Box::new(Ready {
             s,
             store,
@@ -646,20 +656,22 @@ impl Monitor {
     }
 
     /// Reads the new whole lines of the store's files, and gives the window of each file
-    /// to open — or `None`, to open the store whole: the first time, every
-    /// [`WHOLE_EVERY`], when bytes verified before changed (`clean` false), with
-    /// telemetry, for a file that is not NDJSON by name, or when a file cannot be read.
+    /// to open — or `None`, to open the store whole: the first time, when bytes verified
+    /// before changed (`clean` false), when the files `changed` but nothing was appended
+    /// (an edit in place), with telemetry, for a file that is not NDJSON by name, when a
+    /// file cannot be read; and, one store a pass, every [`WHOLE_EVERY`] and once quiet
+    /// after a window.
     fn window_of(
         &mut self,
         s: usize,
         look: &Look,
         torn_at: &HashMap<PathBuf, u64>,
-        clean: bool,
+        (clean, changed): (bool, bool),
     ) -> Option<Vec<(String, Vec<u8>, usize)>> {
-        let mut whole = !clean
-            || self.whole_at[s].is_none_or(|t| t.elapsed() >= WHOLE_EVERY)
-            || self.quiet_since_window(s)
-            || !self.watch.setting.traces.files.is_empty();
+        let mut whole =
+            !clean || self.whole_at[s].is_none() || !self.watch.setting.traces.files.is_empty();
+        let complete = self.whole_at[s].is_some_and(|t| t.elapsed() >= WHOLE_EVERY)
+            || self.quiet_since_window(s);
         let mut touched = std::collections::HashSet::new();
         let mut firsts = Vec::with_capacity(look.len());
         for (file, id, len, _) in look {
@@ -681,11 +693,15 @@ impl Monitor {
             firsts.push((file, id, first_new));
         }
         // A change that appended no line (an edit in place) is judged whole.
-        if whole
-            || firsts
-                .iter()
-                .all(|(_, id, first)| self.lines[*id].count() == *first)
-        {
+        let appended = firsts
+            .iter()
+            .any(|(_, id, first)| self.lines[*id].count() > *first);
+        whole |= !appended && changed;
+        if !whole && complete && self.whole_budget > 0 {
+            self.whole_budget -= 1;
+            whole = true;
+        }
+        if whole {
             return None;
         }
         let mut windows = Vec::new();
