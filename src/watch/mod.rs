@@ -43,7 +43,8 @@ pub struct Watch {
     /// The rules file's text (part of the state's configuration).
     pub rules_text: String,
     pub fail_on: Severity,
-    /// How long a torn last line may stay torn before it is an infra alert.
+    /// How long a torn last line may stay torn before it is an infra alert, and how long a
+    /// store judged by a window stays quiet before it is opened whole.
     pub settle: Duration,
     pub state_dir: PathBuf,
     /// The alert log (stdout when `None`).
@@ -1030,18 +1031,4 @@ pub fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
-/// The evidence `ev` of a store judged as a watch would: every alert, keys not yet
-/// deduplicated (what a test compares with `check`).
-pub fn judge_once(ev: &Evidence, store: &str, fail_on: Severity, keys_given: bool) -> Vec<Alert> {
-    judge::judge(
-        ev,
-        &Judging {
-            store,
-            fail_on,
-            keys_given,
-            rules: &[],
-        },
-    )
 }
