@@ -1508,21 +1508,32 @@ fn high_findings(live: &Live, keys: &Path, store: &Path) -> (BTreeSet<String>, B
     (of_check, of_watch)
 }
 
-#[test]
-fn judged_by_windows_alone_a_growing_store_raises_what_check_finds_once() {
+/// A watch trusting the reference-shaped generator's keys (in the returned directory,
+/// with `settle` when given), and `records` of its records to append.
+fn reference_live(
+    records: usize,
+    settle: Option<Duration>,
+) -> (Live, String, PathBuf, tempfile::TempDir) {
     let mut bytes = Vec::new();
-    crate::reference::generate(80, &mut bytes).unwrap();
-    let text = String::from_utf8(bytes).unwrap();
+    crate::reference::generate(records, &mut bytes).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let keys = dir.path().join("reference-keys.json");
     std::fs::write(&keys, crate::reference::keys_json()).unwrap();
     let k = keys.clone();
-    // No opening whole after the first: --settle far away.
     let mut live = Live::new(&[], move |w| {
         w.setting.trust.add_file(k.to_str().unwrap()).unwrap();
-        w.settle = Duration::from_secs(3600);
+        if let Some(settle) = settle {
+            w.settle = settle;
+        }
     });
     live.restart();
+    (live, String::from_utf8(bytes).unwrap(), keys, dir)
+}
+
+#[test]
+fn judged_by_windows_alone_a_growing_store_raises_what_check_finds_once() {
+    // No opening whole after the first: --settle far away.
+    let (mut live, text, keys, _dir) = reference_live(80, Some(Duration::from_secs(3600)));
     let mut windowed = 0;
     for l in text.lines() {
         live.append("fleet.ndjson", &[l.to_string()]);
@@ -1555,17 +1566,7 @@ fn judged_by_windows_alone_a_growing_store_raises_what_check_finds_once() {
 
 #[test]
 fn a_reference_shaped_store_grown_record_by_record_raises_only_what_check_finds() {
-    let mut bytes = Vec::new();
-    crate::reference::generate(60, &mut bytes).unwrap();
-    let text = String::from_utf8(bytes).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let keys = dir.path().join("reference-keys.json");
-    std::fs::write(&keys, crate::reference::keys_json()).unwrap();
-    let k = keys.clone();
-    let mut live = Live::new(&[], move |w| {
-        w.setting.trust.add_file(k.to_str().unwrap()).unwrap();
-    });
-    live.restart();
+    let (mut live, text, keys, _dir) = reference_live(60, None);
     for l in text.lines() {
         live.append("fleet.ndjson", &[l.to_string()]);
         live.pass();
