@@ -22,3 +22,4 @@ mod index;
 mod index_differential;
 mod reference_shape;
 mod streaming;
+mod tables_streamed;

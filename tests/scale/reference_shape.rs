@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 const RECORDS: usize = 3_000;
 
 /// The generated store, written once for every test, and its statistics.
-fn generated() -> &'static (std::path::PathBuf, Shape) {
+pub(crate) fn generated() -> &'static (std::path::PathBuf, Shape) {
     static STORE: OnceLock<(std::path::PathBuf, Shape)> = OnceLock::new();
     STORE.get_or_init(|| {
         let dir = common::run_dir("reference-shape");

@@ -1,13 +1,23 @@
 //! A table filled row by row — named columns of one length, each of one kind — and
-//! made into an Arrow record batch or Parquet bytes: what `export --format parquet` and an
-//! engine's steps (`parts`) build their tables with.
+//! made into an Arrow record batch, or written to a Parquet file as its rows are made:
+//! what `export --format parquet` and an engine's steps (`parts`) build their tables with.
 
+use crate::model::sha256::Hasher;
 use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// Rows a written table holds before they leave it for its Parquet file (a row group
+/// takes several such batches).
+pub const BATCH_ROWS: usize = 4096;
+
+/// Rows of a Parquet row group (a written table's file: what its writer holds encoded).
+const ROW_GROUP_ROWS: usize = 128 * 1024;
 
 /// One column, filled row by row. The documented tables hold the first four kinds; the
 /// batches an engine passes between its steps (`parts`) also bytes and lists.
@@ -60,6 +70,19 @@ impl Column {
         }
     }
 
+    /// An empty column of the same kind.
+    fn empty_like(&self) -> Column {
+        match self {
+            Column::Str(_) => Column::Str(Vec::new()),
+            Column::Int(_) => Column::Int(Vec::new()),
+            Column::Float(_) => Column::Float(Vec::new()),
+            Column::Bool(_) => Column::Bool(Vec::new()),
+            Column::Bytes(_) => Column::Bytes(Vec::new()),
+            Column::IntList(_) => Column::IntList(Vec::new()),
+            Column::StrList(_) => Column::StrList(Vec::new()),
+        }
+    }
+
     fn array(self) -> ArrayRef {
         use arrow_array::builder::{Int64Builder, ListBuilder, StringBuilder};
         match self {
@@ -86,10 +109,56 @@ impl Column {
     }
 }
 
-/// A table being built: named columns of equal length.
+/// A table being built: named columns of equal length — all its rows, or, for a table
+/// written to a file (`Table::written_to`), those not yet written.
 pub struct Table {
     pub name: &'static str,
     pub columns: Vec<(&'static str, Column)>,
+    file: Option<Box<Written>>,
+}
+
+/// A table's Parquet file as its rows are written: under a name of its own until it is
+/// complete, then renamed after its SHA-256.
+struct Written {
+    dir: PathBuf,
+    partial: PathBuf,
+    /// `None` once the file failed, with the reason in `failed`.
+    writer: Option<ArrowWriter<Hashing<std::io::BufWriter<std::fs::File>>>>,
+    failed: Option<String>,
+    rows: usize,
+}
+
+/// A writer that hashes what goes through it.
+struct Hashing<W> {
+    inner: W,
+    sha256: Hasher,
+}
+
+impl<W: Write> Write for Hashing<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.sha256.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// A written table's file, complete.
+pub struct TableFile {
+    pub rows: usize,
+    pub path: PathBuf,
+    pub sha256: String,
+}
+
+/// The Parquet writer's settings: Snappy, row groups of [`ROW_GROUP_ROWS`].
+fn properties() -> WriterProperties {
+    WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+        .build()
 }
 
 impl Table {
@@ -106,7 +175,95 @@ impl Table {
         Table {
             name,
             columns: columns.iter().map(|(n, k)| (*n, empty(*k))).collect(),
+            file: None,
         }
+    }
+
+    /// The table written to a Parquet file in `dir` as its rows are made: every
+    /// [`BATCH_ROWS`] rows leave it at [`Table::end_row`], the rest at [`Table::finish`].
+    /// The file is made under a name of its own, so a failure says so at `finish`.
+    pub(super) fn written_to(mut self, dir: &Path) -> Table {
+        let partial = dir.join(format!(".{}-partial", self.name));
+        let schema = Arc::new(self.schema());
+        let opened = std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))
+            .and_then(|()| {
+                std::fs::File::create(&partial)
+                    .map_err(|e| format!("cannot write {}: {e}", partial.display()))
+            })
+            .and_then(|f| {
+                let out = Hashing {
+                    inner: std::io::BufWriter::new(f),
+                    sha256: Hasher::default(),
+                };
+                ArrowWriter::try_new(out, schema, Some(properties())).map_err(|e| e.to_string())
+            });
+        let (writer, failed) = match opened {
+            Ok(w) => (Some(w), None),
+            Err(e) => (None, Some(e)),
+        };
+        self.file = Some(Box::new(Written {
+            dir: dir.to_path_buf(),
+            partial,
+            writer,
+            failed,
+            rows: 0,
+        }));
+        self
+    }
+
+    /// Writes the rows held to the table's file (none without one).
+    fn write_held(&mut self) {
+        let Some(file) = &mut self.file else { return };
+        let columns = (self.columns.iter())
+            .map(|(n, c)| (*n, c.empty_like()))
+            .collect();
+        let held = Table {
+            name: self.name,
+            columns: std::mem::replace(&mut self.columns, columns),
+            file: None,
+        };
+        file.rows += held.rows();
+        if let Some(w) = &mut file.writer
+            && let Err(e) = w.write(&held.batch())
+        {
+            file.failed = Some(format!("cannot write {}: {e}", file.partial.display()));
+            file.writer = None;
+        }
+    }
+
+    /// Completes a written table's file: its last rows, then the file named
+    /// `part-<16 hex of its SHA-256>.parquet`, replacing what `dir` held (a re-run of the
+    /// same evidence writes the same file again).
+    pub(super) fn finish(mut self) -> Result<TableFile, String> {
+        self.write_held();
+        let file = *self
+            .file
+            .take()
+            .ok_or("the table is not written to a file")?;
+        let (writer, failed) = (file.writer, file.failed);
+        let writer = writer.ok_or_else(|| failed.unwrap_or_default())?;
+        let hashing = writer.into_inner().map_err(|e| e.to_string())?;
+        let sha256 = crate::canon::hex(&hashing.sha256.finish());
+        let buffered = hashing.inner;
+        buffered
+            .into_inner()
+            .map_err(std::io::IntoInnerError::into_error)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| format!("cannot write {}: {e}", file.partial.display()))?;
+        if let Ok(old) = std::fs::read_dir(&file.dir) {
+            for f in old.flatten().filter(|f| f.path() != file.partial) {
+                let _ = std::fs::remove_file(f.path());
+            }
+        }
+        let path = file.dir.join(format!("part-{}.parquet", &sha256[..16]));
+        std::fs::rename(&file.partial, &path)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        Ok(TableFile {
+            rows: file.rows,
+            path,
+            sha256,
+        })
     }
 
     /// The column `name` (every table's columns are fixed; a wrong name is a bug).
@@ -124,14 +281,18 @@ impl Table {
         self.columns.first().map_or(0, |(_, c)| c.len())
     }
 
-    /// Brings every column shorter than the longest to its length with nulls: a row
-    /// whose unset columns are null.
+    /// Ends a row: brings every column shorter than the longest to its length with nulls
+    /// (a row whose unset columns are null), and, for a written table holding
+    /// [`BATCH_ROWS`] rows, writes them to its file.
     pub(super) fn end_row(&mut self) {
         let rows = self.columns.iter().map(|(_, c)| c.len()).max().unwrap_or(0);
         for (_, c) in &mut self.columns {
             while c.len() < rows {
                 c.push_null();
             }
+        }
+        if rows >= BATCH_ROWS {
+            self.write_held();
         }
     }
 
@@ -193,21 +354,6 @@ impl Table {
         let arrays: Vec<ArrayRef> = self.columns.into_iter().map(|(_, c)| c.array()).collect();
         RecordBatch::try_new(schema, arrays)
             .unwrap_or_else(|e| unreachable!("columns of one length and their own types: {e}"))
-    }
-
-    /// The table as Parquet bytes (Snappy-compressed).
-    pub fn parquet(self) -> Result<Vec<u8>, String> {
-        let batch = self.batch();
-        let schema = batch.schema();
-        let props = WriterProperties::builder()
-            .set_compression(Compression::SNAPPY)
-            .build();
-        let mut out = Vec::new();
-        let mut w =
-            ArrowWriter::try_new(&mut out, schema, Some(props)).map_err(|e| e.to_string())?;
-        w.write(&batch).map_err(|e| e.to_string())?;
-        w.close().map_err(|e| e.to_string())?;
-        Ok(out)
     }
 }
 

@@ -106,7 +106,7 @@ fn parquet(args: &ExportArgs) -> i32 {
         );
         return 2;
     }
-    let (ev, keys) = match super::report::open_with_keys(&args.evidence, Trees::Held) {
+    let (ev, keys) = match super::report::open_with_keys(&args.evidence, Trees::OnDisk) {
         Ok(opened) => opened,
         Err(code) => return code,
     };

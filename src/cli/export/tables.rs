@@ -21,21 +21,37 @@ pub const TABLES_VERSION: &str = "1";
 use super::columns::{Kind, Table};
 use Kind::{Bool, Float, Int, Str};
 
-/// Every table of an opened body of evidence.
+/// Every table's builder, in the order of `docs/tables.md`.
+const BUILDERS: [fn(EvidenceRef, To) -> Table; 7] =
+    [inputs, records, actions, findings, edges, leases, spans];
+
+/// Every table of an opened body of evidence, in memory.
 pub fn tables(ev: EvidenceRef) -> Vec<Table> {
-    vec![
-        inputs(ev),
-        records(ev),
-        actions(ev),
-        findings(ev),
-        edges(ev),
-        leases(ev),
-        spans(ev),
-    ]
+    BUILDERS.iter().map(|build| build(ev, To::Kept)).collect()
 }
 
-fn inputs(ev: EvidenceRef) -> Table {
-    let mut t = Table::new(
+/// Where a table's rows go: kept in memory, or written to its Parquet file under
+/// `OUT/<table>/<partition>/` as they are made (each builder ends each row with
+/// [`Table::end_row`]).
+#[derive(Clone, Copy)]
+pub(super) enum To<'a> {
+    Kept,
+    Written { out: &'a Path, partition: &'a str },
+}
+
+impl To<'_> {
+    /// An empty table with these columns, going where `self` says.
+    pub(super) fn table(self, name: &'static str, columns: &[(&'static str, Kind)]) -> Table {
+        let t = Table::new(name, columns);
+        match self {
+            To::Kept => t,
+            To::Written { out, partition } => t.written_to(&out.join(name).join(partition)),
+        }
+    }
+}
+
+fn inputs(ev: EvidenceRef, to: To) -> Table {
+    let mut t = to.table(
         "inputs",
         &[
             ("path", Str),
@@ -57,12 +73,13 @@ fn inputs(ev: EvidenceRef) -> Table {
         t.i("bytes", i.bytes.map(|b| b as i64));
         t.i("records", Some(i.records as i64));
         t.i("load_errors", Some(i.errors.len() as i64));
+        t.end_row();
     }
     t
 }
 
-fn records(ev: EvidenceRef) -> Table {
-    record_rows(ev.corpus, ev.report, Scope::Whole)
+fn records(ev: EvidenceRef, to: To) -> Table {
+    record_rows(ev.corpus, ev.report, Scope::Whole, to)
 }
 
 /// What a set of records verified together is.
@@ -80,8 +97,9 @@ pub(super) fn record_rows(
     corpus: &crate::load::Corpus,
     report: &crate::verify::Report,
     scope: Scope,
+    to: To,
 ) -> Table {
-    let mut t = Table::new(
+    let mut t = to.table(
         "records",
         &[
             ("path", Str),
@@ -160,7 +178,8 @@ pub(super) fn record_rows(
         t.s("timestamp", timestamp);
         t.i("proven_time_ms", proven.and_then(|token| token.gen_time_ms));
         t.s("proven_by", proven.and_then(|token| token.tsa.as_deref()));
-        t.i("actions", Some(record.actions().count() as i64));
+        t.i("actions", Some(record.facts().actions.len() as i64));
+        t.end_row();
     }
     t
 }
@@ -186,8 +205,8 @@ fn timestamp_columns(
     }
 }
 
-fn actions(ev: EvidenceRef) -> Table {
-    let mut t = Table::new(
+fn actions(ev: EvidenceRef, to: To) -> Table {
+    let mut t = to.table(
         "actions",
         &[
             ("run_id", Str),
@@ -218,11 +237,11 @@ fn actions(ev: EvidenceRef) -> Table {
     let g = &ev.analysis.graph;
     for run in &g.runs {
         for &n in &run.nodes {
-            let (Some((record, _)), Some(f)) = (g.action(ev.corpus, n), g.facts(ev.corpus, n))
-            else {
+            let Some(f) = g.facts(ev.corpus, n) else {
                 continue;
             };
             let node = &g.nodes[n as usize];
+            let record = ev.corpus.record(node.record as usize);
             let lease = ev.analysis.leases.by_node.get(&n);
             let chain = g.chain_name(ev.corpus, n);
             let verdict = ev.verdict(n);
@@ -262,6 +281,7 @@ fn actions(ev: EvidenceRef) -> Table {
             t.s("lease_id", lease.map(|l| l.lease_id.as_str()));
             t.s("lease_source", lease.map(|l| l.source.name()));
             t.s("lease_verdict", lease.map(|l| l.verdict.name()));
+            t.end_row();
         }
     }
     t
@@ -269,8 +289,8 @@ fn actions(ev: EvidenceRef) -> Table {
 
 /// One row per finding and action it names (`action_id` null for a finding naming none):
 /// portable SQL counts findings with `COUNT(DISTINCT fingerprint)`.
-fn findings(ev: EvidenceRef) -> Table {
-    let mut t = Table::new(
+fn findings(ev: EvidenceRef, to: To) -> Table {
+    let mut t = to.table(
         "findings",
         &[
             ("finding_id", Str),
@@ -309,6 +329,7 @@ fn findings(ev: EvidenceRef) -> Table {
             t.s("path", at.map(|l| &*l.path));
             t.i("line", at.map(|l| l.line as i64));
             t.s("pointer", at.map(|l| l.pointer.as_str()));
+            t.end_row();
         }
     }
     t
@@ -316,8 +337,8 @@ fn findings(ev: EvidenceRef) -> Table {
 
 /// Parent (within and across runs), deny→re-approval, causal, lease-member and
 /// chain-link edges.
-fn edges(ev: EvidenceRef) -> Table {
-    let mut t = Table::new(
+fn edges(ev: EvidenceRef, to: To) -> Table {
+    let mut t = to.table(
         "edges",
         &[
             ("kind", Str),
@@ -333,7 +354,7 @@ fn edges(ev: EvidenceRef) -> Table {
     let g = &ev.analysis.graph;
     let key = |n: NodeId| {
         let run = g.runs[g.nodes[n as usize].run as usize].id.as_str();
-        let id = g.action(ev.corpus, n).and_then(|(_, a)| a.id());
+        let id = g.facts(ev.corpus, n).and_then(|f| f.id());
         (Some(run), id)
     };
     let roles = crate::analysis::chains::roles(&ev.analysis.chains);
@@ -428,11 +449,12 @@ impl<'a> EdgeRow<'a> {
         t.s("lease_id", self.lease);
         t.s("from_record_sha256", self.records.0);
         t.s("to_record_sha256", self.records.1);
+        t.end_row();
     }
 }
 
-fn leases(ev: EvidenceRef) -> Table {
-    let mut t = Table::new(
+fn leases(ev: EvidenceRef, to: To) -> Table {
+    let mut t = to.table(
         "leases",
         &[
             ("lease_id", Str),
@@ -454,14 +476,15 @@ fn leases(ev: EvidenceRef) -> Table {
         t.f("first_use_ms", l.first_use_ms);
         t.f("last_use_ms", l.last_use_ms);
         t.i("actions", Some(l.nodes.len() as i64));
+        t.end_row();
     }
     t
 }
 
 /// The agent's tool-call spans (`--traces`; no rows without), each with the action it is
 /// joined to and the rule that joined them.
-fn spans(ev: EvidenceRef) -> Table {
-    let mut t = Table::new(
+fn spans(ev: EvidenceRef, to: To) -> Table {
+    let mut t = to.table(
         "spans",
         &[
             ("trace_id", Str),
@@ -516,6 +539,7 @@ fn spans(ev: EvidenceRef) -> Table {
             hash.map(ToString::to_string).as_deref(),
         );
         t.s("run_capture", run.and_then(|r| c.run(r)).map(|r| r.status));
+        t.end_row();
     }
     t
 }
@@ -540,7 +564,9 @@ pub fn manifest(
     })
 }
 
-/// Writes every table and the manifest under `out`; returns the files written.
+/// Writes every table and the manifest under `out`, each table's rows as they are made
+/// (row groups as batches of rows fill, never the whole table in memory); returns the
+/// files written.
 pub fn write(
     ev: EvidenceRef,
     keys: &crate::verify::Keyring,
@@ -548,34 +574,25 @@ pub fn write(
 ) -> Result<Vec<std::path::PathBuf>, String> {
     let set = EvidenceSet::of(ev.corpus);
     let partition = format!("set={}", &set.key[..16]);
+    let to = To::Written {
+        out,
+        partition: &partition,
+    };
     let mut written = Vec::new();
     let mut parts = serde_json::Map::new();
-    for table in tables(ev) {
+    for build in BUILDERS {
+        let table = build(ev, to);
         let name = table.name;
-        let rows = table.rows();
-        let bytes = table.parquet()?;
-        let hash = crate::canon::sha256_hex(&bytes);
-        let dir = out.join(name).join(&partition);
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        // A re-run replaces this set's parts (same evidence: the same file again).
-        if let Ok(old) = std::fs::read_dir(&dir) {
-            for f in old.flatten() {
-                let _ = std::fs::remove_file(f.path());
-            }
-        }
-        let file = dir.join(format!("part-{}.parquet", &hash[..16]));
-        std::fs::write(&file, &bytes)
-            .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+        let file = table.finish()?;
         parts.insert(
             name.into(),
             serde_json::json!({
-                "rows": rows,
-                "file": file.strip_prefix(out).unwrap_or(&file).display().to_string(),
-                "sha256": hash,
+                "rows": file.rows,
+                "file": file.path.strip_prefix(out).unwrap_or(&file.path).display().to_string(),
+                "sha256": file.sha256,
             }),
         );
-        written.push(file);
+        written.push(file.path);
     }
     let manifest = manifest(&set, keys, &parts);
     let dir = out.join("manifest");
