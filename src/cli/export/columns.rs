@@ -122,9 +122,8 @@ pub struct Table {
 struct Written {
     dir: PathBuf,
     partial: PathBuf,
-    /// `None` once the file failed, with the reason in `failed`.
-    writer: Option<ArrowWriter<Hashing<std::io::BufWriter<std::fs::File>>>>,
-    failed: Option<String>,
+    /// The file's writer, or why the file failed.
+    writer: Result<ArrowWriter<Hashing<std::io::BufWriter<std::fs::File>>>, String>,
     rows: usize,
 }
 
@@ -185,7 +184,7 @@ impl Table {
     pub(super) fn written_to(mut self, dir: &Path) -> Table {
         let partial = dir.join(format!(".{}-partial", self.name));
         let schema = Arc::new(self.schema());
-        let opened = std::fs::create_dir_all(dir)
+        let writer = std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))
             .and_then(|()| {
                 std::fs::File::create(&partial)
@@ -198,15 +197,10 @@ impl Table {
                 };
                 ArrowWriter::try_new(out, schema, Some(properties())).map_err(|e| e.to_string())
             });
-        let (writer, failed) = match opened {
-            Ok(w) => (Some(w), None),
-            Err(e) => (None, Some(e)),
-        };
         self.file = Some(Box::new(Written {
             dir: dir.to_path_buf(),
             partial,
             writer,
-            failed,
             rows: 0,
         }));
         self
@@ -224,11 +218,10 @@ impl Table {
             file: None,
         };
         file.rows += held.rows();
-        if let Some(w) = &mut file.writer
+        if let Ok(w) = &mut file.writer
             && let Err(e) = w.write(&held.batch())
         {
-            file.failed = Some(format!("cannot write {}: {e}", file.partial.display()));
-            file.writer = None;
+            file.writer = Err(format!("cannot write {}: {e}", file.partial.display()));
         }
     }
 
@@ -241,9 +234,7 @@ impl Table {
             .file
             .take()
             .ok_or("the table is not written to a file")?;
-        let (writer, failed) = (file.writer, file.failed);
-        let writer = writer.ok_or_else(|| failed.unwrap_or_default())?;
-        let hashing = writer.into_inner().map_err(|e| e.to_string())?;
+        let hashing = file.writer?.into_inner().map_err(|e| e.to_string())?;
         let sha256 = crate::canon::hex(&hashing.sha256.finish());
         let buffered = hashing.inner;
         buffered
