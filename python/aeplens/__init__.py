@@ -10,6 +10,8 @@ steps as a Spark job.
 The steps, each a pure function of its batch::
 
     split_files(files)                 # (path, content) -> pieces: (path, line, index, raw)
+    split_range(path, start, end, data)  # a byte range of a large NDJSON file -> its pieces
+    ties_batch(pieces)                 # -> each piece with what ties its record to others
     verify_batch(pieces, keys=...)     # -> records columns, each record verified alone
     groups(ties)                       # (record_key, tie) -> (record_key, group)
     analyse_group(pieces, keys=...)    # every piece of one group -> its tables
@@ -128,6 +130,33 @@ def split_files(files) -> pa.RecordBatch:
     (``path``, ``line``, ``index`` — null on an NDJSON line — and ``raw``) and one row per
     file (``raw`` null) with its ``sha256``, ``format``, ``bytes`` and ``file_errors``."""
     return pa.record_batch(_aeplens.split_files(_batch(files)))
+
+
+def ndjson_from_head(head: bytes) -> bool:
+    """True when a file starting with ``head`` is NDJSON whatever follows (its first line
+    with content is a whole JSON value and more follows): only such a file can be cut
+    into ranges (``split_range``); any other is read whole (``split_files``)."""
+    return _aeplens.ndjson_from_head(head)
+
+
+def split_range(path: str, start: int, end: int, data: bytes) -> pa.RecordBatch:
+    """The byte range ``start:end`` of the NDJSON file ``path`` cut into the pieces of the
+    lines that start in it (a line belongs to the range holding its first byte), in
+    ``split_files``' columns: ``data`` is the file from byte ``start - 1`` (0 for the
+    first range) through the newline ending the line that holds byte ``end - 1``, or to
+    the end of the file. A piece's ``line`` counts from the range's start; the range's
+    own row (``raw`` null) gives its ``newlines``: a piece's line in the file is its
+    ``line`` plus the ``newlines`` of the file's ranges before it."""
+    return pa.record_batch(_aeplens.split_range(path, start, end, data))
+
+
+def ties_batch(pieces) -> pa.RecordBatch:
+    """Pieces (``path``, ``line``, ``raw``; ``index`` when known) -> the same rows, each
+    with what ties its record to others, from its bytes alone (parsed and hashed, not
+    verified — ``analyse_group`` verifies): ``canonical_sha256``, ``run_id``, ``ties``,
+    ``action_ids``, ``parent_ids``, or the ``load_error`` of a piece that is no record.
+    Rows without ``raw`` pass through."""
+    return pa.record_batch(_aeplens.ties_batch(_batch(pieces)))
 
 
 def verify_batch(pieces, keys: Files = None, leases: Files = None, profile: str = "forensic", *,

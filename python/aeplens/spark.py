@@ -36,9 +36,11 @@ import pyarrow.compute as pc
 
 import aeplens
 
-#: Spark's schema of each step's batches (names and types of the Rust side's).
-PIECES = "path string, line bigint, index bigint, raw binary, sha256 string, format string, bytes bigint, file_errors bigint"
 EVIDENCE_EXTENSIONS = (".json", ".jsonl", ".ndjson")
+#: The bytes of a range a task reads of a large NDJSON file (``--range-mb``).
+RANGE_BYTES = 32 << 20
+#: What is read of a file larger than a range to see whether it is NDJSON.
+HEAD_BYTES = 1 << 20
 
 
 def _ddl(schema: pa.Schema) -> str:
@@ -60,7 +62,8 @@ def _ddl(schema: pa.Schema) -> str:
 
 
 def _schemas(trust):
-    """The schemas of verify_batch and analyse_group's tables, from an empty run."""
+    """The schemas of the read step's rows (``split_range`` then ``ties_batch``) and of
+    analyse_group's tables, from an empty run."""
     empty = pa.record_batch(
         {
             "path": pa.array([], pa.string()),
@@ -70,9 +73,9 @@ def _schemas(trust):
             "raw": pa.array([], pa.binary()),
         }
     )
-    verified = aeplens.verify_batch(empty, trust=trust).schema
+    read = aeplens.ties_batch(aeplens.split_range("", 0, 0, b"")).schema
     tables = {n: b.schema for n, b in aeplens.analyse_group(empty, trust=trust).items()}
-    return verified, tables
+    return read, tables
 
 
 def _union(tables: dict) -> pa.Schema:
@@ -173,6 +176,85 @@ def _length(spark, uri: str) -> int:
     return p.getFileSystem(conf).getFileStatus(p).getLen()
 
 
+def _head(spark, uri: str, n: int) -> bytes:
+    """A file's first ``n`` bytes (fewer when it is shorter), read on the driver."""
+    local = _local(uri)
+    if local is not None:
+        with open(local, "rb") as f:
+            return f.read(n)
+    jvm, conf = _hadoop(spark)
+    p = jvm.org.apache.hadoop.fs.Path(uri)
+    stream = p.getFileSystem(conf).open(p)
+    try:
+        buf = bytearray(n)
+        got = 0
+        while got < n:
+            k = stream.read(buf, got, n - got)  # py4j copies the array back
+            if k <= 0:
+                break
+            got += k
+        return bytes(buf[:got])
+    finally:
+        stream.close()
+
+
+def _open(uri: str):
+    """A file opened for reading on a worker: a local one as any file, anything else
+    through pyarrow's file systems (S3, GCS, HDFS, Azure; ``s3a://`` read as ``s3://``)."""
+    local = _local(uri)
+    if local is not None:
+        return open(local, "rb")
+    import pyarrow.fs
+
+    for hadoop, arrow in (("s3a://", "s3://"), ("s3n://", "s3://")):
+        if uri.startswith(hadoop):
+            uri = arrow + uri[len(hadoop):]
+    fs, path = pyarrow.fs.FileSystem.from_uri(uri)
+    return fs.open_input_file(path)
+
+
+def _scan(uri: str, range_bytes: int):
+    """One pass over a file cut into ranges: its SHA-256 and the newlines in each range
+    (what numbers a range's lines in the file), one range in memory at a time."""
+    import hashlib
+
+    sha, newlines = hashlib.sha256(), []
+    with _open(uri) as f:
+        while True:
+            chunk = f.read(range_bytes)
+            while chunk and len(chunk) < range_bytes:  # a short read before the end
+                more = f.read(range_bytes - len(chunk))
+                if not more:
+                    break
+                chunk += more
+            if not chunk:
+                break
+            sha.update(chunk)
+            newlines.append(chunk.count(b"\n"))
+    return sha.hexdigest(), newlines
+
+
+def _read_range(uri: str, start: int, end: int) -> bytes:
+    """What ``aeplens.split_range`` takes for ``start:end``: the file from byte
+    ``start - 1`` through the newline ending the line that holds byte ``end - 1``."""
+    with _open(uri) as f:
+        first = max(start - 1, 0)
+        f.seek(first)
+        data = bytearray(f.read(end - first))
+        while not data.endswith(b"\n"):
+            more = f.read(1 << 16)
+            if not more:
+                break
+            newline = more.find(b"\n")
+            data += more if newline < 0 else more[: newline + 1]
+        return bytes(data)
+
+
+def _read_whole(uri: str) -> bytes:
+    with _open(uri) as f:
+        return f.read()
+
+
 def _write_text(spark, path: str, text: str):
     """Writes a small text file: a local one as any file (no .crc beside it), anything
     else through Hadoop's file system."""
@@ -204,55 +286,104 @@ def _parts(spark, path: str):
 
 
 def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitions=None, log=print,
-        tsa_certs=None, anchors=None):
+        tsa_certs=None, anchors=None, range_bytes=RANGE_BYTES):
     """Runs the job on a Spark session; returns the summary (records, load errors,
     actions, findings, groups, seconds). What it verifies with is read here, on the
     driver, and broadcast: keyring, lease, TSA-root and anchor files and the driver's
     key variables (``aeplens.trust``). ``partitions``: how many parts the records are
-    verified and analysed in (default: twice the cores Spark has)."""
+    analysed in (default: twice the cores Spark has). ``range_bytes``: the size of the
+    ranges an NDJSON file larger than one is cut into, each read by its own task."""
     from pyspark.sql import functions as F
     from pyspark import StorageLevel
     from pyspark.sql.window import Window
 
     started = time.monotonic()
     trust = aeplens.trust(keys, leases, tsa_certs, anchors, None, profile)
-    verified_schema, table_schemas = _schemas(trust)
+    read_schema, table_schemas = _schemas(trust)
     union = _union(table_schemas)
 
     uris = _expand(spark, inputs)
     shown = [_shown(u) for u in uris]
     names = dict(zip(uris, shown))
-
-    def split(batches):
-        for files in batches:
-            paths = [names.get(p, _shown(p)) for p in files.column("path").to_pylist()]
-            files = pa.record_batch({"path": pa.array(paths, pa.string()), "content": files.column("content")})
-            yield aeplens.split_files(files)
-
-    files = spark.read.format("binaryFile").load(uris).select("path", "content")
-    pieces = files.mapInArrow(split, PIECES).persist(StorageLevel.MEMORY_AND_DISK)
-    file_rows = pieces.where(F.col("raw").isNull())
-
-    def verify(batches):
-        for b in batches:
-            yield aeplens.verify_batch(b, trust=trust)
-
+    sizes = [_length(spark, u) for u in uris]
+    # An NDJSON file larger than a range is cut into ranges, each read by its own task;
+    # any other file is read whole by one task.
+    cut = [
+        i for i, (u, size) in enumerate(zip(uris, sizes))
+        if size > range_bytes and aeplens.ndjson_from_head(_head(spark, u, HEAD_BYTES))
+    ]
     cores = spark.sparkContext.defaultParallelism if _hadoop(spark) else os.cpu_count()
     parallelism = partitions or 2 * cores
     spark.conf.set("spark.sql.shuffle.partitions", str(parallelism))
-    lines = pieces.where(F.col("raw").isNotNull()).select("path", "line", "index", "raw")
-    verified = (
-        lines.repartition(parallelism)
-        .mapInArrow(verify, _ddl(verified_schema))
-        .withColumn("record_key", F.xxhash64("path", "line"))
+
+    # 1. The files cut into ranges: each one's SHA-256 and the newlines in each range, in
+    # one pass a file (one range in memory at a time).
+    def scan(batches):
+        for b in batches:
+            for i in b.column("id").to_pylist():
+                sha256, newlines = _scan(uris[cut[i]], range_bytes)
+                yield pa.record_batch({"id": [i], "sha256": [sha256], "newlines": [newlines]},
+                                      schema=pa.schema([("id", pa.int64()), ("sha256", pa.string()),
+                                                        ("newlines", pa.list_(pa.int64()))]))
+
+    scanned = {}
+    if cut:
+        rows = spark.range(0, len(cut), 1, len(cut)).mapInArrow(
+            scan, "id bigint, sha256 string, newlines array<bigint>").collect()
+        scanned = {cut[r["id"]]: (r["sha256"], r["newlines"]) for r in rows}
+        ranges = sum(len(n) for _, n in scanned.values())
+        log(f"aeplens.spark: {len(cut)} of {len(uris)} files cut into {ranges} ranges of {range_bytes} bytes")
+
+    # 2. Read: each range (its lines numbered in the file) or whole file cut into the
+    # bytes of its records, each with what ties it to others (``ties_batch``: parsed and
+    # hashed; every record is verified once, in step 4).
+    tasks = []  # (file, start, end, the newlines before start); end None: the whole file
+    for i, uri in enumerate(uris):
+        if i in scanned:
+            before = 0
+            for k, newlines in enumerate(scanned[i][1]):
+                start = k * range_bytes
+                tasks.append((i, start, min(start + range_bytes, sizes[i]), before))
+                before += newlines
+        else:
+            tasks.append((i, 0, None, 0))
+
+    def read(batches):
+        for b in batches:
+            for t in b.column("id").to_pylist():
+                i, start, end, before = tasks[t]
+                if end is None:
+                    content = pa.array([_read_whole(uris[i])], pa.binary())
+                    pieces = aeplens.split_files(pa.record_batch({"path": [shown[i]], "content": content}))
+                else:
+                    pieces = aeplens.split_range(shown[i], start, end, _read_range(uris[i], start, end))
+                    line = pc.add(pieces.column("line"), before)
+                    pieces = pieces.set_column(pieces.schema.get_field_index("line"), "line", line)
+                yield aeplens.ties_batch(pieces)
+
+    read_rows = (
+        spark.range(0, len(tasks), 1, max(len(tasks), 1))
+        .mapInArrow(read, _ddl(read_schema))
         .persist(StorageLevel.MEMORY_AND_DISK)
     )
-    records = verified.where(F.col("load_error").isNull())
+    # A file read whole has its own row; one cut into ranges gets it from its scan.
+    whole_files = read_rows.where(F.col("format").isNotNull()).select(
+        "path", "sha256", "format", "bytes", "file_errors")
+    scanned_files = spark.createDataFrame(
+        [(shown[i], sha256, "ndjson", sizes[i], 0) for i, (sha256, _) in scanned.items()],
+        "path string, sha256 string, format string, bytes bigint, file_errors bigint",
+    )
+    file_rows = whole_files.unionByName(scanned_files)
+    pieces = read_rows.where(F.col("raw").isNotNull()).select(
+        "path", "line", "index", "raw", "canonical_sha256", "run_id", "load_error", "ties",
+        "action_ids", "parent_ids", F.xxhash64("path", "line").alias("record_key"),
+    )
+    records = pieces.where(F.col("load_error").isNull())
     # An NDJSON record's position in its file (the records on lines before it), and the
     # record before it there (what its `chain_link` compares with).
     in_file = Window.partitionBy("path").orderBy("line")
     records = records.withColumn(
-        "record_index", F.coalesce("record_index", F.row_number().over(in_file) - 1)
+        "record_index", F.coalesce("index", F.row_number().over(in_file) - 1)
     ).withColumn("file_previous", F.lag("canonical_sha256").over(in_file))
 
     # The ties, and a parent named in another run (groups.rs's rule, as joins).
@@ -270,12 +401,9 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
     log(f"aeplens.spark: {grouped.num_rows} records in {len(pc.unique(grouped.column('group')))} groups")
     groups = spark.createDataFrame(pa.Table.from_batches([grouped]))
 
-    keyed = records.select("path", "line", "record_index", "file_previous", "record_key").join(
-        groups, "record_key"
-    )
     order = spark.createDataFrame([(s, i) for i, s in enumerate(shown)], "path string, input bigint")
     work = (
-        lines.join(keyed, ["path", "line"])
+        records.join(groups, "record_key")
         .join(file_rows.select("path", "format"), "path")
         .join(F.broadcast(order), "path")
         .select(
@@ -297,7 +425,7 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
     made = work.groupBy("group").applyInArrow(analyse, _ddl(union)).persist(StorageLevel.MEMORY_AND_DISK)
 
     # The inputs table: what each file is, and how many records and load errors it gave.
-    counts = verified.groupBy("path").agg(
+    counts = pieces.groupBy("path").agg(
         F.sum(F.col("load_error").isNull().cast("long")).alias("records"),
         F.sum(F.col("load_error").isNotNull().cast("long")).alias("line_errors"),
     )
@@ -313,24 +441,6 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
         )
     )
     inputs_arrow = inputs.toArrow()
-    read = set(inputs_arrow.column("path").to_pylist())
-    missing = [u for u in uris if names[u] not in read]
-    # Spark's file sources skip empty files: they still are inputs, said so as aeplens
-    # says it (split_files on no bytes).
-    empty = [u for u in missing if _length(spark, u) == 0]
-    if len(empty) < len(missing):
-        lost = ", ".join(names[u] for u in missing if u not in empty)
-        raise SystemExit(f"aeplens.spark: not read: {lost}")
-    if empty:
-        rows = aeplens.split_files(
-            pa.record_batch({"path": [names[u] for u in empty], "content": pa.array([b""] * len(empty), pa.binary())})
-        )
-        zero = pa.array([0] * rows.num_rows, pa.int64())
-        extra = pa.table(
-            [rows.column(c) for c in ("path", "sha256", "format", "bytes")] + [zero, rows.column("file_errors")],
-            schema=inputs_arrow.schema,
-        )
-        inputs_arrow = pa.concat_tables([inputs_arrow, extra])
     # In the order the inputs were given, as `aeplens export` lists them.
     inputs_arrow = inputs_arrow.take(pc.index_in(pa.array(shown), value_set=inputs_arrow.column("path")))
     set_key, _ = aeplens.manifest(inputs_arrow, {}, trust=trust)
@@ -368,8 +478,7 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
         "set": partition,
         "seconds": round(time.monotonic() - started, 1),
     }
-    pieces.unpersist()
-    verified.unpersist()
+    read_rows.unpersist()
     made.unpersist()
     return summary
 
@@ -385,6 +494,19 @@ def _spans_schema() -> pa.Schema:
         ("run_capture", s),
     ]
     return pa.schema(cols)
+
+
+def _size(text: str) -> int:
+    """A size in bytes, with an optional K, M or G (KiB, MiB, GiB): ``--range-size``."""
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    number, unit = (text[:-1], units[text[-1].lower()]) if text[-1:].lower() in units else (text, 1)
+    try:
+        size = int(number) * unit
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected bytes, e.g. 32M or 65536") from None
+    if size < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: at least one byte")
+    return size
 
 
 def main(argv=None) -> int:
@@ -421,6 +543,10 @@ def main(argv=None) -> int:
                         help="a Spark setting for this session (repeatable), e.g. spark.driver.memory=8g")
     parser.add_argument("--partitions", type=int, metavar="N",
                         help="parts the records are verified and analysed in (default: twice the cores Spark has)")
+    parser.add_argument("--range-size", type=_size, default=RANGE_BYTES, metavar="SIZE",
+                        help="an NDJSON file larger than SIZE bytes (K, M, G: KiB, MiB, GiB) is cut into "
+                        "ranges of SIZE at line boundaries, each read by its own task, so that no task "
+                        f"holds a whole large file (default: {RANGE_BYTES >> 20}M)")
     parser.add_argument("inputs", nargs="+", metavar="INPUT",
                         help="evidence files, directories or globs (any Hadoop-compatible URI)")
     args = parser.parse_args(argv)
@@ -443,7 +569,7 @@ def main(argv=None) -> int:
     try:
         s = run(spark, args.inputs, args.out.rstrip("/"), args.keys, args.leases, args.profile,
                 args.partitions, log=lambda m: print(m, file=sys.stderr),
-                tsa_certs=args.tsa_certs, anchors=args.anchors)
+                tsa_certs=args.tsa_certs, anchors=args.anchors, range_bytes=args.range_size)
     finally:
         spark.stop()
     print(

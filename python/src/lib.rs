@@ -147,6 +147,33 @@ fn split_files(files: &Bound<'_, PyAny>) -> PyResult<ArrowBatch> {
 }
 
 #[pyfunction]
+fn split_range(
+    py: Python<'_>,
+    path: &str,
+    start: u64,
+    end: u64,
+    data: &[u8],
+) -> PyResult<ArrowBatch> {
+    py.detach(|| parts::split_range(path, start, end, data))
+        .map(batch_out)
+        .map_err(failed)
+}
+
+#[pyfunction]
+fn ties_batch(pieces: &Bound<'_, PyAny>) -> PyResult<ArrowBatch> {
+    let batch = batch_in(pieces)?;
+    (pieces.py())
+        .detach(|| parts::ties(&batch))
+        .map(batch_out)
+        .map_err(failed)
+}
+
+#[pyfunction]
+fn ndjson_from_head(head: &[u8]) -> bool {
+    aeplens::load::pieces::ndjson_from_head(head)
+}
+
+#[pyfunction]
 fn verify_batch(pieces: &Bound<'_, PyAny>, trust: Trust) -> PyResult<ArrowBatch> {
     let (batch, setting) = (batch_in(pieces)?, setting(trust)?);
     (pieces.py())
@@ -201,6 +228,9 @@ fn _aeplens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add_class::<ArrowBatch>()?;
     m.add_function(wrap_pyfunction!(split_files, m)?)?;
+    m.add_function(wrap_pyfunction!(split_range, m)?)?;
+    m.add_function(wrap_pyfunction!(ties_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(ndjson_from_head, m)?)?;
     m.add_function(wrap_pyfunction!(verify_batch, m)?)?;
     m.add_function(wrap_pyfunction!(analyse_group, m)?)?;
     m.add_function(wrap_pyfunction!(groups, m)?)?;

@@ -470,6 +470,13 @@ fn alert_order_finding(record: &Record) -> Finding {
     }
 }
 
+/// The bytes a record's canonical hash (`canonical_sha256`, what the next record's
+/// `prev_record_hash` names) and its signature cover: its canonical form without the
+/// chain's own fields.
+pub fn chain_bytes(record: &Record) -> Vec<u8> {
+    canonical_bytes_without(record.json(), CHAIN_EXCLUDED, Variant::C1)
+}
+
 /// Verifies one record on every axis but the chain (which needs its neighbours).
 /// `records_in_file` decides whether an unsigned record is judged on its own.
 pub fn verify_record(
@@ -478,7 +485,7 @@ pub fn verify_record(
     keys: &Keyring,
     options: &Options,
 ) -> RecordResult {
-    let chain_bytes = canonical_bytes_without(record.json(), CHAIN_EXCLUDED, Variant::C1);
+    let chain_bytes = chain_bytes(record);
     let canonical_sha256 = Sha256Digest::of(&chain_bytes);
     // A sibling evidence type is checked against its own schema; V1–V18 are invariants
     // of records, not evaluated for it.

@@ -256,7 +256,14 @@ fn the_job_writes_the_exports_tables_for_a_rotated_interleaved_store() {
             ("broken.json", b"[{\"run_id\": \"r\"}, oops]\n".to_vec()),
         ],
     );
-    let tables = assert_same(&py, &dir, &files, (KEYS, &[]), true, &["--partitions", "3"]);
+    let tables = assert_same(
+        &py,
+        &dir,
+        &files,
+        (KEYS, &[]),
+        true,
+        &["--partitions", "3", "--range-size", "1K"],
+    );
     // Every file has its row, the empty one and the unreadable array too (their load
     // errors are counted), and the rest of the file with bad lines still loads.
     assert_eq!(tables["inputs"]["rows"][1], 14);
@@ -278,7 +285,14 @@ fn the_job_writes_the_exports_tables_for_a_generated_incident_store() {
     let keys = dir.join("keys.json");
     std::fs::write(&keys, crate::incident::keys_json()).unwrap();
     let files = vec![std::fs::canonicalize(&store).unwrap().display().to_string()];
-    let tables = assert_same(&py, &dir, &files, (keys.to_str().unwrap(), &[]), false, &[]);
+    let tables = assert_same(
+        &py,
+        &dir,
+        &files,
+        (keys.to_str().unwrap(), &[]),
+        false,
+        &["--range-size", "1M"],
+    );
     // 5,000 appends, and the retried ones the incident shape has.
     assert!(tables["records"]["rows"][1].as_u64().unwrap() >= 5_000);
     let (_, findings) = check_counts(&files, keys.to_str().unwrap(), false, &[]);

@@ -96,14 +96,9 @@ fn integers(a: &dyn Array) -> Result<Vec<Option<i64>>, String> {
     })
 }
 
-/// Step 1: files (`path` string, `content` binary — Spark's `binaryFile` rows) → one row
-/// per piece (`path`, `line`, `index` — null on an NDJSON line — and `raw`) and one row
-/// per file (`raw` null: its `sha256`, `format`, `bytes` and `file_errors`, the errors of
-/// the whole file).
-pub fn split(files: &RecordBatch) -> Result<RecordBatch, String> {
-    let paths = strings(column(files, "path")?)?;
-    let contents = binaries(column(files, "content")?)?;
-    let mut t = Table::new(
+/// The columns of [`split`] and [`split_range`]: a piece's, a file's, a range's.
+fn pieces_table() -> Table {
+    Table::new(
         "pieces",
         &[
             ("path", Kind::Str),
@@ -114,8 +109,19 @@ pub fn split(files: &RecordBatch) -> Result<RecordBatch, String> {
             ("format", Kind::Str),
             ("bytes", Kind::Int),
             ("file_errors", Kind::Int),
+            ("newlines", Kind::Int),
         ],
-    );
+    )
+}
+
+/// Step 1: files (`path` string, `content` binary — Spark's `binaryFile` rows) → one row
+/// per piece (`path`, `line`, `index` — null on an NDJSON line — and `raw`) and one row
+/// per file (`raw` null: its `sha256`, `format`, `bytes` and `file_errors`, the errors of
+/// the whole file). (`newlines` is [`split_range`]'s.)
+pub fn split(files: &RecordBatch) -> Result<RecordBatch, String> {
+    let paths = strings(column(files, "path")?)?;
+    let contents = binaries(column(files, "content")?)?;
+    let mut t = pieces_table();
     for (path, content) in paths.into_iter().zip(contents) {
         let path = path.ok_or("a file without a path")?;
         let Some(content) = content else {
@@ -141,6 +147,88 @@ pub fn split(files: &RecordBatch) -> Result<RecordBatch, String> {
         }
     }
     Ok(t.batch())
+}
+
+/// Step 1 for a file too large for one task: the byte range `start..end` of the NDJSON
+/// file `path` ([`pieces::split_range`]: `data` from byte `start - 1` through the end of
+/// the line holding byte `end - 1`) → one row per piece starting in it, its `line`
+/// counted from the range's start, and the range's own row (`raw` null, `newlines`: the
+/// newlines in it). A piece's line in the file is its `line` plus the `newlines` of the
+/// file's ranges before it. The file's own row (SHA-256, size) is the caller's: it reads
+/// the whole file.
+pub fn split_range(path: &str, start: u64, end: u64, data: &[u8]) -> Result<RecordBatch, String> {
+    let at = |n: u64| usize::try_from(n).map_err(|_| format!("{path}: byte {n}"));
+    let cut =
+        pieces::split_range(at(start)?, at(end)?, data).map_err(|e| format!("{path}: {e}"))?;
+    let mut t = pieces_table();
+    for p in cut.pieces {
+        t.s("path", Some(path));
+        t.i("line", Some(p.line as i64));
+        t.bytes("raw", Some(&data[p.bytes]));
+        t.end_row();
+    }
+    t.s("path", Some(path));
+    t.i("newlines", Some(cut.newlines as i64));
+    t.end_row();
+    Ok(t.batch())
+}
+
+/// Step 2 of the job: pieces (`path`, `line`, `raw`, and `index` when known; rows
+/// without `raw` pass through) → the same rows, each with what ties its record to
+/// others, from its bytes alone (parsed and hashed, not verified: [`analyse`] verifies
+/// each record once): `canonical_sha256`, `run_id`, `ties`, `action_ids` and
+/// `parent_ids` ([`crate::analysis::groups::RecordTies`]), or the `load_error` of a piece
+/// that is no record.
+pub fn ties(pieces: &RecordBatch) -> Result<RecordBatch, String> {
+    let paths = strings(column(pieces, "path")?)?;
+    let lines = integers(column(pieces, "line")?)?;
+    let raws = binaries(column(pieces, "raw")?)?;
+    let indexes = match pieces.column_by_name("index") {
+        Some(c) => integers(c.as_ref())?,
+        None => vec![None; pieces.num_rows()],
+    };
+    let mut t = Table::new(
+        "ties",
+        &[
+            ("canonical_sha256", Kind::Str),
+            ("run_id", Kind::Str),
+            ("load_error", Kind::Str),
+            ("ties", Kind::IntList),
+            ("action_ids", Kind::StrList),
+            ("parent_ids", Kind::StrList),
+        ],
+    );
+    for i in 0..pieces.num_rows() {
+        if let (Some(path), Some(line), Some(raw)) = (paths[i], lines[i], raws[i]) {
+            let line = usize::try_from(line).map_err(|_| format!("{path}: line {line}"))?;
+            let index = indexes[i]
+                .and_then(|i| usize::try_from(i).ok())
+                .unwrap_or(0);
+            match pieces::record(path.into(), line, index, raw) {
+                Ok(record) => {
+                    let hash = Sha256Digest::of(&crate::verify::chain_bytes(&record));
+                    let ties = record_ties(&record, hash);
+                    t.s("canonical_sha256", Some(&hash.to_string()));
+                    t.s("run_id", record.run_id());
+                    t.ints("ties", ties.ties.iter().map(|&t| t as i64).collect());
+                    let text = |ids: &[&str]| ids.iter().map(ToString::to_string).collect();
+                    t.strs("action_ids", text(&ties.action_ids));
+                    t.strs("parent_ids", text(&ties.parent_ids));
+                }
+                Err(e) => t.s("load_error", Some(&e.to_string())),
+            }
+        } else {
+            t.s("load_error", None);
+        }
+        t.end_row();
+    }
+    let extra = t.batch();
+    let mut fields: Vec<_> = pieces.schema().fields().iter().cloned().collect();
+    fields.extend(extra.schema().fields().iter().cloned());
+    let mut columns = pieces.columns().to_vec();
+    columns.extend(extra.columns().iter().cloned());
+    RecordBatch::try_new(Arc::new(arrow_schema::Schema::new(fields)), columns)
+        .map_err(|e| e.to_string())
 }
 
 /// One piece: where it is and its bytes.

@@ -179,7 +179,7 @@ pub fn raw_lines(state: &State) -> Vec<JsonLine> {
     let n = &d.analysis.graph.nodes[node as usize];
     let record = d.corpus.record(n.record as usize);
     if state.detail.canonical {
-        let bytes = canonical_bytes_without(record.json(), CHAIN_EXCLUDED, Variant::C1);
+        let bytes = crate::verify::chain_bytes(record);
         let text = String::from_utf8_lossy(&bytes);
         return text
             .as_bytes()
