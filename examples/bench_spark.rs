@@ -4,13 +4,15 @@
 //! cargo build --release --features tables
 //! cargo run --release --example gen_store -- /tmp/spark/store.ndjson 20000 --emitter-order
 //! mkdir /tmp/spark/in && for i in $(seq 0 9); do cp /tmp/spark/store.ndjson /tmp/spark/in/copy-$i.ndjson; done
-//! cargo run --release --example bench_spark -- /tmp/spark/store.keys.json /tmp/spark/in
+//! cargo run --release --example bench_spark -- /tmp/spark/store.keys.json /tmp/spark/in 3
 //! ```
-//! Runs `aeplens export --format parquet --no-index` and `python -m aeplens.spark --master
-//! local[N] --conf spark.driver.memory=8g` (N: every core; the Python of
-//! `target/spark-venv`, or `AEPLENS_PYTHON`) on DIR, and prints for each the wall time,
-//! records a second and the cores it kept busy (the machine's busy CPU time over the wall
-//! time, from `/proc/stat`: run it on an otherwise idle machine).
+//! Runs, ROUNDS times alternating (default 1), `aeplens export --format parquet
+//! --no-index` and `python -m aeplens.spark` with Spark's default memory settings on one
+//! core (`local[1]`) and on every core (`local[N]`; the Python of `target/spark-venv`, or
+//! `AEPLENS_PYTHON`) on DIR. Prints for each run the wall time, records a second and the
+//! cores it kept busy (the machine's busy CPU time over the wall time, from `/proc/stat`:
+//! run it on an otherwise idle machine), then the medians and the two ratios the targets
+//! name: the job on every core over the CLI, and one core over every core.
 
 use std::process::Command;
 use std::time::Instant;
@@ -45,9 +47,13 @@ fn timed(cmd: &mut Command) -> (f64, f64) {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [keys, dir] = args.as_slice() else {
-        eprintln!("usage: bench_spark KEYS.json DIR");
-        std::process::exit(2);
+    let (keys, dir, rounds) = match args.as_slice() {
+        [keys, dir] => (keys, dir, 1),
+        [keys, dir, rounds] => (keys, dir, rounds.parse().expect("ROUNDS: a number")),
+        _ => {
+            eprintln!("usage: bench_spark KEYS.json DIR [ROUNDS]");
+            std::process::exit(2);
+        }
     };
     let exe = std::env::current_exe().expect("exe");
     let bin = exe.parent().and_then(|d| d.parent()).expect("target dir");
@@ -70,41 +76,50 @@ fn main() {
     println!("{records} records in {} files, {cores} cores", names.len());
     let report = |what: &str, (wall, cpu): (f64, f64)| {
         println!(
-            "{what:<28} {wall:>7.1} s  {:>8.0} records/s  {:.2} cores busy",
+            "{what:<32} {wall:>7.1} s  {:>8.0} records/s  {:.2} cores busy",
             records as f64 / wall,
             cpu / wall
         );
+        wall
     };
-    let cli_out = scratch.join("cli");
-    let mut cli = Command::new(&aeplens);
-    cli.args([
-        "export",
-        "--format",
-        "parquet",
-        "-q",
-        "--no-index",
-        "--keys",
-        keys,
-        "-o",
-    ])
-    .arg(&cli_out)
-    .args(&names);
-    report("aeplens export (CLI)", timed(&mut cli));
-    let job_out = scratch.join("job");
-    let mut job = Command::new(&python);
-    job.args([
-        "-m",
-        "aeplens.spark",
-        "--master",
-        &format!("local[{cores}]"),
-    ])
-    // Local mode runs the executors in the driver's JVM: give it the memory a worker of
-    // this machine would have (1 GB by default).
-    .args(["--conf", "spark.driver.memory=8g"])
-    .args(["--keys", keys, "--out"])
-    .arg(&job_out)
-    .arg(dir)
-    .env("SPARK_LOCAL_IP", "127.0.0.1");
-    report("python -m aeplens.spark", timed(&mut job));
-    let _ = std::fs::remove_dir_all(&scratch);
+    let job = |master: String| {
+        let mut job = Command::new(&python);
+        job.args(["-m", "aeplens.spark", "--master", &master])
+            .args(["--keys", keys, "--out"])
+            .arg(scratch.join(format!("job-{master}")))
+            .arg(dir)
+            .env("SPARK_LOCAL_IP", "127.0.0.1");
+        job
+    };
+    let (mut cli_walls, mut one_walls, mut all_walls) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let mut cli = Command::new(&aeplens);
+        cli.args(["export", "--format", "parquet", "-q", "--no-index"])
+            .args(["--keys", keys, "-o"])
+            .arg(scratch.join("cli"))
+            .args(&names);
+        cli_walls.push(report("aeplens export (CLI)", timed(&mut cli)));
+        let one = "local[1]".to_string();
+        one_walls.push(report(
+            &format!("aeplens.spark {one}"),
+            timed(&mut job(one.clone())),
+        ));
+        let all = format!("local[{cores}]");
+        all_walls.push(report(
+            &format!("aeplens.spark {all}"),
+            timed(&mut job(all.clone())),
+        ));
+        let _ = std::fs::remove_dir_all(&scratch);
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (cli, one, all) = (median(cli_walls), median(one_walls), median(all_walls));
+    println!(
+        "medians: CLI {cli:.1} s, local[1] {one:.1} s, local[{cores}] {all:.1} s; \
+         job over CLI {:.2}x, local[1] over local[{cores}] {:.2}x",
+        all / cli,
+        one / all
+    );
 }

@@ -8,18 +8,20 @@ the Parquet tables of ``aeplens export --format parquet`` (docs/tables.md) — t
 partitioned ``set=<evidence set key>`` and written by Spark's committer (``_SUCCESS``),
 with ``OUT/manifest/set=<key>.json``.
 
-The steps (docs/spark.md):
+The steps (docs/spark.md), no task holding a large file whole:
 
-1. ``binaryFile`` → ``split_files`` (``mapInArrow``): each file cut into the bytes of its
-   records as aeplens reads it (one row per NDJSON line or array element), exact bytes,
-   exact line numbers. ``spark.read.text`` is not used: it decodes UTF-8 (repairing what
-   the verifier must see broken) and numbers no lines.
-2. ``verify_batch`` (``mapInArrow``, spread over every core): each record verified alone,
-   with what ties it to others.
-3. The ties as engine joins (a parent named in another run: an anti-join, then a join);
-   the groups they make (union–find on the driver: 16 bytes a tie).
+1. Scan: an NDJSON file larger than ``--range-size`` (``ndjson_from_head``) is read once
+   by one task, a range at a time, for its SHA-256 and the newlines in each range.
+2. Read (``mapInArrow``, one task a range): ``split_range`` — the range cut into the bytes
+   of the records whose lines start in it, exact bytes, exact line numbers — or, for any
+   other file, ``split_files`` on the whole file; then ``ties_batch``: each record parsed
+   and hashed for what ties it to others (verified once, in step 4). ``spark.read.text``
+   is not used: it decodes UTF-8 (repairing what the verifier must see broken) and
+   numbers no lines.
+3. The ties as engine joins (a parent named in another run); the groups they make
+   (union–find on the driver: 16 bytes a tie).
 4. ``analyse_group`` (``groupBy("group").applyInArrow``): each group's tables, by the
-   code ``aeplens export`` runs.
+   code ``aeplens export`` runs, leaving the task as Arrow IPC streams.
 5. One write per table, into its ``set=<key>`` partition (other evidence sets under OUT
    stay), each with the committer's ``_SUCCESS``.
 """
@@ -76,18 +78,6 @@ def _schemas(trust):
     read = aeplens.ties_batch(aeplens.split_range("", 0, 0, b"")).schema
     tables = {n: b.schema for n, b in aeplens.analyse_group(empty, trust=trust).items()}
     return read, tables
-
-
-def _union(tables: dict) -> pa.Schema:
-    """One schema holding every table's columns (a name has one type in all), and
-    ``table``."""
-    fields = {"table": pa.field("table", pa.string())}
-    for schema in tables.values():
-        for f in schema:
-            if f.name in fields and fields[f.name].type != f.type:
-                raise TypeError(f"column {f.name} has two types")
-            fields.setdefault(f.name, f)
-    return pa.schema(list(fields.values()))
 
 
 def _hadoop(spark):
@@ -300,11 +290,9 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
     started = time.monotonic()
     trust = aeplens.trust(keys, leases, tsa_certs, anchors, None, profile)
     read_schema, table_schemas = _schemas(trust)
-    union = _union(table_schemas)
 
     uris = _expand(spark, inputs)
     shown = [_shown(u) for u in uris]
-    names = dict(zip(uris, shown))
     sizes = [_length(spark, u) for u in uris]
     # An NDJSON file larger than a range is cut into ranges, each read by its own task;
     # any other file is read whole by one task.
@@ -315,6 +303,16 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
     cores = spark.sparkContext.defaultParallelism if _hadoop(spark) else os.cpu_count()
     parallelism = partitions or 2 * cores
     spark.conf.set("spark.sql.shuffle.partitions", str(parallelism))
+    # The steps' rows come from a few task numbers (``spark.range``): the planner would
+    # take them for small tables and broadcast them whole. Only a table measured small as
+    # it runs (adaptive execution) is broadcast.
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    spark.conf.set("spark.sql.adaptive.autoBroadcastJoinThreshold", "10MB")
+    # A cached batch, and an Arrow batch to Python, is built whole in a task's memory:
+    # 1,000 records (5 MB of evidence), not Spark's 10,000, so that the records' bytes
+    # fit Spark's default memory.
+    spark.conf.set("spark.sql.inMemoryColumnarStorage.batchSize", "1000")
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "1000")
 
     # 1. The files cut into ranges: each one's SHA-256 and the newlines in each range, in
     # one pass a file (one range in memory at a time).
@@ -359,13 +357,17 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
                     pieces = aeplens.split_range(shown[i], start, end, _read_range(uris[i], start, end))
                     line = pc.add(pieces.column("line"), before)
                     pieces = pieces.set_column(pieces.schema.get_field_index("line"), "line", line)
-                yield aeplens.ties_batch(pieces)
+                tied = aeplens.ties_batch(pieces)
+                # In slices the size of a cached batch: the JVM holds one at a time.
+                for at in range(0, tied.num_rows, 1000):
+                    yield tied.slice(at, 1000)
 
     read_rows = (
         spark.range(0, len(tasks), 1, max(len(tasks), 1))
         .mapInArrow(read, _ddl(read_schema))
-        .persist(StorageLevel.MEMORY_AND_DISK)
+        .persist(StorageLevel.DISK_ONLY)
     )
+    log(f"aeplens.spark: {read_rows.count() - len(tasks)} pieces read in {len(tasks)} tasks")
     # A file read whole has its own row; one cut into ranges gets it from its scan.
     whole_files = read_rows.where(F.col("format").isNotNull()).select(
         "path", "sha256", "format", "bytes", "file_errors")
@@ -380,49 +382,89 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
     )
     records = pieces.where(F.col("load_error").isNull())
     # An NDJSON record's position in its file (the records on lines before it), and the
-    # record before it there (what its `chain_link` compares with).
+    # record before it there (what its `chain_link` compares with): a window over the
+    # records' keys and hashes, not their bytes.
     in_file = Window.partitionBy("path").orderBy("line")
-    records = records.withColumn(
-        "record_index", F.coalesce("index", F.row_number().over(in_file) - 1)
-    ).withColumn("file_previous", F.lag("canonical_sha256").over(in_file))
+    place = records.select(
+        "record_key",
+        F.coalesce("index", F.row_number().over(in_file) - 1).alias("record_index"),
+        F.lag("canonical_sha256").over(in_file).alias("file_previous"),
+    )
 
-    # The ties, and a parent named in another run (groups.rs's rule, as joins).
+    # The ties, and a parent named in another run (groups.rs's rule, as joins): a record
+    # names only the parents it does not hold itself, so the names are few and the joins
+    # broadcast them against the ids every record holds (unless they are many).
     ties = records.select("record_key", F.explode("ties").alias("tie"))
     run = F.coalesce(F.col("run_id"), F.lit(""))
     asked = records.select("record_key", run.alias("run"), F.explode("parent_ids").alias("id"))
     held = records.select("record_key", run.alias("run"), F.explode("action_ids").alias("id"))
-    dangling = asked.join(held.select("run", "id").distinct(), ["run", "id"], "left_anti")
+    named = asked.select("run", "id").distinct().persist(StorageLevel.MEMORY_AND_DISK)
+    few = named.count() <= 100_000  # about 10 MB to broadcast
+
+    def small(df):
+        return F.broadcast(df) if few else df
+
+    found = held.join(small(named), ["run", "id"], "left_semi").select("run", "id").distinct()
+    dangling = asked.join(small(found), ["run", "id"], "left_anti")
     wanted = dangling.select("id").distinct()
     parent_tie = F.xxhash64(F.lit("parent"), F.col("id")).alias("tie")
     ties = ties.unionByName(dangling.select("record_key", parent_tie)).unionByName(
-        held.join(wanted, "id").select("record_key", parent_tie)
+        held.join(small(wanted), "id").select("record_key", parent_tie)
     )
     grouped = aeplens.groups(ties.toArrow())
     log(f"aeplens.spark: {grouped.num_rows} records in {len(pc.unique(grouped.column('group')))} groups")
     groups = spark.createDataFrame(pa.Table.from_batches([grouped]))
 
+    # Each file's position among the inputs and its format; each record's group and place.
     order = spark.createDataFrame([(s, i) for i, s in enumerate(shown)], "path string, input bigint")
+    files_known = file_rows.select("path", "format").join(order, "path")
     work = (
-        records.join(groups, "record_key")
-        .join(file_rows.select("path", "format"), "path")
-        .join(F.broadcast(order), "path")
+        records.select("record_key", "path", "line", "raw")
+        .join(place.join(groups, "record_key"), "record_key")
+        .join(F.broadcast(files_known), "path")
         .select(
             "group", "path", "input", "format", "line",
             F.col("record_index").alias("index"), "raw", "file_previous",
         )
     )
 
+    # Each group's tables leave its task as Arrow IPC streams, one row a table: the JVM
+    # moves their bytes and never converts a cell (the wide rows of every table's columns
+    # in one schema took most of this step's time).
     def analyse(table):
         out = aeplens.analyse_group(table.drop_columns(["group"]), trust=trust)
-        parts = []
-        for name, batch in out.items():
-            t = pa.Table.from_batches([batch])
-            columns = {f.name: t.column(f.name) if f.name in t.column_names else pa.nulls(t.num_rows, f.type) for f in union}
-            columns["table"] = pa.array([name] * t.num_rows, pa.string())
-            parts.append(pa.table(columns, schema=union))
-        return pa.concat_tables(parts)
+        names, rows, streams = [], [], []
+        for name, table in out.items():
+            for batch in pa.Table.from_batches([table]).to_batches(max_chunksize=1000):
+                sink = pa.BufferOutputStream()
+                with pa.ipc.new_stream(sink, batch.schema) as stream:
+                    stream.write_batch(batch)
+                names.append(name)
+                rows.append(batch.num_rows)
+                streams.append(sink.getvalue().to_pybytes())
+        return pa.table({"table": pa.array(names, pa.string()), "rows": pa.array(rows, pa.int64()),
+                         "arrow": pa.array(streams, pa.binary())})
 
-    made = work.groupBy("group").applyInArrow(analyse, _ddl(union)).persist(StorageLevel.MEMORY_AND_DISK)
+    # Those rows are large (up to 1,000 table rows each): a cached batch holds 16.
+    spark.conf.set("spark.sql.inMemoryColumnarStorage.batchSize", "16")
+    made = (
+        work.groupBy("group")
+        .applyInArrow(analyse, "table string, rows bigint, arrow binary")
+        .persist(StorageLevel.DISK_ONLY)
+    )
+
+    def rows_of(name, schema):
+        """One table's rows, read back from the groups' IPC streams."""
+        columns = [f.name for f in schema if f.name not in ("keyring", "lease_files")]
+
+        def decode(batches):
+            for b in batches:
+                for blob in b.column("arrow"):
+                    for batch in pa.ipc.open_stream(blob.as_buffer()):
+                        yield batch.select(columns)
+
+        kept = pa.schema([schema.field(c) for c in columns])
+        return made.where(F.col("table") == name).select("arrow").mapInArrow(decode, _ddl(kept))
 
     # The inputs table: what each file is, and how many records and load errors it gave.
     counts = pieces.groupBy("path").agg(
@@ -453,11 +495,10 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
 
     write(spark.createDataFrame(inputs_arrow), "inputs")
     rows = {"inputs": inputs_arrow.num_rows}
-    for name, schema in table_schemas.items():
-        columns = [f.name for f in schema if f.name not in ("keyring", "lease_files")]
-        table = made.where(F.col("table") == name).select(*columns)
+    made_tables = {name: rows_of(name, schema) for name, schema in table_schemas.items()}
+    for name, table in made_tables.items():
         write(table, name)
-    for name, n in made.groupBy("table").count().collect():
+    for name, n in made.groupBy("table").agg(F.sum("rows")).collect():
         rows[name] = n
     # No telemetry in the job: the spans table is written empty (one file, its schema).
     spans = spark.createDataFrame([], _ddl(_spans_schema()))
@@ -473,12 +514,13 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
         "records": rows.get("records", 0),
         "load_errors": sum(inputs_arrow.column("load_errors").to_pylist()),
         "actions": rows.get("actions", 0),
-        "findings": made.where(F.col("table") == "findings").select("finding_key").distinct().count(),
+        "findings": made_tables["findings"].select("finding_key").distinct().count(),
         "groups": len(pc.unique(grouped.column("group"))),
         "set": partition,
         "seconds": round(time.monotonic() - started, 1),
     }
     read_rows.unpersist()
+    named.unpersist()
     made.unpersist()
     return summary
 

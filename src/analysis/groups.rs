@@ -83,7 +83,8 @@ pub struct RecordTies<'a> {
     pub ties: Vec<u64>,
     /// The ids of its actions.
     pub action_ids: Vec<&'a str>,
-    /// The parents its actions name (other than themselves).
+    /// The parents its actions name that it does not hold itself (a parent it holds is
+    /// in its run: it ties nothing).
     pub parent_ids: Vec<&'a str>,
 }
 
@@ -93,9 +94,12 @@ pub fn record_ties(record: &Record, hash: Sha256Digest) -> RecordTies<'_> {
     each_tie(record, hash, |tie| {
         out.ties.push(rustc_hash::FxBuildHasher.hash_one(tie));
     });
-    for a in record.action_ids() {
-        out.action_ids.extend(a.id);
-        out.parent_ids.extend(a.parent.filter(|p| Some(*p) != a.id));
+    let actions = record.action_ids();
+    out.action_ids.extend(actions.iter().filter_map(|a| a.id));
+    let held: rustc_hash::FxHashSet<&str> = out.action_ids.iter().copied().collect();
+    for a in &actions {
+        out.parent_ids
+            .extend(a.parent.filter(|p| !held.contains(p)));
     }
     out
 }

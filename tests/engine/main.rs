@@ -10,6 +10,9 @@ mod generated;
 #[cfg(feature = "tables")]
 #[path = "../../examples/support/incident.rs"]
 mod incident;
+#[cfg(feature = "tables")]
+#[path = "../../examples/support/reference.rs"]
+mod reference;
 
 mod parts;
 mod spark;

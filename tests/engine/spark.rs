@@ -65,8 +65,9 @@ for t in ["inputs", "records", "actions", "findings", "edges", "leases", "spans"
         q = f"SELECT DISTINCT set FROM read_parquet('{d}/{t}/*/*.parquet', hive_partitioning = true)"
         return sorted(r[0] for r in con.execute(q).fetchall())
     ra, rb = rows(a), rows(b)
+    sa, sb = set(ra), set(rb)
     out[t] = {"rows": [len(ra), len(rb)], "equal": ra == rb, "sets": [sets(a), sets(b)],
-              "only_a": [r for r in ra if r not in set(rb)][:3], "only_b": [r for r in rb if r not in set(ra)][:3]}
+              "only_a": [r for r in ra if r not in sb][:3], "only_b": [r for r in rb if r not in sa][:3]}
 print(json.dumps(out))
 "#;
     common::python_json(py, SCRIPT, &[a.to_str().unwrap(), b.to_str().unwrap()])
@@ -302,6 +303,64 @@ fn the_job_writes_the_exports_tables_for_a_generated_incident_store() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// No task holds a large file whole: one reference-shaped file larger than the
+/// JVM's whole heap (in local mode the executors run in the driver:
+/// `spark.driver.memory=192m`, Spark's 300 MB reserve, made for larger heaps, set aside;
+/// one task at a time) is cut into ranges, and the job counts the records and findings
+/// `check` does (the tests above prove ranges give the export's very tables). The job
+/// before ranges read a file as one `binaryFile` row: it failed with `OutOfMemoryError`
+/// on three 95 MB files in Spark's default 1 GB.
+#[test]
+fn a_file_larger_than_the_executors_memory_is_read_in_ranges() {
+    let Some(py) = python() else { return };
+    let dir = common::run_dir("spark-large");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("in")).unwrap();
+    let store = dir.join("in/large.ndjson");
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&store).unwrap());
+    crate::reference::generate(HEAP_RECORDS, &mut file).unwrap();
+    drop(file);
+    let size = std::fs::metadata(&store).unwrap().len();
+    assert!(
+        size > HEAP_MB << 20,
+        "{size} bytes: not larger than the heap"
+    );
+    let keys = dir.join("keys.json");
+    std::fs::write(&keys, crate::reference::keys_json()).unwrap();
+    let (keys, out) = (keys.to_str().unwrap(), dir.join("job"));
+    let heap = format!("spark.driver.memory={HEAP_MB}m");
+    let summary = spark(
+        &py,
+        &[
+            "--master",
+            "local[1]",
+            "--conf",
+            &heap,
+            "--conf",
+            "spark.testing.reservedMemory=0",
+            "--range-size",
+            "16M",
+            "--keys",
+            keys,
+            "--out",
+            out.to_str().unwrap(),
+            store.to_str().unwrap(),
+        ],
+    );
+    let files = vec![std::fs::canonicalize(&store).unwrap().display().to_string()];
+    let (records, findings) = check_counts(&files, keys, false, &[]);
+    assert!(records >= HEAP_RECORDS as u64, "{records}");
+    assert_eq!(count(&summary, "records"), records, "{summary}");
+    assert_eq!(count(&summary, "findings"), findings, "{summary}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The JVM's heap, in MiB, in [`a_file_larger_than_the_executors_memory_is_read_in_ranges`].
+const HEAP_MB: u64 = 192;
+
+/// Records of the reference shape in a file larger than that heap (225 MB).
+const HEAP_RECORDS: usize = 52_000;
 
 /// The `records` table's timestamp columns in `out`, row by row (sorted by line):
 /// `timestamp`, `proven_time_ms`, `proven_by`.
