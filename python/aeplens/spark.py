@@ -166,28 +166,6 @@ def _length(spark, uri: str) -> int:
     return p.getFileSystem(conf).getFileStatus(p).getLen()
 
 
-def _head(spark, uri: str, n: int) -> bytes:
-    """A file's first ``n`` bytes (fewer when it is shorter), read on the driver."""
-    local = _local(uri)
-    if local is not None:
-        with open(local, "rb") as f:
-            return f.read(n)
-    jvm, conf = _hadoop(spark)
-    p = jvm.org.apache.hadoop.fs.Path(uri)
-    stream = p.getFileSystem(conf).open(p)
-    try:
-        buf = bytearray(n)
-        got = 0
-        while got < n:
-            k = stream.read(buf, got, n - got)  # py4j copies the array back
-            if k <= 0:
-                break
-            got += k
-        return bytes(buf[:got])
-    finally:
-        stream.close()
-
-
 def _open(uri: str):
     """A file opened for reading on a worker: a local one as any file, anything else
     through pyarrow's file systems (S3, GCS, HDFS, Azure; ``s3a://`` read as ``s3://``)."""
@@ -238,6 +216,12 @@ def _read_range(uri: str, start: int, end: int) -> bytes:
             newline = more.find(b"\n")
             data += more if newline < 0 else more[: newline + 1]
         return bytes(data)
+
+
+def _head(uri: str, n: int) -> bytes:
+    """A file's first ``n`` bytes (fewer when it is shorter), read as the workers read it."""
+    with _open(uri) as f:
+        return f.read(n)
 
 
 def _read_whole(uri: str) -> bytes:
@@ -298,7 +282,7 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
     # any other file is read whole by one task.
     cut = [
         i for i, (u, size) in enumerate(zip(uris, sizes))
-        if size > range_bytes and aeplens.ndjson_from_head(_head(spark, u, HEAD_BYTES))
+        if size > range_bytes and aeplens.ndjson_from_head(_head(u, HEAD_BYTES))
     ]
     cores = spark.sparkContext.defaultParallelism if _hadoop(spark) else os.cpu_count()
     parallelism = partitions or 2 * cores

@@ -64,6 +64,32 @@ class Surface(unittest.TestCase):
         self.assertEqual(len(fingerprints), 1)
         self.assertIn("fixture-key-1=sha256:", fingerprints.pop())
 
+    def test_ranges_give_the_pieces_of_the_whole_file(self):
+        data = read(os.path.join(STORES, "resaved_bom_crlf.ndjson")) + b"{oops\n\xff\n"
+        self.assertTrue(aeplens.ndjson_from_head(data[:65536]))
+        self.assertFalse(aeplens.ndjson_from_head(b"[" + data))
+        whole = aeplens.split_files(pa.record_batch({"path": ["s.ndjson"], "content": [data]}))
+        want = [(r["line"], r["raw"]) for r in whole.to_pylist() if r["raw"] is not None]
+        for size in (7, 100, 1000, len(data)):
+            got, before = [], 0
+            for start in range(0, len(data), size):
+                end = min(start + size, len(data))
+                stop = data.find(b"\n", end - 1)
+                chunk = data[max(start - 1, 0) : len(data) if stop < 0 else stop + 1]
+                for r in aeplens.split_range("s.ndjson", start, end, chunk).to_pylist():
+                    if r["raw"] is None:
+                        before += r["newlines"]
+                    else:
+                        got.append((r["line"] + before, r["raw"]))
+            self.assertEqual(got, want, f"ranges of {size} bytes")
+        tied = aeplens.ties_batch(whole)
+        self.assertEqual(tied.num_rows, whole.num_rows)
+        errors = [e for e in tied.column("load_error").to_pylist() if e]
+        self.assertEqual(len(errors), 2)  # the two bad lines, each a row
+        hashes = [h for h in tied.column("canonical_sha256").to_pylist() if h]
+        verified = aeplens.verify_batch(whole, keys=KEYS)
+        self.assertEqual(sorted(hashes), sorted(h for h in verified.column("canonical_sha256").to_pylist() if h))
+
     def test_groups_join_records_that_share_a_tie(self):
         ties = pa.record_batch({"record_key": [1, 2, 3, 4, 5], "tie": [10, 10, 20, 20, 30]})
         more = pa.record_batch({"record_key": [2], "tie": [20]})

@@ -4,9 +4,12 @@
 //!
 //! 1. [`split`]: files (`path`, `content`) → their pieces (`path`, `line`, `index`, `raw`:
 //!    the bytes of one record each, cut as `parse_input` reads the file) and one row per
-//!    file with what is said of the file as a whole.
-//! 2. [`verify`]: pieces → the `records` columns of each record verified alone, its load
-//!    error, and what ties it to other records ([`crate::analysis::groups::record_ties`]).
+//!    file with what is said of the file as a whole; or [`split_range`]: a byte range of a
+//!    large NDJSON file → the pieces whose lines start in it.
+//! 2. [`ties`]: pieces → each with what ties its record to other records
+//!    ([`crate::analysis::groups::record_ties`]), from its bytes alone, or its load error;
+//!    or [`verify`]: pieces → the `records` columns of each record verified alone, and the
+//!    same ties.
 //! 3. [`groups`]: the ties → one group per set of records no cross-record pass reads
 //!    across (the engine's join finds the parents named across runs).
 //! 4. [`analyse`]: all pieces of one group → its `records`, `actions`, `findings`,
