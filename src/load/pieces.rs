@@ -87,7 +87,7 @@ pub fn split(path: &str, bytes: &[u8]) -> Pieces {
 }
 
 /// True when a file whose first bytes are `head` is NDJSON whatever follows them: its
-/// first line with content is a whole value and more follows ([`super::shape`]'s rule
+/// first line with content is a whole value and more follows (the loader's rule
 /// for NDJSON). Only then can it be cut into ranges; any other file is read whole.
 pub fn ndjson_from_head(head: &[u8]) -> bool {
     let body = head.strip_prefix(BOM).unwrap_or(head);
