@@ -418,8 +418,8 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
     def analyse(table):
         out = aeplens.analyse_group(table.drop_columns(["group"]), trust=trust)
         names, rows, streams = [], [], []
-        for name, table in out.items():
-            for batch in pa.Table.from_batches([table]).to_batches(max_chunksize=1000):
+        for name, whole in out.items():
+            for batch in pa.Table.from_batches([whole]).to_batches(max_chunksize=1000):
                 sink = pa.BufferOutputStream()
                 with pa.ipc.new_stream(sink, batch.schema) as stream:
                     stream.write_batch(batch)
