@@ -1,6 +1,6 @@
 """python -m aeplens.spark: a fleet's AEP evidence verified as a Spark job.
 
-    python -m aeplens.spark --keys KEYS [--tsa-certs PEM] [--anchors FILE] [--leases FILE] --out OUT [--master URL] INPUT...
+    python -m aeplens.spark --keys KEYS [--tsa-certs PEM] [--anchors FILE] [--leases FILE] --out OUT [--master URL] [--range-size SIZE] INPUT...
 
 INPUT: files, directories (their .json, .jsonl and .ndjson files, recursively) or globs,
 local or on any Hadoop-compatible file system (hdfs://, s3a://, abfss://, gs://). OUT gets
