@@ -125,7 +125,7 @@ def _batch(data) -> pa.RecordBatch:
 
 
 def split_files(files) -> pa.RecordBatch:
-    """Files (``path`` string, ``content`` binary: Spark's ``binaryFile`` rows) cut into
+    """Whole files (``path`` string, ``content`` binary) cut into
     the bytes of their records, as ``aeplens`` reads each file: one row per piece
     (``path``, ``line``, ``index`` — null on an NDJSON line — and ``raw``) and one row per
     file (``raw`` null) with its ``sha256``, ``format``, ``bytes`` and ``file_errors``."""

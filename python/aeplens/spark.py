@@ -43,6 +43,9 @@ EVIDENCE_EXTENSIONS = (".json", ".jsonl", ".ndjson")
 RANGE_BYTES = 32 << 20
 #: What is read of a file larger than a range to see whether it is NDJSON.
 HEAD_BYTES = 1 << 20
+#: Rows in a batch the JVM holds whole: a cached batch, an Arrow batch to or from Python,
+#: a group's table stream (1,000 records are about 5 MB of evidence).
+BATCH_ROWS = 1000
 
 
 def _ddl(schema: pa.Schema) -> str:
@@ -218,15 +221,11 @@ def _read_range(uri: str, start: int, end: int) -> bytes:
         return bytes(data)
 
 
-def _head(uri: str, n: int) -> bytes:
-    """A file's first ``n`` bytes (fewer when it is shorter), read as the workers read it."""
+def _read(uri: str, n: int = None) -> bytes:
+    """A file's first ``n`` bytes (fewer when it is shorter), or all of it, read as the
+    workers read it."""
     with _open(uri) as f:
         return f.read(n)
-
-
-def _read_whole(uri: str) -> bytes:
-    with _open(uri) as f:
-        return f.read()
 
 
 def _write_text(spark, path: str, text: str):
@@ -282,7 +281,7 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
     # any other file is read whole by one task.
     cut = [
         i for i, (u, size) in enumerate(zip(uris, sizes))
-        if size > range_bytes and aeplens.ndjson_from_head(_head(u, HEAD_BYTES))
+        if size > range_bytes and aeplens.ndjson_from_head(_read(u, HEAD_BYTES))
     ]
     cores = spark.sparkContext.defaultParallelism if _hadoop(spark) else os.cpu_count()
     parallelism = partitions or 2 * cores
@@ -295,8 +294,8 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
     # A cached batch, and an Arrow batch to Python, is built whole in a task's memory:
     # 1,000 records (5 MB of evidence), not Spark's 10,000, so that the records' bytes
     # fit Spark's default memory.
-    spark.conf.set("spark.sql.inMemoryColumnarStorage.batchSize", "1000")
-    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "1000")
+    spark.conf.set("spark.sql.inMemoryColumnarStorage.batchSize", str(BATCH_ROWS))
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", str(BATCH_ROWS))
 
     # 1. The files cut into ranges: each one's SHA-256 and the newlines in each range, in
     # one pass a file (one range in memory at a time).
@@ -335,7 +334,7 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
             for t in b.column("id").to_pylist():
                 i, start, end, before = tasks[t]
                 if end is None:
-                    content = pa.array([_read_whole(uris[i])], pa.binary())
+                    content = pa.array([_read(uris[i])], pa.binary())
                     pieces = aeplens.split_files(pa.record_batch({"path": [shown[i]], "content": content}))
                 else:
                     pieces = aeplens.split_range(shown[i], start, end, _read_range(uris[i], start, end))
@@ -343,8 +342,8 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
                     pieces = pieces.set_column(pieces.schema.get_field_index("line"), "line", line)
                 tied = aeplens.ties_batch(pieces)
                 # In slices the size of a cached batch: the JVM holds one at a time.
-                for at in range(0, tied.num_rows, 1000):
-                    yield tied.slice(at, 1000)
+                for at in range(0, tied.num_rows, BATCH_ROWS):
+                    yield tied.slice(at, BATCH_ROWS)
 
     read_rows = (
         spark.range(0, len(tasks), 1, max(len(tasks), 1))
@@ -419,7 +418,7 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
         out = aeplens.analyse_group(table.drop_columns(["group"]), trust=trust)
         names, rows, streams = [], [], []
         for name, whole in out.items():
-            for batch in pa.Table.from_batches([whole]).to_batches(max_chunksize=1000):
+            for batch in pa.Table.from_batches([whole]).to_batches(max_chunksize=BATCH_ROWS):
                 sink = pa.BufferOutputStream()
                 with pa.ipc.new_stream(sink, batch.schema) as stream:
                     stream.write_batch(batch)

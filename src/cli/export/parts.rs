@@ -117,7 +117,7 @@ fn pieces_table() -> Table {
     )
 }
 
-/// Step 1: files (`path` string, `content` binary — Spark's `binaryFile` rows) → one row
+/// Step 1: whole files (`path` string, `content` binary) → one row
 /// per piece (`path`, `line`, `index` — null on an NDJSON line — and `raw`) and one row
 /// per file (`raw` null: its `sha256`, `format`, `bytes` and `file_errors`, the errors of
 /// the whole file). (`newlines` is [`split_range`]'s.)
