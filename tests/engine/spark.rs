@@ -264,7 +264,7 @@ fn the_job_writes_the_exports_tables_for_a_rotated_interleaved_store() {
         &files,
         (KEYS, &[]),
         true,
-        &["--partitions", "3", "--range-size", "1K"],
+        &["--partitions", "3", "--range-size", "2K"],
     );
     // Every file has its row, the empty one and the unreadable array too (their load
     // errors are counted), and the rest of the file with bad lines still loads.
