@@ -23,7 +23,27 @@ pub struct Batch<'a> {
     pub numbers: Option<&'a [u32]>,
 }
 
-impl Batch<'_> {
+impl<'a> Batch<'a> {
+    /// The whole of an opening analysed at once, as one batch.
+    pub fn whole(ev: super::evidence::EvidenceRef<'a>) -> Batch<'a> {
+        Batch {
+            corpus: ev.corpus,
+            analysis: ev.analysis,
+            findings: ev.findings,
+            verdicts: &ev.report.records,
+            numbers: None,
+        }
+    }
+
+    /// Each record of the batch with its verdict, in the batch's order.
+    pub fn records(
+        &self,
+    ) -> impl Iterator<Item = (&'a crate::model::Record, &'a RecordResult)> + '_ {
+        (self.corpus.records().enumerate()).filter_map(|(r, record)| {
+            Some((record, self.verdicts.get(self.number(r as u32) as usize)?))
+        })
+    }
+
     /// The number in the opening of record `r` of the batch (`u32::MAX` if it has none).
     pub fn number(&self, r: u32) -> u32 {
         (self.numbers).map_or(r, |n| n.get(r as usize).map_or(u32::MAX, |n| *n))

@@ -209,9 +209,33 @@ pub fn open(
     paths: &[String],
     need: crate::open::Need,
 ) -> (crate::open::Opened, Vec<String>) {
+    metered(paths, |progress| {
+        crate::open::open(setting, paths, need, progress)
+    })
+}
+
+/// [`open`] for a report made in batches, `each` seeing every batch as it is analysed
+/// ([`crate::open::open_each_batch`]).
+pub fn open_each_batch(
+    setting: &Setting,
+    paths: &[String],
+    budget: crate::open::Budget,
+    each: &mut crate::open::EachBatch<'_>,
+) -> (crate::open::Opened, Vec<String>) {
+    metered(paths, |progress| {
+        crate::open::open_each_batch(setting, paths, budget, each, progress)
+    })
+}
+
+/// An opening with its progress on stderr; the notes said, the problems returned.
+fn metered(
+    paths: &[String],
+    opening: impl FnOnce(
+        &mut (dyn FnMut(crate::analysis::evidence::Loading) + Send),
+    ) -> (crate::open::Opened, crate::open::Said),
+) -> (crate::open::Opened, Vec<String>) {
     let mut meter = progress::Meter::new(paths);
-    let (opened, said) =
-        crate::open::open(setting, paths, need, &mut |loading| meter.tick(loading));
+    let (opened, said) = opening(&mut |loading| meter.tick(loading));
     meter.done();
     for n in &said.notes {
         note(n);

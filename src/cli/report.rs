@@ -52,17 +52,29 @@ pub(super) fn open_whole(
 ) -> Result<Evidence, i32> {
     let (opened, trace_problems) = super::open(setting, paths, Need::Whole(trees));
     let mut ev = opened.into_whole().ok_or(2)?;
-    let errors = ev.corpus.errors().map(LoadError::render);
-    say_problems(setting, errors.chain(trace_problems));
-    if ev.corpus.is_empty() && ev.corpus.errors().next().is_some() {
-        return Err(2);
-    }
-    say_unused(setting, &ev.corpus);
+    say_opened(setting, &ev.corpus, trace_problems)?;
     // The lease files are inputs of what is reported, as the evidence files are.
     ev.report
         .inputs
         .extend(setting.leases.inputs.iter().cloned());
     Ok(ev)
+}
+
+/// Says what an opening of `corpus` could not read (its load errors, the telemetry's
+/// `trace_problems`, the lease files'), and each receipt of the lease files used for
+/// nothing. Err is an exit code: 2 when nothing loaded.
+pub(super) fn say_opened(
+    setting: &Setting,
+    corpus: &crate::load::Corpus,
+    trace_problems: Vec<String>,
+) -> Result<(), i32> {
+    let errors = corpus.errors().map(LoadError::render);
+    say_problems(setting, errors.chain(trace_problems));
+    if corpus.is_empty() && corpus.errors().next().is_some() {
+        return Err(2);
+    }
+    say_unused(setting, corpus);
+    Ok(())
 }
 
 /// Notes each supplied ApprovalReceipt no action of `corpus` matches (a lease-file line

@@ -204,13 +204,7 @@ pub fn of_where(
     form: Form,
     keep: &dyn Fn(crate::analysis::graph::NodeId) -> bool,
 ) -> std::io::Result<String> {
-    let batch = Batch {
-        corpus: ev.corpus,
-        analysis: ev.analysis,
-        findings: ev.findings,
-        verdicts: &ev.report.records,
-        numbers: None,
-    };
+    let batch = Batch::whole(ev);
     let mut numbering = crate::analysis::gathered::Numbering::default();
     let placed = numbering.add(&batch);
     let mut chains = ChainAnswers::new(Spill::Memory(Vec::new()));

@@ -101,6 +101,9 @@ fn verified_indexed(
     Evidence::assemble(corpus, report, analysis, findings, timings)
 }
 
+/// What sees each batch of an opening's analysis as it is made ([`in_batches`]).
+pub type EachBatch<'a> = dyn FnMut(&Batch<'_>) + Send + 'a;
+
 /// How much of the analysis [`in_batches`] holds at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Budget {
@@ -136,12 +139,14 @@ pub struct Checked {
 /// what the same opening completed to before is taken instead of the analysis; else
 /// what this one completes to — with each action's views and the chains, gathered
 /// batch by batch for `show` and `chains` (under the default profile, which they open
-/// with) — is to be kept there ([`Checked::take_to_keep`]).
+/// with) — is to be kept there ([`Checked::take_to_keep`]). `each`, when given, sees
+/// every batch as it is analysed (and nothing recalled stands in for the analysis).
 pub fn in_batches(
     paths: &[String],
     setting: &Setting,
     index: Option<Index>,
     budget: Budget,
+    mut each: Option<&mut EachBatch<'_>>,
     progress: &mut dyn FnMut(Loading),
 ) -> Checked {
     let (options, leases) = (&setting.options, &setting.leases);
@@ -156,33 +161,39 @@ pub fn in_batches(
     let clock = std::time::Instant::now();
     let opening = index.zip(Index::opening_name(&corpus.inputs));
     let mut to_keep = None;
-    let recalled = opening.as_ref().and_then(|(index, name)| {
+    // With a batch to see, every batch is analysed: nothing recalled stands in for it.
+    let recalled = (opening.as_ref().filter(|_| each.is_none())).and_then(|(index, name)| {
         let key = Index::kept_key_of(COMPLETED, &corpus.inputs);
         index.recall::<Completion>(&key, name)
     });
     let mut report = report;
     let applied = recalled.and_then(|done| done.apply(&mut report));
-    let (mut report, findings) = match (applied, &opening) {
-        (Some(findings), _) => (report, findings),
-        (None, None) => complete_in_groups(&mut corpus, report, leases, budget.batch, None),
-        (None, Some((index, name))) => {
-            // Later commands open evidence under the default profile.
-            let default = options.profile == Options::default().profile;
-            let mut keeping = default
-                .then(|| Keeping::new(index, &corpus, name))
-                .flatten();
-            let completed = {
-                let mut add = (keeping.as_mut()).map(|k| move |b: &Batch<'_>| k.add(b));
-                let on_batch = add.as_mut().map(|f| f as &mut dyn FnMut(&Batch<'_>));
-                complete_in_groups(&mut corpus, report, leases, budget.batch, on_batch)
+    let (mut report, findings) = if let Some(findings) = applied {
+        (report, findings)
+    } else {
+        // Later commands open evidence under the default profile.
+        let default = options.profile == Options::default().profile;
+        let mut keeping = (opening.as_ref().filter(|_| default))
+            .and_then(|(index, name)| Keeping::new(index, &corpus, name));
+        let completed = {
+            let seen = keeping.is_some() || each.is_some();
+            let mut see = |b: &Batch<'_>| {
+                if let Some(keeping) = keeping.as_mut() {
+                    keeping.add(b);
+                }
+                if let Some(each) = each.as_mut() {
+                    each(b);
+                }
             };
-            to_keep = Some(ToKeep {
-                index: index.clone(),
-                opening: name.clone(),
-                keeping,
-            });
-            completed
-        }
+            let on_batch = seen.then_some(&mut see as &mut dyn FnMut(&Batch<'_>));
+            complete_in_groups(&mut corpus, report, leases, budget.batch, on_batch)
+        };
+        to_keep = opening.map(|(index, opening)| ToKeep {
+            index,
+            opening,
+            keeping,
+        });
+        completed
     };
     crate::analysis::evidence::note_rereads(&mut corpus, &mut report);
     timings.push(("analysis and findings", clock.elapsed()));
@@ -472,13 +483,7 @@ impl Keeping {
     /// whole analysis (one batch).
     pub fn keep_all(index: &Index, opening: &str, ev: EvidenceRef<'_>) {
         if let Some(mut keeping) = Keeping::new(index, ev.corpus, opening) {
-            keeping.add(&Batch {
-                corpus: ev.corpus,
-                analysis: ev.analysis,
-                findings: ev.findings,
-                verdicts: &ev.report.records,
-                numbers: None,
-            });
+            keeping.add(&Batch::whole(ev));
             keeping.keep(index, opening, ev.corpus, &ev.report.records);
         }
     }

@@ -11,7 +11,7 @@ pub mod chain_answers;
 pub mod kept;
 mod setting;
 
-pub use kept::{Budget, Checked, KeptFindings, ToKeep};
+pub use kept::{Budget, Checked, EachBatch, KeptFindings, ToKeep};
 pub use setting::{Cache, Setting, Traces};
 
 use crate::analysis::capture::Capture;
@@ -52,6 +52,32 @@ pub fn open(
     need: Need,
     progress: &mut (dyn FnMut(Loading) + Send),
 ) -> (Opened, Said) {
+    opened(setting, paths, need, None, progress)
+}
+
+/// [`open`] for a report made in batches (`Need::Report(budget)`), `each` seeing every
+/// batch's analysis as it is made — the whole evidence as one batch when telemetry is
+/// joined (which joins the whole analysis): what is written batch by batch (the Parquet
+/// tables) holds no more than a batch's analysis at once. Every batch is analysed, the
+/// evidence index's earlier answers notwithstanding.
+pub fn open_each_batch(
+    setting: &Setting,
+    paths: &[String],
+    budget: Budget,
+    each: &mut EachBatch<'_>,
+    progress: &mut (dyn FnMut(Loading) + Send),
+) -> (Opened, Said) {
+    opened(setting, paths, Need::Report(budget), Some(each), progress)
+}
+
+/// [`open`], `each` (when given) seeing every batch.
+fn opened(
+    setting: &Setting,
+    paths: &[String],
+    need: Need,
+    mut each: Option<&mut EachBatch<'_>>,
+    progress: &mut (dyn FnMut(Loading) + Send),
+) -> (Opened, Said) {
     let index = setting.index();
     let traced = !setting.traces.files.is_empty();
     // The telemetry joins the whole analysis: a report with it is made from one.
@@ -62,7 +88,12 @@ pub fn open(
     let (opened, telemetry) = rayon::join(
         || match need {
             Need::Report(budget) if !traced => Opened::Batched(Box::new(kept::in_batches(
-                paths, setting, index, budget, progress,
+                paths,
+                setting,
+                index,
+                budget,
+                each.as_deref_mut(),
+                progress,
             ))),
             _ => Opened::Whole(Box::new(kept::whole(
                 paths,
@@ -90,6 +121,11 @@ pub fn open(
         }
         ev.add_capture(telemetry, setting.traces.tolerance_ms);
         (said.notes).extend(ev.capture.as_ref().map(ignored_runs).unwrap_or_default());
+    }
+    if let (Some(each), Opened::Whole(ev)) = (each, &opened) {
+        each(&crate::analysis::gathered::Batch::whole(Evidence::as_ref(
+            ev,
+        )));
     }
     (opened, said)
 }

@@ -1,6 +1,9 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+#[cfg(feature = "tables")]
+pub mod table_rows;
+
 use aeplens::load::load_paths;
 use aeplens::verify::{Keyring, Options, Report, verify_inputs};
 use std::path::{Path, PathBuf};

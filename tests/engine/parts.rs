@@ -6,13 +6,14 @@
 #![cfg(feature = "tables")]
 
 use crate::common;
+use crate::common::table_rows::rows;
 
 use aeplens::cli::export::parts::{self, GROUP_TABLES};
 use aeplens::cli::export::tables;
 use aeplens::load::{Corpus, load_paths};
 use aeplens::open::Setting;
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Float64Type, Int64Type};
+use arrow_array::types::Int64Type;
 use arrow_array::{Array, ArrayRef, BinaryArray, Int64Array, RecordBatch, StringArray};
 use arrow_schema::DataType;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -21,40 +22,6 @@ use std::sync::Arc;
 
 const KEYS: &str = "tests/fixtures/reference-stores/keys.json";
 const LEASES: &str = "tests/fixtures/reference-stores/reapproval_after_denial.leases.ndjson";
-
-/// Every value of a row as text (floats by their bits: equal means identical).
-fn cell(a: &dyn Array, i: usize) -> String {
-    if a.is_null(i) {
-        return "∅".into();
-    }
-    match a.data_type() {
-        DataType::Utf8 => a.as_string::<i32>().value(i).to_string(),
-        DataType::Int64 => a.as_primitive::<Int64Type>().value(i).to_string(),
-        DataType::Float64 => format!("{:x}", a.as_primitive::<Float64Type>().value(i).to_bits()),
-        DataType::Boolean => a.as_boolean().value(i).to_string(),
-        other => panic!("no table column is {other}"),
-    }
-}
-
-/// A table's rows as sorted text, leaving out the `keyring` and `lease_files` stamps.
-fn rows(batches: &[RecordBatch]) -> Vec<String> {
-    let mut out = Vec::new();
-    for b in batches {
-        let schema = b.schema();
-        let cols: Vec<usize> = (0..b.num_columns())
-            .filter(|&c| !["keyring", "lease_files"].contains(&schema.field(c).name().as_str()))
-            .collect();
-        for i in 0..b.num_rows() {
-            let row: Vec<String> = cols
-                .iter()
-                .map(|&c| cell(b.column(c).as_ref(), i))
-                .collect();
-            out.push(row.join(" | "));
-        }
-    }
-    out.sort();
-    out
-}
 
 fn setting(leases: bool) -> Setting {
     let mut s = Setting::default();

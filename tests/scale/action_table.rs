@@ -259,6 +259,7 @@ fn the_index_check_writes_in_batches_is_the_one_written_from_the_whole_analysis(
                     &common::setting_of(&keys, &options, &leases),
                     index.cloned(),
                     budget,
+                    None,
                     &mut |_| {},
                 )
             };

@@ -7,10 +7,12 @@
 use crate::common;
 use crate::reference_shape::generated;
 
+use crate::common::table_rows::rows;
+use aeplens::analysis::gathered::Batch;
 use aeplens::cli::export::columns::BATCH_ROWS;
 use aeplens::cli::export::tables;
 use aeplens::load::{Corpus, load_paths};
-use aeplens::open::Setting;
+use aeplens::open::{Budget, Setting};
 use arrow_array::{Array, RecordBatch};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use std::path::Path;
@@ -92,4 +94,55 @@ fn the_streamed_tables_equal_the_tables_made_whole() {
         spanning >= 1,
         "no table spans more than one batch of {BATCH_ROWS} rows: the store is too small to test streaming"
     );
+}
+
+/// Made batch by batch, as the export of a large store is (`check`'s batches: here of
+/// about 250 records, and past 1,000 records each batch reads its records' lines again),
+/// the tables hold exactly the rows of the tables made whole.
+#[test]
+fn the_tables_made_batch_by_batch_hold_the_rows_made_whole() {
+    let (store, _) = generated();
+    let keys = store.with_file_name("fleet.keys.json");
+    let out = common::run_dir("tables-batched");
+    let _ = std::fs::remove_dir_all(&out);
+    let mut setting = Setting::default();
+    setting.trust.add_file(keys.to_str().unwrap()).unwrap();
+    let paths = vec![store.to_str().unwrap().to_string()];
+
+    let mut made = tables::Tables::new(Some(&out));
+    let mut batches = 0;
+    let budget = Budget {
+        batch: 250,
+        facts_kept: 1_000,
+    };
+    let mut each = |b: &Batch<'_>| {
+        batches += 1;
+        made.add_batch(b);
+    };
+    let (opened, _) =
+        aeplens::open::open_each_batch(&setting, &paths, budget, &mut each, &mut |_| {});
+    assert!(batches > 3, "{batches} batches");
+    let (corpus, report, findings) = opened.parts();
+    made.add_rest(report, findings, None);
+    made.finish(corpus, &setting.trust, &out).unwrap();
+
+    let ev = aeplens::open::open_corpus(&setting, Corpus::new(load_paths(&paths)));
+    for table in tables::tables(ev.as_ref()) {
+        let name = table.name;
+        let whole = rows(&[table.batch()]);
+        let partitions: Vec<_> = std::fs::read_dir(out.join(name))
+            .unwrap()
+            .map(|p| p.unwrap().path())
+            .collect();
+        assert_eq!(
+            partitions.len(),
+            1,
+            "{name}: one evidence set and nothing else"
+        );
+        let (_, written) = read_table(&partitions[0]);
+        assert_eq!(rows(&written), whole, "{name}");
+        // The store has no leases and no telemetry.
+        let empty = ["leases", "spans"].contains(&name);
+        assert_eq!(whole.is_empty(), empty, "{name}: rows");
+    }
 }

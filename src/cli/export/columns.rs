@@ -16,8 +16,12 @@ use std::sync::Arc;
 /// takes several such batches).
 pub const BATCH_ROWS: usize = 4096;
 
-/// Rows of a Parquet row group (a written table's file: what its writer holds encoded).
+/// Rows of a Parquet row group at most (a written table's file: what its writer holds).
 const ROW_GROUP_ROWS: usize = 128 * 1024;
+
+/// The memory a writer's row group may take before it is written out (every table of an
+/// export is written at once: a wide table's full row group takes tens of MB).
+const ROW_GROUP_MEMORY: usize = 8 << 20;
 
 /// One column, filled row by row. The documented tables hold the first four kinds; the
 /// batches an engine passes between its steps (`parts`) also bytes and lists.
@@ -117,14 +121,49 @@ pub struct Table {
     file: Option<Box<Written>>,
 }
 
-/// A table's Parquet file as its rows are written: under a name of its own until it is
-/// complete, then renamed after its SHA-256.
+/// A table's Parquet file as its rows are written: under a hidden name of its own until
+/// it is complete, then moved into its directory and named after its SHA-256.
 struct Written {
-    dir: PathBuf,
     partial: PathBuf,
-    /// The file's writer, or why the file failed.
-    writer: Result<ArrowWriter<Hashing<std::io::BufWriter<std::fs::File>>>, String>,
+    /// The file's writer once the first rows are written, or why the file failed; taken
+    /// when the file is complete.
+    writer: Option<Result<Writer, String>>,
     rows: usize,
+}
+
+type Writer = ArrowWriter<Hashing<std::io::BufWriter<std::fs::File>>>;
+
+impl Written {
+    /// The file's writer, made (with the file) at the first rows.
+    fn writer(&mut self, schema: &Schema) -> &mut Result<Writer, String> {
+        let partial = &self.partial;
+        self.writer.get_or_insert_with(|| {
+            let dir = partial.parent().unwrap_or(Path::new("."));
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))
+                .and_then(|()| {
+                    std::fs::File::create(partial)
+                        .map_err(|e| format!("cannot write {}: {e}", partial.display()))
+                })
+                .and_then(|f| {
+                    let out = Hashing {
+                        inner: std::io::BufWriter::new(f),
+                        sha256: Hasher::default(),
+                    };
+                    let schema = Arc::new(schema.clone());
+                    ArrowWriter::try_new(out, schema, Some(properties())).map_err(|e| e.to_string())
+                })
+        })
+    }
+}
+
+impl Drop for Written {
+    /// A file left incomplete (an export that failed) is removed.
+    fn drop(&mut self) {
+        if self.writer.is_some() {
+            let _ = std::fs::remove_file(&self.partial);
+        }
+    }
 }
 
 /// A writer that hashes what goes through it.
@@ -152,7 +191,8 @@ pub struct TableFile {
     pub sha256: String,
 }
 
-/// The Parquet writer's settings: Snappy, row groups of [`ROW_GROUP_ROWS`].
+/// The Parquet writer's settings: Snappy, row groups of [`ROW_GROUP_ROWS`] (or fewer:
+/// [`ROW_GROUP_MEMORY`]).
 fn properties() -> WriterProperties {
     WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
@@ -178,29 +218,15 @@ impl Table {
         }
     }
 
-    /// The table written to a Parquet file in `dir` as its rows are made: every
-    /// [`BATCH_ROWS`] rows leave it at [`Table::end_row`], the rest at [`Table::finish`].
-    /// The file is made under a name of its own, so a failure says so at `finish`.
-    pub(super) fn written_to(mut self, dir: &Path) -> Table {
-        let partial = dir.join(format!(".{}-partial", self.name));
-        let schema = Arc::new(self.schema());
-        let writer = std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))
-            .and_then(|()| {
-                std::fs::File::create(&partial)
-                    .map_err(|e| format!("cannot write {}: {e}", partial.display()))
-            })
-            .and_then(|f| {
-                let out = Hashing {
-                    inner: std::io::BufWriter::new(f),
-                    sha256: Hasher::default(),
-                };
-                ArrowWriter::try_new(out, schema, Some(properties())).map_err(|e| e.to_string())
-            });
+    /// The table written to a Parquet file as its rows are made: every [`BATCH_ROWS`]
+    /// rows leave it at [`Table::end_row`], the rest at [`Table::finish`]. The file is
+    /// made in `staging` under a hidden name of this process's own (exports of shards
+    /// into one place run side by side), so a failure says so at `finish`.
+    pub(super) fn written_to(mut self, staging: &Path) -> Table {
+        let name = format!(".{}-{}-partial", self.name, std::process::id());
         self.file = Some(Box::new(Written {
-            dir: dir.to_path_buf(),
-            partial,
-            writer,
+            partial: staging.join(name),
+            writer: None,
             rows: 0,
         }));
         self
@@ -218,43 +244,57 @@ impl Table {
             file: None,
         };
         file.rows += held.rows();
-        if let Ok(w) = &mut file.writer
-            && let Err(e) = w.write(&held.batch())
-        {
-            file.writer = Err(format!("cannot write {}: {e}", file.partial.display()));
+        let partial = file.partial.display().to_string();
+        let writer = file.writer(&held.schema());
+        if let Ok(w) = writer {
+            let mut written = w.write(&held.batch());
+            if written.is_ok() && w.memory_size() > ROW_GROUP_MEMORY {
+                written = w.flush();
+            }
+            if let Err(e) = written {
+                *writer = Err(format!("cannot write {partial}: {e}"));
+            }
         }
     }
 
-    /// Completes a written table's file: its last rows, then the file named
-    /// `part-<16 hex of its SHA-256>.parquet`, replacing what `dir` held (a re-run of the
-    /// same evidence writes the same file again).
-    pub(super) fn finish(mut self) -> Result<TableFile, String> {
+    /// Completes a written table's file: its last rows, then the file moved into `dir`,
+    /// named `part-<16 hex of its SHA-256>.parquet`, replacing what `dir` held (a re-run
+    /// of the same evidence writes the same file again).
+    pub(super) fn finish(mut self, dir: &Path) -> Result<TableFile, String> {
         self.write_held();
-        let file = *self
+        let mut file = self
             .file
             .take()
             .ok_or("the table is not written to a file")?;
-        let hashing = file.writer?.into_inner().map_err(|e| e.to_string())?;
-        let sha256 = crate::canon::hex(&hashing.sha256.finish());
-        let buffered = hashing.inner;
-        buffered
-            .into_inner()
-            .map_err(std::io::IntoInnerError::into_error)
-            .and_then(|f| f.sync_all())
-            .map_err(|e| format!("cannot write {}: {e}", file.partial.display()))?;
-        if let Ok(old) = std::fs::read_dir(&file.dir) {
-            for f in old.flatten().filter(|f| f.path() != file.partial) {
-                let _ = std::fs::remove_file(f.path());
-            }
+        let partial = file.partial.clone();
+        let writer = file.writer.take().ok_or("the table's file was not made")?;
+        let moved = writer
+            .and_then(|w| w.into_inner().map_err(|e| e.to_string()))
+            .and_then(|hashing| {
+                let sha256 = crate::canon::hex(&hashing.sha256.finish());
+                (hashing.inner.into_inner())
+                    .map_err(std::io::IntoInnerError::into_error)
+                    .and_then(|f| f.sync_all())
+                    .and_then(|()| std::fs::create_dir_all(dir))
+                    .map_err(|e| format!("cannot write {}: {e}", partial.display()))?;
+                if let Ok(old) = std::fs::read_dir(dir) {
+                    for f in old.flatten() {
+                        let _ = std::fs::remove_file(f.path());
+                    }
+                }
+                let path = dir.join(format!("part-{}.parquet", &sha256[..16]));
+                std::fs::rename(&partial, &path)
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                Ok(TableFile {
+                    rows: file.rows,
+                    path,
+                    sha256,
+                })
+            });
+        if moved.is_err() {
+            let _ = std::fs::remove_file(&partial);
         }
-        let path = file.dir.join(format!("part-{}.parquet", &sha256[..16]));
-        std::fs::rename(&file.partial, &path)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        Ok(TableFile {
-            rows: file.rows,
-            path,
-            sha256,
-        })
+        moved
     }
 
     /// The column `name` (every table's columns are fixed; a wrong name is a bug).

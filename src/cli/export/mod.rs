@@ -18,6 +18,8 @@ use super::{ExportArgs, ExportFormat};
 use crate::model::text::sanitize;
 use crate::review::report::graph::{ActionGraph, Selection, dot, mermaid};
 use crate::verify::Trees;
+#[cfg(feature = "tables")]
+use crate::{analysis::evidence::Evidence, open::Opened};
 
 /// `aeplens export`.
 pub fn run(args: &ExportArgs) -> i32 {
@@ -106,20 +108,44 @@ fn parquet(args: &ExportArgs) -> i32 {
         );
         return 2;
     }
-    let (ev, keys) = match super::report::open_with_keys(&args.evidence, Trees::OnDisk) {
-        Ok(opened) => opened,
+    let setting = match super::report::setting_of(&args.evidence) {
+        Ok(setting) => setting,
         Err(code) => return code,
     };
-    if ev.report.records.is_empty() {
+    // Each batch's rows are written as it is analysed: the export holds no more of the
+    // analysis than `check` does.
+    let out = std::path::Path::new(out);
+    let mut made = tables::Tables::new(Some(out));
+    let paths = &args.evidence.paths;
+    let budget = super::check::BUDGET;
+    let (mut opened, trace_problems) =
+        super::open_each_batch(&setting, paths, budget, &mut |b| made.add_batch(b));
+    let to_keep = opened.take_to_keep();
+    let (corpus, report, findings) = opened.parts();
+    if let Err(code) = super::report::say_opened(&setting, corpus, trace_problems) {
+        return code;
+    }
+    if report.records.is_empty() {
         eprintln!("aeplens: no record to export");
         return 3;
     }
-    match tables::write(ev.as_ref(), &keys, std::path::Path::new(out)) {
+    let whole = match &opened {
+        Opened::Whole(ev) => Some(Evidence::as_ref(ev)),
+        Opened::Batched(_) => None,
+    };
+    made.add_rest(report, findings, whole);
+    // What is left to keep in the index is kept on the other core while the tables end.
+    let keep = || {
+        if let Some(to_keep) = to_keep {
+            opened.keep(to_keep);
+        }
+    };
+    match rayon::join(|| made.finish(corpus, &setting.trust, out), keep).0 {
         Ok(files) => {
             super::note(&format!(
                 "wrote {} files under {} (docs/tables.md)",
                 files.len(),
-                sanitize(out)
+                sanitize(&out.display().to_string())
             ));
             0
         }

@@ -22,7 +22,7 @@
 //! (`chain_link`).
 
 use super::columns::{Column, Kind, Table};
-use super::tables::{Scope, To, record_rows, tables};
+use super::tables::{RECORDS, Scope, record_rows, tables};
 use crate::analysis::groups::{Components, record_ties};
 use crate::canon::Sha256Digest;
 use crate::load::{Corpus, Format, Input, pieces};
@@ -339,7 +339,12 @@ pub fn verify(pieces: &RecordBatch, setting: &Setting) -> Result<RecordBatch, St
         .collect();
     let (corpus, errors, _) = corpus(rows);
     let report = crate::open::verify_alone(setting, &corpus);
-    let mut t = record_rows(&corpus, &report, Scope::EachAlone, To::Kept);
+    let mut t = Table::new("records", RECORDS);
+    record_rows(
+        corpus.records().zip(&report.records),
+        Scope::EachAlone,
+        &mut t,
+    );
     if let Column::Int(index) = t.col("record_index") {
         for (i, value) in index.iter_mut().enumerate() {
             let source = &corpus.record(i).source;

@@ -1,7 +1,11 @@
 //! `export --format parquet OUT/`: the evidence as tables for DuckDB, Spark and Trino —
-//! `inputs`, `records`, `actions`, `findings`, `edges`, `leases` — documented in
+//! `inputs`, `records`, `actions`, `findings`, `edges`, `leases`, `spans` — documented in
 //! `docs/tables.md` (schema version [`TABLES_VERSION`]), with a manifest. Every value
 //! comes from aeplens's own loader and verifier: no generic JSON reader sees the evidence.
+//!
+//! The rows of a batch of records ([`Tables::add_batch`]: `records`, `actions`, `edges`,
+//! `leases`) are made as the batch is analysed, the rest once the opening is complete
+//! ([`Tables::add_rest`]), so an export holds no more of the analysis than `check` does.
 //!
 //! Layout: `OUT/<table>/set=<evidence set key, 16 hex>/part-<SHA-256 of the file, 16
 //! hex>.parquet` and `OUT/manifest/set=<key>.json`. The same evidence gives the same
@@ -9,11 +13,16 @@
 //! different `set=` partitions of one `OUT/` and are read together.
 
 use crate::analysis::evidence::EvidenceRef;
+use crate::analysis::gathered::Batch;
 use crate::analysis::graph::NodeId;
 use crate::canon::Sha256Digest;
+use crate::load::Corpus;
+use crate::model::Record;
+use crate::model::finding::Finding;
 use crate::review::file::{EvidenceSet, KeyRef};
 use crate::verify::signature::Construction;
-use std::path::Path;
+use crate::verify::{RecordResult, Report};
+use std::path::{Path, PathBuf};
 
 /// The version of the table schemas (`docs/tables.md`).
 pub const TABLES_VERSION: &str = "1";
@@ -21,51 +30,120 @@ pub const TABLES_VERSION: &str = "1";
 use super::columns::{Kind, Table};
 use Kind::{Bool, Float, Int, Str};
 
-/// Every table's builder, in the order of `docs/tables.md`.
-const BUILDERS: [fn(EvidenceRef, To) -> Table; 7] =
-    [inputs, records, actions, findings, edges, leases, spans];
+/// Every table's name and columns, in the order of `docs/tables.md`.
+const TABLES: [(&str, &[(&str, Kind)]); 7] = [
+    ("inputs", INPUTS),
+    ("records", RECORDS),
+    ("actions", ACTIONS),
+    ("findings", FINDINGS),
+    ("edges", EDGES),
+    ("leases", LEASES),
+    ("spans", SPANS),
+];
 
 /// Every table of an opened body of evidence, in memory.
 pub fn tables(ev: EvidenceRef) -> Vec<Table> {
-    BUILDERS.iter().map(|build| build(ev, To::Kept)).collect()
+    let mut tables = Tables::new(None);
+    tables.add_batch(&Batch::whole(ev));
+    tables.add_rest(ev.report, ev.findings, Some(ev));
+    tables.0
 }
 
-/// Where a table's rows go: kept in memory, or written to its Parquet file under
-/// `OUT/<table>/<partition>/` as they are made (each builder ends each row with
-/// [`Table::end_row`]).
-#[derive(Clone, Copy)]
-pub(super) enum To<'a> {
-    Kept,
-    Written { out: &'a Path, partition: &'a str },
-}
+/// The tables of one opening being made, each kept in memory or written to its Parquet
+/// file as its rows are made.
+pub struct Tables(Vec<Table>);
 
-impl To<'_> {
-    /// An empty table with these columns, going where `self` says.
-    pub(super) fn table(self, name: &'static str, columns: &[(&'static str, Kind)]) -> Table {
-        let t = Table::new(name, columns);
-        match self {
-            To::Kept => t,
-            To::Written { out, partition } => t.written_to(&out.join(name).join(partition)),
+impl Tables {
+    /// Empty tables, kept in memory, or (`Some(out)`) written under `out`
+    /// ([`Tables::finish`]).
+    pub fn new(out: Option<&Path>) -> Tables {
+        let table = |(name, columns): &(&'static str, &[(&'static str, Kind)])| {
+            let t = Table::new(name, columns);
+            match out {
+                None => t,
+                Some(out) => t.written_to(&out.join(name)),
+            }
+        };
+        Tables(TABLES.iter().map(table).collect())
+    }
+
+    fn table(&mut self, name: &str) -> &mut Table {
+        let at = TABLES.iter().position(|(n, _)| *n == name);
+        &mut self.0[at.unwrap_or_else(|| unreachable!("no table {name}"))]
+    }
+
+    /// The rows of one analysed batch of records: its `records`, `actions`, `edges` and
+    /// `leases` (a batch holds whole groups of records that no cross-record pass reads
+    /// across: no row needs another batch).
+    pub fn add_batch(&mut self, b: &Batch) {
+        record_rows(b.records(), Scope::Whole, self.table("records"));
+        actions(b, self.table("actions"));
+        edges(b, self.table("edges"));
+        leases(b, self.table("leases"));
+    }
+
+    /// The rows that need the whole opening: its `inputs` (`report`'s), its `findings`
+    /// (every one, in order) and — from an opening analysed whole, with telemetry — its
+    /// `spans`.
+    pub fn add_rest(&mut self, report: &Report, all: &[Finding], whole: Option<EvidenceRef>) {
+        inputs(report, self.table("inputs"));
+        findings(all, self.table("findings"));
+        if let Some(ev) = whole {
+            spans(ev, self.table("spans"));
         }
+    }
+
+    /// Completes every written table's file in its directory for `corpus`'s evidence set
+    /// (`OUT/<table>/set=<key16>/`), then the manifest; returns the files written.
+    pub fn finish(
+        self,
+        corpus: &Corpus,
+        keys: &crate::verify::Keyring,
+        out: &Path,
+    ) -> Result<Vec<PathBuf>, String> {
+        let set = EvidenceSet::of(corpus);
+        let partition = format!("set={}", &set.key[..16]);
+        let mut written = Vec::new();
+        let mut parts = serde_json::Map::new();
+        for table in self.0 {
+            let name = table.name;
+            let file = table.finish(&out.join(name).join(&partition))?;
+            parts.insert(
+                name.into(),
+                serde_json::json!({
+                    "rows": file.rows,
+                    "file": file.path.strip_prefix(out).unwrap_or(&file.path).display().to_string(),
+                    "sha256": file.sha256,
+                }),
+            );
+            written.push(file.path);
+        }
+        let manifest = manifest(&set, keys, &parts);
+        let dir = out.join("manifest");
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let file = dir.join(format!("{partition}.json"));
+        let text = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())? + "\n";
+        std::fs::write(&file, text).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+        written.push(file);
+        Ok(written)
     }
 }
 
-fn inputs(ev: EvidenceRef, to: To) -> Table {
-    let mut t = to.table(
-        "inputs",
-        &[
-            ("path", Str),
-            ("sha256", Str),
-            ("format", Str),
-            ("bytes", Int),
-            ("records", Int),
-            ("load_errors", Int),
-        ],
-    );
+/// The `inputs` table's columns.
+pub(super) const INPUTS: &[(&str, Kind)] = &[
+    ("path", Str),
+    ("sha256", Str),
+    ("format", Str),
+    ("bytes", Int),
+    ("records", Int),
+    ("load_errors", Int),
+];
+
+fn inputs(report: &Report, t: &mut Table) {
     // The evidence files: a lease file is an input of the reports (kind `leases`), and
     // this table is the evidence's, as the engine's job writes it.
-    let evidence =
-        (ev.report.inputs.iter()).filter(|i| i.kind == crate::verify::InputKind::Evidence);
+    let evidence = (report.inputs.iter()).filter(|i| i.kind == crate::verify::InputKind::Evidence);
     for i in evidence {
         t.s("path", Some(&i.path));
         t.s("sha256", i.sha256.as_deref());
@@ -75,11 +153,6 @@ fn inputs(ev: EvidenceRef, to: To) -> Table {
         t.i("load_errors", Some(i.errors.len() as i64));
         t.end_row();
     }
-    t
-}
-
-fn records(ev: EvidenceRef, to: To) -> Table {
-    record_rows(ev.corpus, ev.report, Scope::Whole, to)
 }
 
 /// What a set of records verified together is.
@@ -92,40 +165,37 @@ pub(super) enum Scope {
     EachAlone,
 }
 
-/// The `records` table of a verified corpus.
-pub(super) fn record_rows(
-    corpus: &crate::load::Corpus,
-    report: &crate::verify::Report,
+/// The `records` table's columns.
+pub(super) const RECORDS: &[(&str, Kind)] = &[
+    ("path", Str),
+    ("line", Int),
+    ("record_index", Int),
+    ("run_id", Str),
+    ("schema_version", Str),
+    ("canonical_sha256", Str),
+    ("prev_record_hash", Str),
+    ("structural", Str),
+    ("semantic", Str),
+    ("authenticity", Str),
+    ("construction", Str),
+    ("key_id", Str),
+    ("key_unknown", Bool),
+    ("chain", Str),
+    ("chain_link", Str),
+    ("timestamp", Str),
+    ("proven_time_ms", Int),
+    ("proven_by", Str),
+    ("actions", Int),
+];
+
+/// The `records` rows of verified records, each with its verdict.
+pub(super) fn record_rows<'a>(
+    records: impl Iterator<Item = (&'a Record, &'a RecordResult)>,
     scope: Scope,
-    to: To,
-) -> Table {
-    let mut t = to.table(
-        "records",
-        &[
-            ("path", Str),
-            ("line", Int),
-            ("record_index", Int),
-            ("run_id", Str),
-            ("schema_version", Str),
-            ("canonical_sha256", Str),
-            ("prev_record_hash", Str),
-            ("structural", Str),
-            ("semantic", Str),
-            ("authenticity", Str),
-            ("construction", Str),
-            ("key_id", Str),
-            ("key_unknown", Bool),
-            ("chain", Str),
-            ("chain_link", Str),
-            ("timestamp", Str),
-            ("proven_time_ms", Int),
-            ("proven_by", Str),
-            ("actions", Int),
-        ],
-    );
+    t: &mut Table,
+) {
     let name = |s: Option<&'static str>| s.unwrap_or("not-evaluated");
-    for (i, r) in report.records.iter().enumerate() {
-        let record = corpus.record(i);
+    for (record, r) in records {
         let prev = match record.link() {
             crate::model::Link::Hash(h) => Some(h.to_string()),
             _ => None,
@@ -181,7 +251,6 @@ pub(super) fn record_rows(
         t.i("actions", Some(record.facts().actions.len() as i64));
         t.end_row();
     }
-    t
 }
 
 /// A record's timestamp proof as the `records` table says it: an RFC 3161 token's state,
@@ -205,46 +274,46 @@ fn timestamp_columns(
     }
 }
 
-fn actions(ev: EvidenceRef, to: To) -> Table {
-    let mut t = to.table(
-        "actions",
-        &[
-            ("run_id", Str),
-            ("action_id", Str),
-            ("chain_head", Str),
-            ("chain_start", Str),
-            ("path", Str),
-            ("line", Int),
-            ("record_sha256", Str),
-            ("record_authenticity", Str),
-            ("record_key_id", Str),
-            ("record_chain", Str),
-            ("copies", Int),
-            ("parent_action_id", Str),
-            ("tool_name", Str),
-            ("decision", Str),
-            ("approval_grant", Str),
-            ("side_effect_class", Str),
-            ("state_changing", Bool),
-            ("time_ms", Float),
-            ("observed", Str),
-            ("drift", Str),
-            ("lease_id", Str),
-            ("lease_source", Str),
-            ("lease_verdict", Str),
-        ],
-    );
-    let g = &ev.analysis.graph;
+/// The `actions` table's columns.
+pub(super) const ACTIONS: &[(&str, Kind)] = &[
+    ("run_id", Str),
+    ("action_id", Str),
+    ("chain_head", Str),
+    ("chain_start", Str),
+    ("path", Str),
+    ("line", Int),
+    ("record_sha256", Str),
+    ("record_authenticity", Str),
+    ("record_key_id", Str),
+    ("record_chain", Str),
+    ("copies", Int),
+    ("parent_action_id", Str),
+    ("tool_name", Str),
+    ("decision", Str),
+    ("approval_grant", Str),
+    ("side_effect_class", Str),
+    ("state_changing", Bool),
+    ("time_ms", Float),
+    ("observed", Str),
+    ("drift", Str),
+    ("lease_id", Str),
+    ("lease_source", Str),
+    ("lease_verdict", Str),
+];
+
+fn actions(b: &Batch, t: &mut Table) {
+    let g = &b.analysis.graph;
     for run in &g.runs {
         for &n in &run.nodes {
-            let Some(f) = g.facts(ev.corpus, n) else {
+            let Some(f) = g.facts(b.corpus, n) else {
                 continue;
             };
             let node = &g.nodes[n as usize];
-            let record = ev.corpus.record(node.record as usize);
-            let lease = ev.analysis.leases.by_node.get(&n);
-            let chain = g.chain_name(ev.corpus, n);
-            let verdict = ev.verdict(n);
+            let record = b.corpus.record(node.record as usize);
+            let lease = b.analysis.leases.by_node.get(&n);
+            let chain = g.chain_name(b.corpus, n);
+            let verdict = (b.verdicts.get(b.number(node.record) as usize))
+                .map(crate::verify::verdict::RecordVerdict::of);
             t.s("run_id", Some(&run.id));
             t.s("action_id", f.id());
             t.s("chain_head", Some(&chain.head));
@@ -253,7 +322,7 @@ fn actions(ev: EvidenceRef, to: To) -> Table {
             t.i("line", Some(record.source.line as i64));
             t.s(
                 "record_sha256",
-                ev.analysis
+                b.analysis
                     .hashes
                     .get(node.record as usize)
                     .map(ToString::to_string)
@@ -284,30 +353,28 @@ fn actions(ev: EvidenceRef, to: To) -> Table {
             t.end_row();
         }
     }
-    t
 }
 
 /// One row per finding and action it names (`action_id` null for a finding naming none):
 /// portable SQL counts findings with `COUNT(DISTINCT fingerprint)`.
-fn findings(ev: EvidenceRef, to: To) -> Table {
-    let mut t = to.table(
-        "findings",
-        &[
-            ("finding_id", Str),
-            ("severity", Str),
-            ("fingerprint", Str),
-            ("finding_key", Str),
-            ("run_id", Str),
-            ("action_id", Str),
-            ("chain_head", Str),
-            ("message", Str),
-            ("path", Str),
-            ("line", Int),
-            ("pointer", Str),
-        ],
-    );
+/// The `findings` table's columns.
+pub(super) const FINDINGS: &[(&str, Kind)] = &[
+    ("finding_id", Str),
+    ("severity", Str),
+    ("fingerprint", Str),
+    ("finding_key", Str),
+    ("run_id", Str),
+    ("action_id", Str),
+    ("chain_head", Str),
+    ("message", Str),
+    ("path", Str),
+    ("line", Int),
+    ("pointer", Str),
+];
+
+fn findings(all: &[Finding], t: &mut Table) {
     let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    for f in ev.findings {
+    for f in all {
         let n = seen.entry(f.fingerprint.as_str()).or_default();
         *n += 1;
         let key = format!("{}:{n}", f.fingerprint);
@@ -332,32 +399,30 @@ fn findings(ev: EvidenceRef, to: To) -> Table {
             t.end_row();
         }
     }
-    t
 }
 
 /// Parent (within and across runs), deny→re-approval, causal, lease-member and
 /// chain-link edges.
-fn edges(ev: EvidenceRef, to: To) -> Table {
-    let mut t = to.table(
-        "edges",
-        &[
-            ("kind", Str),
-            ("from_run_id", Str),
-            ("from_action_id", Str),
-            ("to_run_id", Str),
-            ("to_action_id", Str),
-            ("lease_id", Str),
-            ("from_record_sha256", Str),
-            ("to_record_sha256", Str),
-        ],
-    );
-    let g = &ev.analysis.graph;
+/// The `edges` table's columns.
+pub(super) const EDGES: &[(&str, Kind)] = &[
+    ("kind", Str),
+    ("from_run_id", Str),
+    ("from_action_id", Str),
+    ("to_run_id", Str),
+    ("to_action_id", Str),
+    ("lease_id", Str),
+    ("from_record_sha256", Str),
+    ("to_record_sha256", Str),
+];
+
+fn edges(b: &Batch, t: &mut Table) {
+    let g = &b.analysis.graph;
     let key = |n: NodeId| {
         let run = g.runs[g.nodes[n as usize].run as usize].id.as_str();
-        let id = g.facts(ev.corpus, n).and_then(|f| f.id());
+        let id = g.facts(b.corpus, n).and_then(|f| f.id());
         (Some(run), id)
     };
-    let roles = crate::analysis::chains::roles(&ev.analysis.chains);
+    let roles = crate::analysis::chains::roles(&b.analysis.chains);
     for (n, node) in g.nodes.iter().enumerate() {
         let n = n as NodeId;
         if let Some(p) = node.parent {
@@ -367,19 +432,19 @@ fn edges(ev: EvidenceRef, to: To) -> Table {
                 "parent"
             };
             let (from, to) = (key(p), key(n));
-            EdgeRow::between(kind, from, to).push(&mut t);
+            EdgeRow::between(kind, from, to).push(t);
             if roles.get(&n) == Some(&crate::analysis::chains::Role::Reapproved) {
-                EdgeRow::between("reapproval", from, to).push(&mut t);
+                EdgeRow::between("reapproval", from, to).push(t);
             }
         }
     }
     for group in &g.causal {
         for w in group.nodes.windows(2) {
             let (from, to) = (key(w[0]), key(w[1]));
-            EdgeRow::between("causal", from, to).push(&mut t);
+            EdgeRow::between("causal", from, to).push(t);
         }
     }
-    for l in &ev.analysis.leases.summaries {
+    for l in &b.analysis.leases.summaries {
         for &n in &l.nodes {
             let to = key(n);
             let lease = Some(l.lease_id.as_str());
@@ -389,14 +454,15 @@ fn edges(ev: EvidenceRef, to: To) -> Table {
                 lease,
                 ..EdgeRow::default()
             }
-            .push(&mut t);
+            .push(t);
         }
     }
-    // A chain link: the record a `prev_record_hash` names, when it is loaded.
+    // A chain link: the record a `prev_record_hash` names, when it is loaded (in the
+    // batch, then: the name ties the two records into one group).
     let loaded: std::collections::HashSet<Sha256Digest> =
-        ev.report.canonical_hashes().into_iter().collect();
-    for (i, r) in ev.report.records.iter().enumerate() {
-        if let crate::model::Link::Hash(h) = ev.corpus.record(i).link()
+        (b.records()).map(|(_, r)| r.canonical_sha256).collect();
+    for (record, r) in b.records() {
+        if let crate::model::Link::Hash(h) = record.link()
             && h.digest().is_some_and(|h| loaded.contains(&h))
         {
             let own = r.canonical_sha256.to_string();
@@ -407,10 +473,9 @@ fn edges(ev: EvidenceRef, to: To) -> Table {
                 records,
                 ..EdgeRow::default()
             }
-            .push(&mut t);
+            .push(t);
         }
     }
-    t
 }
 
 /// One row of `edges`: what a kind of edge leaves unset stays null.
@@ -453,21 +518,20 @@ impl<'a> EdgeRow<'a> {
     }
 }
 
-fn leases(ev: EvidenceRef, to: To) -> Table {
-    let mut t = to.table(
-        "leases",
-        &[
-            ("lease_id", Str),
-            ("source", Str),
-            ("granted_at_ms", Float),
-            ("expires_at_ms", Float),
-            ("max_invocations", Float),
-            ("first_use_ms", Float),
-            ("last_use_ms", Float),
-            ("actions", Int),
-        ],
-    );
-    for l in &ev.analysis.leases.summaries {
+/// The `leases` table's columns.
+pub(super) const LEASES: &[(&str, Kind)] = &[
+    ("lease_id", Str),
+    ("source", Str),
+    ("granted_at_ms", Float),
+    ("expires_at_ms", Float),
+    ("max_invocations", Float),
+    ("first_use_ms", Float),
+    ("last_use_ms", Float),
+    ("actions", Int),
+];
+
+fn leases(b: &Batch, t: &mut Table) {
+    for l in &b.analysis.leases.summaries {
         t.s("lease_id", Some(&l.lease_id));
         t.s("source", Some(l.source.name()));
         t.f("granted_at_ms", l.granted_at_ms);
@@ -478,38 +542,36 @@ fn leases(ev: EvidenceRef, to: To) -> Table {
         t.i("actions", Some(l.nodes.len() as i64));
         t.end_row();
     }
-    t
 }
 
 /// The agent's tool-call spans (`--traces`; no rows without), each with the action it is
 /// joined to and the rule that joined them.
-fn spans(ev: EvidenceRef, to: To) -> Table {
-    let mut t = to.table(
-        "spans",
-        &[
-            ("trace_id", Str),
-            ("span_id", Str),
-            ("parent_span_id", Str),
-            ("name", Str),
-            ("tool_name", Str),
-            ("call_id", Str),
-            ("run_id", Str),
-            ("start_unix_nano", Int),
-            ("end_unix_nano", Int),
-            ("evidence_time_ms", Float),
-            ("status", Str),
-            ("service", Str),
-            ("path", Str),
-            ("line", Int),
-            ("pointer", Str),
-            ("join_rule", Str),
-            ("action_id", Str),
-            ("action_record_sha256", Str),
-            ("run_capture", Str),
-        ],
-    );
+/// The `spans` table's columns.
+pub(super) const SPANS: &[(&str, Kind)] = &[
+    ("trace_id", Str),
+    ("span_id", Str),
+    ("parent_span_id", Str),
+    ("name", Str),
+    ("tool_name", Str),
+    ("call_id", Str),
+    ("run_id", Str),
+    ("start_unix_nano", Int),
+    ("end_unix_nano", Int),
+    ("evidence_time_ms", Float),
+    ("status", Str),
+    ("service", Str),
+    ("path", Str),
+    ("line", Int),
+    ("pointer", Str),
+    ("join_rule", Str),
+    ("action_id", Str),
+    ("action_record_sha256", Str),
+    ("run_capture", Str),
+];
+
+fn spans(ev: EvidenceRef, t: &mut Table) {
     let Some(c) = ev.capture else {
-        return t;
+        return;
     };
     let g = &ev.analysis.graph;
     for (i, span) in c.spans.iter().enumerate() {
@@ -541,7 +603,6 @@ fn spans(ev: EvidenceRef, to: To) -> Table {
         t.s("run_capture", run.and_then(|r| c.run(r)).map(|r| r.status));
         t.end_row();
     }
-    t
 }
 
 /// The manifest of an evidence set's tables: what made them (tool, version, schema
@@ -562,44 +623,4 @@ pub fn manifest(
         "keyring": KeyRef::all(keys),
         "tables": tables,
     })
-}
-
-/// Writes every table and the manifest under `out`, each table's rows as they are made
-/// (row groups as batches of rows fill, never the whole table in memory); returns the
-/// files written.
-pub fn write(
-    ev: EvidenceRef,
-    keys: &crate::verify::Keyring,
-    out: &Path,
-) -> Result<Vec<std::path::PathBuf>, String> {
-    let set = EvidenceSet::of(ev.corpus);
-    let partition = format!("set={}", &set.key[..16]);
-    let to = To::Written {
-        out,
-        partition: &partition,
-    };
-    let mut written = Vec::new();
-    let mut parts = serde_json::Map::new();
-    for build in BUILDERS {
-        let table = build(ev, to);
-        let name = table.name;
-        let file = table.finish()?;
-        parts.insert(
-            name.into(),
-            serde_json::json!({
-                "rows": file.rows,
-                "file": file.path.strip_prefix(out).unwrap_or(&file.path).display().to_string(),
-                "sha256": file.sha256,
-            }),
-        );
-        written.push(file.path);
-    }
-    let manifest = manifest(&set, keys, &parts);
-    let dir = out.join("manifest");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let file = dir.join(format!("{partition}.json"));
-    let text = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())? + "\n";
-    std::fs::write(&file, text).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
-    written.push(file);
-    Ok(written)
 }
