@@ -46,6 +46,9 @@ HEAD_BYTES = 1 << 20
 #: Rows in a batch the JVM holds whole: a cached batch, an Arrow batch to or from Python,
 #: a group's table stream (1,000 records are about 5 MB of evidence).
 BATCH_ROWS = 1000
+#: A group's tables as Arrow IPC streams are LZ4-compressed: the cache that every table's
+#: write reads holds a fraction of their bytes.
+IPC_COMPRESSION = "lz4"
 
 
 def _ddl(schema: pa.Schema) -> str:
@@ -351,19 +354,29 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
         .persist(StorageLevel.DISK_ONLY)
     )
     log(f"aeplens.spark: {read_rows.count() - len(tasks)} pieces read in {len(tasks)} tasks")
+    # Every row but its bytes, held apart (a few hundred bytes a record, in memory while
+    # it fits): the steps below read it, and only the one that sends each record to its
+    # group reads the bytes again.
+    meta = (
+        read_rows.withColumn("piece", F.col("raw").isNotNull()).drop("raw")
+        .persist(StorageLevel.MEMORY_AND_DISK)
+    )
     # A file read whole has its own row; one cut into ranges gets it from its scan.
-    whole_files = read_rows.where(F.col("format").isNotNull()).select(
+    whole_files = meta.where(F.col("format").isNotNull()).select(
         "path", "sha256", "format", "bytes", "file_errors")
     scanned_files = spark.createDataFrame(
         [(shown[i], sha256, "ndjson", sizes[i], 0) for i, (sha256, _) in scanned.items()],
         "path string, sha256 string, format string, bytes bigint, file_errors bigint",
     )
     file_rows = whole_files.unionByName(scanned_files)
-    pieces = read_rows.where(F.col("raw").isNotNull()).select(
-        "path", "line", "index", "raw", "canonical_sha256", "run_id", "load_error", "ties",
-        "action_ids", "parent_ids", F.xxhash64("path", "line").alias("record_key"),
+    record_key = F.xxhash64("path", "line").alias("record_key")
+    pieces = meta.where(F.col("piece")).select(
+        "path", "line", "index", "canonical_sha256", "run_id", "load_error", "ties",
+        "action_ids", "parent_ids", record_key,
     )
     records = pieces.where(F.col("load_error").isNull())
+    raw = read_rows.where(F.col("raw").isNotNull() & F.col("load_error").isNull()).select(
+        record_key, "path", "line", "raw")
     # An NDJSON record's position in its file (the records on lines before it), and the
     # record before it there (what its `chain_link` compares with): a window over the
     # records' keys and hashes, not their bytes.
@@ -402,8 +415,7 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
     order = spark.createDataFrame([(s, i) for i, s in enumerate(shown)], "path string, input bigint")
     files_known = file_rows.select("path", "format").join(order, "path")
     work = (
-        records.select("record_key", "path", "line", "raw")
-        .join(place.join(groups, "record_key"), "record_key")
+        raw.join(place.join(groups, "record_key"), "record_key")
         .join(F.broadcast(files_known), "path")
         .select(
             "group", "path", "input", "format", "line",
@@ -414,25 +426,32 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
     # Each group's tables leave its task as Arrow IPC streams, one row a table: the JVM
     # moves their bytes and never converts a cell (the wide rows of every table's columns
     # in one schema took most of this step's time).
+    # With them, each group's findings (a finding is one group's: its `finding_key` is
+    # numbered within the group), on the first row of its findings table.
     def analyse(table):
         out = aeplens.analyse_group(table.drop_columns(["group"]), trust=trust)
-        names, rows, streams = [], [], []
+        names, rows, findings, streams = [], [], [], []
+        options = pa.ipc.IpcWriteOptions(compression=IPC_COMPRESSION)
         for name, whole in out.items():
+            found = len(pc.unique(whole.column("finding_key"))) if name == "findings" else 0
             for batch in pa.Table.from_batches([whole]).to_batches(max_chunksize=BATCH_ROWS):
                 sink = pa.BufferOutputStream()
-                with pa.ipc.new_stream(sink, batch.schema) as stream:
+                with pa.ipc.new_stream(sink, batch.schema, options=options) as stream:
                     stream.write_batch(batch)
                 names.append(name)
                 rows.append(batch.num_rows)
+                findings.append(found)
+                found = 0
                 streams.append(sink.getvalue().to_pybytes())
         return pa.table({"table": pa.array(names, pa.string()), "rows": pa.array(rows, pa.int64()),
+                         "findings": pa.array(findings, pa.int64()),
                          "arrow": pa.array(streams, pa.binary())})
 
     # Those rows are large (up to 1,000 table rows each): a cached batch holds 16.
     spark.conf.set("spark.sql.inMemoryColumnarStorage.batchSize", "16")
     made = (
         work.groupBy("group")
-        .applyInArrow(analyse, "table string, rows bigint, arrow binary")
+        .applyInArrow(analyse, "table string, rows bigint, findings bigint, arrow binary")
         .persist(StorageLevel.DISK_ONLY)
     )
 
@@ -481,8 +500,10 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
     made_tables = {name: rows_of(name, schema) for name, schema in table_schemas.items()}
     for name, table in made_tables.items():
         write(table, name)
-    for name, n in made.groupBy("table").agg(F.sum("rows")).collect():
+    findings = 0
+    for name, n, found in made.groupBy("table").agg(F.sum("rows"), F.sum("findings")).collect():
         rows[name] = n
+        findings += found
     # No telemetry in the job: the spans table is written empty (one file, its schema).
     spans = spark.createDataFrame([], _ddl(_spans_schema()))
     write(spans.coalesce(1), "spans")
@@ -497,12 +518,13 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
         "records": rows.get("records", 0),
         "load_errors": sum(inputs_arrow.column("load_errors").to_pylist()),
         "actions": rows.get("actions", 0),
-        "findings": made_tables["findings"].select("finding_key").distinct().count(),
+        "findings": findings,
         "groups": len(pc.unique(grouped.column("group"))),
         "set": partition,
         "seconds": round(time.monotonic() - started, 1),
     }
     read_rows.unpersist()
+    meta.unpersist()
     named.unpersist()
     made.unpersist()
     return summary
