@@ -139,6 +139,23 @@ pub fn inputs(
     )
 }
 
+/// `aeplens export --format parquet -q --no-index --keys KEYS -o OUT STORE`: the exit
+/// code, stdout and stderr.
+pub fn export_parquet(keys: &Path, out: &Path, store: &Path) -> (i32, String, String) {
+    aeplens(&[
+        "export",
+        "--format",
+        "parquet",
+        "-q",
+        "--no-index",
+        "--keys",
+        keys.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        store.to_str().unwrap(),
+    ])
+}
+
 /// Runs the real binary: (exit code, stdout, stderr). Its data and cache directories are
 /// the test run's, so no review a person made on this machine enters a golden, and the
 /// evidence index the run writes is the run's own (a second run of a command reads it).

@@ -203,18 +203,7 @@ fn an_export_that_cannot_write_a_table_says_so_and_leaves_no_partial_file() {
     let lake = out.join("lake");
     std::fs::create_dir_all(&lake).unwrap();
     std::fs::write(lake.join("records"), b"a file where the records table goes").unwrap();
-    let (code, _, err) = common::aeplens(&[
-        "export",
-        "--format",
-        "parquet",
-        "-q",
-        "--no-index",
-        "--keys",
-        keys.to_str().unwrap(),
-        "-o",
-        lake.to_str().unwrap(),
-        store.to_str().unwrap(),
-    ]);
+    let (code, _, err) = common::export_parquet(&keys, &lake, &store);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("records"), "{err}");
     let mut left = Vec::new();

@@ -44,18 +44,7 @@ fn the_streamed_tables_equal_the_tables_made_whole() {
     let keys = store.with_file_name("fleet.keys.json");
     let out = common::run_dir("tables-streamed");
     let _ = std::fs::remove_dir_all(&out);
-    let (code, _, err) = common::aeplens(&[
-        "export",
-        "--format",
-        "parquet",
-        "-q",
-        "--no-index",
-        "--keys",
-        keys.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        store.to_str().unwrap(),
-    ]);
+    let (code, _, err) = common::export_parquet(&keys, &out, store);
     assert_eq!(code, 0, "{err}");
 
     let mut setting = Setting::default();
