@@ -408,7 +408,8 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
         held.join(small(wanted), "id").select("record_key", parent_tie)
     )
     grouped = aeplens.groups(ties.toArrow())
-    log(f"aeplens.spark: {grouped.num_rows} records in {len(pc.unique(grouped.column('group')))} groups")
+    group_count = len(pc.unique(grouped.column("group")))
+    log(f"aeplens.spark: {grouped.num_rows} records in {group_count} groups")
     groups = spark.createDataFrame(pa.Table.from_batches([grouped]))
 
     # Each file's position among the inputs and its format; each record's group and place.
@@ -519,7 +520,7 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
         "load_errors": sum(inputs_arrow.column("load_errors").to_pylist()),
         "actions": rows.get("actions", 0),
         "findings": findings,
-        "groups": len(pc.unique(grouped.column("group"))),
+        "groups": group_count,
         "set": partition,
         "seconds": round(time.monotonic() - started, 1),
     }

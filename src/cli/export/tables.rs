@@ -131,7 +131,7 @@ impl Tables {
 }
 
 /// The `inputs` table's columns.
-pub(super) const INPUTS: &[(&str, Kind)] = &[
+const INPUTS: &[(&str, Kind)] = &[
     ("path", Str),
     ("sha256", Str),
     ("format", Str),
@@ -140,6 +140,7 @@ pub(super) const INPUTS: &[(&str, Kind)] = &[
     ("load_errors", Int),
 ];
 
+/// The `inputs` rows: one per evidence file.
 fn inputs(report: &Report, t: &mut Table) {
     // The evidence files: a lease file is an input of the reports (kind `leases`), and
     // this table is the evidence's, as the engine's job writes it.
@@ -275,7 +276,7 @@ fn timestamp_columns(
 }
 
 /// The `actions` table's columns.
-pub(super) const ACTIONS: &[(&str, Kind)] = &[
+const ACTIONS: &[(&str, Kind)] = &[
     ("run_id", Str),
     ("action_id", Str),
     ("chain_head", Str),
@@ -301,6 +302,7 @@ pub(super) const ACTIONS: &[(&str, Kind)] = &[
     ("lease_verdict", Str),
 ];
 
+/// The `actions` rows of a batch: one per action, with its record's verdict and lease.
 fn actions(b: &Batch, t: &mut Table) {
     let g = &b.analysis.graph;
     for run in &g.runs {
@@ -355,10 +357,8 @@ fn actions(b: &Batch, t: &mut Table) {
     }
 }
 
-/// One row per finding and action it names (`action_id` null for a finding naming none):
-/// portable SQL counts findings with `COUNT(DISTINCT fingerprint)`.
 /// The `findings` table's columns.
-pub(super) const FINDINGS: &[(&str, Kind)] = &[
+const FINDINGS: &[(&str, Kind)] = &[
     ("finding_id", Str),
     ("severity", Str),
     ("fingerprint", Str),
@@ -372,6 +372,8 @@ pub(super) const FINDINGS: &[(&str, Kind)] = &[
     ("pointer", Str),
 ];
 
+/// One row per finding and action it names (`action_id` null for a finding naming none):
+/// portable SQL counts findings with `COUNT(DISTINCT fingerprint)`.
 fn findings(all: &[Finding], t: &mut Table) {
     let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for f in all {
@@ -401,10 +403,8 @@ fn findings(all: &[Finding], t: &mut Table) {
     }
 }
 
-/// Parent (within and across runs), deny→re-approval, causal, lease-member and
-/// chain-link edges.
 /// The `edges` table's columns.
-pub(super) const EDGES: &[(&str, Kind)] = &[
+const EDGES: &[(&str, Kind)] = &[
     ("kind", Str),
     ("from_run_id", Str),
     ("from_action_id", Str),
@@ -415,6 +415,8 @@ pub(super) const EDGES: &[(&str, Kind)] = &[
     ("to_record_sha256", Str),
 ];
 
+/// Parent (within and across runs), deny→re-approval, causal, lease-member and
+/// chain-link edges.
 fn edges(b: &Batch, t: &mut Table) {
     let g = &b.analysis.graph;
     let key = |n: NodeId| {
@@ -519,7 +521,7 @@ impl<'a> EdgeRow<'a> {
 }
 
 /// The `leases` table's columns.
-pub(super) const LEASES: &[(&str, Kind)] = &[
+const LEASES: &[(&str, Kind)] = &[
     ("lease_id", Str),
     ("source", Str),
     ("granted_at_ms", Float),
@@ -530,6 +532,7 @@ pub(super) const LEASES: &[(&str, Kind)] = &[
     ("actions", Int),
 ];
 
+/// The `leases` rows of a batch: one per lease its actions use.
 fn leases(b: &Batch, t: &mut Table) {
     for l in &b.analysis.leases.summaries {
         t.s("lease_id", Some(&l.lease_id));
@@ -544,10 +547,8 @@ fn leases(b: &Batch, t: &mut Table) {
     }
 }
 
-/// The agent's tool-call spans (`--traces`; no rows without), each with the action it is
-/// joined to and the rule that joined them.
 /// The `spans` table's columns.
-pub(super) const SPANS: &[(&str, Kind)] = &[
+const SPANS: &[(&str, Kind)] = &[
     ("trace_id", Str),
     ("span_id", Str),
     ("parent_span_id", Str),
@@ -569,6 +570,8 @@ pub(super) const SPANS: &[(&str, Kind)] = &[
     ("run_capture", Str),
 ];
 
+/// The agent's tool-call spans (`--traces`; no rows without), each with the action it is
+/// joined to and the rule that joined them.
 fn spans(ev: EvidenceRef, t: &mut Table) {
     let Some(c) = ev.capture else {
         return;
