@@ -12,6 +12,7 @@ use crate::load::spill::{Piece, Spill, Spilled};
 use crate::load::{Corpus, LoadError};
 use crate::model::text::sanitize;
 use crate::verify::verdict::RecordVerdict;
+use rayon::prelude::*;
 use std::fmt::Write as _;
 
 /// The chains of an opening, gathered batch by batch.
@@ -28,7 +29,10 @@ struct Gathered {
     /// Deny chains first, by their first node, then by path; then causal chains, by their
     /// earliest node.
     order: (bool, Option<NodeAt>, u32),
+    /// The JSON as the document lists it, each step's node number cut out ([`node_holes`]).
     json: Piece,
+    /// Where in `json` each step's node number goes, in step order.
+    holes: Box<[u32]>,
     text: Piece,
     steps: Box<[NodeAt]>,
 }
@@ -59,8 +63,11 @@ impl ChainAnswers {
             let record = batch.number(g.nodes[n as usize].record);
             (batch.verdicts.get(record as usize)).map(RecordVerdict::of)
         };
+        // Each chain's place in the order first (a deny chain's path counts the ones
+        // before it from the same start), then its two renderings, on every core.
         let mut path = 0;
         let mut last_start = None;
+        let mut placed_chains = Vec::new();
         for chain in &batch.analysis.chains {
             let steps: Box<[NodeAt]> = chain.steps.iter().map(|s| placed.at(g, s.node)).collect();
             let order = match chain.kind {
@@ -72,19 +79,27 @@ impl ChainAnswers {
                 }
                 ChainKind::Causal => (true, steps.iter().min().copied(), 0),
             };
-            if !chain.steps.iter().any(|s| keep(s.node)) {
-                continue;
+            if chain.steps.iter().any(|s| keep(s.node)) {
+                placed_chains.push((chain, order, steps));
             }
+        }
+        let rendered = |(chain, _, steps): &(&Chain, _, Box<[NodeAt]>)| {
             let verdicts: Vec<Option<RecordVerdict>> =
                 chain.steps.iter().map(|s| verdict(s.node)).collect();
-            let json = serde_json::to_vec(&ChainOut {
+            let json = serde_json::to_string_pretty(&ChainOut {
                 chain,
                 verdicts: &verdicts,
             })?;
-            let text = chain_text(chain, &verdicts, leases);
+            let (json, holes) = node_holes(&json.replace('\n', "\n    "), steps.len())?;
+            Ok((json, holes, chain_text(chain, &verdicts, leases)))
+        };
+        let made: Vec<std::io::Result<_>> = placed_chains.par_iter().map(rendered).collect();
+        for ((_, order, steps), made) in placed_chains.into_iter().zip(made) {
+            let (json, holes, text) = made?;
             self.chains.push(Gathered {
                 order,
-                json: self.spill.put(&json)?,
+                json: self.spill.put(json.as_bytes())?,
+                holes,
                 text: self.spill.put(text.as_bytes())?,
                 steps,
             });
@@ -135,7 +150,7 @@ impl Chains<'_> {
                 out(document_head(false).as_bytes())?;
                 for (i, c) in self.in_order.iter().enumerate() {
                     out(if i == 0 { b"    " } else { b",\n    " })?;
-                    out(self.json(c)?.as_bytes())?;
+                    out(&self.json(c)?)?;
                 }
                 out(DOCUMENT_TAIL.as_bytes())
             }
@@ -153,18 +168,21 @@ impl Chains<'_> {
     }
 
     /// A chain as the JSON document lists it (two levels deep), its steps numbered.
-    fn json(&self, chain: &Gathered) -> std::io::Result<String> {
-        let mut value: serde_json::Value = serde_json::from_slice(&self.spilled.read(chain.json)?)?;
-        let steps = value.get_mut("steps").and_then(|s| s.as_array_mut());
-        for (step, at) in steps.into_iter().flatten().zip(&chain.steps) {
+    fn json(&self, chain: &Gathered) -> std::io::Result<Vec<u8>> {
+        let cut = self.spilled.read(chain.json)?;
+        let mut json = Vec::with_capacity(cut.len() + 8 * chain.holes.len());
+        let mut from = 0;
+        for (&hole, at) in chain.holes.iter().zip(&chain.steps) {
             let node = self
                 .numbers
                 .of(*at)
                 .ok_or_else(|| std::io::Error::other("a chain's step is of no batch gathered"))?;
-            step["node"] = node.into();
+            json.extend_from_slice(&cut[from..hole as usize]);
+            json.extend_from_slice(node.to_string().as_bytes());
+            from = hole as usize;
         }
-        let text = serde_json::to_string_pretty(&value)?;
-        Ok(text.replace('\n', "\n    "))
+        json.extend_from_slice(&cut[from..]);
+        Ok(json)
     }
 
     /// Keeps both answers in `index` for the opening `opening` of `corpus` (whose load
@@ -176,17 +194,11 @@ impl Chains<'_> {
             if index.keeps(&key, opening) {
                 continue;
             }
-            // As `Answer` serialises: the text written as a JSON string, piece by piece.
+            // As `Answer::read` reads it: the errors as one JSON line, then the text as is.
             index.remember_written(&key, opening, &mut |put| {
-                put(b"{\"errors\":")?;
                 put(&serde_json::to_vec(&errors)?)?;
-                put(b",\"text\":\"")?;
-                self.write(form, &mut |piece| {
-                    let text = std::str::from_utf8(piece).map_err(std::io::Error::other)?;
-                    let quoted = serde_json::to_vec(text)?;
-                    put(&quoted[1..quoted.len() - 1])
-                })?;
-                put(b"\"}")
+                put(b"\n")?;
+                self.write(form, put)
             })?;
         }
         Ok(())
@@ -215,10 +227,25 @@ pub fn of_where(
 
 /// What `chains` answers in one format, kept in the index for an opening: the inputs'
 /// load errors as printed, and the output (text before it is fitted to a terminal).
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(Debug, PartialEq)]
 pub struct Answer {
     pub errors: Vec<String>,
     pub text: String,
+}
+
+impl Answer {
+    /// The answer [`Chains::keep`] wrote: the errors as one JSON line, then the text as
+    /// is (no JSON string to escape and unescape).
+    pub fn read(kept: &mut dyn std::io::BufRead) -> Option<Answer> {
+        let mut errors = Vec::new();
+        kept.read_until(b'\n', &mut errors).ok()?;
+        let mut text = String::new();
+        kept.read_to_string(&mut text).ok()?;
+        Some(Answer {
+            errors: serde_json::from_slice(&errors).ok()?,
+            text,
+        })
+    }
 }
 
 /// The kind of `chains`' answer in `form` kept in the index ([`Index::kept_key`]).
@@ -264,6 +291,31 @@ impl serde::Serialize for ChainOut<'_> {
             .collect();
         self.chain.serialize_with_steps(s, &steps)
     }
+}
+
+/// `json` (a chain as the document lists it, steps numbered in their batch) with each
+/// step's node number cut out, and where each goes, in step order. A step's `node` is its
+/// first member, on a line of its own at the steps' depth; a line break inside a string
+/// is written `\\n`, so no string can end a line there.
+fn node_holes(json: &str, steps: usize) -> std::io::Result<(String, Box<[u32]>)> {
+    const KEY: &str = "\n          \"node\": ";
+    let mut cut = String::with_capacity(json.len());
+    let mut holes = Vec::with_capacity(steps);
+    let mut rest = json;
+    while let Some(at) = rest.find(KEY) {
+        let (head, tail) = rest.split_at(at + KEY.len());
+        cut.push_str(head);
+        holes.push(u32::try_from(cut.len()).map_err(std::io::Error::other)?);
+        rest = tail.trim_start_matches(|c: char| c.is_ascii_digit());
+    }
+    cut.push_str(rest);
+    if holes.len() != steps {
+        let found = holes.len();
+        return Err(std::io::Error::other(format!(
+            "a chain's JSON has {found} step numbers for {steps} steps"
+        )));
+    }
+    Ok((cut, holes.into()))
 }
 
 /// A chain as an indented tree, each step led by its record's verdict glyph (`✓`
@@ -336,4 +388,71 @@ fn chain_text(c: &Chain, verdicts: &[Option<RecordVerdict>], leases: &Leases) ->
         );
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::chains::Step;
+    use crate::model::drift::DriftResult;
+
+    /// Ids and tools that hold what a step's node line looks like (a line break, the
+    /// key, the indentation) still leave one hole a step, where its number goes: the
+    /// chain filled in is the JSON with the numbers asked for.
+    #[test]
+    fn each_step_number_goes_where_the_step_has_it_whatever_its_strings_hold() {
+        let tricky = "a\n          \"node\": 12\n";
+        let step = |node, id: &str| Step {
+            node,
+            action_id: id.into(),
+            tool: Some(tricky.into()),
+            decision: Some("deny".into()),
+            grant: None,
+            fresh_approval: false,
+            drift: DriftResult::Drifted,
+        };
+        let chain = Chain {
+            kind: ChainKind::DenyReapproval,
+            id: tricky.into(),
+            run_id: "\"node\": 3".into(),
+            ended: Some("abandoned".into()),
+            steps: vec![
+                step(4, tricky),
+                step(9, "          \"node\": 5"),
+                step(0, "b"),
+            ],
+        };
+        let verdicts = vec![None; 3];
+        let json = serde_json::to_string_pretty(&ChainOut {
+            chain: &chain,
+            verdicts: &verdicts,
+        })
+        .unwrap()
+        .replace('\n', "\n    ");
+        let (cut, holes) = node_holes(&json, 3).unwrap();
+        assert_eq!(holes.len(), 3);
+        let mut filled = String::new();
+        let mut from = 0;
+        for (hole, number) in holes.iter().zip([700, 8, 90_000]) {
+            filled.push_str(&cut[from..*hole as usize]);
+            filled.push_str(&number.to_string());
+            from = *hole as usize;
+        }
+        filled.push_str(&cut[from..]);
+        let mut want: serde_json::Value = serde_json::from_str(&json).unwrap();
+        for (step, number) in want["steps"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .zip([700, 8, 90_000])
+        {
+            step["node"] = number.into();
+        }
+        let want = serde_json::to_string_pretty(&want)
+            .unwrap()
+            .replace('\n', "\n    ");
+        assert_eq!(filled, want);
+        // A count that does not match the steps is an error, never a misplaced number.
+        assert!(node_holes(&json, 2).is_err());
+    }
 }

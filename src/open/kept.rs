@@ -444,19 +444,28 @@ impl Keeping {
         (keeping.table.is_some() || keeping.chains.is_some()).then_some(keeping)
     }
 
-    /// Adds what `batch` gives.
+    /// Adds what `batch` gives (the table and the chains side by side).
     pub fn add(&mut self, batch: &Batch<'_>) {
         let placed = self.numbering.add(batch);
-        if let Some(table) = &mut self.table
-            && table.add(batch, &placed).is_err()
-        {
-            self.table = None;
-        }
-        if let Some(chains) = &mut self.chains
-            && chains.add(batch, &placed).is_err()
-        {
-            self.chains = None;
-        }
+        let (table, chains) = (&mut self.table, &mut self.chains);
+        rayon::join(
+            || {
+                if table
+                    .as_mut()
+                    .is_some_and(|t| t.add(batch, &placed).is_err())
+                {
+                    *table = None;
+                }
+            },
+            || {
+                if chains
+                    .as_mut()
+                    .is_some_and(|c| c.add(batch, &placed).is_err())
+                {
+                    *chains = None;
+                }
+            },
+        );
     }
 
     /// Keeps what was gathered for the opening `opening` of `corpus` (verified with

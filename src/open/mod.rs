@@ -264,7 +264,7 @@ pub fn kept_chains(
 ) -> Option<chain_answers::Answer> {
     let index = setting.answers()?;
     let kept = kept::unchanged_opening(paths, &index, &chain_answers::kind(form))?;
-    index.recall(&kept.key, &kept.opening)
+    index.recall_read(&kept.key, &kept.opening, chain_answers::Answer::read)
 }
 
 /// Keeps what later commands answer from (each action's views, the chains) for the

@@ -41,6 +41,19 @@ impl Index {
     /// What [`Index::remember`] kept under `key` for the opening `opening`
     /// ([`Index::opening_name`]) under this configuration, when it is sound.
     pub fn recall<T: DeserializeOwned>(&self, key: &str, opening: &str) -> Option<T> {
+        self.recall_read(key, opening, |body: &mut dyn std::io::BufRead| {
+            serde_json::from_reader(body).ok()
+        })
+    }
+
+    /// [`Index::recall`] of a value `read` reads from its body (written with
+    /// [`Index::remember_written`]).
+    pub fn recall_read<T>(
+        &self,
+        key: &str,
+        opening: &str,
+        read: impl FnOnce(&mut dyn std::io::BufRead) -> Option<T>,
+    ) -> Option<T> {
         if writable_by_others(&self.dir) {
             return None;
         }
@@ -64,8 +77,7 @@ impl Index {
         }
         let mut file = file.into_inner();
         file.seek(std::io::SeekFrom::Start(body_at)).ok()?;
-        let value =
-            serde_json::from_reader(std::io::BufReader::with_capacity(1 << 20, file)).ok()?;
+        let value = read(&mut std::io::BufReader::with_capacity(1 << 20, file))?;
         mark_used(&slot);
         Some(value)
     }
@@ -86,7 +98,7 @@ impl Index {
         })
     }
 
-    /// [`Index::remember`] of a value whose JSON `body` writes a piece at a time (with the
+    /// [`Index::remember`] of a value whose `body` writes a piece at a time (with the
     /// function it is given): for a value too large to be held whole.
     pub fn remember_written(
         &self,
