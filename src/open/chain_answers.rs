@@ -15,6 +15,9 @@ use crate::verify::verdict::RecordVerdict;
 use rayon::prelude::*;
 use std::fmt::Write as _;
 
+/// Chains rendered at once on every core before they go to the spill.
+const CHAINS_AT_ONCE: usize = 256;
+
 /// The chains of an opening, gathered batch by batch.
 #[derive(Debug)]
 pub struct ChainAnswers {
@@ -93,16 +96,19 @@ impl ChainAnswers {
             let (json, holes) = node_holes(&json.replace('\n', "\n    "), steps.len())?;
             Ok((json, holes, chain_text(chain, &verdicts, leases)))
         };
-        let made: Vec<std::io::Result<_>> = placed_chains.par_iter().map(rendered).collect();
-        for ((_, order, steps), made) in placed_chains.into_iter().zip(made) {
-            let (json, holes, text) = made?;
-            self.chains.push(Gathered {
-                order,
-                json: self.spill.put(json.as_bytes())?,
-                holes,
-                text: self.spill.put(text.as_bytes())?,
-                steps,
-            });
+        // A few at a time, so that no more than those wait in memory for the spill.
+        for chunk in placed_chains.chunks(CHAINS_AT_ONCE) {
+            let made: Vec<std::io::Result<_>> = chunk.par_iter().map(rendered).collect();
+            for ((_, order, steps), made) in chunk.iter().zip(made) {
+                let (json, holes, text) = made?;
+                self.chains.push(Gathered {
+                    order: *order,
+                    json: self.spill.put(json.as_bytes())?,
+                    holes,
+                    text: self.spill.put(text.as_bytes())?,
+                    steps: steps.clone(),
+                });
+            }
         }
         Ok(())
     }
