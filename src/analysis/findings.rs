@@ -5,6 +5,7 @@ use super::Analysis;
 use super::graph::{GraphProblem, NodeId};
 use crate::load::Corpus;
 use crate::model::finding::{Finding, Location, Severity};
+use crate::model::json::Obj;
 use crate::model::{Action, Record, Source};
 use crate::verify::RecordResult;
 use crate::verify::semantic::{RuleSeverity, Violation};
@@ -157,19 +158,20 @@ fn with_two<R>(
     })
 }
 
+/// A finding's evidence: the members `keys` names of action `a`, as stored.
 fn ev(a: &Action<'_>, keys: &[&str]) -> serde_json::Value {
-    let mut m = serde_json::Map::new();
-    for k in keys {
-        let v = if let Some(rest) = k.strip_prefix("capability_decision.") {
-            a.get("capability_decision").and_then(|d| d.get(rest))
-        } else {
-            a.get(k)
-        };
-        if let Some(v) = v {
-            m.insert((*k).into(), serde_json::to_value(v).unwrap_or_default());
-        }
-    }
-    serde_json::Value::Object(m)
+    quoted_evidence(&a.quoted(keys))
+}
+
+/// A finding's evidence: the members an action has of those it quotes, as stored
+/// ([`Action::quoted`]).
+fn quoted_evidence(quoted: &Obj) -> serde_json::Value {
+    (quoted.members.iter())
+        .map(|(name, value)| {
+            let name = name.lossy().into_owned();
+            (name, serde_json::to_value(value).unwrap_or_default())
+        })
+        .collect()
 }
 
 /// Every finding the analysis makes (not those of the verifier).

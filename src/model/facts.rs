@@ -256,6 +256,10 @@ pub struct ActionFacts {
     pub bounded_lease_evidence: Option<Box<Obj>>,
     /// The state digest members, when the action carries a pre or post digest.
     pub state_digest: Option<Box<StateDigest>>,
+    /// What F-EXEC-AFTER-DENY quotes ([`EXEC_AFTER_DENY_QUOTES`]), as stored, of an action
+    /// whose decision is a deny (few: kept boxed), so that the finding is made without
+    /// reading the action again.
+    pub denied_quoted: Option<Box<Obj>>,
     /// The whole action's [`Json::equality_digest`]: two copies of an action (cumulative
     /// snapshots repeat them) are compared by it, their trees read only when they differ.
     pub copy_digest: [u8; 16],
@@ -302,6 +306,14 @@ impl StateDigest {
         self.post.as_ref().and_then(Json::as_str)
     }
 }
+
+/// The members F-EXEC-AFTER-DENY quotes of the action it is about ([`Action::quoted`]).
+pub const EXEC_AFTER_DENY_QUOTES: [&str; 4] = [
+    "capability_decision.decision",
+    "outcome",
+    "exit_code",
+    "result_digest",
+];
 
 /// Which of `tool_name`, `side_effect_class` and `state_changing` an action stores, and
 /// whether each one stored is exactly what the facts hold (a UTF-8 string for the first
@@ -397,6 +409,8 @@ impl ActionFacts {
             stored: StoredMembers::of(f).0,
             bounded_lease_evidence: f.obj(Key::BoundedLeaseEvidence).cloned().map(Box::new),
             state_digest,
+            denied_quoted: (members.outcome() == Some("deny"))
+                .then(|| Box::new(Action(action).quoted(&EXEC_AFTER_DENY_QUOTES))),
             copy_digest: action.equality_digest(),
         };
         (facts, drift)
@@ -521,6 +535,10 @@ impl ActionFacts {
                 }
             }
         }
+        w.uint(u64::from(self.denied_quoted.is_some()));
+        if let Some(o) = &self.denied_quoted {
+            w.obj(o);
+        }
         w.bytes(&self.copy_digest);
     }
 
@@ -563,6 +581,11 @@ impl ActionFacts {
                     pre: json(r)?,
                     post: json(r)?,
                 }))
+            } else {
+                None
+            },
+            denied_quoted: if r.bool()? {
+                Some(Box::new(r.obj()?))
             } else {
                 None
             },

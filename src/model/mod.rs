@@ -22,7 +22,7 @@ mod texts;
 pub mod time;
 pub mod vocabulary;
 
-use json::{Json, KeySet, Obj, index_of};
+use json::{JStr, Json, KeySet, Obj, index_of};
 use std::sync::Arc;
 
 /// Where a record was read from.
@@ -543,6 +543,25 @@ impl<'a> Action<'a> {
     /// A field of the action.
     pub fn get(&self, key: &str) -> Option<&'a Json> {
         self.0.get(key)
+    }
+
+    /// The members `names` names, those the action has, as stored and in that order: a
+    /// name `capability_decision.X` is the member `X` of its decision. What a finding's
+    /// evidence quotes.
+    pub fn quoted(&self, names: &[&str]) -> Obj {
+        let members = (names.iter())
+            .filter_map(|name| {
+                let value = match name.strip_prefix("capability_decision.") {
+                    Some(member) => self.get("capability_decision")?.get(member),
+                    None => self.get(name),
+                }?;
+                Some((JStr::from(*name), value.clone()))
+            })
+            .collect();
+        Obj {
+            members,
+            has_duplicates: false,
+        }
     }
 
     /// A string field of the action.

@@ -1,16 +1,17 @@
 //! The findings about one action (node): what its own facts decide ([`check`], worked out
 //! for every node while the analysis is built), its parent's denial, its lease and its
 //! digests' coverage — its stored JSON read only for the nodes with something to say, and
-//! not at all for F-UNAPPROVED-MUTATION when the facts hold what it quotes.
+//! not at all for F-UNAPPROVED-MUTATION and F-EXEC-AFTER-DENY when the facts hold what
+//! they quote.
 
-use super::{Timed, action_location, ev, finding, location_at};
+use super::{Timed, action_location, ev, finding, location_at, quoted_evidence};
 use crate::analysis::Analysis;
 use crate::analysis::comparability::CoverageFinding;
 use crate::analysis::graph::NodeId;
 use crate::analysis::lease::LeaseView;
 use crate::load::Corpus;
 use crate::model::drift::{Drift, DriftResult};
-use crate::model::facts::{ActionFacts, StoredMembers};
+use crate::model::facts::{ActionFacts, EXEC_AFTER_DENY_QUOTES, StoredMembers};
 use crate::model::fields::{ActionFields, Key};
 use crate::model::finding::{Location, Severity};
 use crate::model::{Action, Record};
@@ -67,7 +68,7 @@ pub fn checks(f: &ActionFacts) -> u8 {
 /// The findings about node `n`, reading its action's JSON only when there are some.
 /// The findings of consecutive nodes first stored in one record, the record read once
 /// for all of them (and not at all when none has anything to say, or all of it is said
-/// from the facts: [`unapproved_from_facts`]).
+/// from the facts: [`from_facts`]).
 pub(super) fn per_record(
     corpus: &Corpus,
     an: &Analysis,
@@ -79,14 +80,11 @@ pub(super) fn per_record(
     let Some(&(first, _)) = concerned.first() else {
         return;
     };
-    let from_facts: Option<Vec<Timed>> = (concerned.iter())
-        .map(|(n, c)| {
-            c.only_unapproved()
-                .then(|| unapproved_from_facts(corpus, an, *n))?
-        })
+    let made: Option<Vec<Vec<Timed>>> = (concerned.iter())
+        .map(|(n, c)| from_facts(corpus, an, *n, c))
         .collect();
-    if let Some(found) = from_facts {
-        out.extend(found);
+    if let Some(found) = made {
+        out.extend(found.into_iter().flatten());
         return;
     }
     let record = an.graph.nodes[first as usize].record;
@@ -137,17 +135,91 @@ struct Concerns<'a> {
 }
 
 impl Concerns<'_> {
-    /// True when all there is to say is F-UNAPPROVED-MUTATION.
-    fn only_unapproved(&self) -> bool {
-        let own = check::EXEC_AFTER_DENY
-            | check::UNAPPROVED_MUTATION
-            | check::UNKNOWN_CLASS_ALLOWED
-            | check::DRIFT_EXECUTED;
-        self.bits & own == check::UNAPPROVED_MUTATION
+    /// True when all there is to say is F-EXEC-AFTER-DENY, F-UNAPPROVED-MUTATION or both:
+    /// what [`from_facts`] can say.
+    fn only_from_facts(&self) -> bool {
+        let said = check::UNKNOWN_CLASS_ALLOWED | check::DRIFT_EXECUTED;
+        self.bits & said == 0
             && self.parent.is_none()
             && self.lease.is_none()
             && self.coverage.is_none()
     }
+}
+
+/// The findings about node `n` for its `concerns` from its facts alone, as
+/// [`action_findings`] makes them from its JSON; `None` when the facts do not hold what
+/// they quote (its record is read then).
+fn from_facts(
+    corpus: &Corpus,
+    an: &Analysis,
+    n: NodeId,
+    concerns: &Concerns<'_>,
+) -> Option<Vec<Timed>> {
+    if !concerns.only_from_facts() {
+        return None;
+    }
+    let mut found = Vec::new();
+    if concerns.bits & check::EXEC_AFTER_DENY != 0 {
+        found.push(exec_after_deny_from_facts(corpus, an, n)?);
+    }
+    if concerns.bits & check::UNAPPROVED_MUTATION != 0 {
+        found.push(unapproved_from_facts(corpus, an, n)?);
+    }
+    Some(found)
+}
+
+/// F-EXEC-AFTER-DENY about the action `id` of `record` (its `timestamp_ms`: `time`), at
+/// `location`, with `evidence` (what it quotes, [`EXEC_AFTER_DENY_QUOTES`]): made the
+/// same way from the stored JSON and from the facts.
+fn exec_after_deny(
+    record: &Record,
+    id: Option<&str>,
+    time: Option<f64>,
+    evidence: serde_json::Value,
+    location: Location,
+) -> Timed {
+    let message = format!(
+        "{} was denied yet shows an executed result",
+        id.unwrap_or("?")
+    );
+    let (mut found, _) = finding(
+        "F-EXEC-AFTER-DENY",
+        Severity::High,
+        record,
+        &[],
+        message,
+        evidence,
+    );
+    found.action_ids = id.map(str::to_string).into_iter().collect();
+    found.locations = vec![location];
+    (found, time.or(record.created_at_ms()))
+}
+
+/// The field of an action F-EXEC-AFTER-DENY points at (from what it quotes of the
+/// action), when the action has it.
+fn exec_after_deny_field(quoted: &crate::model::json::Obj) -> Option<&'static str> {
+    quoted.get("outcome").map(|_| "outcome")
+}
+
+/// F-EXEC-AFTER-DENY about node `n` from its facts alone ([`ActionFacts::denied_quoted`]).
+fn exec_after_deny_from_facts(corpus: &Corpus, an: &Analysis, n: NodeId) -> Option<Timed> {
+    let node = &an.graph.nodes[n as usize];
+    let record = corpus.record(node.record as usize);
+    let actions = &record.facts().actions;
+    let facts = actions.at(node.pos)?;
+    let quoted = facts.denied_quoted.as_deref()?;
+    let location = location_at(
+        &record.source,
+        actions.index_of(node.pos)?,
+        exec_after_deny_field(quoted),
+    );
+    Some(exec_after_deny(
+        record,
+        facts.id(),
+        facts.time(),
+        quoted_evidence(quoted),
+        location,
+    ))
 }
 
 /// F-UNAPPROVED-MUTATION about the action with `facts` of `record`, at `location`, with
@@ -236,24 +308,14 @@ fn action_findings(
     let (facts, drift) = ActionFacts::with_drift(record, a.0, &fields);
     let outcome = facts.outcome();
     if bits & check::EXEC_AFTER_DENY != 0 {
-        out.push(finding(
-            "F-EXEC-AFTER-DENY",
-            Severity::High,
+        let quoted = a.quoted(&EXEC_AFTER_DENY_QUOTES);
+        let location = action_location(record, a, exec_after_deny_field(&quoted));
+        out.push(exec_after_deny(
             record,
-            &[a],
-            format!(
-                "{} was denied yet shows an executed result",
-                a.id().unwrap_or("?")
-            ),
-            ev(
-                a,
-                &[
-                    "capability_decision.decision",
-                    "outcome",
-                    "exit_code",
-                    "result_digest",
-                ],
-            ),
+            a.id(),
+            a.timestamp_ms(),
+            quoted_evidence(&quoted),
+            location,
         ));
     }
     if bits & check::UNAPPROVED_MUTATION != 0 {
@@ -432,7 +494,9 @@ mod tests {
         let an = Analysis::build(&corpus, &crate::analysis::lease::SuppliedLeases::default());
         let (mut from_facts, mut from_json) = (0, 0);
         for n in 0..an.graph.nodes.len() as NodeId {
-            if !concerns(&an, n).is_some_and(|c| c.only_unapproved()) {
+            if !concerns(&an, n)
+                .is_some_and(|c| c.only_from_facts() && c.bits == check::UNAPPROVED_MUTATION)
+            {
                 continue;
             }
             let node = &an.graph.nodes[n as usize];
@@ -457,5 +521,78 @@ mod tests {
             }
         }
         assert_eq!((from_facts, from_json), (5, 3));
+    }
+
+    /// F-EXEC-AFTER-DENY made from the facts is exactly the one made from the stored JSON
+    /// (`action_findings`), whatever form the members it quotes are stored in: numbers as
+    /// written, an object for a digest, a repeated member, a lone surrogate, no `outcome`
+    /// to point at; and an action with more to say (its parent denied after its arguments
+    /// drifted) is still read.
+    #[test]
+    fn exec_after_deny_from_the_facts_is_the_one_from_the_json() {
+        let deny = r#""capability_decision":{"decision":"deny"}"#;
+        let actions = [
+            format!(
+                r#"{{"action_id":"a",{deny},"outcome":"success","exit_code":0,"result_digest":"sha256:ab","timestamp_ms":1780000000001}}"#
+            ),
+            format!(r#"{{"action_id":"a",{deny},"exit_code":0.0}}"#),
+            format!(r#"{{"action_id":"a",{deny},"exit_code":-0e3,"outcome":"failed"}}"#),
+            format!(
+                r#"{{"action_id":"a",{deny},"outcome":"ok","outcome":"completed","result_digest":{{"sha256":"ab"}}}}"#
+            ),
+            r#"{"action_id":"a","capability_decision":{"decision":"allow","decision":"deny"},"result_digest":"\ud800"}"#.to_string(),
+            format!(r#"{{"action_id":7,{deny},"outcome":"success","timestamp_ms":"soon"}}"#),
+            // A child re-run after its parent was denied with drifted arguments: read.
+            format!(
+                r#"{{"action_id":"p",{deny},"argument_drift":{{"result":"drifted"}}}},{{"action_id":"c","parent_action_id":"p",{deny},"outcome":"success"}}"#
+            ),
+            format!(r#"{{"action_id":"a",{deny},"outcome":"failed"}}"#),
+        ];
+        let mut lines = String::new();
+        for (i, a) in actions.iter().enumerate() {
+            use std::fmt::Write as _;
+            let _ = writeln!(
+                lines,
+                "{{\"schema_version\":\"aep/v0.3\",\"run_id\":\"r{i}\",\"created_at_ms\":1780000000000,\"actions\":[{a}]}}"
+            );
+        }
+        let corpus = Corpus::new(vec![crate::load::parse_input(
+            "x.ndjson".into(),
+            lines.as_bytes(),
+        )]);
+        assert_eq!(corpus.len(), actions.len());
+        let an = Analysis::build(&corpus, &crate::analysis::lease::SuppliedLeases::default());
+        let (mut from_the_facts, mut read) = (Vec::new(), 0);
+        for n in 0..an.graph.nodes.len() as NodeId {
+            let Some(c) = concerns(&an, n).filter(|c| c.bits & check::EXEC_AFTER_DENY != 0) else {
+                continue;
+            };
+            let node = &an.graph.nodes[n as usize];
+            let stored = corpus.record(node.record as usize).with_record(|r| {
+                let a = r.action_at(node.pos as usize)?;
+                let mut out = Vec::new();
+                action_findings(&corpus, &an, n, r, &a, &c, &mut out);
+                Some(out)
+            });
+            let stored = stored.expect("the action is read");
+            match from_facts(&corpus, &an, n, &c) {
+                Some(made) => {
+                    assert_eq!(made, stored, "node {n}");
+                    from_the_facts.push(made);
+                }
+                None => read += 1,
+            }
+        }
+        assert_eq!((from_the_facts.len(), read), (6, 1));
+        // What the first two quote, as stored.
+        let evidence = |i: usize| serde_json::to_string(&from_the_facts[i][0].0.evidence).unwrap();
+        assert_eq!(
+            evidence(0),
+            r#"{"capability_decision.decision":"deny","outcome":"success","exit_code":0,"result_digest":"sha256:ab"}"#
+        );
+        assert_eq!(
+            evidence(1),
+            r#"{"capability_decision.decision":"deny","exit_code":0}"#
+        );
     }
 }

@@ -62,7 +62,7 @@ use summary::{BODY_CHUNK, BodyReader, summarised, summary_head, summary_part};
 
 /// The index file format's version: bumped whenever what an entry holds changes shape —
 /// the verdicts, or the encoding of [`RecordFacts`](crate::model::facts::RecordFacts) in a store's summary.
-const FORMAT: &str = "aeplens-index/18";
+const FORMAT: &str = "aeplens-index/19";
 
 /// Everything a record's verdicts depend on besides the record itself. (Lease files do
 /// not change a verdict today; they are in the key all the same, so an entry never
