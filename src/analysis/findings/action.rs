@@ -462,6 +462,26 @@ fn same_payload(
 mod tests {
     use super::*;
 
+    /// One record a run for each of `actions` (the inside of its `actions` array),
+    /// loaded and analysed.
+    fn analysed(actions: &[impl std::fmt::Display]) -> (Corpus, Analysis) {
+        let mut lines = String::new();
+        for (i, a) in actions.iter().enumerate() {
+            use std::fmt::Write as _;
+            let _ = writeln!(
+                lines,
+                "{{\"schema_version\":\"aep/v0.3\",\"run_id\":\"r{i}\",\"created_at_ms\":1780000000000,\"actions\":[{a}]}}"
+            );
+        }
+        let corpus = Corpus::new(vec![crate::load::parse_input(
+            "x.ndjson".into(),
+            lines.as_bytes(),
+        )]);
+        assert_eq!(corpus.len(), actions.len());
+        let an = Analysis::build(&corpus, &crate::analysis::lease::SuppliedLeases::default());
+        (corpus, an)
+    }
+
     /// F-UNAPPROVED-MUTATION made from the facts is exactly the one made from the stored
     /// JSON — its evidence quoting the members as stored, its location counting action
     /// objects — and is not made from the facts when they do not hold the members as
@@ -478,20 +498,7 @@ mod tests {
             r#"{"action_id":"a","tool_name":"\ud800","state_changing":true}"#,
             r#"{"tool_name":"t","side_effect_class":"delete"}"#,
         ];
-        let mut lines = String::new();
-        for (i, a) in actions.iter().enumerate() {
-            use std::fmt::Write as _;
-            let _ = writeln!(
-                lines,
-                "{{\"schema_version\":\"aep/v0.3\",\"run_id\":\"r{i}\",\"created_at_ms\":1780000000000,\"actions\":[{a}]}}"
-            );
-        }
-        let corpus = Corpus::new(vec![crate::load::parse_input(
-            "x.ndjson".into(),
-            lines.as_bytes(),
-        )]);
-        assert_eq!(corpus.len(), actions.len());
-        let an = Analysis::build(&corpus, &crate::analysis::lease::SuppliedLeases::default());
+        let (corpus, an) = analysed(&actions);
         let (mut from_facts, mut from_json) = (0, 0);
         for n in 0..an.graph.nodes.len() as NodeId {
             if !concerns(&an, n)
@@ -548,20 +555,7 @@ mod tests {
             ),
             format!(r#"{{"action_id":"a",{deny},"outcome":"failed"}}"#),
         ];
-        let mut lines = String::new();
-        for (i, a) in actions.iter().enumerate() {
-            use std::fmt::Write as _;
-            let _ = writeln!(
-                lines,
-                "{{\"schema_version\":\"aep/v0.3\",\"run_id\":\"r{i}\",\"created_at_ms\":1780000000000,\"actions\":[{a}]}}"
-            );
-        }
-        let corpus = Corpus::new(vec![crate::load::parse_input(
-            "x.ndjson".into(),
-            lines.as_bytes(),
-        )]);
-        assert_eq!(corpus.len(), actions.len());
-        let an = Analysis::build(&corpus, &crate::analysis::lease::SuppliedLeases::default());
+        let (corpus, an) = analysed(&actions);
         let (mut from_the_facts, mut read) = (Vec::new(), 0);
         for n in 0..an.graph.nodes.len() as NodeId {
             let Some(c) = concerns(&an, n).filter(|c| c.bits & check::EXEC_AFTER_DENY != 0) else {
