@@ -86,27 +86,27 @@ impl ChainAnswers {
                 placed_chains.push((chain, order, steps));
             }
         }
-        let rendered = |(chain, _, steps): &(&Chain, _, Box<[NodeAt]>)| {
+        let rendered = |(chain, _, _): &(&Chain, _, _)| {
             let verdicts: Vec<Option<RecordVerdict>> =
                 chain.steps.iter().map(|s| verdict(s.node)).collect();
-            let json = serde_json::to_string_pretty(&ChainOut {
+            let json = listed(&ChainOut {
                 chain,
                 verdicts: &verdicts,
             })?;
-            let (json, holes) = node_holes(&json.replace('\n', "\n    "), steps.len())?;
+            let (json, holes) = node_holes(&json, chain.steps.len())?;
             Ok((json, holes, chain_text(chain, &verdicts, leases)))
         };
         // A few at a time, so that no more than those wait in memory for the spill.
-        for chunk in placed_chains.chunks(CHAINS_AT_ONCE) {
+        for chunk in placed_chains.chunks_mut(CHAINS_AT_ONCE) {
             let made: Vec<std::io::Result<_>> = chunk.par_iter().map(rendered).collect();
-            for ((_, order, steps), made) in chunk.iter().zip(made) {
+            for ((_, order, steps), made) in chunk.iter_mut().zip(made) {
                 let (json, holes, text) = made?;
                 self.chains.push(Gathered {
                     order: *order,
                     json: self.spill.put(json.as_bytes())?,
                     holes,
                     text: self.spill.put(text.as_bytes())?,
-                    steps: steps.clone(),
+                    steps: std::mem::take(steps),
                 });
             }
         }
@@ -175,20 +175,15 @@ impl Chains<'_> {
 
     /// A chain as the JSON document lists it (two levels deep), its steps numbered.
     fn json(&self, chain: &Gathered) -> std::io::Result<Vec<u8>> {
-        let cut = self.spilled.read(chain.json)?;
-        let mut json = Vec::with_capacity(cut.len() + 8 * chain.holes.len());
-        let mut from = 0;
-        for (&hole, at) in chain.holes.iter().zip(&chain.steps) {
-            let node = self
-                .numbers
-                .of(*at)
-                .ok_or_else(|| std::io::Error::other("a chain's step is of no batch gathered"))?;
-            json.extend_from_slice(&cut[from..hole as usize]);
-            json.extend_from_slice(node.to_string().as_bytes());
-            from = hole as usize;
-        }
-        json.extend_from_slice(&cut[from..]);
-        Ok(json)
+        let nodes = (chain.steps.iter())
+            .map(|at| self.numbers.of(*at))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| std::io::Error::other("a chain's step is of no batch gathered"))?;
+        Ok(numbered(
+            &self.spilled.read(chain.json)?,
+            &chain.holes,
+            &nodes,
+        ))
     }
 
     /// Keeps both answers in `index` for the opening `opening` of `corpus` (whose load
@@ -233,7 +228,7 @@ pub fn of_where(
 
 /// What `chains` answers in one format, kept in the index for an opening: the inputs'
 /// load errors as printed, and the output (text before it is fitted to a terminal).
-#[derive(Debug, PartialEq)]
+#[derive(Debug)]
 pub struct Answer {
     pub errors: Vec<String>,
     pub text: String,
@@ -299,7 +294,25 @@ impl serde::Serialize for ChainOut<'_> {
     }
 }
 
-/// `json` (a chain as the document lists it, steps numbered in their batch) with each
+/// `value` pretty-printed as the JSON document lists a chain: two levels deep.
+fn listed(value: &impl serde::Serialize) -> serde_json::Result<String> {
+    Ok(serde_json::to_string_pretty(value)?.replace('\n', "\n    "))
+}
+
+/// `cut` ([`node_holes`]) with the steps' node numbers, `nodes`, where they go (`holes`).
+fn numbered(cut: &[u8], holes: &[u32], nodes: &[crate::analysis::graph::NodeId]) -> Vec<u8> {
+    let mut json = Vec::with_capacity(cut.len() + 8 * holes.len());
+    let mut from = 0;
+    for (&hole, node) in holes.iter().zip(nodes) {
+        json.extend_from_slice(&cut[from..hole as usize]);
+        json.extend_from_slice(node.to_string().as_bytes());
+        from = hole as usize;
+    }
+    json.extend_from_slice(&cut[from..]);
+    json
+}
+
+/// `json` (a chain as the document lists it, [`listed`], steps numbered in their batch) with each
 /// step's node number cut out, and where each goes, in step order. A step's `node` is its
 /// first member, on a line of its own at the steps' depth; a line break inside a string
 /// is written `\\n`, so no string can end a line there.
@@ -429,22 +442,14 @@ mod tests {
             ],
         };
         let verdicts = vec![None; 3];
-        let json = serde_json::to_string_pretty(&ChainOut {
+        let json = listed(&ChainOut {
             chain: &chain,
             verdicts: &verdicts,
         })
-        .unwrap()
-        .replace('\n', "\n    ");
+        .unwrap();
         let (cut, holes) = node_holes(&json, 3).unwrap();
         assert_eq!(holes.len(), 3);
-        let mut filled = String::new();
-        let mut from = 0;
-        for (hole, number) in holes.iter().zip([700, 8, 90_000]) {
-            filled.push_str(&cut[from..*hole as usize]);
-            filled.push_str(&number.to_string());
-            from = *hole as usize;
-        }
-        filled.push_str(&cut[from..]);
+        let filled = numbered(cut.as_bytes(), &holes, &[700, 8, 90_000]);
         let mut want: serde_json::Value = serde_json::from_str(&json).unwrap();
         for (step, number) in want["steps"]
             .as_array_mut()
@@ -457,7 +462,7 @@ mod tests {
         let want = serde_json::to_string_pretty(&want)
             .unwrap()
             .replace('\n', "\n    ");
-        assert_eq!(filled, want);
+        assert_eq!(String::from_utf8(filled).unwrap(), want);
         // A count that does not match the steps is an error, never a misplaced number.
         assert!(node_holes(&json, 2).is_err());
     }

@@ -14,6 +14,7 @@ use crate::model::drift::{Drift, DriftResult};
 use crate::model::facts::{ActionFacts, EXEC_AFTER_DENY_QUOTES, StoredMembers};
 use crate::model::fields::{ActionFields, Key};
 use crate::model::finding::{Location, Severity};
+use crate::model::json::Obj;
 use crate::model::{Action, Record};
 use serde_json::json;
 
@@ -197,7 +198,7 @@ fn exec_after_deny(
 
 /// The field of an action F-EXEC-AFTER-DENY points at (from what it quotes of the
 /// action), when the action has it.
-fn exec_after_deny_field(quoted: &crate::model::json::Obj) -> Option<&'static str> {
+fn exec_after_deny_field(quoted: &Obj) -> Option<&'static str> {
     quoted.get("outcome").map(|_| "outcome")
 }
 
