@@ -127,7 +127,8 @@ def _batch(data) -> pa.RecordBatch:
 def split_files(files) -> pa.RecordBatch:
     """Whole files (``path`` string, ``content`` binary) cut into
     the bytes of their records, as ``aeplens`` reads each file: one row per piece
-    (``path``, ``line``, ``index`` — null on an NDJSON line — and ``raw``) and one row per
+    (``path``, ``line``, ``index`` — null on an NDJSON line —, ``raw`` and the ``offset``
+    of its first byte in the file) and one row per
     file (``raw`` null) with its ``sha256``, ``format``, ``bytes`` and ``file_errors``."""
     return pa.record_batch(_aeplens.split_files(_batch(files)))
 
@@ -144,7 +145,8 @@ def split_range(path: str, start: int, end: int, data: bytes) -> pa.RecordBatch:
     lines that start in it (a line belongs to the range holding its first byte), in
     ``split_files``' columns: ``data`` is the file from byte ``start - 1`` (0 for the
     first range) through the newline ending the line that holds byte ``end - 1``, or to
-    the end of the file. A piece's ``line`` counts from the range's start; the range's
+    the end of the file. A piece's ``line`` counts from the range's start (its ``offset``
+    is in the file); the range's
     own row (``raw`` null) gives its ``newlines``: a piece's line in the file is its
     ``line`` plus the ``newlines`` of the file's ranges before it."""
     return pa.record_batch(_aeplens.split_range(path, start, end, data))

@@ -1,6 +1,6 @@
 """python -m aeplens.spark: a fleet's AEP evidence verified as a Spark job.
 
-    python -m aeplens.spark --keys KEYS [--tsa-certs PEM] [--anchors FILE] [--leases FILE] --out OUT [--master URL] [--range-size SIZE] INPUT...
+    python -m aeplens.spark --keys KEYS [--tsa-certs PEM] [--anchors FILE] [--leases FILE] --out OUT [--master URL] [--range-size SIZE] [--bytes-from files|shuffle] INPUT...
 
 INPUT: files, directories (their .json, .jsonl and .ndjson files, recursively) or globs,
 local or on any Hadoop-compatible file system (hdfs://, s3a://, abfss://, gs://). OUT gets
@@ -12,18 +12,21 @@ The steps (docs/spark.md), no task holding a large file whole:
 
 1. Scan: an NDJSON file larger than ``--range-size`` (``ndjson_from_head``) is read once
    by one task, a range at a time, for its SHA-256 and the newlines in each range.
-2. Read (``mapInArrow``, one task a range): ``split_range`` — the range cut into the bytes
-   of the records whose lines start in it, exact bytes, exact line numbers — or, for any
-   other file, ``split_files`` on the whole file; then ``ties_batch``: each record parsed
-   and hashed for what ties it to others (verified once, in step 4). ``spark.read.text``
-   is not used: it decodes UTF-8 (repairing what the verifier must see broken) and
-   numbers no lines.
+2. Read (``mapInArrow``, each task its share of the ranges, one at a time):
+   ``split_range`` — the range cut into the bytes of the records whose lines start in it,
+   exact bytes, exact line numbers, where each starts in the file — or, for any other
+   file, ``split_files`` on the whole file; then ``ties_batch``: each record parsed and
+   hashed for what ties it to others (verified once, in step 4). The bytes stay in the
+   worker. ``spark.read.text`` is not used: it decodes UTF-8 (repairing what the verifier
+   must see broken) and numbers no lines.
 3. The ties as engine joins (a parent named in another run); the groups they make
    (union–find on the driver: 16 bytes a tie).
-4. ``analyse_group`` (``groupBy("group").applyInArrow``): each group's tables, by the
-   code ``aeplens export`` runs, leaving the task as Arrow IPC streams.
-5. One write per table, into its ``set=<key>`` partition (other evidence sets under OUT
-   stay), each with the committer's ``_SUCCESS``.
+4. ``analyse_group`` (``groupBy("group").applyInArrow``): each group's records' bytes read
+   where they lie (``--bytes-from files``) or shuffled to it (``shuffle``), then its
+   tables, by the code ``aeplens export`` runs, leaving the task as Arrow IPC streams.
+5. Once every group is analysed, the tables written side by side, each into its
+   ``set=<key>`` partition (other evidence sets under OUT stay) with the committer's
+   ``_SUCCESS``.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import argparse
 import os
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -41,6 +45,9 @@ import aeplens
 EVIDENCE_EXTENSIONS = (".json", ".jsonl", ".ndjson")
 #: The bytes of a range a task reads of a large NDJSON file (``--range-mb``).
 RANGE_BYTES = 32 << 20
+#: Pieces of one file a group's task reads in one span when no more than this lies
+#: between them.
+SPAN_GAP_BYTES = 64 << 10
 #: What is read of a file larger than a range to see whether it is NDJSON.
 HEAD_BYTES = 1 << 20
 #: Rows in a batch the JVM holds whole: a cached batch, an Arrow batch to or from Python,
@@ -224,6 +231,26 @@ def _read_range(uri: str, start: int, end: int) -> bytes:
         return bytes(data)
 
 
+def _read_pieces(uri: str, places):
+    """The bytes at ``places`` (``(offset, length)`` pairs in offset order) of a file
+    opened once: pieces at most ``SPAN_GAP_BYTES`` apart are read in one span."""
+    out = []
+    with _open(uri) as f:
+        k = 0
+        while k < len(places):
+            start, end, j = places[k][0], sum(places[k]), k + 1
+            while j < len(places) and places[j][0] - end <= SPAN_GAP_BYTES:
+                end, j = max(end, sum(places[j])), j + 1
+            f.seek(start)
+            span = f.read(end - start)
+            if len(span) < end - start:
+                raise RuntimeError(f"aeplens.spark: {_shown(uri)} changed while the job read it "
+                                   f"(shorter than byte {end})")
+            out.extend(span[offset - start:offset - start + length] for offset, length in places[k:j])
+            k = j
+    return out
+
+
 def _read(uri: str, n: int = None) -> bytes:
     """A file's first ``n`` bytes (fewer when it is shorter), or all of it, read as the
     workers read it."""
@@ -262,13 +289,17 @@ def _parts(spark, path: str):
 
 
 def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitions=None, log=print,
-        tsa_certs=None, anchors=None, range_bytes=RANGE_BYTES):
+        tsa_certs=None, anchors=None, range_bytes=RANGE_BYTES, bytes_from=None):
     """Runs the job on a Spark session; returns the summary (records, load errors,
     actions, findings, groups, seconds). What it verifies with is read here, on the
     driver, and broadcast: keyring, lease, TSA-root and anchor files and the driver's
     key variables (``aeplens.trust``). ``partitions``: how many parts the records are
     analysed in (default: twice the cores Spark has). ``range_bytes``: the size of the
-    ranges an NDJSON file larger than one is cut into, each read by its own task."""
+    ranges an NDJSON file larger than one is cut into, read one at a time.
+    ``bytes_from``: how a group's task gets its records' bytes — ``"files"``, read where
+    they lie, or ``"shuffle"``, read again with their ranges and shuffled to it
+    (default: ``"files"`` when every input is a local or HDFS file, where reading a
+    piece is cheap; ``"shuffle"`` on an object store, where each read is a request)."""
     from pyspark.sql import functions as F
     from pyspark import StorageLevel
     from pyspark.sql.window import Window
@@ -278,10 +309,14 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
     read_schema, table_schemas = _schemas(trust)
 
     uris = _expand(spark, inputs)
+    if bytes_from is None:
+        bytes_from = "files" if all(_local(u) is not None or u.startswith("hdfs:") for u in uris) else "shuffle"
+    if bytes_from not in ("files", "shuffle"):
+        raise ValueError(f"bytes_from {bytes_from!r}: expected \"files\" or \"shuffle\"")
     shown = [_shown(u) for u in uris]
     sizes = [_length(spark, u) for u in uris]
-    # An NDJSON file larger than a range is cut into ranges, each read by its own task;
-    # any other file is read whole by one task.
+    # An NDJSON file larger than a range is cut into ranges, each read apart; any other
+    # file is read whole.
     cut = [
         i for i, (u, size) in enumerate(zip(uris, sizes))
         if size > range_bytes and aeplens.ndjson_from_head(_read(u, HEAD_BYTES))
@@ -312,7 +347,7 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
 
     scanned = {}
     if cut:
-        rows = spark.range(0, len(cut), 1, len(cut)).mapInArrow(
+        rows = spark.range(0, len(cut), 1, min(len(cut), parallelism)).mapInArrow(
             scan, "id bigint, sha256 string, newlines array<bigint>").collect()
         scanned = {cut[r["id"]]: (r["sha256"], r["newlines"]) for r in rows}
         ranges = sum(len(n) for _, n in scanned.values())
@@ -321,46 +356,56 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
     # 2. Read: each range (its lines numbered in the file) or whole file cut into the
     # bytes of its records, each with what ties it to others (``ties_batch``: parsed and
     # hashed; every record is verified once, in step 4).
-    tasks = []  # (file, start, end, the newlines before start); end None: the whole file
+    # What is read apart: (file, start, end, the newlines before start); end None: the
+    # whole file. Each task reads its share of them, one at a time.
+    reads = []
     for i, uri in enumerate(uris):
         if i in scanned:
             before = 0
             for k, newlines in enumerate(scanned[i][1]):
                 start = k * range_bytes
-                tasks.append((i, start, min(start + range_bytes, sizes[i]), before))
+                reads.append((i, start, min(start + range_bytes, sizes[i]), before))
                 before += newlines
         else:
-            tasks.append((i, 0, None, 0))
+            reads.append((i, 0, None, 0))
+
+    def pieces_of(t):
+        """The pieces of read ``t`` (``split_range`` or ``split_files``), lines numbered in
+        the file: the same rows, in the same order, each time its bytes are read."""
+        i, start, end, before = reads[t]
+        if end is None:
+            content = pa.array([_read(uris[i])], pa.binary())
+            return aeplens.split_files(pa.record_batch({"path": [shown[i]], "content": content}))
+        pieces = aeplens.split_range(shown[i], start, end, _read_range(uris[i], start, end))
+        line = pc.add(pieces.column("line"), before)
+        return pieces.set_column(pieces.schema.get_field_index("line"), "line", line)
 
     def read(batches):
         for b in batches:
             for t in b.column("id").to_pylist():
-                i, start, end, before = tasks[t]
-                if end is None:
-                    content = pa.array([_read(uris[i])], pa.binary())
-                    pieces = aeplens.split_files(pa.record_batch({"path": [shown[i]], "content": content}))
-                else:
-                    pieces = aeplens.split_range(shown[i], start, end, _read_range(uris[i], start, end))
-                    line = pc.add(pieces.column("line"), before)
-                    pieces = pieces.set_column(pieces.schema.get_field_index("line"), "line", line)
-                tied = aeplens.ties_batch(pieces)
+                tied = aeplens.ties_batch(pieces_of(t))
+                # A row's key is its read and its place in the read's rows: exact (no
+                # hash to collide), and what finds its bytes when they are read again.
+                key = pc.add(pa.array(range(tied.num_rows), pa.int64()), t << 32)
+                raw = tied.column("raw")
+                tied = (tied.append_column("piece", pc.is_valid(raw))
+                        .append_column("length", pc.binary_length(raw).cast(pa.int64()))
+                        .drop_columns(["raw"]).append_column("record_key", key))
                 # In slices the size of a cached batch: the JVM holds one at a time.
                 for at in range(0, tied.num_rows, BATCH_ROWS):
                     yield tied.slice(at, BATCH_ROWS)
 
-    read_rows = (
-        spark.range(0, len(tasks), 1, max(len(tasks), 1))
-        .mapInArrow(read, _ddl(read_schema))
-        .persist(StorageLevel.DISK_ONLY)
-    )
-    log(f"aeplens.spark: {read_rows.count() - len(tasks)} pieces read in {len(tasks)} tasks")
-    # Every row but its bytes, held apart (a few hundred bytes a record, in memory while
-    # it fits): the steps below read it, and only the one that sends each record to its
-    # group reads the bytes again.
+    # What the read gives but the records' bytes (a few hundred bytes a record, in memory
+    # while it fits): the bytes cross into the JVM once, when they go to their groups.
+    read_schema = (pa.schema([f for f in read_schema if f.name != "raw"])
+                   .append(pa.field("piece", pa.bool_())).append(pa.field("length", pa.int64()))
+                   .append(pa.field("record_key", pa.int64())))
     meta = (
-        read_rows.withColumn("piece", F.col("raw").isNotNull()).drop("raw")
+        spark.range(0, len(reads), 1, max(min(len(reads), parallelism), 1))
+        .mapInArrow(read, _ddl(read_schema))
         .persist(StorageLevel.MEMORY_AND_DISK)
     )
+    log(f"aeplens.spark: {meta.where(F.col('piece')).count()} pieces read in {len(reads)} ranges and files")
     # A file read whole has its own row; one cut into ranges gets it from its scan.
     whole_files = meta.where(F.col("format").isNotNull()).select(
         "path", "sha256", "format", "bytes", "file_errors")
@@ -369,22 +414,20 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
         "path string, sha256 string, format string, bytes bigint, file_errors bigint",
     )
     file_rows = whole_files.unionByName(scanned_files)
-    record_key = F.xxhash64("path", "line").alias("record_key")
     pieces = meta.where(F.col("piece")).select(
         "path", "line", "index", "canonical_sha256", "run_id", "load_error", "ties",
-        "action_ids", "parent_ids", record_key,
+        "action_ids", "parent_ids", "record_key", "offset", "length",
     )
     records = pieces.where(F.col("load_error").isNull())
-    raw = read_rows.where(F.col("raw").isNotNull() & F.col("load_error").isNull()).select(
-        record_key, "path", "line", "raw")
     # An NDJSON record's position in its file (the records on lines before it), and the
     # record before it there (what its `chain_link` compares with): a window over the
     # records' keys and hashes, not their bytes.
     in_file = Window.partitionBy("path").orderBy("line")
     place = records.select(
-        "record_key",
-        F.coalesce("index", F.row_number().over(in_file) - 1).alias("record_index"),
+        "record_key", "line",
+        F.coalesce("index", F.row_number().over(in_file) - 1).alias("index"),
         F.lag("canonical_sha256").over(in_file).alias("file_previous"),
+        "offset", "length",
     )
 
     # The ties, and a parent named in another run (groups.rs's rule, as joins): a record
@@ -412,17 +455,86 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
     log(f"aeplens.spark: {grouped.num_rows} records in {group_count} groups")
     groups = spark.createDataFrame(pa.Table.from_batches([grouped]))
 
-    # Each file's position among the inputs and its format; each record's group and place.
-    order = spark.createDataFrame([(s, i) for i, s in enumerate(shown)], "path string, input bigint")
-    files_known = file_rows.select("path", "format").join(order, "path")
-    work = (
-        raw.join(place.join(groups, "record_key"), "record_key")
-        .join(F.broadcast(files_known), "path")
+    # The inputs table: what each file is, and how many records and load errors it gave.
+    counts = pieces.groupBy("path").agg(
+        F.sum(F.col("load_error").isNull().cast("long")).alias("records"),
+        F.sum(F.col("load_error").isNotNull().cast("long")).alias("line_errors"),
+    )
+    inputs = (
+        file_rows.join(counts, "path", "left")
         .select(
-            "group", "path", "input", "format", "line",
-            F.col("record_index").alias("index"), "raw", "file_previous",
+            "path",
+            "sha256",
+            "format",
+            "bytes",
+            F.coalesce("records", F.lit(0)).alias("records"),
+            (F.col("file_errors") + F.coalesce("line_errors", F.lit(0))).alias("load_errors"),
         )
     )
+    inputs_arrow = inputs.toArrow()
+    # In the order the inputs were given, as `aeplens export` lists them.
+    inputs_arrow = inputs_arrow.take(pc.index_in(pa.array(shown), value_set=inputs_arrow.column("path")))
+
+    # Each record's group and place, and where its bytes lie: its read (the key's high
+    # half) and file, its offset and length there.
+    assigned = place.join(groups, "record_key")
+    read_input = pa.array([r[0] for r in reads], pa.int64())
+    file_paths = pa.array(shown, pa.string())
+    file_formats = inputs_arrow.column("format").combine_chunks()
+    work_schema = pa.schema([
+        ("group", pa.int64()), ("path", pa.string()), ("input", pa.int64()), ("format", pa.string()),
+        ("line", pa.int64()), ("index", pa.int64()), ("raw", pa.binary()), ("file_previous", pa.string()),
+    ])
+
+    def placed(rows, raw):
+        """What ``analyse_group`` takes: rows of ``assigned`` with their bytes."""
+        inputs = read_input.take(pc.shift_right(rows.column("record_key"), 32))
+        return pa.table({
+            "group": rows.column("group"), "path": file_paths.take(inputs), "input": inputs,
+            "format": file_formats.take(inputs), "line": rows.column("line"),
+            "index": rows.column("index"), "raw": raw, "file_previous": rows.column("file_previous"),
+        }, schema=work_schema)
+
+    def fetched(rows):
+        """The bytes of ``rows`` read where they lie: each file opened once, pieces close
+        together read in one span."""
+        inputs = read_input.take(pc.shift_right(rows.column("record_key"), 32)).to_pylist()
+        offsets, lengths = rows.column("offset").to_pylist(), rows.column("length").to_pylist()
+        raw = [None] * rows.num_rows
+        by_file = {}
+        for k, i in enumerate(inputs):
+            by_file.setdefault(i, []).append(k)
+        for i, ks in by_file.items():
+            ks.sort(key=offsets.__getitem__)
+            found = _read_pieces(uris[i], [(offsets[k], lengths[k]) for k in ks])
+            for k, piece in zip(ks, found):
+                raw[k] = piece
+        return pa.array(raw, pa.binary())
+
+    def reread(batches):
+        """Each read's bytes read again, its records' sent on to their groups."""
+        batches = list(batches)
+        if not batches:
+            return
+        rows = pa.Table.from_batches(batches)
+        read_of = pc.shift_right(rows.column("record_key"), 32)
+        for t in pc.unique(read_of).to_pylist():
+            mine = rows.filter(pc.equal(read_of, t))
+            at = pc.bit_wise_and(mine.column("record_key"), (1 << 32) - 1)
+            raw = pieces_of(t).column("raw").take(at)
+            if not pc.all(pc.equal(pc.binary_length(raw), mine.column("length"))).as_py():
+                raise RuntimeError(f"aeplens.spark: {shown[reads[t][0]]} changed while the job read it")
+            yield from placed(mine, raw).to_batches(max_chunksize=BATCH_ROWS)
+
+    if bytes_from == "shuffle":
+        # Each read's rows go to the task that reads its bytes again: the bytes enter the
+        # JVM once, shuffled to their groups.
+        shares = max(min(len(reads), parallelism), 1)
+        work = assigned.repartitionByRange(shares, F.shiftright("record_key", 32)).mapInArrow(
+            reread, _ddl(work_schema))
+    else:
+        # Only where the bytes lie goes to the groups; each group's task reads them.
+        work = assigned.select("group", "record_key", "line", "index", "file_previous", "offset", "length")
 
     # Each group's tables leave its task as Arrow IPC streams, one row a table: the JVM
     # moves their bytes and never converts a cell (the wide rows of every table's columns
@@ -430,6 +542,8 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
     # With them, each group's findings (a finding is one group's: its `finding_key` is
     # numbered within the group), on the first row of its findings table.
     def analyse(table):
+        if "raw" not in table.column_names:
+            table = placed(table, fetched(table))
         out = aeplens.analyse_group(table.drop_columns(["group"]), trust=trust)
         names, rows, findings, streams = [], [], [], []
         options = pa.ipc.IpcWriteOptions(compression=IPC_COMPRESSION)
@@ -469,25 +583,6 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
         kept = pa.schema([schema.field(c) for c in columns])
         return made.where(F.col("table") == name).select("arrow").mapInArrow(decode, _ddl(kept))
 
-    # The inputs table: what each file is, and how many records and load errors it gave.
-    counts = pieces.groupBy("path").agg(
-        F.sum(F.col("load_error").isNull().cast("long")).alias("records"),
-        F.sum(F.col("load_error").isNotNull().cast("long")).alias("line_errors"),
-    )
-    inputs = (
-        file_rows.join(counts, "path", "left")
-        .select(
-            "path",
-            "sha256",
-            "format",
-            "bytes",
-            F.coalesce("records", F.lit(0)).alias("records"),
-            (F.col("file_errors") + F.coalesce("line_errors", F.lit(0))).alias("load_errors"),
-        )
-    )
-    inputs_arrow = inputs.toArrow()
-    # In the order the inputs were given, as `aeplens export` lists them.
-    inputs_arrow = inputs_arrow.take(pc.index_in(pa.array(shown), value_set=inputs_arrow.column("path")))
     set_key, _ = aeplens.manifest(inputs_arrow, {}, trust=trust)
     partition = set_key[:16]
 
@@ -496,18 +591,20 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
         # committer's _SUCCESS.
         df.write.mode("overwrite").parquet(f"{out}/{name}/set={partition}")
 
-    write(spark.createDataFrame(inputs_arrow), "inputs")
+    # Every group analysed (the cache of their tables made), then the tables written side
+    # by side: a write's last tasks leave cores idle that the others take.
     rows = {"inputs": inputs_arrow.num_rows}
-    made_tables = {name: rows_of(name, schema) for name, schema in table_schemas.items()}
-    for name, table in made_tables.items():
-        write(table, name)
     findings = 0
     for name, n, found in made.groupBy("table").agg(F.sum("rows"), F.sum("findings")).collect():
         rows[name] = n
         findings += found
     # No telemetry in the job: the spans table is written empty (one file, its schema).
     spans = spark.createDataFrame([], _ddl(_spans_schema()))
-    write(spans.coalesce(1), "spans")
+    writes = [(spark.createDataFrame(inputs_arrow), "inputs"), (spans.coalesce(1), "spans")]
+    writes += [(rows_of(name, schema), name) for name, schema in table_schemas.items()]
+    with ThreadPoolExecutor(len(writes)) as pool:
+        for done in [pool.submit(write, df, name) for df, name in writes]:
+            done.result()
     tables = {}
     for name in ("inputs", *table_schemas.keys(), "spans"):
         files = _parts(spark, f"{out}/{name}/set={partition}")
@@ -524,7 +621,6 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
         "set": partition,
         "seconds": round(time.monotonic() - started, 1),
     }
-    read_rows.unpersist()
     meta.unpersist()
     named.unpersist()
     made.unpersist()
@@ -593,8 +689,13 @@ def main(argv=None) -> int:
                         help="parts the records are verified and analysed in (default: twice the cores Spark has)")
     parser.add_argument("--range-size", type=_size, default=RANGE_BYTES, metavar="SIZE",
                         help="an NDJSON file larger than SIZE bytes (K, M, G: KiB, MiB, GiB) is cut into "
-                        "ranges of SIZE at line boundaries, each read by its own task, so that no task "
+                        "ranges of SIZE at line boundaries, read one at a time, so that no task "
                         f"holds a whole large file (default: {RANGE_BYTES >> 20}M)")
+    parser.add_argument("--bytes-from", choices=["files", "shuffle"],
+                        help="how each group's task gets its records' bytes: read where they lie in "
+                        "their files, or read again with their ranges and shuffled to it "
+                        "(default: files for local and HDFS inputs, shuffle on object stores, where "
+                        "each read is a request)")
     parser.add_argument("inputs", nargs="+", metavar="INPUT",
                         help="evidence files, directories or globs (any Hadoop-compatible URI)")
     args = parser.parse_args(argv)
@@ -617,7 +718,8 @@ def main(argv=None) -> int:
     try:
         s = run(spark, args.inputs, args.out.rstrip("/"), args.keys, args.leases, args.profile,
                 args.partitions, log=lambda m: print(m, file=sys.stderr),
-                tsa_certs=args.tsa_certs, anchors=args.anchors, range_bytes=args.range_size)
+                tsa_certs=args.tsa_certs, anchors=args.anchors, range_bytes=args.range_size,
+                bytes_from=args.bytes_from)
     finally:
         spark.stop()
     print(

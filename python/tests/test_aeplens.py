@@ -3,6 +3,7 @@ out through the Arrow C data interface, a bad line as a row, the keys' fingerpri
 every row, and analyse_group agreeing with the records verified alone."""
 
 import os
+import tempfile
 import unittest
 
 import pyarrow as pa
@@ -70,6 +71,7 @@ class Surface(unittest.TestCase):
         self.assertFalse(aeplens.ndjson_from_head(b"[" + data))
         whole = aeplens.split_files(pa.record_batch({"path": ["s.ndjson"], "content": [data]}))
         want = [(r["line"], r["raw"]) for r in whole.to_pylist() if r["raw"] is not None]
+        placed = [(r["offset"], r["raw"]) for r in whole.to_pylist() if r["raw"] is not None]
         for size in (7, 100, 1000, len(data)):
             got, before = [], 0
             for start in range(0, len(data), size):
@@ -81,7 +83,10 @@ class Surface(unittest.TestCase):
                         before += r["newlines"]
                     else:
                         got.append((r["line"] + before, r["raw"]))
+                        self.assertIn((r["offset"], r["raw"]), placed)
             self.assertEqual(got, want, f"ranges of {size} bytes")
+        # Each piece says where its bytes lie in the file.
+        self.assertEqual([data[o : o + len(raw)] for o, raw in placed], [raw for _, raw in placed])
         tied = aeplens.ties_batch(whole)
         self.assertEqual(tied.num_rows, whole.num_rows)
         errors = [e for e in tied.column("load_error").to_pylist() if e]
@@ -89,6 +94,24 @@ class Surface(unittest.TestCase):
         hashes = [h for h in tied.column("canonical_sha256").to_pylist() if h]
         verified = aeplens.verify_batch(whole, keys=KEYS)
         self.assertEqual(sorted(hashes), sorted(h for h in verified.column("canonical_sha256").to_pylist() if h))
+
+    def test_the_job_reads_pieces_where_they_lie(self):
+        from aeplens.spark import _read_pieces
+
+        for path in (os.path.join(STORES, "resaved_bom_crlf.ndjson"),
+                     os.path.join(ROOT, "tests", "fixtures", "reference", "equivalent_array.json")):
+            whole = aeplens.split_files(pa.record_batch({"path": [path], "content": [read(path)]}))
+            pieces = [r for r in whole.to_pylist() if r["raw"] is not None]
+            self.assertGreater(len(pieces), 1, path)
+            places = [(r["offset"], len(r["raw"])) for r in pieces]
+            self.assertEqual(_read_pieces(path, places), [r["raw"] for r in pieces], path)
+            self.assertEqual(_read_pieces(path, places[1:2]), [pieces[1]["raw"]], path)
+        with tempfile.TemporaryDirectory() as d:
+            cut = os.path.join(d, "cut.ndjson")
+            with open(cut, "wb") as f:
+                f.write(read(path)[: places[-1][0]])
+            with self.assertRaisesRegex(RuntimeError, "cut.ndjson changed while the job read it"):
+                _read_pieces(cut, places)
 
     def test_groups_join_records_that_share_a_tie(self):
         ties = pa.record_batch({"record_key": [1, 2, 3, 4, 5], "tie": [10, 10, 20, 20, 30]})

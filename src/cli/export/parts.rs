@@ -108,6 +108,7 @@ fn pieces_table() -> Table {
             ("line", Kind::Int),
             ("index", Kind::Int),
             ("raw", Kind::Bytes),
+            ("offset", Kind::Int),
             ("sha256", Kind::Str),
             ("format", Kind::Str),
             ("bytes", Kind::Int),
@@ -118,7 +119,8 @@ fn pieces_table() -> Table {
 }
 
 /// Step 1: whole files (`path` string, `content` binary) → one row
-/// per piece (`path`, `line`, `index` — null on an NDJSON line — and `raw`) and one row
+/// per piece (`path`, `line`, `index` — null on an NDJSON line —, `raw` and the `offset`
+/// of its first byte in the file) and one row
 /// per file (`raw` null: its `sha256`, `format`, `bytes` and `file_errors`, the errors of
 /// the whole file). (`newlines` is [`split_range`]'s.)
 pub fn split(files: &RecordBatch) -> Result<RecordBatch, String> {
@@ -145,6 +147,7 @@ pub fn split(files: &RecordBatch) -> Result<RecordBatch, String> {
             t.s("path", Some(path));
             t.i("line", Some(p.line as i64));
             t.i("index", p.index.map(|i| i as i64));
+            t.i("offset", Some(p.bytes.start as i64));
             t.bytes("raw", Some(&content[p.bytes]));
             t.end_row();
         }
@@ -155,7 +158,7 @@ pub fn split(files: &RecordBatch) -> Result<RecordBatch, String> {
 /// Step 1 for a file too large for one task: the byte range `start..end` of the NDJSON
 /// file `path` ([`pieces::split_range`]: `data` from byte `start - 1` through the end of
 /// the line holding byte `end - 1`) → one row per piece starting in it, its `line`
-/// counted from the range's start, and the range's own row (`raw` null, `newlines`: the
+/// counted from the range's start (its `offset` in the file), and the range's own row (`raw` null, `newlines`: the
 /// newlines in it). A piece's line in the file is its `line` plus the `newlines` of the
 /// file's ranges before it. The file's own row (SHA-256, size) is the caller's: it reads
 /// the whole file.
@@ -163,10 +166,12 @@ pub fn split_range(path: &str, start: u64, end: u64, data: &[u8]) -> Result<Reco
     let at = |n: u64| usize::try_from(n).map_err(|_| format!("{path}: byte {n}"));
     let cut =
         pieces::split_range(at(start)?, at(end)?, data).map_err(|e| format!("{path}: {e}"))?;
+    let from = at(start)?.saturating_sub(1); // the file's byte at data[0]
     let mut t = pieces_table();
     for p in cut.pieces {
         t.s("path", Some(path));
         t.i("line", Some(p.line as i64));
+        t.i("offset", Some((from + p.bytes.start) as i64));
         t.bytes("raw", Some(&data[p.bytes]));
         t.end_row();
     }
