@@ -293,8 +293,8 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
     """Runs the job on a Spark session; returns the summary (records, load errors,
     actions, findings, groups, seconds). What it verifies with is read here, on the
     driver, and broadcast: keyring, lease, TSA-root and anchor files and the driver's
-    key variables (``aeplens.trust``). ``partitions``: how many parts the records are
-    analysed in (default: twice the cores Spark has). ``range_bytes``: the size of the
+    key variables (``aeplens.trust``). ``partitions``: how many tasks the files are read
+    in and parts the records are analysed in (default: twice the cores Spark has). ``range_bytes``: the size of the
     ranges an NDJSON file larger than one is cut into, read one at a time.
     ``bytes_from``: how a group's task gets its records' bytes — ``"files"``, read where
     they lie, or ``"shuffle"``, read again with their ranges and shuffled to it
@@ -686,7 +686,8 @@ def main(argv=None) -> int:
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                         help="a Spark setting for this session (repeatable), e.g. spark.driver.memory=8g")
     parser.add_argument("--partitions", type=int, metavar="N",
-                        help="parts the records are verified and analysed in (default: twice the cores Spark has)")
+                        help="tasks the files are read in, and parts the records are verified and analysed "
+                        "in (default: twice the cores Spark has)")
     parser.add_argument("--range-size", type=_size, default=RANGE_BYTES, metavar="SIZE",
                         help="an NDJSON file larger than SIZE bytes (K, M, G: KiB, MiB, GiB) is cut into "
                         "ranges of SIZE at line boundaries, read one at a time, so that no task "
