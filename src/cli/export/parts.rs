@@ -158,8 +158,8 @@ pub fn split(files: &RecordBatch) -> Result<RecordBatch, String> {
 /// Step 1 for a file too large for one task: the byte range `start..end` of the NDJSON
 /// file `path` ([`pieces::split_range`]: `data` from byte `start - 1` through the end of
 /// the line holding byte `end - 1`) → one row per piece starting in it, its `line`
-/// counted from the range's start (its `offset` in the file), and the range's own row (`raw` null, `newlines`: the
-/// newlines in it). A piece's line in the file is its `line` plus the `newlines` of the
+/// counted from the range's start (its `offset` in the file), and the range's own row
+/// (`raw` null, `newlines`: the newlines in it). A piece's line in the file is its `line` plus the `newlines` of the
 /// file's ranges before it. The file's own row (SHA-256, size) is the caller's: it reads
 /// the whole file.
 pub fn split_range(path: &str, start: u64, end: u64, data: &[u8]) -> Result<RecordBatch, String> {
