@@ -191,7 +191,8 @@ def groups(ties) -> pa.RecordBatch:
 def analyse_group(pieces, keys: Files = None, leases: Files = None, profile: str = "forensic", *,
                   tsa_certs: Files = None, anchors: Files = None, trust: dict = None) -> dict:
     """Every piece of one group (``path``, ``input`` — the file's position among the
-    inputs —, ``line``, ``index``, ``raw``) -> its tables, ``{name: RecordBatch}`` for
+    inputs —, ``line``, ``index``, ``raw``; ``canonical_sha256`` when the pieces were read
+    before: a ``ValueError`` when one no longer holds that record) -> its tables, ``{name: RecordBatch}`` for
     ``GROUP_TABLES``: the rows ``aeplens export --format parquet`` writes for these
     records, each with ``keyring`` and ``lease_files``. A group is one run, or runs that
     a chain, a lease, a causal chain or a parent named across runs ties together."""

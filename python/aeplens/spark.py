@@ -427,7 +427,7 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
         "record_key", "line",
         F.coalesce("index", F.row_number().over(in_file) - 1).alias("index"),
         F.lag("canonical_sha256").over(in_file).alias("file_previous"),
-        "offset", "length",
+        "canonical_sha256", "offset", "length",
     )
 
     # The ties, and a parent named in another run (groups.rs's rule, as joins): a record
@@ -476,7 +476,8 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
     inputs_arrow = inputs_arrow.take(pc.index_in(pa.array(shown), value_set=inputs_arrow.column("path")))
 
     # Each record's group and place, and where its bytes lie: its read (the key's high
-    # half) and file, its offset and length there.
+    # half) and file, its offset and length there. Read again, its bytes must still hold
+    # the record they held (its canonical hash): ``analyse_group`` fails the job if not.
     assigned = place.join(groups, "record_key")
     read_input = pa.array([r[0] for r in reads], pa.int64())
     file_paths = pa.array(shown, pa.string())
@@ -484,6 +485,7 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
     work_schema = pa.schema([
         ("group", pa.int64()), ("path", pa.string()), ("input", pa.int64()), ("format", pa.string()),
         ("line", pa.int64()), ("index", pa.int64()), ("raw", pa.binary()), ("file_previous", pa.string()),
+        ("canonical_sha256", pa.string()),
     ])
 
     def placed(rows, raw):
@@ -493,6 +495,7 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
             "group": rows.column("group"), "path": file_paths.take(inputs), "input": inputs,
             "format": file_formats.take(inputs), "line": rows.column("line"),
             "index": rows.column("index"), "raw": raw, "file_previous": rows.column("file_previous"),
+            "canonical_sha256": rows.column("canonical_sha256"),
         }, schema=work_schema)
 
     def fetched(rows):
@@ -521,10 +524,10 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
         for t in pc.unique(read_of).to_pylist():
             mine = rows.filter(pc.equal(read_of, t))
             at = pc.bit_wise_and(mine.column("record_key"), (1 << 32) - 1)
-            raw = pieces_of(t).column("raw").take(at)
-            if not pc.all(pc.equal(pc.binary_length(raw), mine.column("length"))).as_py():
+            pieces = pieces_of(t)
+            if pc.max(at).as_py() >= pieces.num_rows:  # what each piece holds, analyse_group checks
                 raise RuntimeError(f"aeplens.spark: {shown[reads[t][0]]} changed while the job read it")
-            yield from placed(mine, raw).to_batches(max_chunksize=BATCH_ROWS)
+            yield from placed(mine, pieces.column("raw").take(at)).to_batches(max_chunksize=BATCH_ROWS)
 
     if bytes_from == "shuffle":
         # Each read's rows go to the task that reads its bytes again: the bytes enter the
@@ -534,7 +537,8 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
             reread, _ddl(work_schema))
     else:
         # Only where the bytes lie goes to the groups; each group's task reads them.
-        work = assigned.select("group", "record_key", "line", "index", "file_previous", "offset", "length")
+        work = assigned.select("group", "record_key", "line", "index", "file_previous", "canonical_sha256",
+                               "offset", "length")
 
     # Each group's tables leave its task as Arrow IPC streams, one row a table: the JVM
     # moves their bytes and never converts a cell (the wide rows of every table's columns

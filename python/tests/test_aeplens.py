@@ -113,6 +113,26 @@ class Surface(unittest.TestCase):
             with self.assertRaisesRegex(RuntimeError, "cut.ndjson changed while the job read it"):
                 _read_pieces(cut, places)
 
+    def test_a_group_read_again_must_hold_what_was_read(self):
+        pieces = aeplens.split_files(files("three_emitters_one_store.ndjson"))
+        records = pieces.filter(pa.compute.is_valid(pieces.column("raw")))
+        hashes = aeplens.ties_batch(records).column("canonical_sha256")
+        plain = aeplens.analyse_group(records, keys=KEYS)
+        same = aeplens.analyse_group(records.append_column("canonical_sha256", hashes), keys=KEYS)
+        self.assertEqual({n: b.to_pylist() for n, b in same.items()}, {n: b.to_pylist() for n, b in plain.items()})
+        # Another record in a piece's place, one that is no record now, and one gone.
+        other = hashes.to_pylist()
+        other[3] = "00" * 32
+        raw = records.column("raw").to_pylist()
+        at = records.schema.get_field_index("raw")
+        for changed, read_as in (
+            (records, pa.array(other)),
+            (records.set_column(at, "raw", pa.array(raw[:2] + [b"{oops"] + raw[3:], pa.binary())), hashes),
+            (records.set_column(at, "raw", pa.array(raw[:2] + [None] + raw[3:], pa.binary())), hashes),
+        ):
+            with self.assertRaisesRegex(ValueError, "not the record read there before: its file changed"):
+                aeplens.analyse_group(changed.append_column("canonical_sha256", read_as), keys=KEYS)
+
     def test_groups_join_records_that_share_a_tie(self):
         ties = pa.record_batch({"record_key": [1, 2, 3, 4, 5], "tie": [10, 10, 20, 20, 30]})
         more = pa.record_batch({"record_key": [2], "tie": [20]})

@@ -249,13 +249,23 @@ struct Row<'a> {
     line: usize,
     index: Option<usize>,
     raw: &'a [u8],
+    /// What the batch knows of its record from an earlier reading.
+    known: Known,
+}
+
+/// What an engine knew of a record when it read its bytes before: they are read again
+/// for its group.
+#[derive(Clone, Copy)]
+struct Known {
     /// The canonical hash of the record before it in its file (`file_previous`; `None`
     /// for the file's first record, or when the batch does not say).
     previous: Option<Sha256Digest>,
+    /// Its own canonical hash then (`canonical_sha256`): read again, it must still have it.
+    read_as: Option<Sha256Digest>,
 }
 
-/// The pieces of a batch (`path`, `line`, `raw`; `index`, `input`, `format` and
-/// `file_previous` when it has them).
+/// The pieces of a batch (`path`, `line`, `raw`; `index`, `input`, `format`,
+/// `file_previous` and `canonical_sha256` when it has them).
 fn rows(batch: &RecordBatch) -> Result<Vec<Row<'_>>, String> {
     let paths = strings(column(batch, "path")?)?;
     let lines = integers(column(batch, "line")?)?;
@@ -270,21 +280,29 @@ fn rows(batch: &RecordBatch) -> Result<Vec<Row<'_>>, String> {
         Some(c) => strings(c.as_ref())?,
         None => vec![None; n],
     };
-    let previous = match batch.column_by_name("file_previous") {
-        Some(c) => Some(strings(c.as_ref())?),
-        None => None,
+    let hashes = |name: &str| match batch.column_by_name(name) {
+        Some(c) => strings(c.as_ref()),
+        None => Ok(vec![None; n]),
     };
+    let (previous, read_as) = (hashes("file_previous")?, hashes("canonical_sha256")?);
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
         let (Some(path), Some(line), Some(raw)) = (paths[i], lines[i], raws[i]) else {
+            if read_as[i].is_some() {
+                let (path, line) = (paths[i].unwrap_or("?"), lines[i].unwrap_or(0));
+                return Err(changed(&format!("{path}:{line}")));
+            }
             continue; // a file's own row (`split`), or nothing to verify
         };
-        let previous = match previous.as_ref().and_then(|hashes| hashes[i]) {
-            None => None,
-            Some(h) => Some(
-                Sha256Digest::from_hex(h)
-                    .ok_or_else(|| format!("{path}:{line}: file_previous {h:?}"))?,
-            ),
+        let hash = |name: &str, hex: Option<&str>| match hex {
+            None => Ok(None),
+            Some(h) => Sha256Digest::from_hex(h)
+                .map(Some)
+                .ok_or_else(|| format!("{path}:{line}: {name} {h:?}")),
+        };
+        let known = Known {
+            previous: hash("file_previous", previous[i])?,
+            read_as: hash("canonical_sha256", read_as[i])?,
         };
         out.push(Row {
             path,
@@ -293,25 +311,23 @@ fn rows(batch: &RecordBatch) -> Result<Vec<Row<'_>>, String> {
             line: usize::try_from(line).map_err(|_| format!("{path}: line {line}"))?,
             index: indexes[i].and_then(|i| usize::try_from(i).ok()),
             raw,
-            previous,
+            known,
         });
     }
     Ok(out)
 }
 
 /// The pieces as a corpus: one input per file (in `input`, then path order), each
-/// file's records in line order; the load errors of pieces that hold no record; and each
-/// record's `previous`, in the corpus's order.
-type Pieces = (
-    Corpus,
-    Vec<crate::load::LoadError>,
-    Vec<Option<Sha256Digest>>,
-);
+/// file's records in line order; the load errors of pieces that hold no record; and what
+/// was known of each record, in the corpus's order.
+type Pieces = (Corpus, Vec<crate::load::LoadError>, Vec<Known>);
 
-fn corpus(mut rows: Vec<Row<'_>>) -> Pieces {
+/// [`Pieces`] of `rows`; an error when a piece read before as a record
+/// ([`Known::read_as`]) holds none now.
+fn corpus(mut rows: Vec<Row<'_>>) -> Result<Pieces, String> {
     rows.sort_by(|a, b| (a.input, a.path, a.line).cmp(&(b.input, b.path, b.line)));
     let mut inputs: Vec<Input> = Vec::new();
-    let (mut errors, mut previous) = (Vec::new(), Vec::new());
+    let (mut errors, mut known) = (Vec::new(), Vec::new());
     for row in rows {
         if inputs.last().is_none_or(|i| &*i.path != row.path) {
             let format = row.format.unwrap_or(Format::Ndjson);
@@ -322,12 +338,18 @@ fn corpus(mut rows: Vec<Row<'_>>) -> Pieces {
         match pieces::record(input.path.clone(), row.line, index, row.raw) {
             Ok(record) => {
                 input.records.push(record);
-                previous.push(row.previous);
+                known.push(row.known);
             }
+            Err(e) if row.known.read_as.is_some() => return Err(changed(&e.render())),
             Err(e) => errors.push(e),
         }
     }
-    (Corpus::new(inputs), errors, previous)
+    Ok((Corpus::new(inputs), errors, known))
+}
+
+/// The error of a record that is not what an engine read before in its place.
+fn changed(what: &str) -> String {
+    format!("{what}: not the record read there before: its file changed while it was read")
 }
 
 /// Step 2: pieces (`path`, `line`, `raw`, and `index` when known) → one row per record:
@@ -342,7 +364,7 @@ pub fn verify(pieces: &RecordBatch, setting: &Setting) -> Result<RecordBatch, St
         .filter(|r| r.index.is_some())
         .map(|r| (r.path, r.line))
         .collect();
-    let (corpus, errors, _) = corpus(rows);
+    let (corpus, errors, _) = corpus(rows)?;
     let report = crate::open::verify_alone(setting, &corpus);
     let mut t = Table::new("records", RECORDS);
     record_rows(
@@ -440,16 +462,22 @@ pub const GROUP_TABLES: [&str; 5] = ["records", "actions", "findings", "edges", 
 /// Step 4: every piece of one group (`path`, `input` — its file's position among the
 /// inputs —, `format`, `line`, `index`, `raw`, `file_previous` — the canonical hash of
 /// the record before it in its file, null for the first; without the column the group
-/// holds whole files) → its [`GROUP_TABLES`], each row with `keyring` and `lease_files`:
-/// the rows `export --format parquet` writes for these records.
+/// holds whole files), `canonical_sha256` when an engine read the pieces before (each
+/// must hold the record it held then: an error names the first that does not) → its
+/// [`GROUP_TABLES`], each row with `keyring` and `lease_files`: the rows `export --format
+/// parquet` writes for these records.
 pub fn analyse(pieces: &RecordBatch, setting: &Setting) -> Result<Vec<RecordBatch>, String> {
-    let (corpus, _, previous) = corpus(rows(pieces)?);
+    let (corpus, _, known) = corpus(rows(pieces)?)?;
     let mut ev = crate::open::open_corpus(setting, corpus);
-    // The link to the record before it in its file, which the group may not hold.
-    if pieces.column_by_name("file_previous").is_some() {
-        for (i, previous) in previous.into_iter().enumerate() {
-            let link = ev.corpus.record(i).link();
-            ev.report.records[i].chain.link = Some(link_state(link, previous));
+    let linked = pieces.column_by_name("file_previous").is_some();
+    for (i, known) in known.into_iter().enumerate() {
+        let result = &mut ev.report.records[i];
+        if known.read_as.is_some_and(|h| h != result.canonical_sha256) {
+            return Err(changed(&ev.corpus.record(i).source.to_string()));
+        }
+        // The link to the record before it in its file, which the group may not hold.
+        if linked {
+            result.chain.link = Some(link_state(ev.corpus.record(i).link(), known.previous));
         }
     }
     let mut out = Vec::new();
