@@ -396,7 +396,8 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
                     yield tied.slice(at, BATCH_ROWS)
 
     # What the read gives but the records' bytes (a few hundred bytes a record, in memory
-    # while it fits): the bytes cross into the JVM once, when they go to their groups.
+    # while it fits): the bytes stay in the workers (from an object store they enter the
+    # JVM once, shuffled to their groups).
     read_schema = (pa.schema([f for f in read_schema if f.name != "raw"])
                    .append(pa.field("piece", pa.bool_())).append(pa.field("length", pa.int64()))
                    .append(pa.field("record_key", pa.int64())))
@@ -515,7 +516,7 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
         return pa.array(raw, pa.binary())
 
     def reread(batches):
-        """Each read's bytes read again, its records' sent on to their groups."""
+        """Each read's bytes read again, and its records' bytes sent on to their groups."""
         batches = list(batches)
         if not batches:
             return
