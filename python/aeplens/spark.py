@@ -489,9 +489,13 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
         ("canonical_sha256", pa.string()),
     ])
 
+    def input_of(rows):
+        """The file of each of ``rows`` (of ``assigned``): its read's, the key's high half."""
+        return read_input.take(pc.shift_right(rows.column("record_key"), 32))
+
     def placed(rows, raw):
         """What ``analyse_group`` takes: rows of ``assigned`` with their bytes."""
-        inputs = read_input.take(pc.shift_right(rows.column("record_key"), 32))
+        inputs = input_of(rows)
         return pa.table({
             "group": rows.column("group"), "path": file_paths.take(inputs), "input": inputs,
             "format": file_formats.take(inputs), "line": rows.column("line"),
@@ -502,7 +506,7 @@ def run(spark, inputs, out, keys=None, leases=None, profile="forensic", partitio
     def fetched(rows):
         """The bytes of ``rows`` read where they lie: each file opened once, pieces close
         together read in one span."""
-        inputs = read_input.take(pc.shift_right(rows.column("record_key"), 32)).to_pylist()
+        inputs = input_of(rows).to_pylist()
         offsets, lengths = rows.column("offset").to_pylist(), rows.column("length").to_pylist()
         raw = [None] * rows.num_rows
         by_file = {}

@@ -459,9 +459,7 @@ mod tests {
         {
             step["node"] = number.into();
         }
-        let want = serde_json::to_string_pretty(&want)
-            .unwrap()
-            .replace('\n', "\n    ");
+        let want = listed(&want).unwrap();
         assert_eq!(String::from_utf8(filled).unwrap(), want);
         // A count that does not match the steps is an error, never a misplaced number.
         assert!(node_holes(&json, 2).is_err());
